@@ -1,0 +1,5 @@
+//! `notabene`: the agent CLI (same commands as `mdbook-notabene`).
+
+fn main() {
+    std::process::exit(mdbook_notabene::cli::run(std::env::args_os()));
+}

@@ -1,0 +1,194 @@
+//! The agent CLI, shared by the `notabene` and `mdbook-notabene` binaries: argument parsing,
+//! store/book discovery, and dispatch to the command modules. Errors are one line on stderr,
+//! `notabene: <what> (<where>)`, with exit code 1 (2 for `comments verify` without a store).
+
+mod comments;
+mod format;
+mod journal;
+mod setup;
+
+use crate::config::Book;
+use crate::store::Store;
+use crate::{Error, Result};
+use clap::{Args, Parser, Subcommand};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Prints a line on stdout, ignoring a closed pipe (`notabene comments ls | head`).
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+pub(crate) use say;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "notabene",
+    version,
+    about = "Review comments for mdBook books: the .notabene store and the agent CLI",
+    disable_help_subcommand = true
+)]
+struct Cli {
+    /// The book root (directory holding book.toml); default: nearest ancestor of the working directory.
+    #[arg(long, global = true, value_name = "DIR", alias = "root")]
+    book: Option<PathBuf>,
+    /// The store directory; default: NOTABENE_STORE, else [preprocessor.notabene] store, else <book>/.notabene.
+    #[arg(long, global = true, value_name = "DIR")]
+    store: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Create the store, meta.json, protocol.md and the AGENTS.md block.
+    Init(setup::InitArgs),
+    /// Print the agent protocol (or its path, or refresh <store>/protocol.md).
+    Protocol(setup::ProtocolArgs),
+    /// Report the state of the book, config, store, protocol and AGENTS.md.
+    Doctor(JsonFlag),
+    /// List, show, add, answer and close comments; audit the store.
+    #[command(subcommand)]
+    Comments(comments::CommentsCmd),
+    /// Append to and list the journal.
+    #[command(subcommand)]
+    Journal(journal::JournalCmd),
+    /// Convert legacy v1 array files to one file per comment.
+    Migrate(MigrateArgs),
+}
+
+/// `--json`.
+#[derive(Args, Debug)]
+struct JsonFlag {
+    /// Machine-readable output.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+struct MigrateArgs {
+    /// Report what would change without writing anything.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+/// Where the command runs: the book (if any) and the store.
+pub(crate) struct Ctx {
+    pub book: Option<Book>,
+    pub store: Store,
+    cwd: PathBuf,
+}
+
+impl Ctx {
+    fn resolve(book_flag: Option<&Path>, store_flag: Option<&Path>) -> Result<Ctx> {
+        let cwd = std::env::current_dir().map_err(|e| Error::new(format!("cannot read the working directory: {e}")))?;
+        let book = Book::discover(book_flag)?;
+        if let Some(b) = &book {
+            for w in &b.warnings {
+                eprintln!("notabene: warning: {w}");
+            }
+        }
+        let env_store = std::env::var_os("NOTABENE_STORE").filter(|s| !s.is_empty()).map(PathBuf::from);
+        let store = match (store_flag, env_store, &book) {
+            (Some(s), _, _) => cwd.join(s),
+            (None, Some(s), _) => cwd.join(s),
+            (None, None, Some(b)) => b.root.join(b.config.store.as_deref().unwrap_or(".notabene")),
+            (None, None, None) => {
+                return Err(Error::new(format!(
+                    "no book.toml in {} or any parent directory (pass --book DIR or --store DIR)",
+                    cwd.display()
+                )));
+            }
+        };
+        Ok(Ctx { book, store: Store::new(store), cwd })
+    }
+
+    /// `path` relative to the working directory when below it, else absolute.
+    pub fn show(&self, path: &Path) -> String {
+        path.strip_prefix(&self.cwd).map(|p| p.display().to_string()).unwrap_or_else(|_| path.display().to_string())
+    }
+
+    /// The review mode of the book's config.
+    pub fn review(&self) -> crate::config::Review {
+        self.book.as_ref().map(|b| b.config.review).unwrap_or(crate::config::Review::Auto)
+    }
+
+    /// The directory git and author lookups run in.
+    pub fn work_dir(&self) -> &Path {
+        self.book.as_ref().map(|b| b.root.as_path()).unwrap_or(&self.cwd)
+    }
+}
+
+/// Runs the CLI with `args` (including the program name) and returns the exit code.
+pub fn run<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => return clap_exit(e),
+    };
+    let Some(command) = cli.command else {
+        let mut cmd = <Cli as clap::CommandFactory>::command();
+        let _ = writeln!(std::io::stdout(), "{}", cmd.render_help());
+        return 0;
+    };
+    match dispatch(command, cli.book.as_deref(), cli.store.as_deref()) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("notabene: {e}");
+            1
+        }
+    }
+}
+
+fn dispatch(command: Command, book: Option<&Path>, store: Option<&Path>) -> Result<i32> {
+    let ctx = Ctx::resolve(book, store)?;
+    match command {
+        Command::Init(a) => setup::init(&ctx, &a),
+        Command::Protocol(a) => setup::protocol(&ctx, &a),
+        Command::Doctor(a) => setup::doctor(&ctx, a.json),
+        Command::Comments(c) => comments::run(&ctx, c),
+        Command::Journal(c) => journal::run(&ctx, c),
+        Command::Migrate(a) => {
+            let report = crate::store::migrate::migrate(&ctx.store, a.dry_run)?;
+            for (file, why) in &report.kept {
+                eprintln!("notabene: kept {why} in its array — give it an id and re-run migrate ({file})");
+            }
+            let verb = if a.dry_run { "would migrate" } else { "migrated" };
+            say!(
+                "notabene: {verb} {} page file(s) → {} comment file(s) (store schemaVersion {}).",
+                report.pages,
+                report.moved,
+                crate::SCHEMA_VERSION
+            );
+            Ok(0)
+        }
+    }
+}
+
+/// Turns a clap error into the CLI convention: help and version on stdout with exit 0,
+/// anything else one line on stderr with exit 1.
+fn clap_exit(e: clap::Error) -> i32 {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = write!(std::io::stdout(), "{e}");
+            0
+        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            eprintln!("notabene: a subcommand is required (see --help)");
+            1
+        }
+        _ => {
+            let rendered = e.render().to_string();
+            let first = rendered.lines().next().unwrap_or("invalid arguments");
+            let msg = first.strip_prefix("error: ").unwrap_or(first);
+            eprintln!("notabene: {msg} (see --help)");
+            1
+        }
+    }
+}

@@ -1,0 +1,20 @@
+//! mdbook-notabene: review comments anchored to the rendered text of an mdBook book.
+//!
+//! The crate is laid out along the data flow:
+//!
+//! * [`store`] — the `.notabene` store (contract v3): reading, atomic locked writes, the
+//!   journal, `verify` and `migrate`. Everything that touches store files lives here.
+//! * [`config`] — book discovery and the `[preprocessor.notabene]` table of `book.toml`.
+//! * [`pages`] — page ids (the store's `page` key) and their mapping to Markdown files.
+//! * [`cli`] — the agent CLI shared by the `notabene` and `mdbook-notabene` binaries.
+
+pub mod cli;
+pub mod config;
+pub mod error;
+pub mod pages;
+pub mod store;
+
+pub use error::{Error, Result};
+
+/// The store schema version this build reads and writes (`meta.json` `schemaVersion`).
+pub const SCHEMA_VERSION: u64 = 3;

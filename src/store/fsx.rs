@@ -1,0 +1,150 @@
+//! Safe file operations for the store: atomic writes (temp file in the same directory, fsync,
+//! rename, directory fsync), directory creation that never follows a symlink, and the
+//! store-wide OS advisory lock that serialises every read-modify-write.
+
+use crate::{Error, Result, bail};
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Component, Path, PathBuf};
+
+/// An exclusive advisory lock on the store directory, held until dropped. It is an OS lock
+/// (`flock`), so it dies with the process: there is never a lock file to clean up.
+#[derive(Debug)]
+pub struct StoreLock {
+    _file: File,
+}
+
+impl StoreLock {
+    /// Blocks until the exclusive lock on `store` is acquired.
+    pub fn acquire(store: &Path) -> Result<StoreLock> {
+        let file = File::open(store).map_err(|e| Error::io("cannot open the store to lock it", store, e))?;
+        file.lock()
+            .map_err(|e| Error::io("cannot lock the store", store, e))?;
+        Ok(StoreLock { _file: file })
+    }
+}
+
+/// Checks that `rel` is a plain relative path (no `..`, no root, no prefix) and returns it
+/// joined under `root`.
+pub fn contained(root: &Path, rel: &Path) -> Result<PathBuf> {
+    for c in rel.components() {
+        match c {
+            Component::Normal(_) => {}
+            _ => {
+                return Err(Error::new(format!(
+                    "refusing a path outside the store ({})",
+                    rel.display()
+                )));
+            }
+        }
+    }
+    Ok(root.join(rel))
+}
+
+/// Creates the directory `root/rel` (and its parents below `root`), refusing to traverse any
+/// existing component that is a symlink or not a directory.
+pub fn ensure_dir(root: &Path, rel: &Path) -> Result<PathBuf> {
+    let mut cur = root.to_path_buf();
+    for c in rel.components() {
+        let Component::Normal(name) = c else {
+            bail!("refusing a path outside the store ({})", rel.display());
+        };
+        cur.push(name);
+        match fs::symlink_metadata(&cur) {
+            Ok(m) if m.file_type().is_symlink() => {
+                bail!("refusing to write through a symlink ({})", cur.display())
+            }
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => bail!("expected a directory, found a file ({})", cur.display()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => match fs::create_dir(&cur) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(Error::io("cannot create directory", &cur, e)),
+            },
+            Err(e) => return Err(Error::io("cannot inspect", &cur, e)),
+        }
+    }
+    Ok(cur)
+}
+
+/// Refuses when any component of `rel` below `root` (the file itself included) is a symlink.
+pub fn check_no_symlink(root: &Path, rel: &Path) -> Result<()> {
+    let mut cur = root.to_path_buf();
+    for c in rel.components() {
+        cur.push(c);
+        if let Ok(m) = fs::symlink_metadata(&cur)
+            && m.file_type().is_symlink()
+        {
+            bail!("refusing to write through a symlink ({})", cur.display());
+        }
+    }
+    Ok(())
+}
+
+/// Writes `contents` to `root/rel` atomically: a temp file in the same directory, fsync,
+/// rename over the target, fsync of the directory. Readers see the old or the new file,
+/// never a half-written one. Parent directories are created; symlinks are refused.
+pub fn write_atomic(root: &Path, rel: &Path, contents: &[u8]) -> Result<()> {
+    let parent_rel = rel.parent().unwrap_or(Path::new(""));
+    let dir = ensure_dir(root, parent_rel)?;
+    check_no_symlink(root, rel)?;
+    let target = contained(root, rel)?;
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempfile_in(&dir)
+        .map_err(|e| Error::io("cannot create a temporary file", &dir, e))?;
+    tmp.write_all(contents)
+        .and_then(|()| tmp.as_file().sync_all())
+        .map_err(|e| Error::io("cannot write", &target, e))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(&target)
+            .map(|m| m.permissions().mode() & 0o777)
+            .unwrap_or(0o644);
+        fs::set_permissions(tmp.path(), fs::Permissions::from_mode(mode))
+            .map_err(|e| Error::io("cannot set permissions", tmp.path(), e))?;
+    }
+    tmp.persist(&target)
+        .map_err(|e| Error::io("cannot replace", &target, e.error))?;
+    sync_dir(&dir);
+    Ok(())
+}
+
+/// Removes `root/rel` (a file), refusing symlinked paths, and syncs the directory.
+pub fn remove_file(root: &Path, rel: &Path) -> Result<()> {
+    check_no_symlink(root, rel.parent().unwrap_or(Path::new("")))?;
+    let target = contained(root, rel)?;
+    fs::remove_file(&target).map_err(|e| Error::io("cannot delete", &target, e))?;
+    if let Some(dir) = target.parent() {
+        sync_dir(dir);
+    }
+    Ok(())
+}
+
+/// Removes the directory `root/rel` and then its ancestors below `root`, each only while
+/// empty. Never removes anything that still holds a file or a sub-page.
+pub fn remove_empty_dirs(root: &Path, rel: &Path) {
+    let mut cur = Some(rel);
+    while let Some(r) = cur {
+        if r.as_os_str().is_empty() {
+            break;
+        }
+        if fs::remove_dir(root.join(r)).is_err() {
+            break;
+        }
+        cur = r.parent();
+    }
+}
+
+fn sync_dir(dir: &Path) {
+    // Makes the rename durable. Best effort: not every platform can open a directory.
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}

@@ -1,0 +1,87 @@
+//! `migrate`: converts legacy v1 array files into one file per comment (v3 layout), under the
+//! store lock, atomically, idempotently. Members that cannot be moved (no id, or an existing
+//! different file with that id) stay in their array and are reported — nothing is dropped.
+
+use super::{Location, Meta, Snapshot, Store, fsx, ids, json};
+use crate::{Result, SCHEMA_VERSION};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// What a migration did (or, dry, would do).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Report {
+    /// Legacy array files converted (fully or partly).
+    pub pages: usize,
+    /// Comment files written.
+    pub moved: usize,
+    /// Members left in their array: (file, reason).
+    pub kept: Vec<(String, String)>,
+    /// Whether `meta.json` was (or would be) raised to the current version.
+    pub meta_raised: bool,
+}
+
+/// Migrates `store`. With `dry_run` nothing is written.
+pub fn migrate(store: &Store, dry_run: bool) -> Result<Report> {
+    store.require()?;
+    let _lock = if dry_run { None } else { Some(store.lock()?) };
+    let snap: Snapshot = store.load()?;
+    let mut by_file: BTreeMap<&str, Vec<&super::Record>> = BTreeMap::new();
+    for rec in &snap.records {
+        if let Location::Legacy { .. } = rec.location {
+            by_file.entry(rec.file.as_str()).or_default().push(rec);
+        }
+    }
+    let mut report = Report::default();
+    for (file, members) in by_file {
+        let page_dir = file.trim_end_matches(".json");
+        let mut keep: Vec<Value> = Vec::new();
+        let mut writes = 0usize;
+        for rec in members {
+            let value = Value::Object(rec.comment.as_map().clone());
+            let Some(id) = rec.comment.id() else {
+                report.kept.push((file.to_string(), "a member without an id".into()));
+                keep.push(value);
+                continue;
+            };
+            let name = ids::sanitize_id(id);
+            if name.is_empty() {
+                report.kept.push((file.to_string(), format!("comment {id:?} has no file-name characters")));
+                keep.push(value);
+                continue;
+            }
+            let target = format!("{page_dir}/{name}.json");
+            let existing = std::fs::read(store.root().join(&target)).ok();
+            if let Some(bytes) = existing {
+                if serde_json::from_slice::<Value>(&bytes).ok().as_ref() != Some(&value) {
+                    report.kept.push((file.to_string(), format!("comment {id:?} differs from the existing {target}")));
+                    keep.push(value);
+                }
+                // An identical file already exists: the member is migrated.
+                continue;
+            }
+            if !dry_run {
+                fsx::write_atomic(store.root(), Path::new(&target), json::to_js_pretty(&value).as_bytes())?;
+            }
+            writes += 1;
+        }
+        report.pages += 1;
+        report.moved += writes;
+        if !dry_run {
+            if keep.is_empty() {
+                fsx::remove_file(store.root(), Path::new(file))?;
+            } else {
+                fsx::write_atomic(store.root(), Path::new(file), json::to_js_pretty(&keep).as_bytes())?;
+            }
+        }
+    }
+    report.meta_raised = match store.meta() {
+        Meta::Version(v) => v < SCHEMA_VERSION as f64,
+        Meta::Missing | Meta::Invalid => true,
+    };
+    if report.meta_raised && !dry_run {
+        let meta = serde_json::json!({ "schemaVersion": SCHEMA_VERSION });
+        fsx::write_atomic(store.root(), Path::new("meta.json"), json::to_js_pretty(&meta).as_bytes())?;
+    }
+    Ok(report)
+}

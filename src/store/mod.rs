@@ -1,0 +1,329 @@
+//! The `.notabene` store (contract v3): where it is, what it holds, and every write to it.
+//!
+//! Layout: `<store>/<page>/<id>.json` holds one comment (v2/v3); a legacy `<store>/<page>.json`
+//! holds an array of comments (v1). `meta.json` and `journal.json` at the top level are
+//! reserved. Readers accept both layouts; writers write one file per comment, except that a
+//! legacy array member is updated in place in its array (as the original CLI does).
+//!
+//! Every read-modify-write holds the store lock ([`fsx::StoreLock`]) and every file write is
+//! atomic ([`fsx::write_atomic`]).
+
+pub mod comment;
+pub mod fsx;
+pub mod ids;
+pub mod journal;
+pub mod json;
+pub mod migrate;
+pub mod verify;
+
+use crate::{Error, Result, SCHEMA_VERSION, bail};
+pub use comment::Comment;
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+
+/// Top-level file names that are not comments.
+pub const RESERVED: &[&str] = &["meta.json", "journal.json"];
+
+/// A store directory.
+#[derive(Debug, Clone)]
+pub struct Store {
+    root: PathBuf,
+}
+
+/// Where a comment lives on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// Its own file (v2/v3).
+    File,
+    /// Member `index` of a legacy v1 array file.
+    Legacy {
+        /// Position in the array.
+        index: usize,
+    },
+}
+
+/// One comment as read from the store, with where it came from.
+#[derive(Debug, Clone)]
+pub struct Record {
+    /// Store-relative path of the file, `/`-separated.
+    pub file: String,
+    /// Own file or legacy array member.
+    pub location: Location,
+    /// The comment object (empty when the JSON value was not an object).
+    pub comment: Comment,
+}
+
+/// A `*.json` file that could not be parsed.
+#[derive(Debug, Clone)]
+pub struct Unreadable {
+    /// Store-relative path.
+    pub file: String,
+    /// The parser's message.
+    pub error: String,
+}
+
+/// Everything read from the store in one walk.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    /// Every comment-shaped value, including ones without an id (verify reports those).
+    pub records: Vec<Record>,
+    /// Files that did not parse.
+    pub unreadable: Vec<Unreadable>,
+}
+
+impl Snapshot {
+    /// The records readers use: those with a non-empty string id.
+    pub fn comments(&self) -> impl Iterator<Item = &Record> {
+        self.records.iter().filter(|r| r.comment.id().is_some())
+    }
+
+    /// Prints one warning per unreadable file on stderr (readers skip them).
+    pub fn warn_unreadable(&self) {
+        for u in &self.unreadable {
+            eprintln!("notabene: skipping unreadable comment file: {} ({})", u.error, u.file);
+        }
+    }
+}
+
+/// What `meta.json` says.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Meta {
+    /// No `meta.json`.
+    Missing,
+    /// Present but unparseable or without a numeric `schemaVersion`.
+    Invalid,
+    /// The numeric `schemaVersion`.
+    Version(f64),
+}
+
+impl Store {
+    /// The store at `root` (which may not exist yet).
+    pub fn new(root: impl Into<PathBuf>) -> Store {
+        Store { root: root.into() }
+    }
+
+    /// The store directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Whether the store directory exists.
+    pub fn exists(&self) -> bool {
+        self.root.is_dir()
+    }
+
+    /// Fails with the `init` hint when the store does not exist.
+    pub fn require(&self) -> Result<()> {
+        if !self.exists() {
+            bail!("no store at {}. Run `notabene init` first.", self.root.display());
+        }
+        Ok(())
+    }
+
+    /// Reads `meta.json`.
+    pub fn meta(&self) -> Meta {
+        let path = self.root.join("meta.json");
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            return if path.exists() { Meta::Invalid } else { Meta::Missing };
+        };
+        match serde_json::from_str::<Value>(&text) {
+            Ok(v) => match v.get("schemaVersion").and_then(Value::as_f64) {
+                Some(n) => Meta::Version(n),
+                None => Meta::Invalid,
+            },
+            Err(_) => Meta::Invalid,
+        }
+    }
+
+    /// Refuses a store whose `schemaVersion` is newer than this build understands.
+    pub fn check_compatible(&self) -> Result<()> {
+        if let Meta::Version(v) = self.meta()
+            && v > SCHEMA_VERSION as f64
+        {
+            bail!(
+                "store schemaVersion {} is newer than this mdbook-notabene supports ({SCHEMA_VERSION}) — upgrade mdbook-notabene; refusing to read or write an unknown store shape ({})",
+                json::js_number(v),
+                self.root.join("meta.json").display()
+            );
+        }
+        Ok(())
+    }
+
+    /// Raises `meta.json` to the current schema version (never lowers it; leaves an invalid
+    /// file alone for `verify` to report). Call with the lock held.
+    pub fn ensure_meta(&self) -> Result<()> {
+        let raise = match self.meta() {
+            Meta::Missing => true,
+            Meta::Version(v) => v < SCHEMA_VERSION as f64,
+            Meta::Invalid => false,
+        };
+        if raise {
+            let meta = serde_json::json!({ "schemaVersion": SCHEMA_VERSION });
+            fsx::write_atomic(&self.root, Path::new("meta.json"), json::to_js_pretty(&meta).as_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// Takes the exclusive store lock (the store must exist).
+    pub fn lock(&self) -> Result<fsx::StoreLock> {
+        self.require()?;
+        fsx::StoreLock::acquire(&self.root)
+    }
+
+    /// Reads every comment file of the store (checking the schema version first).
+    pub fn load(&self) -> Result<Snapshot> {
+        self.check_compatible()?;
+        self.load_unchecked()
+    }
+
+    /// Reads every comment file without the schema-version guard (for `verify`, which
+    /// reports a newer store instead of refusing it).
+    pub fn load_unchecked(&self) -> Result<Snapshot> {
+        let mut snap = Snapshot::default();
+        if self.exists() {
+            self.walk(&self.root, "", &mut snap)?;
+        }
+        Ok(snap)
+    }
+
+    fn walk(&self, dir: &Path, rel: &str, snap: &mut Snapshot) -> Result<()> {
+        let rd = std::fs::read_dir(dir).map_err(|e| Error::io("cannot read store directory", dir, e))?;
+        let mut entries: Vec<_> = rd.filter_map(|e| e.ok()).collect();
+        entries.sort_by_key(|e| e.file_name());
+        for entry in entries {
+            let Ok(ft) = entry.file_type() else { continue };
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let child_rel = if rel.is_empty() { name.clone() } else { format!("{rel}/{name}") };
+            if ft.is_dir() {
+                self.walk(&entry.path(), &child_rel, snap)?;
+            } else if ft.is_file() && name.ends_with(".json") && !(rel.is_empty() && RESERVED.contains(&name.as_str())) {
+                read_comment_file(&entry.path(), child_rel, snap);
+            }
+        }
+        Ok(())
+    }
+
+    /// Finds the records of `ids` (in order). Fails on the first id that is missing or that
+    /// more than one file claims.
+    pub fn find<'a>(&self, snap: &'a Snapshot, ids: &[String]) -> Result<Vec<&'a Record>> {
+        ids.iter()
+            .map(|id| {
+                let mut hits = snap.comments().filter(|r| r.comment.id() == Some(id.as_str()));
+                match (hits.next(), hits.next()) {
+                    (Some(r), None) => Ok(r),
+                    (None, _) => Err(Error::new(format!("comment {id:?} not found under {}/", self.root.display()))),
+                    (Some(a), Some(b)) => Err(Error::new(format!(
+                        "comment {id:?} is stored twice ({} and {}); run `notabene comments verify`",
+                        a.file, b.file
+                    ))),
+                }
+            })
+            .collect()
+    }
+
+    /// Writes a record back where it came from. Call with the lock held.
+    pub fn write_record(&self, rec: &Record) -> Result<()> {
+        let rel = Path::new(&rec.file);
+        match rec.location {
+            Location::File => fsx::write_atomic(&self.root, rel, json::to_js_pretty(rec.comment.as_map()).as_bytes()),
+            Location::Legacy { index } => {
+                let mut arr = self.read_array(rel)?;
+                let slot = arr.get_mut(index).filter(|v| v.get("id").and_then(Value::as_str) == rec.comment.id());
+                let Some(slot) = slot else {
+                    bail!("legacy file changed under us; nothing written ({})", rec.file);
+                };
+                *slot = Value::Object(rec.comment.as_map().clone());
+                fsx::write_atomic(&self.root, rel, json::to_js_pretty(&arr).as_bytes())
+            }
+        }
+    }
+
+    /// Deletes a record: its file, or its member of a legacy array (the array file goes when
+    /// it empties). Empty page directories are removed. Call with the lock held.
+    pub fn delete_record(&self, rec: &Record) -> Result<()> {
+        let rel = Path::new(&rec.file);
+        match rec.location {
+            Location::File => fsx::remove_file(&self.root, rel)?,
+            Location::Legacy { index } => {
+                let mut arr = self.read_array(rel)?;
+                if arr.get(index).and_then(|v| v.get("id")).and_then(Value::as_str) != rec.comment.id() {
+                    bail!("legacy file changed under us; nothing deleted ({})", rec.file);
+                }
+                arr.remove(index);
+                if arr.is_empty() {
+                    fsx::remove_file(&self.root, rel)?;
+                } else {
+                    fsx::write_atomic(&self.root, rel, json::to_js_pretty(&arr).as_bytes())?;
+                }
+            }
+        }
+        if let Some(parent) = rel.parent() {
+            fsx::remove_empty_dirs(&self.root, parent);
+        }
+        Ok(())
+    }
+
+    /// Creates a new comment file at `<page>/<sanitised id>.json`; refuses to overwrite.
+    /// Call with the lock held.
+    pub fn create(&self, comment: &Comment) -> Result<String> {
+        let (Some(id), Some(page)) = (comment.id(), comment.page()) else {
+            bail!("a comment needs an id and a page (id, page)");
+        };
+        crate::pages::validate_page_id(page)?;
+        let name = ids::sanitize_id(id);
+        if name.is_empty() {
+            bail!("comment id {id:?} has no file-name characters (id)");
+        }
+        let file = format!("{page}/{name}.json");
+        if self.root.join(&file).exists() {
+            bail!("a comment file already exists ({file})");
+        }
+        fsx::write_atomic(&self.root, Path::new(&file), json::to_js_pretty(comment.as_map()).as_bytes())?;
+        Ok(file)
+    }
+
+    fn read_array(&self, rel: &Path) -> Result<Vec<Value>> {
+        let path = self.root.join(rel);
+        let text = std::fs::read_to_string(&path).map_err(|e| Error::io("cannot read", &path, e))?;
+        match serde_json::from_str(&text) {
+            Ok(Value::Array(a)) => Ok(a),
+            _ => bail!("legacy file is no longer a JSON array; nothing written ({})", rel.display()),
+        }
+    }
+}
+
+fn read_comment_file(path: &Path, file: String, snap: &mut Snapshot) {
+    let parsed = std::fs::read(path)
+        .map_err(|e| e.to_string())
+        .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).map_err(|e| e.to_string()));
+    match parsed {
+        Err(error) => snap.unreadable.push(Unreadable { file, error }),
+        Ok(Value::Array(items)) => {
+            for (index, item) in items.into_iter().enumerate() {
+                snap.records.push(Record {
+                    file: file.clone(),
+                    location: Location::Legacy { index },
+                    comment: Comment::from_value(item),
+                });
+            }
+        }
+        Ok(v) => snap.records.push(Record { file, location: Location::File, comment: Comment::from_value(v) }),
+    }
+}
+
+/// Builds a new comment object with the contract's key order.
+pub fn new_comment(id: &str, space: &str, page: &str, scope: &str, anchor: Value, author: &str, body: &str, ts: &str) -> Comment {
+    let mut m = Map::new();
+    m.insert("id".into(), id.into());
+    m.insert("space".into(), space.into());
+    m.insert("page".into(), page.into());
+    m.insert("scope".into(), scope.into());
+    m.insert("anchor".into(), anchor);
+    m.insert("thread".into(), Value::Array(vec![comment::message(author, body, ts)]));
+    m.insert("status".into(), "open".into());
+    m.insert("hold".into(), false.into());
+    m.insert("resolution".into(), Value::Null);
+    m.insert("createdAt".into(), ts.into());
+    m.insert("updatedAt".into(), ts.into());
+    Comment::from_map(m)
+}
