@@ -4,15 +4,20 @@
 //!
 //! * [`store`] — the `.notabene` store (contract v3): reading, atomic locked writes, the
 //!   journal, `verify` and `migrate`. Everything that touches store files lives here.
+//! * [`text`] — the text model: a chapter's Markdown → the text of its rendered `<main>`,
+//!   mapped back to Markdown bytes; normalisation; commentable blocks.
+//! * [`anchor`] — re-finding anchors in a page's text (exact, fuzzy, orphan).
 //! * [`config`] — book discovery and the `[preprocessor.notabene]` table of `book.toml`.
 //! * [`pages`] — page ids (the store's `page` key) and their mapping to Markdown files.
 //! * [`cli`] — the agent CLI shared by the `notabene` and `mdbook-notabene` binaries.
 
+pub mod anchor;
 pub mod cli;
 pub mod config;
 pub mod error;
 pub mod pages;
 pub mod store;
+pub mod text;
 
 pub use error::{Error, Result};
 
