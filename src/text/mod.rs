@@ -90,6 +90,13 @@ pub enum SegKind {
     Raw,
 }
 
+impl SegKind {
+    /// Whether the text equals its source slice, so offsets map character by character.
+    pub fn maps_exactly(self) -> bool {
+        matches!(self, SegKind::Plain | SegKind::CodeBlock(_))
+    }
+}
+
 /// A run of page text and the Markdown bytes it comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Segment {
@@ -197,13 +204,13 @@ impl PageText {
             return 0..0;
         };
         let s = &self.segments[sa];
-        let start = if s.kind == SegKind::Plain {
+        let start = if s.kind.maps_exactly() {
             s.src.start + (a - s.text.start)
         } else {
             s.src.start
         };
         let e = &self.segments[sb];
-        let end = if e.kind == SegKind::Plain {
+        let end = if e.kind.maps_exactly() {
             e.src.start + (b.max(e.text.start) - e.text.start).min(e.src.len())
         } else {
             e.src.end

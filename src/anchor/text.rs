@@ -1,0 +1,337 @@
+//! Text-quote anchors: the resolution pipeline of `reference/anchoring.md` §6.3 on the
+//! normalised page text.
+//!
+//! 1. **Exact**: every occurrence of the quote, scored by how much of the stored prefix and
+//!    suffix is present right there. A clear winner with its context ends the search — the
+//!    fuzzy matcher never runs for it.
+//! 2. **Context window**: `prefix[-32:] + quote + suffix[:32]` searched approximately; inside each
+//!    aligned window the quote is searched approximately, and the span between the aligned
+//!    prefix and suffix is a "rewritten quote" candidate.
+//! 3. **Quote alone** (20+ characters): the quote searched approximately on its own.
+//! 4. **Decide**: one score for every candidate, `S = 0.95·E + 0.05·H`, where `E` is the
+//!    length-weighted share of prefix + quote + suffix present at that spot and `H` the section
+//!    agreement; accept the best if `S ≥ τ`, with deterministic tie-breaks.
+
+use super::myers;
+use super::{Flags, PageIndex, Resolution, Status};
+use crate::text::normalize::{normalize, normalize_fragment};
+
+/// A stored text-quote anchor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TextAnchor<'a> {
+    /// The selected rendered text.
+    pub quote: &'a str,
+    /// Rendered text before the quote (up to 40 characters in the original).
+    pub prefix: &'a str,
+    /// Rendered text after the quote.
+    pub suffix: &'a str,
+    /// Text of the nearest preceding h1–h4, if any.
+    pub section: Option<&'a str>,
+}
+
+/// Context kept on each side (characters) for scoring.
+const CONTEXT_CAP: usize = 64;
+/// Context used to build the fuzzy search window.
+const WINDOW_CONTEXT: usize = 32;
+/// At most this many exact occurrences are scored.
+const MAX_OCCURRENCES: usize = 4096;
+/// Quotes at least this long are also searched on their own.
+const QUOTE_ALONE_MIN: usize = 20;
+
+/// The stored anchor, normalised as the page is.
+struct Pattern {
+    p: Vec<u32>,
+    q: Vec<u32>,
+    s: Vec<u32>,
+    q_string: String,
+    section: Option<String>,
+}
+
+fn syms(v: &[char]) -> Vec<u32> {
+    v.iter().map(|&c| c as u32).collect()
+}
+
+fn pattern(a: &TextAnchor) -> Pattern {
+    // Whitespace at the quote's edges belongs to the context: the page text is trimmed at
+    // word edges by normalisation, and so is the quote.
+    let lead = &a.quote[..a.quote.len() - a.quote.trim_start().len()];
+    let trail = &a.quote[a.quote.trim_end().len()..];
+    let q = normalize(a.quote).chars;
+    let mut p = normalize_fragment(&format!("{}{lead}", a.prefix));
+    let mut s = normalize_fragment(&format!("{trail}{}", a.suffix));
+    if q.is_empty() {
+        p.clear();
+        s.clear();
+    }
+    if p.len() > CONTEXT_CAP {
+        p.drain(..p.len() - CONTEXT_CAP);
+    }
+    s.truncate(CONTEXT_CAP);
+    // A context that is only a space adds nothing to score.
+    if p.iter().all(|c| *c == ' ') {
+        p.clear();
+    }
+    if s.iter().all(|c| *c == ' ') {
+        s.clear();
+    }
+    let section = a
+        .section
+        .map(|s| normalize(s).as_string())
+        .filter(|s| !s.is_empty());
+    Pattern {
+        q_string: q.iter().collect(),
+        p: syms(&p),
+        q: syms(&q),
+        s: syms(&s),
+        section,
+    }
+}
+
+/// A scored candidate range `[a, b)` of normalised chars.
+#[derive(Debug, Clone, Copy)]
+struct Candidate {
+    a: usize,
+    b: usize,
+    q: f64,
+    sp: f64,
+    ss: f64,
+    h: f64,
+    e: f64,
+    score: f64,
+}
+
+impl Candidate {
+    /// Integer keys so that results are identical on every platform and thread count.
+    fn key(
+        &self,
+    ) -> (
+        i64,
+        i64,
+        bool,
+        std::cmp::Reverse<usize>,
+        std::cmp::Reverse<usize>,
+    ) {
+        (
+            (self.score * 1e4).round() as i64,
+            (self.e * 1e4).round() as i64,
+            self.h >= 1.0,
+            std::cmp::Reverse(self.a),
+            std::cmp::Reverse(self.b),
+        )
+    }
+}
+
+fn similarity(dist: usize, len: usize) -> f64 {
+    if len == 0 {
+        1.0
+    } else {
+        (1.0 - dist as f64 / len as f64).max(0.0)
+    }
+}
+
+/// Scores the candidate `[a, b)` whose quote similarity is `q`.
+fn score(idx: &PageIndex, pat: &Pattern, a: usize, b: usize, q: f64) -> Candidate {
+    let t = &idx.symbols;
+    let (lp, ls, m) = (pat.p.len(), pat.s.len(), pat.q.len());
+    let sp = if lp == 0 {
+        1.0
+    } else {
+        let from = a.saturating_sub(lp + lp / 4 + 2);
+        similarity(myers::suffix_distance(&pat.p, &t[from..a]), lp)
+    };
+    let ss = if ls == 0 {
+        1.0
+    } else {
+        let to = (b + ls + ls / 4 + 2).min(t.len());
+        similarity(myers::prefix_distance(&pat.s, &t[b..to]), ls)
+    };
+    let e = (m as f64 * q + lp as f64 * sp + ls as f64 * ss) / (m + lp + ls) as f64;
+    let h = match &pat.section {
+        None => 1.0,
+        Some(_) if !idx.has_headings() => 1.0,
+        Some(stored) => match idx.section_at(a) {
+            Some(here) if here == stored => 1.0,
+            Some(here) => {
+                let (x, y): (Vec<u32>, Vec<u32>) = (
+                    here.chars().map(|c| c as u32).collect(),
+                    stored.chars().map(|c| c as u32).collect(),
+                );
+                if similarity(myers::edit_distance(&x, &y), x.len().max(y.len())) >= 0.8 {
+                    0.5
+                } else {
+                    0.0
+                }
+            }
+            None => 0.0,
+        },
+    };
+    Candidate {
+        a,
+        b,
+        q,
+        sp,
+        ss,
+        h,
+        e,
+        score: 0.95 * e + 0.05 * h,
+    }
+}
+
+/// Minimal edit distance of `pat` against a prefix of `text` (start fixed): (end, distance),
+/// preferring the end closest to `pat.len()` on ties.
+fn best_prefix_end(pat: &[u32], text: &[u32]) -> (usize, usize) {
+    let m = pat.len();
+    let mut col: Vec<usize> = (0..=m).collect();
+    let mut best = (0usize, m);
+    for (j, &c) in text.iter().enumerate() {
+        let mut diag = col[0];
+        col[0] = j + 1;
+        for i in 1..=m {
+            let up = col[i];
+            col[i] = (diag + usize::from(pat[i - 1] != c))
+                .min(up + 1)
+                .min(col[i - 1] + 1);
+            diag = up;
+        }
+        let d = col[m];
+        let end = j + 1;
+        if d < best.1 || (d == best.1 && end.abs_diff(m) < best.0.abs_diff(m)) {
+            best = (end, d);
+        }
+    }
+    best
+}
+
+/// Minimal edit distance of `pat` against a suffix of `text` (end fixed): (start, distance).
+fn best_suffix_start(pat: &[u32], text: &[u32]) -> (usize, usize) {
+    let rp: Vec<u32> = pat.iter().rev().copied().collect();
+    let rt: Vec<u32> = text.iter().rev().copied().collect();
+    let (len, d) = best_prefix_end(&rp, &rt);
+    (text.len() - len, d)
+}
+
+/// Resolves one text anchor on a prepared page.
+pub fn resolve(idx: &PageIndex, anchor: &TextAnchor, threshold: f64) -> Resolution {
+    let pat = pattern(anchor);
+    let m = pat.q.len();
+    if m == 0 || idx.is_empty() {
+        return Resolution::orphan();
+    }
+    let mut cands: Vec<Candidate> = Vec::new();
+
+    // Stage 1: exact occurrences.
+    for (byte, _) in idx
+        .string
+        .match_indices(pat.q_string.as_str())
+        .take(MAX_OCCURRENCES)
+    {
+        let a = idx.char_index(byte);
+        cands.push(score(idx, &pat, a, a + m, 1.0));
+    }
+    let decided = best_two(&cands);
+    if let Some((best, second)) = decided
+        && best.sp >= 0.9
+        && best.ss >= 0.9
+        && second.is_none_or(|s| best.score - s.score >= 0.02)
+    {
+        return finish(idx, &cands, threshold);
+    }
+
+    // Stage 2: the context window, then the quote inside each aligned window.
+    let t = &idx.symbols;
+    let wp = &pat.p[pat.p.len().saturating_sub(WINDOW_CONTEXT)..];
+    let ws = &pat.s[..pat.s.len().min(WINDOW_CONTEXT)];
+    if !wp.is_empty() || !ws.is_empty() {
+        let w: Vec<u32> = wp.iter().chain(&pat.q).chain(ws).copied().collect();
+        let kw = (w.len() * 3) / 10;
+        let hits = myers::search(&w, t, kw);
+        for (end, _) in myers::best_ends(&hits, (w.len() / 2).max(1), 20) {
+            let (start, _) = myers::match_start(&w, t, end, kw);
+            // The quote inside the window (with a little slack on both sides).
+            let lo = start.saturating_sub(4);
+            let hi = (end + 4).min(t.len());
+            let kq = (m * 4) / 10;
+            let qhits = myers::search(&pat.q, &t[lo..hi], kq);
+            for (qend, err) in myers::best_ends(&qhits, (m / 2).max(1), 5) {
+                let (qstart, _) = myers::match_start(&pat.q, &t[lo..hi], qend, kq);
+                if qend > qstart {
+                    cands.push(score(idx, &pat, lo + qstart, lo + qend, similarity(err, m)));
+                }
+            }
+            // The rewritten-quote candidate: between the aligned prefix and suffix.
+            let (x, _) = if wp.is_empty() {
+                (0, 0)
+            } else {
+                best_prefix_end(wp, &t[start..end])
+            };
+            let x = start + x;
+            let (y, _) = if ws.is_empty() {
+                (end - x, 0)
+            } else {
+                best_suffix_start(ws, &t[x..end])
+            };
+            let y = x + y;
+            if y > x && (y - x) * 3 >= m && y - x <= m * 3 {
+                let d = myers::edit_distance(&pat.q, &t[x..y]);
+                cands.push(score(idx, &pat, x, y, similarity(d, m)));
+            }
+        }
+    }
+
+    // Stage 3: the quote alone, for long enough quotes (text moved to a new context).
+    if m >= QUOTE_ALONE_MIN {
+        let k = m / 5;
+        let hits = myers::search(&pat.q, t, k);
+        for (end, err) in myers::best_ends(&hits, (m / 2).max(1), 10) {
+            let (start, _) = myers::match_start(&pat.q, t, end, k);
+            if end > start {
+                cands.push(score(idx, &pat, start, end, similarity(err, m)));
+            }
+        }
+    }
+    finish(idx, &cands, threshold)
+}
+
+/// The best candidate and the best one not overlapping it.
+fn best_two(cands: &[Candidate]) -> Option<(Candidate, Option<Candidate>)> {
+    let best = *cands.iter().max_by_key(|c| c.key())?;
+    let second = cands
+        .iter()
+        .filter(|c| c.b <= best.a || c.a >= best.b)
+        .max_by_key(|c| c.key())
+        .copied();
+    Some((best, second))
+}
+
+fn finish(idx: &PageIndex, cands: &[Candidate], threshold: f64) -> Resolution {
+    let Some((best, second)) = best_two(cands) else {
+        return Resolution::orphan();
+    };
+    let confidence = (best.score * 1e4).round() / 1e4;
+    if best.score < threshold {
+        return Resolution {
+            confidence,
+            suggestion: Some(idx.place(best.a, best.b)),
+            ..Resolution::orphan()
+        };
+    }
+    let ambiguous = second.is_some_and(|s| (best.score - s.score) < 0.02);
+    let flags = Flags {
+        quote_changed: best.q < 1.0,
+        context_changed: best.sp.min(best.ss) < 0.9,
+        ambiguous,
+    };
+    let status = if best.q >= 1.0 && !flags.context_changed && !ambiguous {
+        Status::Exact
+    } else {
+        Status::Fuzzy
+    };
+    Resolution {
+        status,
+        confidence,
+        place: Some(idx.place(best.a, best.b)),
+        flags,
+        suggestion: None,
+        block: None,
+    }
+}
