@@ -7,7 +7,7 @@ use crate::text::PageText;
 use crate::text::normalize::normalize;
 
 /// A stored block anchor.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BlockAnchor<'a> {
     /// `image` or `mermaid`.
     pub kind: &'a str,

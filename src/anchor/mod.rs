@@ -192,3 +192,102 @@ pub fn line_column(src: &str, pos: usize) -> (usize, usize) {
         + 1;
     (line, col)
 }
+
+/// A stored anchor, borrowed from a comment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoredAnchor<'a> {
+    /// `scope: "selection"`.
+    Text(text::TextAnchor<'a>),
+    /// `scope: "block"`.
+    Block(block::BlockAnchor<'a>),
+    /// `scope: "page"` (or a selection without a usable anchor, which resolves as orphan).
+    Page,
+}
+
+impl<'a> StoredAnchor<'a> {
+    /// Reads the anchor of a stored comment object (`scope` + `anchor`). Returns `None` when
+    /// the shape is unusable (reported as an orphan by callers).
+    pub fn from_comment(
+        comment: &'a serde_json::Map<String, serde_json::Value>,
+    ) -> Option<StoredAnchor<'a>> {
+        let scope = comment.get("scope").and_then(|v| v.as_str())?;
+        let anchor = comment.get("anchor").and_then(|v| v.as_object());
+        let s = |key: &str| anchor.and_then(|a| a.get(key)).and_then(|v| v.as_str());
+        match scope {
+            "page" => Some(StoredAnchor::Page),
+            "selection" => Some(StoredAnchor::Text(text::TextAnchor {
+                quote: s("quote")?,
+                prefix: s("prefix").unwrap_or(""),
+                suffix: s("suffix").unwrap_or(""),
+                section: s("section"),
+            })),
+            "block" => Some(StoredAnchor::Block(block::BlockAnchor {
+                kind: s("kind")?,
+                key: s("key")?,
+                section: s("section"),
+                index: anchor
+                    .and_then(|a| a.get("index"))
+                    .and_then(|v| v.as_u64())
+                    .unwrap_or(0) as usize,
+            })),
+            _ => None,
+        }
+    }
+}
+
+/// Resolves every anchor of one page in one pass over its text (`None` for page-scope
+/// comments, which have nothing to find).
+pub fn resolve_page(
+    page: &PageText,
+    anchors: &[Option<StoredAnchor>],
+    threshold: f64,
+) -> Vec<Option<Resolution>> {
+    let needs_text = anchors
+        .iter()
+        .any(|a| matches!(a, Some(StoredAnchor::Text(_))));
+    let idx = needs_text.then(|| PageIndex::new(page));
+    anchors
+        .iter()
+        .map(|a| match a {
+            Some(StoredAnchor::Page) => None,
+            Some(StoredAnchor::Text(t)) => Some(text::resolve(
+                idx.as_ref().expect("index built for text anchors"),
+                t,
+                threshold,
+            )),
+            Some(StoredAnchor::Block(b)) => Some(block::resolve(page, b)),
+            None => Some(Resolution::orphan()),
+        })
+        .collect()
+}
+
+/// Maps `f` over `items` on up to `threads` threads; results keep the order of `items`, so
+/// the output is identical whatever the thread count.
+pub fn par_map<T: Sync, R: Send>(
+    items: &[T],
+    threads: usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    let threads = threads.clamp(1, items.len().max(1));
+    if threads == 1 {
+        return items.iter().map(&f).collect();
+    }
+    let chunk = items.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .chunks(chunk)
+            .map(|c| scope.spawn(|| c.iter().map(&f).collect::<Vec<R>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("anchoring worker panicked"))
+            .collect()
+    })
+}
+
+/// The number of threads worth using here (`available_parallelism`).
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}

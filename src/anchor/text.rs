@@ -63,17 +63,17 @@ fn pattern(a: &TextAnchor) -> Pattern {
         p.clear();
         s.clear();
     }
+    // The outer ends of the context carry no information (and the page text is trimmed).
+    while p.first() == Some(&' ') {
+        p.remove(0);
+    }
+    while s.last() == Some(&' ') {
+        s.pop();
+    }
     if p.len() > CONTEXT_CAP {
         p.drain(..p.len() - CONTEXT_CAP);
     }
     s.truncate(CONTEXT_CAP);
-    // A context that is only a space adds nothing to score.
-    if p.iter().all(|c| *c == ' ') {
-        p.clear();
-    }
-    if s.iter().all(|c| *c == ' ') {
-        s.clear();
-    }
     let section = a
         .section
         .map(|s| normalize(s).as_string())
