@@ -3,8 +3,10 @@
 //! naming the key; mdBook's own preprocessor keys are accepted; unknown keys are warned about.
 
 use crate::{Error, Result, bail};
+use mdbook_preprocessor::config::Config as MdConfig;
+use serde_json::Value;
 use std::path::{Path, PathBuf};
-use toml_edit::{DocumentMut, Item, Value};
+use std::str::FromStr;
 
 /// How the locale of a non-default-language build is encoded in page ids.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,14 +103,19 @@ pub struct Book {
     pub root: PathBuf,
     /// `[book] src`, relative to the root (default `src`).
     pub src: String,
-    /// `[book] language`.
+    /// `[book] language` (after `MDBOOK_*` environment overrides).
     pub language: Option<String>,
+    /// The language whose page ids carry no locale: `default-language`, else `[book] language`
+    /// as written in book.toml (before environment overrides), else `en`.
+    pub default_language: String,
     /// `[book] title`.
     pub title: Option<String>,
     /// The notabene table.
     pub config: Config,
     /// Non-fatal remarks found while reading (unknown keys).
     pub warnings: Vec<String>,
+    /// The whole configuration as mdBook reads it (for `[output.html]`).
+    pub mdbook: MdConfig,
 }
 
 impl Book {
@@ -122,7 +129,8 @@ impl Book {
             }
             return Book::load(dir).map(Some);
         }
-        let cwd = std::env::current_dir().map_err(|e| Error::new(format!("cannot read the working directory: {e}")))?;
+        let cwd = std::env::current_dir()
+            .map_err(|e| Error::new(format!("cannot read the working directory: {e}")))?;
         for anc in cwd.ancestors() {
             if anc.join("book.toml").is_file() {
                 return Book::load(anc).map(Some);
@@ -131,13 +139,59 @@ impl Book {
         Ok(None)
     }
 
-    /// Loads the book whose `book.toml` is in `root`.
+    /// Loads the book whose `book.toml` is in `root`, with `MDBOOK_*` environment overrides
+    /// applied as mdBook applies them.
     pub fn load(root: &Path) -> Result<Book> {
         let path = root.join("book.toml");
-        let text = std::fs::read_to_string(&path).map_err(|e| Error::io("cannot read book.toml", &path, e))?;
-        let (src, language, title, config, warnings) = parse_book_toml(&text)?;
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| Error::io("cannot read book.toml", &path, e))?;
+        let file_config = MdConfig::from_str(&text)
+            .map_err(|e| Error::new(format!("book.toml is invalid: {e:#} (book.toml)")))?;
+        let file_language = file_config.book.language.clone();
+        let mut config = file_config;
+        config.update_from_env().map_err(|e| {
+            Error::new(format!(
+                "invalid MDBOOK_* environment override: {e:#} (environment)"
+            ))
+        })?;
+        Book::from_config(root, config, file_language)
+    }
+
+    /// A book from an already-loaded mdBook configuration (the preprocessor's input).
+    /// `file_language` is `[book] language` as written in book.toml.
+    pub fn from_config(
+        root: &Path,
+        config: MdConfig,
+        file_language: Option<String>,
+    ) -> Result<Book> {
+        let (cfg, warnings) = parse_table(
+            config
+                .get::<Value>("preprocessor.notabene")
+                .ok()
+                .flatten()
+                .as_ref(),
+        )?;
+        let default_language = cfg
+            .default_language
+            .clone()
+            .or(file_language)
+            .unwrap_or_else(|| "en".into());
         let root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
-        Ok(Book { root, src, language, title, config, warnings })
+        Ok(Book {
+            root,
+            src: config.book.src.to_string_lossy().into_owned(),
+            language: config.book.language.clone(),
+            default_language,
+            title: config.book.title.clone(),
+            config: cfg,
+            warnings,
+            mdbook: config,
+        })
+    }
+
+    /// The language of this build (`[book] language`, else the default language).
+    pub fn build_language(&self) -> &str {
+        self.language.as_deref().unwrap_or(&self.default_language)
     }
 
     /// Absolute path of the src directory.
@@ -191,58 +245,39 @@ pub fn git_toplevel(dir: &Path) -> Option<PathBuf> {
     Some(PathBuf::from(s.trim()))
 }
 
-type Parsed = (String, Option<String>, Option<String>, Config, Vec<String>);
-
-/// Parses the parts of `book.toml` notabene needs.
-pub fn parse_book_toml(text: &str) -> Result<Parsed> {
-    let doc: DocumentMut = text
-        .parse()
-        .map_err(|e: toml_edit::TomlError| Error::new(format!("book.toml is not valid TOML: {} (book.toml)", e.message())))?;
-    let book = doc.get("book");
-    let book_str = |key: &str| -> Result<Option<String>> {
-        match book.and_then(|b| b.get(key)) {
-            None => Ok(None),
-            Some(item) => match item.as_str() {
-                Some(s) => Ok(Some(s.to_string())),
-                None => bail!("{key} must be a string (book.toml [book] {key})"),
-            },
-        }
-    };
-    let src = book_str("src")?.unwrap_or_else(|| "src".into());
-    let language = book_str("language")?;
-    let title = book_str("title")?;
+/// Parses the `[preprocessor.notabene]` table (absent → defaults). Returns the config and
+/// warnings for unknown keys.
+pub fn parse_table(table: Option<&Value>) -> Result<(Config, Vec<String>)> {
+    let mut cfg = Config::default();
     let mut warnings = Vec::new();
-    let config = match doc.get("preprocessor").and_then(|p| p.get("notabene")) {
-        None => Config::default(),
-        Some(item) => parse_table(item, &mut warnings)?,
+    let Some(table) = table else {
+        return Ok((cfg, warnings));
     };
-    Ok((src, language, title, config, warnings))
-}
-
-fn parse_table(item: &Item, warnings: &mut Vec<String>) -> Result<Config> {
-    let Some(table) = item.as_table_like() else {
+    let Some(table) = table.as_object() else {
         bail!("must be a table (book.toml [preprocessor.notabene])");
     };
-    let mut cfg = Config::default();
-    for (key, item) in table.iter() {
+    for (key, value) in table {
         let at = || format!("book.toml [preprocessor.notabene] {key}");
-        let value = item.as_value();
-        let string = |v: Option<&Value>| -> Result<String> {
-            match v.and_then(Value::as_str) {
+        let string = |v: &Value| -> Result<String> {
+            match v.as_str() {
                 Some(s) => Ok(s.to_string()),
                 None => bail!("{key} must be a string ({})", at()),
             }
         };
-        let choice = |v: Option<&Value>, allowed: &[&str]| -> Result<String> {
+        let choice = |v: &Value, allowed: &[&str]| -> Result<String> {
             let s = string(v)?;
             if allowed.contains(&s.as_str()) {
                 Ok(s)
             } else {
-                let list = allowed.iter().map(|a| format!("\"{a}\"")).collect::<Vec<_>>().join(" or ");
+                let list = allowed
+                    .iter()
+                    .map(|a| format!("\"{a}\""))
+                    .collect::<Vec<_>>()
+                    .join(" or ");
                 bail!("{key} must be {list}, got {s:?} ({})", at())
             }
         };
-        match key {
+        match key.as_str() {
             "store" => {
                 let s = string(value)?;
                 if s.trim().is_empty() {
@@ -253,7 +288,10 @@ fn parse_table(item: &Item, warnings: &mut Vec<String>) -> Result<Config> {
             "space" => {
                 let s = string(value)?;
                 if s.is_empty() || s.contains(['/', '\\']) || s.chars().any(char::is_control) {
-                    bail!("space must be a non-empty name without slashes, got {s:?} ({})", at());
+                    bail!(
+                        "space must be a non-empty name without slashes, got {s:?} ({})",
+                        at()
+                    );
                 }
                 cfg.space = s;
             }
@@ -261,14 +299,23 @@ fn parse_table(item: &Item, warnings: &mut Vec<String>) -> Result<Config> {
                 let s = string(value)?;
                 let trimmed = s.trim_matches('/');
                 if !trimmed.is_empty() {
-                    crate::pages::validate_page_id(trimmed).map_err(|e| Error::new(format!("page-prefix: {} ({})", e.message(), at())))?;
+                    crate::pages::validate_page_id(trimmed).map_err(|e| {
+                        Error::new(format!(
+                            "page-prefix: {} ({})",
+                            e.message().trim_end_matches(" (page)"),
+                            at()
+                        ))
+                    })?;
                 }
                 cfg.page_prefix = Some(trimmed.to_string());
             }
             "default-language" => {
                 let s = string(value)?;
-                if s.is_empty() || !s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
-                    bail!("default-language must be a language code like \"en\", got {s:?} ({})", at());
+                if !is_language_code(&s) {
+                    bail!(
+                        "default-language must be a language code like \"en\", got {s:?} ({})",
+                        at()
+                    );
                 }
                 cfg.default_language = Some(s);
             }
@@ -278,13 +325,10 @@ fn parse_table(item: &Item, warnings: &mut Vec<String>) -> Result<Config> {
                     _ => LocaleStrategy::Directory,
                 }
             }
-            "threshold" => {
-                let t = value.and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)));
-                match t {
-                    Some(t) if t > 0.0 && t <= 1.0 => cfg.threshold = Some(t),
-                    _ => bail!("threshold must be a number in (0, 1] ({})", at()),
-                }
-            }
+            "threshold" => match value.as_f64() {
+                Some(t) if t > 0.0 && t <= 1.0 => cfg.threshold = Some(t),
+                _ => bail!("threshold must be a number in (0, 1] ({})", at()),
+            },
             "fail-on" => {
                 cfg.fail_on = match choice(value, &["never", "orphan", "fuzzy"])?.as_str() {
                     "never" => FailOn::Never,
@@ -298,15 +342,25 @@ fn parse_table(item: &Item, warnings: &mut Vec<String>) -> Result<Config> {
                     _ => Review::Approve,
                 }
             }
-            "enable" => match value.and_then(Value::as_bool) {
+            "enable" => match value.as_bool() {
                 Some(b) => cfg.enable = b,
                 None => bail!("enable must be true or false ({})", at()),
             },
             k if MDBOOK_KEYS.contains(&k) => {}
-            other => warnings.push(format!("unknown key {other:?} ignored (book.toml [preprocessor.notabene])")),
+            other => warnings.push(format!(
+                "unknown key {other:?} ignored (book.toml [preprocessor.notabene])"
+            )),
         }
     }
-    Ok(cfg)
+    Ok((cfg, warnings))
+}
+
+/// Whether `s` looks like a language code (`en`, `pt-BR`, `zh_CN`).
+pub fn is_language_code(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 16
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
 #[cfg(test)]
@@ -314,7 +368,14 @@ mod tests {
     use super::*;
 
     fn cfg(toml: &str) -> Result<Config> {
-        parse_book_toml(toml).map(|p| p.3)
+        let config = MdConfig::from_str(toml).unwrap();
+        parse_table(
+            config
+                .get::<Value>("preprocessor.notabene")
+                .unwrap()
+                .as_ref(),
+        )
+        .map(|p| p.0)
     }
 
     #[test]
@@ -332,14 +393,36 @@ mod tests {
     #[test]
     fn bad_values_name_the_key() {
         let e = cfg("[preprocessor.notabene]\nreview = \"sometimes\"\n").unwrap_err();
-        assert_eq!(e.message(), "review must be \"auto\" or \"approve\", got \"sometimes\" (book.toml [preprocessor.notabene] review)");
+        assert_eq!(
+            e.message(),
+            "review must be \"auto\" or \"approve\", got \"sometimes\" (book.toml [preprocessor.notabene] review)"
+        );
         let e = cfg("[preprocessor.notabene]\nthreshold = 2\n").unwrap_err();
-        assert_eq!(e.message(), "threshold must be a number in (0, 1] (book.toml [preprocessor.notabene] threshold)");
+        assert_eq!(
+            e.message(),
+            "threshold must be a number in (0, 1] (book.toml [preprocessor.notabene] threshold)"
+        );
         let e = cfg("[preprocessor.notabene]\nenable = \"yes\"\n").unwrap_err();
-        assert_eq!(e.message(), "enable must be true or false (book.toml [preprocessor.notabene] enable)");
+        assert_eq!(
+            e.message(),
+            "enable must be true or false (book.toml [preprocessor.notabene] enable)"
+        );
         let e = cfg("[preprocessor.notabene]\npage-prefix = \"../x\"\n").unwrap_err();
-        assert!(e.message().starts_with("page-prefix: "), "{}", e.message());
-        let (.., w) = parse_book_toml("[preprocessor.notabene]\nstroe = \"x\"\n").unwrap();
-        assert_eq!(w, vec!["unknown key \"stroe\" ignored (book.toml [preprocessor.notabene])".to_string()]);
+        assert_eq!(
+            e.message(),
+            "page-prefix: invalid page id \"../x\": it contains a '..' segment (book.toml [preprocessor.notabene] page-prefix)"
+        );
+        let config = MdConfig::from_str("[preprocessor.notabene]\nstroe = \"x\"\n").unwrap();
+        let (_, w) = parse_table(
+            config
+                .get::<Value>("preprocessor.notabene")
+                .unwrap()
+                .as_ref(),
+        )
+        .unwrap();
+        assert_eq!(
+            w,
+            vec!["unknown key \"stroe\" ignored (book.toml [preprocessor.notabene])".to_string()]
+        );
     }
 }

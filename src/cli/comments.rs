@@ -169,34 +169,64 @@ pub(crate) fn run(ctx: &Ctx, cmd: CommentsCmd) -> Result<i32> {
         CommentsCmd::Ls(a) => ls(ctx, &a),
         CommentsCmd::Show { id, json } => show(ctx, &id, json),
         CommentsCmd::Add(a) => add(ctx, &a),
-        CommentsCmd::Reply { id, body, author, json } => {
+        CommentsCmd::Reply {
+            id,
+            body,
+            author,
+            json,
+        } => {
             let body = check_body(&body, "--body")?;
             let author = ids::resolve_author(author.as_deref(), ctx.work_dir());
-            let out = mutate(&ctx.store, &[id], |_| Ok(()), |c, ts| {
-                c.push_message(&author, body, ts);
-                Ok(())
-            })?;
+            let out = mutate(
+                &ctx.store,
+                &[id],
+                |_| Ok(()),
+                |c, ts| {
+                    c.push_message(&author, body, ts);
+                    Ok(())
+                },
+            )?;
             if json {
                 print!("{}", json::to_js_pretty(out[0].comment.as_map()));
             } else {
-                say!("notabene: replied to {} (by {author}).", out[0].comment.id().unwrap_or_default());
+                say!(
+                    "notabene: replied to {} (by {author}).",
+                    out[0].comment.id().unwrap_or_default()
+                );
             }
             Ok(0)
         }
         CommentsCmd::Done(a) => done(ctx, &a),
-        CommentsCmd::Reopen { ids: list, reply, author, json } => {
-            let reply = reply.as_deref().map(|r| check_body(r, "--reply")).transpose()?.filter(|r| !r.is_empty());
+        CommentsCmd::Reopen {
+            ids: list,
+            reply,
+            author,
+            json,
+        } => {
+            let reply = reply
+                .as_deref()
+                .map(|r| check_body(r, "--reply"))
+                .transpose()?
+                .filter(|r| !r.is_empty());
             let author = ids::resolve_author(author.as_deref(), ctx.work_dir());
-            let out = mutate(&ctx.store, &list, |_| Ok(()), |c, ts| {
-                c.set("status", "open".into());
-                c.set("resolution", Value::Null);
-                if let Some(r) = reply {
-                    c.push_message(&author, r, ts);
-                }
-                Ok(())
-            })?;
+            let out = mutate(
+                &ctx.store,
+                &list,
+                |_| Ok(()),
+                |c, ts| {
+                    c.set("status", "open".into());
+                    c.set("resolution", Value::Null);
+                    if let Some(r) = reply {
+                        c.push_message(&author, r, ts);
+                    }
+                    Ok(())
+                },
+            )?;
             print_result(&out, json, || match reply {
-                Some(_) => format!("notabene: {} comment(s) → open (reply by {author}).", out.len()),
+                Some(_) => format!(
+                    "notabene: {} comment(s) → open (reply by {author}).",
+                    out.len()
+                ),
                 None => format!("notabene: {} comment(s) → open.", out.len()),
             });
             Ok(0)
@@ -222,7 +252,10 @@ fn check_body<'a>(body: &'a str, flag: &str) -> Result<&'a str> {
         bail!("the text must not be empty ({flag})");
     }
     if t.len() > MAX_BODY {
-        bail!("the text is {} bytes; the limit is {MAX_BODY} ({flag})", t.len());
+        bail!(
+            "the text is {} bytes; the limit is {MAX_BODY} ({flag})",
+            t.len()
+        );
     }
     Ok(t)
 }
@@ -271,12 +304,16 @@ fn show(ctx: &Ctx, id: &str, as_json: bool) -> Result<i32> {
 }
 
 fn add(ctx: &Ctx, a: &AddArgs) -> Result<i32> {
-    pages::validate_page_id(&a.page).map_err(|e| Error::new(e.message().replace("(page)", "(--page)")))?;
+    pages::validate_page_id(&a.page)
+        .map_err(|e| Error::new(e.message().replace("(page)", "(--page)")))?;
     let body = check_body(&a.body, "--body")?;
     let short = |v: &Option<String>, flag: &str| -> Result<Value> {
         match v {
             None => Ok(Value::Null),
-            Some(s) if s.len() > MAX_QUOTE => bail!("{flag} is {} bytes; the limit is {MAX_QUOTE} ({flag})", s.len()),
+            Some(s) if s.len() > MAX_QUOTE => bail!(
+                "{flag} is {} bytes; the limit is {MAX_QUOTE} ({flag})",
+                s.len()
+            ),
             Some(s) => Ok(Value::String(s.clone())),
         }
     };
@@ -285,7 +322,13 @@ fn add(ctx: &Ctx, a: &AddArgs) -> Result<i32> {
         if q.is_empty() {
             bail!("the quote must not be empty (--quote)");
         }
-        let text = |v: Value| if v.is_null() { Value::String(String::new()) } else { v };
+        let text = |v: Value| {
+            if v.is_null() {
+                Value::String(String::new())
+            } else {
+                v
+            }
+        };
         let anchor = json!({
             "quote": short(&a.quote, "--quote")?,
             "prefix": text(short(&a.prefix, "--prefix")?),
@@ -304,7 +347,10 @@ fn add(ctx: &Ctx, a: &AddArgs) -> Result<i32> {
             Some(l) => l.chars().take(80).collect::<String>(),
             None => default_label(kind, rest),
         };
-        ("block", json!({ "kind": kind, "key": key, "label": label, "section": section, "index": a.index }))
+        (
+            "block",
+            json!({ "kind": kind, "key": key, "label": label, "section": section, "index": a.index }),
+        )
     } else {
         if a.section.is_some() {
             bail!("--section goes with --quote or --block (--section)");
@@ -313,28 +359,48 @@ fn add(ctx: &Ctx, a: &AddArgs) -> Result<i32> {
     };
     debug_assert!(SCOPES.contains(&scope));
     if let Some(book) = &ctx.book {
-        let prefix = book.page_prefix();
-        if pages::source_file(book, &prefix, &a.page).is_none() {
+        let ids = pages::PageIds::new(book);
+        if ids.source_file(&a.page).is_none() {
             eprintln!(
                 "notabene: warning: page {:?} has no source file in this book (expected {}/<chapter path without .md>) (--page)",
-                a.page, prefix
+                a.page, ids.prefix
             );
         }
     }
-    let space = ctx.book.as_ref().map(|b| b.config.space.clone()).unwrap_or_else(|| "book".into());
+    let space = ctx
+        .book
+        .as_ref()
+        .map(|b| b.config.space.clone())
+        .unwrap_or_else(|| "book".into());
     let author = ids::resolve_author(a.author.as_deref(), ctx.work_dir());
     let store = &ctx.store;
     let _lock = store.lock()?;
     store.check_compatible()?;
     let now = ids::now()?;
     let ts = ids::iso(now);
-    let comment = crate::store::new_comment(&ids::comment_id(now), &space, &a.page, scope, anchor, &author, body, &ts);
+    // Adds in the same millisecond share the time part of the id: draw again on a clash
+    // rather than fail (the lock makes the check race-free).
+    let mut id = ids::comment_id(now);
+    while store
+        .root()
+        .join(&a.page)
+        .join(format!("{}.json", ids::sanitize_id(&id)))
+        .exists()
+    {
+        id = ids::comment_id(now);
+    }
+    let comment =
+        crate::store::new_comment(&id, &space, &a.page, scope, anchor, &author, body, &ts);
     store.ensure_meta()?;
     let file = store.create(&comment)?;
     if a.json {
         print!("{}", json::to_js_pretty(comment.as_map()));
     } else {
-        say!("notabene: added comment {} on {} ({file}).", comment.id().unwrap_or_default(), a.page);
+        say!(
+            "notabene: added comment {} on {} ({file}).",
+            comment.id().unwrap_or_default(),
+            a.page
+        );
     }
     Ok(0)
 }
@@ -354,7 +420,9 @@ fn done(ctx: &Ctx, a: &DoneArgs) -> Result<i32> {
     let review = ctx.review();
     let status = match a.status.as_deref() {
         None => review.done_status(),
-        Some("open") => bail!("--status open does not close a comment — use `comments reopen` (--status)"),
+        Some("open") => {
+            bail!("--status open does not close a comment — use `comments reopen` (--status)")
+        }
         Some(s) if STATUSES.contains(&s) => s,
         Some(s) => bail!("unknown status {s:?} (expected: open, addressed, resolved) (--status)"),
     };
@@ -384,27 +452,48 @@ fn done(ctx: &Ctx, a: &DoneArgs) -> Result<i32> {
         },
     )?;
     match &a.journal {
-        None => eprintln!("notabene: no --journal <entryId> — the protocol links every resolution to a journal entry."),
+        None => eprintln!(
+            "notabene: no --journal <entryId> — the protocol links every resolution to a journal entry."
+        ),
         Some(j) => {
             let journal = journal::read(&ctx.store);
-            if !journal.entries().iter().any(|e| e.get("id").and_then(Value::as_str) == Some(j.as_str())) {
-                eprintln!("notabene: journal entry {j:?} doesn't exist (yet) — append it with `journal add`.");
+            if !journal
+                .entries()
+                .iter()
+                .any(|e| e.get("id").and_then(Value::as_str) == Some(j.as_str()))
+            {
+                eprintln!(
+                    "notabene: journal entry {j:?} doesn't exist (yet) — append it with `journal add`."
+                );
             }
         }
     }
     print_result(&out, a.json, || {
-        format!("notabene: {} comment(s) → {status} (review: {}).", out.len(), review.as_str())
+        format!(
+            "notabene: {} comment(s) → {status} (review: {}).",
+            out.len(),
+            review.as_str()
+        )
     });
     Ok(0)
 }
 
 fn set_hold(ctx: &Ctx, a: &IdsArgs, hold: bool) -> Result<i32> {
-    let out = mutate(&ctx.store, &a.ids, |_| Ok(()), |c, _| {
-        c.set("hold", hold.into());
-        Ok(())
-    })?;
+    let out = mutate(
+        &ctx.store,
+        &a.ids,
+        |_| Ok(()),
+        |c, _| {
+            c.set("hold", hold.into());
+            Ok(())
+        },
+    )?;
     print_result(&out, a.json, || {
-        format!("notabene: {} comment(s) → {}.", out.len(), if hold { "on hold" } else { "off hold" })
+        format!(
+            "notabene: {} comment(s) → {}.",
+            out.len(),
+            if hold { "on hold" } else { "off hold" }
+        )
     });
     Ok(0)
 }
@@ -412,22 +501,33 @@ fn set_hold(ctx: &Ctx, a: &IdsArgs, hold: bool) -> Result<i32> {
 fn verify_cmd(ctx: &Ctx, as_json: bool) -> Result<i32> {
     let store = &ctx.store;
     if !store.exists() {
-        eprintln!("notabene: no store at {}. Run `notabene init` first.", store.root().display());
+        eprintln!(
+            "notabene: no store at {}. Run `notabene init` first.",
+            store.root().display()
+        );
         return Ok(2);
     }
     // verify reads even a newer store: reporting store-schema-newer is its job.
     let snap = store.load_unchecked()?;
     let journal = journal::read(store);
     let meta = store.meta();
-    let checker = ctx.book.as_ref().map(|b| (b, b.page_prefix()));
+    let checker = ctx.book.as_ref().map(pages::PageIds::new);
     let exists = |page: &str| -> bool {
         match &checker {
-            Some((b, prefix)) => !pages::under_prefix(prefix, page) || pages::source_file(b, prefix, page).is_some(),
+            Some(ids) => !ids.owns(page) || ids.source_file(page).is_some(),
             None => true,
         }
     };
-    let findings = verify::verify(&snap, &journal, &meta, checker.as_ref().map(|_| &exists as &dyn Fn(&str) -> bool));
-    let errors = findings.iter().filter(|f| f.level == verify::Level::Error).count();
+    let findings = verify::verify(
+        &snap,
+        &journal,
+        &meta,
+        checker.as_ref().map(|_| &exists as &dyn Fn(&str) -> bool),
+    );
+    let errors = findings
+        .iter()
+        .filter(|f| f.level == verify::Level::Error)
+        .count();
     let warnings = findings.len() - errors;
     let checked_comments = snap.records.len() + snap.unreadable.len();
     let checked_journal = journal.entries().len();
@@ -443,7 +543,11 @@ fn verify_cmd(ctx: &Ctx, as_json: bool) -> Result<i32> {
         print!("{}", json::to_js_pretty(&report));
     } else {
         for f in &findings {
-            let mark = if f.level == verify::Level::Error { "✗" } else { "!" };
+            let mark = if f.level == verify::Level::Error {
+                "✗"
+            } else {
+                "!"
+            };
             match &f.file {
                 Some(file) => say!("{mark} {file}: {}  [{}]", f.message, f.code),
                 None => say!("{mark} {}  [{}]", f.message, f.code),

@@ -3,7 +3,7 @@
 use crate::store::{Comment, Location, Record, ids};
 use serde_json::Value;
 
-fn text<'a>(v: Option<&'a Value>) -> &'a str {
+fn text(v: Option<&Value>) -> &str {
     v.and_then(Value::as_str).unwrap_or("")
 }
 
@@ -17,7 +17,11 @@ fn anchor_line(c: &Comment) -> Option<String> {
     let a = c.anchor()?;
     let section = text(a.get("section"));
     if c.scope() == Some("block") {
-        return Some(format!("§{section} [{}] {}", text(a.get("kind")), text(a.get("label"))));
+        return Some(format!(
+            "§{section} [{}] {}",
+            text(a.get("kind")),
+            text(a.get("label"))
+        ));
     }
     let quote: String = text(a.get("quote")).chars().take(100).collect();
     Some(format!("§{section}: «{}»", quote.replace('\n', " ")))

@@ -32,10 +32,17 @@ pub(crate) fn run(ctx: &Ctx, cmd: JournalCmd) -> Result<i32> {
             std::io::stdin()
                 .read_to_string(&mut input)
                 .map_err(|e| Error::new(format!("journal add: cannot read stdin: {e} (stdin)")))?;
-            let value: Value = serde_json::from_str(&input)
-                .map_err(|e| Error::new(format!("journal add: expected a JSON entry on stdin: {e} (stdin)")))?;
+            let value: Value = serde_json::from_str(&input).map_err(|e| {
+                Error::new(format!(
+                    "journal add: expected a JSON entry on stdin: {e} (stdin)"
+                ))
+            })?;
             let entry = journal::prepare_entry(value)?;
-            let id = entry.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
+            let id = entry
+                .get("id")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
             let outcome = journal::append(&ctx.store, entry)?;
             if as_json {
                 say!("{}", serde_json::json!({ "id": id }));
@@ -59,8 +66,18 @@ pub(crate) fn run(ctx: &Ctx, cmd: JournalCmd) -> Result<i32> {
             }
             let s = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").to_string();
             for e in entries.iter().rev() {
-                say!("{}  {}  {}", s(e.get("date")), s(e.get("id")), s(e.get("title")));
-                for c in e.get("changes").and_then(Value::as_array).into_iter().flatten() {
+                say!(
+                    "{}  {}  {}",
+                    s(e.get("date")),
+                    s(e.get("id")),
+                    s(e.get("title"))
+                );
+                for c in e
+                    .get("changes")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
                     let ids: Vec<String> = c
                         .get("commentIds")
                         .and_then(Value::as_array)
@@ -68,7 +85,12 @@ pub(crate) fn run(ctx: &Ctx, cmd: JournalCmd) -> Result<i32> {
                         .flatten()
                         .filter_map(|v| v.as_str().map(str::to_string))
                         .collect();
-                    say!("  {} — {}  [{}]", s(c.get("page")), s(c.get("what")), ids.join(", "));
+                    say!(
+                        "  {} — {}  [{}]",
+                        s(c.get("page")),
+                        s(c.get("what")),
+                        ids.join(", ")
+                    );
                 }
             }
             Ok(0)

@@ -41,6 +41,8 @@ struct Cli {
     command: Option<Command>,
 }
 
+// Parsed once per process: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Create the store, meta.json, protocol.md and the AGENTS.md block.
@@ -83,18 +85,23 @@ pub(crate) struct Ctx {
 
 impl Ctx {
     fn resolve(book_flag: Option<&Path>, store_flag: Option<&Path>) -> Result<Ctx> {
-        let cwd = std::env::current_dir().map_err(|e| Error::new(format!("cannot read the working directory: {e}")))?;
+        let cwd = std::env::current_dir()
+            .map_err(|e| Error::new(format!("cannot read the working directory: {e}")))?;
         let book = Book::discover(book_flag)?;
         if let Some(b) = &book {
             for w in &b.warnings {
                 eprintln!("notabene: warning: {w}");
             }
         }
-        let env_store = std::env::var_os("NOTABENE_STORE").filter(|s| !s.is_empty()).map(PathBuf::from);
+        let env_store = std::env::var_os("NOTABENE_STORE")
+            .filter(|s| !s.is_empty())
+            .map(PathBuf::from);
         let store = match (store_flag, env_store, &book) {
             (Some(s), _, _) => cwd.join(s),
             (None, Some(s), _) => cwd.join(s),
-            (None, None, Some(b)) => b.root.join(b.config.store.as_deref().unwrap_or(".notabene")),
+            (None, None, Some(b)) => b
+                .root
+                .join(b.config.store.as_deref().unwrap_or(".notabene")),
             (None, None, None) => {
                 return Err(Error::new(format!(
                     "no book.toml in {} or any parent directory (pass --book DIR or --store DIR)",
@@ -102,22 +109,34 @@ impl Ctx {
                 )));
             }
         };
-        Ok(Ctx { book, store: Store::new(store), cwd })
+        Ok(Ctx {
+            book,
+            store: Store::new(store),
+            cwd,
+        })
     }
 
     /// `path` relative to the working directory when below it, else absolute.
     pub fn show(&self, path: &Path) -> String {
-        path.strip_prefix(&self.cwd).map(|p| p.display().to_string()).unwrap_or_else(|_| path.display().to_string())
+        path.strip_prefix(&self.cwd)
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| path.display().to_string())
     }
 
     /// The review mode of the book's config.
     pub fn review(&self) -> crate::config::Review {
-        self.book.as_ref().map(|b| b.config.review).unwrap_or(crate::config::Review::Auto)
+        self.book
+            .as_ref()
+            .map(|b| b.config.review)
+            .unwrap_or(crate::config::Review::Auto)
     }
 
     /// The directory git and author lookups run in.
     pub fn work_dir(&self) -> &Path {
-        self.book.as_ref().map(|b| b.root.as_path()).unwrap_or(&self.cwd)
+        self.book
+            .as_ref()
+            .map(|b| b.root.as_path())
+            .unwrap_or(&self.cwd)
     }
 }
 
@@ -156,9 +175,13 @@ fn dispatch(command: Command, book: Option<&Path>, store: Option<&Path>) -> Resu
         Command::Migrate(a) => {
             let report = crate::store::migrate::migrate(&ctx.store, a.dry_run)?;
             for (file, why) in &report.kept {
-                eprintln!("notabene: kept {why} in its array — give it an id and re-run migrate ({file})");
+                eprintln!("notabene: kept {why} ({file})");
             }
-            let verb = if a.dry_run { "would migrate" } else { "migrated" };
+            let verb = if a.dry_run {
+                "would migrate"
+            } else {
+                "migrated"
+            };
             say!(
                 "notabene: {verb} {} page file(s) → {} comment file(s) (store schemaVersion {}).",
                 report.pages,
@@ -184,9 +207,20 @@ fn clap_exit(e: clap::Error) -> i32 {
             1
         }
         _ => {
+            // The message is the first paragraph: its continuation lines name the missing
+            // arguments or the possible values, so they are folded into the one line.
             let rendered = e.render().to_string();
-            let first = rendered.lines().next().unwrap_or("invalid arguments");
-            let msg = first.strip_prefix("error: ").unwrap_or(first);
+            let head: Vec<&str> = rendered
+                .lines()
+                .map(str::trim)
+                .take_while(|l| !l.is_empty())
+                .collect();
+            let head = if head.is_empty() {
+                "invalid arguments".to_string()
+            } else {
+                head.join(" ")
+            };
+            let msg = head.strip_prefix("error: ").unwrap_or(&head);
             eprintln!("notabene: {msg} (see --help)");
             1
         }

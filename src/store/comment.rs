@@ -39,7 +39,10 @@ impl Comment {
         self.0.get(key)
     }
     fn str_field(&self, key: &str) -> Option<&str> {
-        self.0.get(key).and_then(Value::as_str).filter(|s| !s.is_empty())
+        self.0
+            .get(key)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
     }
     /// The id, when it is a non-empty string.
     pub fn id(&self) -> Option<&str> {
@@ -71,11 +74,18 @@ impl Comment {
     }
     /// The thread messages.
     pub fn thread(&self) -> &[Value] {
-        self.0.get("thread").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[])
+        self.0
+            .get("thread")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
     }
     /// `updatedAt`.
     pub fn updated_at(&self) -> &str {
-        self.0.get("updatedAt").and_then(Value::as_str).unwrap_or("")
+        self.0
+            .get("updatedAt")
+            .and_then(Value::as_str)
+            .unwrap_or("")
     }
     /// `status == open && !hold`: what agents act on.
     pub fn is_actionable(&self) -> bool {

@@ -17,7 +17,8 @@ pub struct StoreLock {
 impl StoreLock {
     /// Blocks until the exclusive lock on `store` is acquired.
     pub fn acquire(store: &Path) -> Result<StoreLock> {
-        let file = File::open(store).map_err(|e| Error::io("cannot open the store to lock it", store, e))?;
+        let file = File::open(store)
+            .map_err(|e| Error::io("cannot open the store to lock it", store, e))?;
         file.lock()
             .map_err(|e| Error::io("cannot lock the store", store, e))?;
         Ok(StoreLock { _file: file })

@@ -16,7 +16,11 @@ pub fn now() -> Result<DateTime<Utc>> {
     match std::env::var(NOW_ENV) {
         Ok(v) if !v.trim().is_empty() => DateTime::parse_from_rfc3339(v.trim())
             .map(|d| d.with_timezone(&Utc))
-            .map_err(|e| Error::new(format!("{NOW_ENV} is not an RFC 3339 instant: {e} ({NOW_ENV})"))),
+            .map_err(|e| {
+                Error::new(format!(
+                    "{NOW_ENV} is not an RFC 3339 instant: {e} ({NOW_ENV})"
+                ))
+            }),
         _ => Ok(Utc::now()),
     }
 }
@@ -128,7 +132,9 @@ mod tests {
 
     #[test]
     fn formats() {
-        let t = DateTime::parse_from_rfc3339("2026-07-28T09:00:00Z").unwrap().with_timezone(&Utc);
+        let t = DateTime::parse_from_rfc3339("2026-07-28T09:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
         assert_eq!(iso(t), "2026-07-28T09:00:00.000Z");
         assert_eq!(date(t), "2026-07-28");
         let id = comment_id(t);
@@ -145,7 +151,10 @@ mod tests {
         assert_eq!(compose_author(" Alex ", " a@x.org "), "Alex <a@x.org>");
         assert_eq!(compose_author("Alex", ""), "Alex");
         assert_eq!(compose_author("", ""), "you");
-        assert_eq!(display_name("Alex Martin <alex@example.com>"), "Alex Martin");
+        assert_eq!(
+            display_name("Alex Martin <alex@example.com>"),
+            "Alex Martin"
+        );
         assert_eq!(display_name("agent"), "agent");
         assert_eq!(display_name("<>"), "<>");
         assert_eq!(sanitize_id("c_1.2/../x y"), "c_12xy");

@@ -106,15 +106,22 @@ pub fn prepare_entry(value: Value) -> Result<Map<String, Value>> {
             bail!("each change must be an object (changes[{i}])");
         };
         match c.get("page") {
-            Some(Value::String(p)) => {
-                crate::pages::validate_page_id(p).map_err(|e| Error::new(format!("{} ({})", e.message().trim_end_matches(" (page)"), at("page"))))?
-            }
+            Some(Value::String(p)) => crate::pages::validate_page_id(p).map_err(|e| {
+                Error::new(format!(
+                    "{} ({})",
+                    e.message().trim_end_matches(" (page)"),
+                    at("page")
+                ))
+            })?,
             _ => bail!("each change needs a page ({})", at("page")),
         }
         match c.get("commentIds") {
             None => {}
             Some(Value::Array(a)) if a.iter().all(Value::is_string) => {}
-            Some(_) => bail!("commentIds must be an array of comment ids ({})", at("commentIds")),
+            Some(_) => bail!(
+                "commentIds must be an array of comment ids ({})",
+                at("commentIds")
+            ),
         }
         for key in ["what", "why", "ref"] {
             if let Some(v) = c.get(key)
@@ -160,17 +167,28 @@ pub enum Appended {
 pub fn append(store: &Store, entry: Map<String, Value>) -> Result<Appended> {
     let _lock = store.lock()?;
     store.check_compatible()?;
-    let id = entry.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
+    let id = entry
+        .get("id")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
     let journal = read(store);
     let mut entries = journal.require_entries()?.to_vec();
-    if let Some(existing) = entries.iter().find(|e| e.get("id").and_then(Value::as_str) == Some(id.as_str())) {
+    if let Some(existing) = entries
+        .iter()
+        .find(|e| e.get("id").and_then(Value::as_str) == Some(id.as_str()))
+    {
         if existing.as_object() == Some(&entry) {
             return Ok(Appended::AlreadyPresent);
         }
         bail!("journal entry {id:?} already exists with different content; choose another id (id)");
     }
     entries.push(Value::Object(entry));
-    fsx::write_atomic(store.root(), Path::new(FILE), json::to_js_pretty(&entries).as_bytes())?;
+    fsx::write_atomic(
+        store.root(),
+        Path::new(FILE),
+        json::to_js_pretty(&entries).as_bytes(),
+    )?;
     let confirmed = read(store)
         .entries()
         .iter()

@@ -11,11 +11,12 @@ use std::path::Path;
 /// What a migration did (or, dry, would do).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Report {
-    /// Legacy array files converted (fully or partly).
+    /// Legacy array files converted (fully or partly); a file none of whose members could
+    /// move is left untouched and not counted.
     pub pages: usize,
     /// Comment files written.
     pub moved: usize,
-    /// Members left in their array: (file, reason).
+    /// Members left in their array: (file, what was kept, why and what to do).
     pub kept: Vec<(String, String)>,
     /// Whether `meta.json` was (or would be) raised to the current version.
     pub meta_raised: bool,
@@ -37,16 +38,23 @@ pub fn migrate(store: &Store, dry_run: bool) -> Result<Report> {
         let page_dir = file.trim_end_matches(".json");
         let mut keep: Vec<Value> = Vec::new();
         let mut writes = 0usize;
+        let total = members.len();
         for rec in members {
             let value = Value::Object(rec.comment.as_map().clone());
             let Some(id) = rec.comment.id() else {
-                report.kept.push((file.to_string(), "a member without an id".into()));
+                report.kept.push((
+                    file.to_string(),
+                    "a member without an id in its array — give it an id and re-run migrate".into(),
+                ));
                 keep.push(value);
                 continue;
             };
             let name = ids::sanitize_id(id);
             if name.is_empty() {
-                report.kept.push((file.to_string(), format!("comment {id:?} has no file-name characters")));
+                report.kept.push((
+                    file.to_string(),
+                    format!("comment {id:?} in its array: its id has no file-name characters — give it an id made of [A-Za-z0-9_-] and re-run migrate"),
+                ));
                 keep.push(value);
                 continue;
             }
@@ -54,16 +62,27 @@ pub fn migrate(store: &Store, dry_run: bool) -> Result<Report> {
             let existing = std::fs::read(store.root().join(&target)).ok();
             if let Some(bytes) = existing {
                 if serde_json::from_slice::<Value>(&bytes).ok().as_ref() != Some(&value) {
-                    report.kept.push((file.to_string(), format!("comment {id:?} differs from the existing {target}")));
+                    report.kept.push((
+                        file.to_string(),
+                        format!("comment {id:?} in its array: it differs from the existing {target} — reconcile the two by hand and re-run migrate"),
+                    ));
                     keep.push(value);
                 }
                 // An identical file already exists: the member is migrated.
                 continue;
             }
             if !dry_run {
-                fsx::write_atomic(store.root(), Path::new(&target), json::to_js_pretty(&value).as_bytes())?;
+                fsx::write_atomic(
+                    store.root(),
+                    Path::new(&target),
+                    json::to_js_pretty(&value).as_bytes(),
+                )?;
             }
             writes += 1;
+        }
+        if keep.len() == total {
+            // Nothing could move: leave the file exactly as it is.
+            continue;
         }
         report.pages += 1;
         report.moved += writes;
@@ -71,7 +90,11 @@ pub fn migrate(store: &Store, dry_run: bool) -> Result<Report> {
             if keep.is_empty() {
                 fsx::remove_file(store.root(), Path::new(file))?;
             } else {
-                fsx::write_atomic(store.root(), Path::new(file), json::to_js_pretty(&keep).as_bytes())?;
+                fsx::write_atomic(
+                    store.root(),
+                    Path::new(file),
+                    json::to_js_pretty(&keep).as_bytes(),
+                )?;
             }
         }
     }
@@ -81,7 +104,11 @@ pub fn migrate(store: &Store, dry_run: bool) -> Result<Report> {
     };
     if report.meta_raised && !dry_run {
         let meta = serde_json::json!({ "schemaVersion": SCHEMA_VERSION });
-        fsx::write_atomic(store.root(), Path::new("meta.json"), json::to_js_pretty(&meta).as_bytes())?;
+        fsx::write_atomic(
+            store.root(),
+            Path::new("meta.json"),
+            json::to_js_pretty(&meta).as_bytes(),
+        )?;
     }
     Ok(report)
 }

@@ -80,7 +80,10 @@ impl Snapshot {
     /// Prints one warning per unreadable file on stderr (readers skip them).
     pub fn warn_unreadable(&self) {
         for u in &self.unreadable {
-            eprintln!("notabene: skipping unreadable comment file: {} ({})", u.error, u.file);
+            eprintln!(
+                "notabene: skipping unreadable comment file: {} ({})",
+                u.error, u.file
+            );
         }
     }
 }
@@ -115,7 +118,10 @@ impl Store {
     /// Fails with the `init` hint when the store does not exist.
     pub fn require(&self) -> Result<()> {
         if !self.exists() {
-            bail!("no store at {}. Run `notabene init` first.", self.root.display());
+            bail!(
+                "no store at {}. Run `notabene init` first.",
+                self.root.display()
+            );
         }
         Ok(())
     }
@@ -124,7 +130,11 @@ impl Store {
     pub fn meta(&self) -> Meta {
         let path = self.root.join("meta.json");
         let Ok(text) = std::fs::read_to_string(&path) else {
-            return if path.exists() { Meta::Invalid } else { Meta::Missing };
+            return if path.exists() {
+                Meta::Invalid
+            } else {
+                Meta::Missing
+            };
         };
         match serde_json::from_str::<Value>(&text) {
             Ok(v) => match v.get("schemaVersion").and_then(Value::as_f64) {
@@ -159,7 +169,11 @@ impl Store {
         };
         if raise {
             let meta = serde_json::json!({ "schemaVersion": SCHEMA_VERSION });
-            fsx::write_atomic(&self.root, Path::new("meta.json"), json::to_js_pretty(&meta).as_bytes())?;
+            fsx::write_atomic(
+                &self.root,
+                Path::new("meta.json"),
+                json::to_js_pretty(&meta).as_bytes(),
+            )?;
         }
         Ok(())
     }
@@ -187,16 +201,24 @@ impl Store {
     }
 
     fn walk(&self, dir: &Path, rel: &str, snap: &mut Snapshot) -> Result<()> {
-        let rd = std::fs::read_dir(dir).map_err(|e| Error::io("cannot read store directory", dir, e))?;
+        let rd =
+            std::fs::read_dir(dir).map_err(|e| Error::io("cannot read store directory", dir, e))?;
         let mut entries: Vec<_> = rd.filter_map(|e| e.ok()).collect();
         entries.sort_by_key(|e| e.file_name());
         for entry in entries {
             let Ok(ft) = entry.file_type() else { continue };
             let name = entry.file_name().to_string_lossy().into_owned();
-            let child_rel = if rel.is_empty() { name.clone() } else { format!("{rel}/{name}") };
+            let child_rel = if rel.is_empty() {
+                name.clone()
+            } else {
+                format!("{rel}/{name}")
+            };
             if ft.is_dir() {
                 self.walk(&entry.path(), &child_rel, snap)?;
-            } else if ft.is_file() && name.ends_with(".json") && !(rel.is_empty() && RESERVED.contains(&name.as_str())) {
+            } else if ft.is_file()
+                && name.ends_with(".json")
+                && !(rel.is_empty() && RESERVED.contains(&name.as_str()))
+            {
                 read_comment_file(&entry.path(), child_rel, snap);
             }
         }
@@ -225,12 +247,21 @@ impl Store {
     pub fn write_record(&self, rec: &Record) -> Result<()> {
         let rel = Path::new(&rec.file);
         match rec.location {
-            Location::File => fsx::write_atomic(&self.root, rel, json::to_js_pretty(rec.comment.as_map()).as_bytes()),
+            Location::File => fsx::write_atomic(
+                &self.root,
+                rel,
+                json::to_js_pretty(rec.comment.as_map()).as_bytes(),
+            ),
             Location::Legacy { index } => {
                 let mut arr = self.read_array(rel)?;
-                let slot = arr.get_mut(index).filter(|v| v.get("id").and_then(Value::as_str) == rec.comment.id());
+                let slot = arr
+                    .get_mut(index)
+                    .filter(|v| v.get("id").and_then(Value::as_str) == rec.comment.id());
                 let Some(slot) = slot else {
-                    bail!("legacy file changed under us; nothing written ({})", rec.file);
+                    bail!(
+                        "legacy file changed under us; nothing written ({})",
+                        rec.file
+                    );
                 };
                 *slot = Value::Object(rec.comment.as_map().clone());
                 fsx::write_atomic(&self.root, rel, json::to_js_pretty(&arr).as_bytes())
@@ -246,8 +277,16 @@ impl Store {
             Location::File => fsx::remove_file(&self.root, rel)?,
             Location::Legacy { index } => {
                 let mut arr = self.read_array(rel)?;
-                if arr.get(index).and_then(|v| v.get("id")).and_then(Value::as_str) != rec.comment.id() {
-                    bail!("legacy file changed under us; nothing deleted ({})", rec.file);
+                if arr
+                    .get(index)
+                    .and_then(|v| v.get("id"))
+                    .and_then(Value::as_str)
+                    != rec.comment.id()
+                {
+                    bail!(
+                        "legacy file changed under us; nothing deleted ({})",
+                        rec.file
+                    );
                 }
                 arr.remove(index);
                 if arr.is_empty() {
@@ -278,16 +317,24 @@ impl Store {
         if self.root.join(&file).exists() {
             bail!("a comment file already exists ({file})");
         }
-        fsx::write_atomic(&self.root, Path::new(&file), json::to_js_pretty(comment.as_map()).as_bytes())?;
+        fsx::write_atomic(
+            &self.root,
+            Path::new(&file),
+            json::to_js_pretty(comment.as_map()).as_bytes(),
+        )?;
         Ok(file)
     }
 
     fn read_array(&self, rel: &Path) -> Result<Vec<Value>> {
         let path = self.root.join(rel);
-        let text = std::fs::read_to_string(&path).map_err(|e| Error::io("cannot read", &path, e))?;
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| Error::io("cannot read", &path, e))?;
         match serde_json::from_str(&text) {
             Ok(Value::Array(a)) => Ok(a),
-            _ => bail!("legacy file is no longer a JSON array; nothing written ({})", rel.display()),
+            _ => bail!(
+                "legacy file is no longer a JSON array; nothing written ({})",
+                rel.display()
+            ),
         }
     }
 }
@@ -307,19 +354,36 @@ fn read_comment_file(path: &Path, file: String, snap: &mut Snapshot) {
                 });
             }
         }
-        Ok(v) => snap.records.push(Record { file, location: Location::File, comment: Comment::from_value(v) }),
+        Ok(v) => snap.records.push(Record {
+            file,
+            location: Location::File,
+            comment: Comment::from_value(v),
+        }),
     }
 }
 
 /// Builds a new comment object with the contract's key order.
-pub fn new_comment(id: &str, space: &str, page: &str, scope: &str, anchor: Value, author: &str, body: &str, ts: &str) -> Comment {
+#[allow(clippy::too_many_arguments)]
+pub fn new_comment(
+    id: &str,
+    space: &str,
+    page: &str,
+    scope: &str,
+    anchor: Value,
+    author: &str,
+    body: &str,
+    ts: &str,
+) -> Comment {
     let mut m = Map::new();
     m.insert("id".into(), id.into());
     m.insert("space".into(), space.into());
     m.insert("page".into(), page.into());
     m.insert("scope".into(), scope.into());
     m.insert("anchor".into(), anchor);
-    m.insert("thread".into(), Value::Array(vec![comment::message(author, body, ts)]));
+    m.insert(
+        "thread".into(),
+        Value::Array(vec![comment::message(author, body, ts)]),
+    );
     m.insert("status".into(), "open".into());
     m.insert("hold".into(), false.into());
     m.insert("resolution".into(), Value::Null);

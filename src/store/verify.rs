@@ -36,8 +36,20 @@ pub struct Finding {
     pub id: Option<String>,
 }
 
-fn f(level: Level, code: &'static str, message: String, file: Option<&str>, id: Option<&str>) -> Finding {
-    Finding { level, code, message, file: file.map(str::to_string), id: id.map(str::to_string) }
+fn f(
+    level: Level,
+    code: &'static str,
+    message: String,
+    file: Option<&str>,
+    id: Option<&str>,
+) -> Finding {
+    Finding {
+        level,
+        code,
+        message,
+        file: file.map(str::to_string),
+        id: id.map(str::to_string),
+    }
 }
 
 fn truthy(v: Option<&Value>) -> bool {
@@ -61,7 +73,12 @@ const REQUIRED: &[&str] = &["id", "space", "page", "scope", "status"];
 
 /// Audits a store read into `snap`, with its `journal` and `meta`. `page_exists` answers
 /// whether a page id has a source file (`None` when the book's pages are not known).
-pub fn verify(snap: &Snapshot, journal: &Journal, meta: &Meta, page_exists: Option<&dyn Fn(&str) -> bool>) -> Vec<Finding> {
+pub fn verify(
+    snap: &Snapshot,
+    journal: &Journal,
+    meta: &Meta,
+    page_exists: Option<&dyn Fn(&str) -> bool>,
+) -> Vec<Finding> {
     use Level::{Error as E, Warning as W};
     let mut out = Vec::new();
     match meta {
@@ -86,34 +103,90 @@ pub fn verify(snap: &Snapshot, journal: &Journal, meta: &Meta, page_exists: Opti
     let mut members: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let journal_ok = matches!(journal, Journal::Entries(_) | Journal::Missing);
     if !journal_ok {
-        out.push(f(E, "journal-invalid", "journal.json must be a JSON array of entries.".into(), jf, None));
+        out.push(f(
+            E,
+            "journal-invalid",
+            "journal.json must be a JSON array of entries.".into(),
+            jf,
+            None,
+        ));
     }
     for entry in journal.entries() {
         if !truthy(entry.get("id")) {
-            out.push(f(E, "journal-entry-no-id", "a journal entry has no id.".into(), jf, None));
+            out.push(f(
+                E,
+                "journal-entry-no-id",
+                "a journal entry has no id.".into(),
+                jf,
+                None,
+            ));
             continue;
         }
         let id = as_text(&entry["id"]);
         let idr = Some(id.as_str());
         if !entry_ids.insert(id.clone()) {
-            out.push(f(E, "journal-duplicate-id", format!("duplicate journal entry id \"{id}\"."), jf, idr));
+            out.push(f(
+                E,
+                "journal-duplicate-id",
+                format!("duplicate journal entry id \"{id}\"."),
+                jf,
+                idr,
+            ));
         }
-        if !entry.get("date").and_then(Value::as_str).is_some_and(journal::is_date) {
-            out.push(f(W, "journal-bad-date", format!("journal entry \"{id}\": date should be YYYY-MM-DD."), jf, idr));
+        if !entry
+            .get("date")
+            .and_then(Value::as_str)
+            .is_some_and(journal::is_date)
+        {
+            out.push(f(
+                W,
+                "journal-bad-date",
+                format!("journal entry \"{id}\": date should be YYYY-MM-DD."),
+                jf,
+                idr,
+            ));
         }
         if !truthy(entry.get("title")) {
-            out.push(f(W, "journal-no-title", format!("journal entry \"{id}\" has no title."), jf, idr));
+            out.push(f(
+                W,
+                "journal-no-title",
+                format!("journal entry \"{id}\" has no title."),
+                jf,
+                idr,
+            ));
         }
-        let changes = entry.get("changes").and_then(Value::as_array).filter(|c| !c.is_empty());
+        let changes = entry
+            .get("changes")
+            .and_then(Value::as_array)
+            .filter(|c| !c.is_empty());
         let Some(changes) = changes else {
-            out.push(f(E, "journal-no-changes", format!("journal entry \"{id}\" records no changes[] — nothing to show at /review."), jf, idr));
+            out.push(f(
+                E,
+                "journal-no-changes",
+                format!(
+                    "journal entry \"{id}\" records no changes[] — nothing to show at /review."
+                ),
+                jf,
+                idr,
+            ));
             continue;
         };
         for change in changes {
             if !truthy(change.get("page")) {
-                out.push(f(E, "journal-change-no-page", format!("journal entry \"{id}\" has a change without a page."), jf, idr));
+                out.push(f(
+                    E,
+                    "journal-change-no-page",
+                    format!("journal entry \"{id}\" has a change without a page."),
+                    jf,
+                    idr,
+                ));
             }
-            for cid in change.get("commentIds").and_then(Value::as_array).into_iter().flatten() {
+            for cid in change
+                .get("commentIds")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
                 members.entry(as_text(cid)).or_default().insert(id.clone());
             }
         }
@@ -121,7 +194,13 @@ pub fn verify(snap: &Snapshot, journal: &Journal, meta: &Meta, page_exists: Opti
 
     // Comments.
     for u in &snap.unreadable {
-        out.push(f(E, "comment-unreadable", format!("unreadable JSON: {}", u.error), Some(&u.file), None));
+        out.push(f(
+            E,
+            "comment-unreadable",
+            format!("unreadable JSON: {}", u.error),
+            Some(&u.file),
+            None,
+        ));
     }
     let mut seen: HashMap<String, String> = HashMap::new();
     let mut legacy = 0usize;
@@ -133,30 +212,76 @@ pub fn verify(snap: &Snapshot, journal: &Journal, meta: &Meta, page_exists: Opti
             legacy += 1;
         }
         if !truthy(c.get("id")) {
-            out.push(f(E, "comment-no-id", "comment has no id.".into(), file, None));
+            out.push(f(
+                E,
+                "comment-no-id",
+                "comment has no id.".into(),
+                file,
+                None,
+            ));
             continue;
         }
         let id = as_text(&c["id"]);
         let idr = Some(id.as_str());
         if let Some(other) = seen.get(&id) {
-            out.push(f(E, "comment-duplicate-id", format!("duplicate comment id \"{id}\" (also in {other})."), file, idr));
+            out.push(f(
+                E,
+                "comment-duplicate-id",
+                format!("duplicate comment id \"{id}\" (also in {other})."),
+                file,
+                idr,
+            ));
         }
         seen.insert(id.clone(), rec.file.clone());
         for key in REQUIRED {
-            if matches!(c.get(*key), None | Some(Value::Null)) || c.get(*key).and_then(Value::as_str) == Some("") {
-                out.push(f(E, "comment-missing-field", format!("missing \"{key}\"."), file, idr));
+            if matches!(c.get(*key), None | Some(Value::Null))
+                || c.get(*key).and_then(Value::as_str) == Some("")
+            {
+                out.push(f(
+                    E,
+                    "comment-missing-field",
+                    format!("missing \"{key}\"."),
+                    file,
+                    idr,
+                ));
             }
         }
-        if let Some(status) = c.get("status")
-            && !status.as_str().is_some_and(|s| super::comment::STATUSES.contains(&s))
+        // An empty or null status is already `comment-missing-field`; report it once.
+        if let Some(status) = c
+            .get("status")
+            .filter(|s| !s.is_null() && s.as_str() != Some(""))
+            && !status
+                .as_str()
+                .is_some_and(|s| super::comment::STATUSES.contains(&s))
         {
-            out.push(f(E, "comment-bad-status", format!("unknown status \"{}\".", as_text(status)), file, idr));
+            out.push(f(
+                E,
+                "comment-bad-status",
+                format!("unknown status \"{}\".", as_text(status)),
+                file,
+                idr,
+            ));
         }
         if c.get("hold").is_some_and(|h| !h.is_boolean()) {
-            out.push(f(E, "comment-bad-hold", "\"hold\" must be a boolean.".into(), file, idr));
+            out.push(f(
+                E,
+                "comment-bad-hold",
+                "\"hold\" must be a boolean.".into(),
+                file,
+                idr,
+            ));
         }
-        if !c.get("thread").and_then(Value::as_array).is_some_and(|t| !t.is_empty()) {
-            out.push(f(E, "comment-empty-thread", "thread must hold at least the original comment.".into(), file, idr));
+        if c.get("thread")
+            .and_then(Value::as_array)
+            .is_none_or(|t| t.is_empty())
+        {
+            out.push(f(
+                E,
+                "comment-empty-thread",
+                "thread must hold at least the original comment.".into(),
+                file,
+                idr,
+            ));
         }
         if !is_legacy {
             let (dir, base) = match rec.file.rsplit_once('/') {
@@ -164,20 +289,35 @@ pub fn verify(snap: &Snapshot, journal: &Journal, meta: &Meta, page_exists: Opti
                 None => ("", rec.file.as_str()),
             };
             if base.trim_end_matches(".json") != id {
-                out.push(f(E, "comment-file-id-mismatch", format!("filename doesn't match id \"{id}\"."), file, idr));
+                out.push(f(
+                    E,
+                    "comment-file-id-mismatch",
+                    format!("filename doesn't match id \"{id}\"."),
+                    file,
+                    idr,
+                ));
             }
             if let Some(page) = c.get("page").and_then(Value::as_str)
                 && !page.is_empty()
                 && !dir.is_empty()
                 && dir != page
             {
-                out.push(f(E, "comment-page-dir-mismatch", format!("lives outside its page dir \"{page}\"."), file, idr));
+                out.push(f(
+                    E,
+                    "comment-page-dir-mismatch",
+                    format!("lives outside its page dir \"{page}\"."),
+                    file,
+                    idr,
+                ));
             }
         }
         let status = c.get("status").and_then(Value::as_str).unwrap_or("");
         let resolution = c.get("resolution").filter(|r| truthy(Some(r)));
         if status == "resolved" || status == "addressed" {
-            let link = resolution.and_then(|r| r.get("journalEntryId")).filter(|l| truthy(Some(l))).map(as_text);
+            let link = resolution
+                .and_then(|r| r.get("journalEntryId"))
+                .filter(|l| truthy(Some(l)))
+                .map(as_text);
             match (resolution, link) {
                 (None, _) => out.push(f(E, "comment-no-resolution", format!("\"{status}\" without a resolution."), file, idr)),
                 (Some(_), None) => {
@@ -196,23 +336,47 @@ pub fn verify(snap: &Snapshot, journal: &Journal, meta: &Meta, page_exists: Opti
                 _ => {}
             }
         } else if status == "open" && resolution.is_some() {
-            out.push(f(W, "comment-open-with-resolution", "reopened but keeps a stale resolution.".into(), file, idr));
+            out.push(f(
+                W,
+                "comment-open-with-resolution",
+                "reopened but keeps a stale resolution.".into(),
+                file,
+                idr,
+            ));
         }
         if let (Some(exists), Some(page)) = (page_exists, c.get("page").and_then(Value::as_str))
             && !page.is_empty()
             && !exists(page)
         {
-            out.push(f(W, "comment-page-missing", format!("page \"{page}\" has no source file."), file, idr));
+            out.push(f(
+                W,
+                "comment-page-missing",
+                format!("page \"{page}\" has no source file."),
+                file,
+                idr,
+            ));
         }
     }
     for (cid, entries) in &members {
         if !seen.contains_key(cid) {
             let list = entries.iter().cloned().collect::<Vec<_>>().join(", ");
-            out.push(f(W, "journal-unknown-comment", format!("journal entry {list} references unknown comment \"{cid}\"."), jf, Some(cid)));
+            out.push(f(
+                W,
+                "journal-unknown-comment",
+                format!("journal entry {list} references unknown comment \"{cid}\"."),
+                jf,
+                Some(cid),
+            ));
         }
     }
     if legacy > 0 {
-        out.push(f(W, "store-legacy-layout", format!("{legacy} comment(s) still in the v1 array layout — run `notabene migrate`."), None, None));
+        out.push(f(
+            W,
+            "store-legacy-layout",
+            format!("{legacy} comment(s) still in the v1 array layout — run `notabene migrate`."),
+            None,
+            None,
+        ));
     }
     out
 }

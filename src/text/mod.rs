@@ -295,7 +295,7 @@ impl<'a> Builder<'a> {
             code_blocks: Vec::new(),
             inlines: Vec::new(),
             inline_stack: Vec::new(),
-            block_elements: vec![0..src.len()],
+            block_elements: std::iter::once(0..src.len()).collect(),
             block_stack: vec![0],
             heading: None,
             code: None,
@@ -891,13 +891,13 @@ fn tokenize_html(html: &str) -> Vec<html5ever::tokenizer::Token> {
         }
     }
     let tendril: ByteTendril = html.as_bytes().into();
-    let mut queue = BufferQueue::default();
+    let queue = BufferQueue::default();
     match tendril.try_reinterpret() {
         Ok(t) => queue.push_back(t),
         Err(_) => return Vec::new(),
     }
     let tok = Tokenizer::new(Sink::default(), TokenizerOpts::default());
-    let _ = tok.feed(&mut queue);
+    let _ = tok.feed(&queue);
     tok.end();
     tok.sink.0.take()
 }
