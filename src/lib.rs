@@ -7,6 +7,10 @@
 //! * [`text`] — the text model: a chapter's Markdown → the text of its rendered `<main>`,
 //!   mapped back to Markdown bytes; normalisation; commentable blocks.
 //! * [`anchor`] — re-finding anchors in a page's text (exact, fuzzy, orphan).
+//! * [`resolve`] — anchoring a whole book: comments → chapters → results, in page order.
+//! * [`inject`] — markers and data islands written into a chapter's Markdown.
+//! * [`preprocess`] — the mdBook preprocessor (protocol, report, `fail-on`).
+//! * [`render`] — the `[output.notabene]` renderer: `comments.json`.
 //! * [`config`] — book discovery and the `[preprocessor.notabene]` table of `book.toml`.
 //! * [`pages`] — page ids (the store's `page` key) and their mapping to Markdown files.
 //! * [`cli`] — the agent CLI shared by the `notabene` and `mdbook-notabene` binaries.
@@ -15,7 +19,11 @@ pub mod anchor;
 pub mod cli;
 pub mod config;
 pub mod error;
+pub mod inject;
 pub mod pages;
+pub mod preprocess;
+pub mod render;
+pub mod resolve;
 pub mod store;
 pub mod text;
 

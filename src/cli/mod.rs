@@ -2,6 +2,7 @@
 //! store/book discovery, and dispatch to the command modules. Errors are one line on stderr,
 //! `notabene: <what> (<where>)`, with exit code 1 (2 for `comments verify` without a store).
 
+mod book;
 mod comments;
 mod format;
 mod journal;
@@ -59,6 +60,19 @@ enum Command {
     Journal(journal::JournalCmd),
     /// Convert legacy v1 array files to one file per comment.
     Migrate(MigrateArgs),
+    /// Build the book with the embedded mdBook engine and the notabene preprocessor.
+    Build(book::BuildArgs),
+    /// Where every anchor lands in the current text, without a build; `anchors heal`.
+    Anchors(book::AnchorsArgs),
+    /// mdBook protocol: exit 0 if the preprocessor supports RENDERER.
+    #[command(hide = true)]
+    Supports {
+        /// Renderer name.
+        renderer: String,
+    },
+    /// mdBook protocol: render comments.json from a RenderContext on stdin.
+    #[command(hide = true)]
+    Render,
 }
 
 /// `--json`.
@@ -165,6 +179,15 @@ where
 }
 
 fn dispatch(command: Command, book: Option<&Path>, store: Option<&Path>) -> Result<i32> {
+    match &command {
+        Command::Supports { renderer } => return Ok(book::supports(renderer)),
+        Command::Render => return book::render(),
+        Command::Build(a) if book.is_none() && a.dir.is_some() => {
+            let ctx = Ctx::resolve(a.dir.as_deref(), store)?;
+            return book::build(&ctx, a);
+        }
+        _ => {}
+    }
     let ctx = Ctx::resolve(book, store)?;
     match command {
         Command::Init(a) => setup::init(&ctx, &a),
@@ -172,6 +195,9 @@ fn dispatch(command: Command, book: Option<&Path>, store: Option<&Path>) -> Resu
         Command::Doctor(a) => setup::doctor(&ctx, a.json),
         Command::Comments(c) => comments::run(&ctx, c),
         Command::Journal(c) => journal::run(&ctx, c),
+        Command::Build(a) => book::build(&ctx, &a),
+        Command::Anchors(a) => book::anchors(&ctx, &a),
+        Command::Supports { .. } | Command::Render => unreachable!("handled before the context"),
         Command::Migrate(a) => {
             let report = crate::store::migrate::migrate(&ctx.store, a.dry_run)?;
             for (file, why) in &report.kept {

@@ -269,8 +269,10 @@ struct Builder<'a> {
     heading: Option<(u8, usize)>,
     /// Open code block: (info string, start of the block's source, pieces).
     code: Option<CodeState>,
-    /// Depth of raw HTML `<script>`/`<style>` (their content is not text).
+    /// Inside raw HTML `<script>`/`<style>` (their content is not text).
     in_raw: bool,
+    /// Inside a raw `<pre class="mermaid">`: its source, collected (a diagram has no text).
+    raw_mermaid: Option<String>,
 }
 
 struct CodeState {
@@ -300,6 +302,7 @@ impl<'a> Builder<'a> {
             heading: None,
             code: None,
             in_raw: false,
+            raw_mermaid: None,
         }
     }
 
@@ -637,6 +640,15 @@ impl<'a> Builder<'a> {
                     match tag.kind {
                         TagKind::StartTag => {
                             self.in_raw = matches!(name.as_str(), "script" | "style");
+                            let class_has_mermaid = tag.attrs.iter().any(|a| {
+                                &*a.name.local == "class"
+                                    && a.value.split_whitespace().any(|c| c == "mermaid")
+                            });
+                            if name == "pre" && class_has_mermaid {
+                                self.separator(range.start);
+                                self.raw_mermaid = Some(String::new());
+                                continue;
+                            }
                             if is_pretty_block(&name) {
                                 self.separator(range.start);
                             }
@@ -662,6 +674,22 @@ impl<'a> Builder<'a> {
                         }
                         TagKind::EndTag => {
                             self.in_raw = false;
+                            if name == "pre"
+                                && let Some(source) = self.raw_mermaid.take()
+                            {
+                                let (key, label) =
+                                    (blocks::mermaid_key(&source), blocks::mermaid_label(&source));
+                                self.push_block(
+                                    BlockKind::Mermaid,
+                                    key,
+                                    label,
+                                    range.clone(),
+                                    true,
+                                    Some(source),
+                                );
+                                self.emit("\n", range.clone(), SegKind::Raw);
+                                continue;
+                            }
                             if is_pretty_block(&name) {
                                 self.emit("\n", range.clone(), SegKind::Raw);
                             }

@@ -1,0 +1,434 @@
+//! Injection: writes the markers of placed anchors into a chapter's Markdown as raw inline
+//! HTML, without changing what a reader sees.
+//!
+//! * Text anchors become `<mark class="nb-mark" data-nb-id data-nb-status>` elements, one per
+//!   inline run, so every tag opens and closes inside the same Markdown block and inline
+//!   element. Boundaries are snapped outward to word boundaries (to whitespace when a word
+//!   boundary would change how the Markdown parses); an inline element (emphasis,
+//!   link, …) that is covered whole is wrapped whole; code spans are wrapped, never entered.
+//!   Overlapping anchors are split into properly nested elements.
+//! * Text inside code blocks is never touched: an empty `<span class="nb-code-anchor">` goes on
+//!   the line before a fenced block, and the data island carries the exact text and offset.
+//! * Images are wrapped in `<span class="nb-block" data-nb-block="IDS">`; every ```` ```mermaid ````
+//!   fence becomes a one-line `<pre class="mermaid">` holding its escaped source.
+//! * One data island per chapter: `<script type="application/json" class="nb-data">`.
+//!
+//! The result is checked by re-deriving the text model: if the visible text changed, the text
+//! markers are dropped for that chapter (and reported), never the reader's text.
+
+use crate::text::blocks::BlockKind;
+use crate::text::normalize::normalize;
+use crate::text::{NO_INLINE, PageText, SegKind};
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+/// A placed text anchor to mark.
+#[derive(Debug, Clone)]
+pub struct TextMark {
+    /// Comment id.
+    pub id: String,
+    /// Comment status (`open`, `addressed`).
+    pub status: String,
+    /// Raw text byte range in the page text.
+    pub text: Range<usize>,
+}
+
+/// Everything to inject into one chapter.
+#[derive(Debug, Clone, Default)]
+pub struct Injection {
+    /// Text anchors.
+    pub marks: Vec<TextMark>,
+    /// Block index → comment ids anchored on it.
+    pub blocks: BTreeMap<usize, Vec<String>>,
+    /// Code block index → comment ids with a match inside it.
+    pub code: BTreeMap<usize, Vec<String>>,
+    /// The data island JSON (already escaped for a script element), or None.
+    pub island: Option<(String, String)>,
+}
+
+/// What happened while injecting.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// Text markers were dropped because they would have changed the visible text.
+    pub marks_dropped: bool,
+}
+
+/// Escapes text for an HTML attribute or element content.
+pub fn escape_html(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Escapes JSON so it can sit inside `<script>`: `<`, `>`, `&`, U+2028 and U+2029 become
+/// `\uXXXX` escapes (still the same JSON value).
+pub fn escape_script_json(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// One contiguous piece of a mark at one nesting level.
+#[derive(Debug, Clone)]
+struct Run {
+    level: (u32, u32),
+    src: Range<usize>,
+    mark: usize,
+}
+
+/// Text range covered by each inline element (over all segments inside it).
+fn inline_text_ranges(page: &PageText) -> Vec<Option<Range<usize>>> {
+    let mut out: Vec<Option<Range<usize>>> = vec![None; page.inlines.len()];
+    for s in &page.segments {
+        let mut i = s.inline;
+        while i != NO_INLINE {
+            let r = out[i as usize].get_or_insert(s.text.clone());
+            r.start = r.start.min(s.text.start);
+            r.end = r.end.max(s.text.end);
+            i = page.inlines[i as usize].parent;
+        }
+    }
+    out
+}
+
+/// How far a mark's ends are widened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Snap {
+    /// To the ends of the words they cut (letters and digits).
+    Word,
+    /// To whitespace: punctuation and markup delimiters next to the text are included.
+    Space,
+}
+
+/// Widens `[a, b)` to word (or whitespace) boundaries without leaving the block of its ends.
+fn snap(page: &PageText, a: usize, b: usize, mode: Snap) -> (usize, usize) {
+    let text = &page.text;
+    let stops = |c: char| match mode {
+        Snap::Word => !c.is_alphanumeric(),
+        Snap::Space => c.is_whitespace(),
+    };
+    let block_at = |pos: usize| page.segment_at(pos).map(|i| page.segments[i].block);
+    let (ba, bb) = (block_at(a), block_at(b.saturating_sub(1).max(a)));
+    let mut a2 = a;
+    while let Some(c) = text[..a2].chars().next_back() {
+        if stops(c) || block_at(a2 - c.len_utf8()) != ba {
+            break;
+        }
+        a2 -= c.len_utf8();
+    }
+    let mut b2 = b;
+    while let Some(c) = text[b2..].chars().next() {
+        if stops(c) || block_at(b2) != bb {
+            break;
+        }
+        b2 += c.len_utf8();
+    }
+    (a2, b2)
+}
+
+/// The runs of one text mark.
+fn runs_of(
+    page: &PageText,
+    inline_text: &[Option<Range<usize>>],
+    mark: usize,
+    range: &Range<usize>,
+    mode: Snap,
+) -> Vec<Run> {
+    let (a, b) = snap(page, range.start, range.end, mode);
+    let mut runs: Vec<Run> = Vec::new();
+    let first = page.segments.partition_point(|s| s.text.end <= a);
+    for seg in page.segments[first..]
+        .iter()
+        .take_while(|s| s.text.start < b)
+    {
+        if !matches!(
+            seg.kind,
+            SegKind::Plain | SegKind::Atomic | SegKind::CodeSpan
+        ) || seg.text.is_empty()
+        {
+            // Raw text and code blocks cannot hold markup: a run stops here.
+            runs.push(Run {
+                level: (u32::MAX, u32::MAX),
+                src: 0..0,
+                mark,
+            });
+            continue;
+        }
+        let (sa, sb) = (seg.text.start.max(a), seg.text.end.min(b));
+        let mut src = if seg.kind.maps_exactly() {
+            seg.src.start + (sa - seg.text.start)..seg.src.start + (sb - seg.text.start)
+        } else {
+            seg.src.clone()
+        };
+        // Lift out of inline elements covered whole.
+        let mut inline = seg.inline;
+        while inline != NO_INLINE {
+            match &inline_text[inline as usize] {
+                Some(r) if r.start >= a && r.end <= b => {
+                    let el = &page.inlines[inline as usize];
+                    src = src.start.min(el.src.start)..src.end.max(el.src.end);
+                    inline = el.parent;
+                }
+                _ => break,
+            }
+        }
+        let level = (seg.block, inline);
+        match runs.last_mut() {
+            Some(last) if last.level == level => {
+                last.src.start = last.src.start.min(src.start);
+                last.src.end = last.src.end.max(src.end);
+            }
+            _ => runs.push(Run { level, src, mark }),
+        }
+    }
+    runs.retain(|r| r.level.0 != u32::MAX && !r.src.is_empty());
+    runs
+}
+
+/// An insertion at a Markdown offset; `order` puts closing tags before opening ones.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Insert {
+    at: usize,
+    order: u8,
+    seq: usize,
+    text: String,
+}
+
+/// The `<mark>` insertions of all text marks, split where they overlap.
+fn mark_inserts(page: &PageText, marks: &[TextMark], mode: Snap, out: &mut Vec<Insert>) {
+    let inline_text = inline_text_ranges(page);
+    let mut by_level: BTreeMap<(u32, u32), Vec<Run>> = BTreeMap::new();
+    for (i, m) in marks.iter().enumerate() {
+        for r in runs_of(page, &inline_text, i, &m.text, mode) {
+            by_level.entry(r.level).or_default().push(r);
+        }
+    }
+    for runs in by_level.values() {
+        let mut cuts: Vec<usize> = runs.iter().flat_map(|r| [r.src.start, r.src.end]).collect();
+        cuts.sort_unstable();
+        cuts.dedup();
+        // Elementary intervals with the same active marks are merged.
+        let mut prev: Option<(usize, usize, Vec<usize>)> = None;
+        let flush = |iv: (usize, usize, Vec<usize>), out: &mut Vec<Insert>| {
+            let (p, q, active) = iv;
+            for &m in &active {
+                let mk = &marks[m];
+                out.push(Insert {
+                    at: p,
+                    order: 1,
+                    seq: m,
+                    text: format!(
+                        "<mark class=\"nb-mark\" data-nb-id=\"{}\" data-nb-status=\"{}\">",
+                        escape_html(&mk.id),
+                        escape_html(&mk.status)
+                    ),
+                });
+                out.push(Insert {
+                    at: q,
+                    order: 0,
+                    seq: usize::MAX - m,
+                    text: "</mark>".into(),
+                });
+            }
+        };
+        for w in cuts.windows(2) {
+            let (p, q) = (w[0], w[1]);
+            let mut active: Vec<usize> = runs
+                .iter()
+                .filter(|r| r.src.start <= p && r.src.end >= q)
+                .map(|r| r.mark)
+                .collect();
+            active.sort_unstable();
+            active.dedup();
+            match &mut prev {
+                Some((_, pq, pa)) if *pq == p && *pa == active => *pq = q,
+                _ => {
+                    if let Some(iv) = prev.take()
+                        && !iv.2.is_empty()
+                    {
+                        flush(iv, out);
+                    }
+                    prev = Some((p, q, active));
+                }
+            }
+        }
+        if let Some(iv) = prev
+            && !iv.2.is_empty()
+        {
+            flush(iv, out);
+        }
+    }
+}
+
+/// The prefix of the line holding `pos` (container markers and indentation), if it is made
+/// only of spaces, tabs and `>`.
+fn line_prefix(md: &str, pos: usize) -> Option<&str> {
+    let start = md[..pos].rfind('\n').map(|i| i + 1).unwrap_or(0);
+    let prefix = &md[start..pos];
+    prefix
+        .chars()
+        .all(|c| c == ' ' || c == '\t' || c == '>')
+        .then_some(prefix)
+}
+
+fn apply(md: &str, mut inserts: Vec<Insert>, replaces: &[(Range<usize>, String)]) -> String {
+    inserts.sort();
+    let mut out = String::with_capacity(md.len() + inserts.len() * 64);
+    let mut pos = 0;
+    let mut ins = inserts.into_iter().peekable();
+    let mut reps = replaces.iter().peekable();
+    loop {
+        let next_ins = ins.peek().map(|i| i.at);
+        let next_rep = reps.peek().map(|r| r.0.start);
+        match (next_ins, next_rep) {
+            (Some(i), r) if r.is_none_or(|r| i <= r) => {
+                let i = ins.next().expect("peeked");
+                if i.at >= pos {
+                    out.push_str(&md[pos..i.at]);
+                    pos = i.at;
+                    out.push_str(&i.text);
+                }
+            }
+            (_, Some(_)) => {
+                let (range, text) = reps.next().expect("peeked");
+                if range.start >= pos {
+                    out.push_str(&md[pos..range.start]);
+                    out.push_str(text);
+                    pos = range.end;
+                }
+            }
+            (None, None) => break,
+            (Some(_), None) => unreachable!("covered by the first arm"),
+        }
+    }
+    out.push_str(&md[pos..]);
+    out
+}
+
+/// Builds the chapter's new Markdown. Mermaid fences are converted whether or not they carry
+/// comments, so diagrams render with the usual mermaid script.
+pub fn inject(
+    md: &str,
+    page: &PageText,
+    inj: &Injection,
+    options: &crate::text::TextOptions,
+) -> (String, Outcome) {
+    let mut structural: Vec<Insert> = Vec::new();
+    let mut replaces: Vec<(Range<usize>, String)> = Vec::new();
+    for (i, b) in page.blocks.iter().enumerate() {
+        let ids = inj.blocks.get(&i).map(|v| v.join(" ")).unwrap_or_default();
+        match b.kind {
+            BlockKind::Mermaid => {
+                let source = b.source.as_deref().unwrap_or("");
+                let escaped = escape_html(source)
+                    .replace("\r\n", "&#10;")
+                    .replace(['\n', '\r'], "&#10;");
+                let attrs = if ids.is_empty() {
+                    String::new()
+                } else {
+                    format!(" data-nb-block=\"{}\"", escape_html(&ids))
+                };
+                let nl = if md[b.src.clone()].ends_with('\n') {
+                    "\n"
+                } else {
+                    ""
+                };
+                replaces.push((
+                    b.src.clone(),
+                    format!(
+                        "<pre class=\"mermaid\" data-nb-key=\"{}\"{attrs}>{escaped}</pre>{nl}",
+                        escape_html(&b.key)
+                    ),
+                ));
+            }
+            BlockKind::Image if !ids.is_empty() && !b.raw_html => {
+                structural.push(Insert {
+                    at: b.src.start,
+                    order: 1,
+                    seq: 0,
+                    text: format!(
+                        "<span class=\"nb-block\" data-nb-block=\"{}\">",
+                        escape_html(&ids)
+                    ),
+                });
+                structural.push(Insert {
+                    at: b.src.end,
+                    order: 0,
+                    seq: usize::MAX,
+                    text: "</span>".into(),
+                });
+            }
+            BlockKind::Image => {}
+        }
+    }
+    for (&n, ids) in &inj.code {
+        let Some(cb) = page.code_blocks.get(n) else {
+            continue;
+        };
+        let fenced = md[cb.src.clone()].trim_start().starts_with("```")
+            || md[cb.src.clone()].trim_start().starts_with("~~~");
+        if let Some(prefix) = line_prefix(md, cb.src.start).filter(|_| fenced) {
+            let spans: String = ids
+                .iter()
+                .map(|id| {
+                    format!(
+                        "<span class=\"nb-code-anchor\" data-nb-id=\"{}\"></span>",
+                        escape_html(id)
+                    )
+                })
+                .collect();
+            structural.push(Insert {
+                at: cb.src.start,
+                order: 0,
+                seq: n,
+                text: format!("{spans}\n{prefix}"),
+            });
+        }
+    }
+    replaces.sort_by_key(|r| r.0.start);
+    let island = inj
+        .island
+        .as_ref()
+        .map(|(page_id, json)| format!("\n\n<script type=\"application/json\" class=\"nb-data\" data-nb-page=\"{}\">{json}</script>\n", escape_html(page_id)))
+        .unwrap_or_default();
+    let expected = normalize(&page.text).as_string();
+    let same_text = |candidate: &str| {
+        normalize(&crate::text::page_text(candidate, options).text).as_string() == expected
+    };
+
+    // Word boundaries first; if a mark next to punctuation (a smart quote, an emphasis
+    // delimiter) would change how the Markdown parses, widen to whitespace; else drop marks.
+    for mode in [Snap::Word, Snap::Space] {
+        let mut with_marks = structural.clone();
+        mark_inserts(page, &inj.marks, mode, &mut with_marks);
+        let full = apply(md, with_marks, &replaces) + &island;
+        if inj.marks.is_empty() || same_text(&full) {
+            return (full, Outcome::default());
+        }
+    }
+    let without = apply(md, structural, &replaces) + &island;
+    (
+        without,
+        Outcome {
+            marks_dropped: true,
+        },
+    )
+}

@@ -1,0 +1,378 @@
+//! The mdBook preprocessor: at `mdbook build`, anchors every comment of the store in its
+//! chapter, injects markers and a per-chapter data island (for the `html` renderer), reports
+//! on stderr, and fails the build when `fail-on` says so.
+//!
+//! mdBook runs preprocessors once per renderer: everything here is deterministic, and only
+//! the `html` run prints the report.
+
+use crate::anchor::{self, DEFAULT_THRESHOLD};
+use crate::config::{Book, FailOn};
+use crate::inject::{self, Injection, TextMark};
+use crate::pages::PageIds;
+use crate::resolve::{self, BookAnchors, Chapter};
+use crate::store::{Comment, Store};
+use crate::text::TextOptions;
+use crate::{Error, Result};
+use mdbook_preprocessor::book::{Book as MdBook, BookItem};
+use mdbook_preprocessor::{Preprocessor, PreprocessorContext};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Read, Write};
+
+/// The mdBook versions whose wire format this build understands.
+pub const SUPPORTED_MDBOOK: &str = ">=0.5.0, <0.6.0";
+
+/// Renderers the preprocessor runs for.
+pub fn supports(renderer: &str) -> bool {
+    matches!(renderer, "html" | "notabene")
+}
+
+/// The preprocessor, for in-process use with `mdbook-driver` (`MDBook::with_preprocessor`).
+pub struct Notabene;
+
+impl Preprocessor for Notabene {
+    fn name(&self) -> &str {
+        "notabene"
+    }
+
+    fn run(
+        &self,
+        ctx: &PreprocessorContext,
+        book: MdBook,
+    ) -> mdbook_preprocessor::errors::Result<MdBook> {
+        run(ctx, book).map_err(|e| mdbook_preprocessor::errors::Error::msg(e.to_string()))
+    }
+
+    fn supports_renderer(&self, renderer: &str) -> mdbook_preprocessor::errors::Result<bool> {
+        Ok(supports(renderer))
+    }
+}
+
+/// The book's configuration with `[book] language` as written in book.toml (before
+/// environment overrides), which is the default language when none is configured.
+fn load_book(ctx: &PreprocessorContext) -> Result<Book> {
+    let file_language = std::fs::read_to_string(ctx.root.join("book.toml"))
+        .ok()
+        .and_then(|t| t.parse::<mdbook_preprocessor::config::Config>().ok())
+        .and_then(|c| c.book.language);
+    Book::from_config(&ctx.root, ctx.config.clone(), file_language)
+}
+
+/// The store of a build: `NOTABENE_STORE`, else `[preprocessor.notabene] store`, else `.notabene`.
+pub fn store_for(book: &Book) -> Store {
+    match std::env::var_os("NOTABENE_STORE").filter(|s| !s.is_empty()) {
+        Some(s) => Store::new(std::path::absolute(s).unwrap_or_default()),
+        None => Store::new(
+            book.root
+                .join(book.config.store.as_deref().unwrap_or(".notabene")),
+        ),
+    }
+}
+
+/// The chapters of `book` that have a source file, with their page ids.
+pub fn chapters(book: &MdBook, ids: &PageIds, src: &str) -> Vec<Chapter> {
+    book.iter()
+        .filter_map(|item| match item {
+            BookItem::Chapter(ch) => Some(ch),
+            _ => None,
+        })
+        .filter(|ch| ch.path.is_some())
+        .filter_map(|ch| {
+            let source_path = ch.source_path.as_ref()?;
+            let url = ch.path.as_ref()?.with_extension("html");
+            Some(Chapter {
+                page: ids.for_chapter(source_path),
+                name: ch.name.clone(),
+                url: crate::config::slash_path(&url),
+                source: crate::config::slash_path(&std::path::Path::new(src).join(source_path)),
+                content: ch.content.clone(),
+            })
+        })
+        .collect()
+}
+
+/// Reads the store's comments for a build; problems are warnings, never a crash.
+pub fn read_comments(store: &Store) -> Vec<Comment> {
+    if !store.exists() {
+        return Vec::new();
+    }
+    match store.load() {
+        Ok(snap) => {
+            snap.warn_unreadable();
+            snap.comments().map(|r| r.comment.clone()).collect()
+        }
+        Err(e) => {
+            eprintln!("notabene: warning: {e} — building without comments");
+            Vec::new()
+        }
+    }
+}
+
+/// Anchors the store's comments in `book` for the configured language.
+pub fn anchor(book_cfg: &Book, book: &MdBook) -> Result<(BookAnchors, PageIds)> {
+    let ids = PageIds::new(book_cfg);
+    let options = TextOptions::from_config(&book_cfg.mdbook)?;
+    let comments = read_comments(&store_for(book_cfg));
+    let threshold = book_cfg.config.threshold.unwrap_or(DEFAULT_THRESHOLD);
+    let chapters = chapters(book, &ids, &book_cfg.src);
+    Ok((
+        resolve::anchor_book(
+            chapters,
+            comments,
+            &options,
+            threshold,
+            anchor::default_threads(),
+        ),
+        ids,
+    ))
+}
+
+/// The preprocessor's work on one book.
+pub fn run(ctx: &PreprocessorContext, mut book: MdBook) -> Result<MdBook> {
+    let cfg = load_book(ctx)?;
+    if !cfg.config.enable {
+        return Ok(book);
+    }
+    let (anchors, ids) = anchor(&cfg, &book)?;
+    if ctx.renderer == "html" {
+        report(&anchors, &ids, &cfg)?;
+        let options = TextOptions::from_config(&cfg.mdbook)?;
+        let by_source: BTreeMap<String, usize> = anchors
+            .chapters
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.source.clone(), i))
+            .collect();
+        let src = cfg.src.clone();
+        let mut dropped = Vec::new();
+        book.for_each_chapter_mut(|ch| {
+            let Some(sp) = &ch.source_path else { return };
+            let key = crate::config::slash_path(&std::path::Path::new(&src).join(sp));
+            let Some(&i) = by_source.get(&key) else {
+                return;
+            };
+            let injection = injection_for(&anchors, i, &cfg.config.space);
+            let (content, outcome) =
+                inject::inject(&ch.content, &anchors.texts[i], &injection, &options);
+            if outcome.marks_dropped {
+                dropped.push(anchors.chapters[i].page.clone());
+            }
+            ch.content = content;
+        });
+        for page in dropped {
+            eprintln!(
+                "notabene: warning: inline markers on {page} would have changed its text; they are left to the reader client"
+            );
+        }
+    }
+    Ok(book)
+}
+
+/// What to inject into chapter `ch`.
+pub fn injection_for(anchors: &BookAnchors, ch: usize, space: &str) -> Injection {
+    let mut inj = Injection::default();
+    let text = &anchors.texts[ch];
+    let mut island = Vec::new();
+    for (ci, l) in anchors.located.iter().enumerate() {
+        if l.chapter != Some(ch) {
+            continue;
+        }
+        let c = &anchors.comments[ci];
+        island.push(anchors.comment_json(ci));
+        let (Some(r), true) = (&l.resolution, resolve::is_live(c)) else {
+            continue;
+        };
+        let Some(place) = &r.place else { continue };
+        let id = c.id().unwrap_or_default().to_string();
+        if let Some(b) = r.block {
+            inj.blocks.entry(b).or_default().push(id);
+            continue;
+        }
+        if let Some(n) = text
+            .code_blocks
+            .iter()
+            .position(|cb| cb.text.start <= place.text.start && place.text.end <= cb.text.end)
+        {
+            inj.code.entry(n).or_default().push(id);
+            continue;
+        }
+        inj.marks.push(TextMark {
+            id,
+            status: c.status().unwrap_or("open").to_string(),
+            text: place.text.clone(),
+        });
+    }
+    let doc = json!({ "version": 1, "page": anchors.chapters[ch].page, "space": space, "comments": island });
+    inj.island = Some((
+        anchors.chapters[ch].page.clone(),
+        inject::escape_script_json(&doc.to_string()),
+    ));
+    inj
+}
+
+fn head(s: &str) -> String {
+    let t: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if t.chars().count() > 50 {
+        format!("{}…", t.chars().take(50).collect::<String>())
+    } else {
+        t
+    }
+}
+
+/// Prints the build report (stderr) and applies `fail-on`.
+pub fn report(anchors: &BookAnchors, ids: &PageIds, cfg: &Book) -> Result<()> {
+    let live = |c: &Comment| resolve::is_live(c);
+    let counts = anchors.counts(live);
+    let total = counts.exact + counts.fuzzy + counts.orphan + counts.page;
+    let pages: std::collections::BTreeSet<usize> = anchors
+        .located
+        .iter()
+        .enumerate()
+        .filter(|(ci, l)| l.chapter.is_some() && live(&anchors.comments[*ci]))
+        .filter_map(|(_, l)| l.chapter)
+        .collect();
+    let page_part = if counts.page > 0 {
+        format!(", {} page-level", counts.page)
+    } else {
+        String::new()
+    };
+    eprintln!(
+        "notabene: {total} comments on {} pages — {} exact, {} fuzzy, {} orphaned{page_part}",
+        pages.len(),
+        counts.exact,
+        counts.fuzzy,
+        counts.orphan
+    );
+    let mut missing: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (ci, l) in anchors.located.iter().enumerate() {
+        let c = &anchors.comments[ci];
+        if !live(c) {
+            continue;
+        }
+        let id = c.id().unwrap_or_default();
+        let page = c.page().unwrap_or_default();
+        let Some(ch) = l.chapter else {
+            if ids.owns(page) && ids.locale_of(page) == ids.language {
+                missing.entry(page).or_default().push(id);
+            }
+            continue;
+        };
+        let Some(r) = &l.resolution else { continue };
+        let quote = c
+            .anchor()
+            .and_then(|a| a.get("quote").or(a.get("label")))
+            .and_then(|v| v.as_str())
+            .unwrap_or("");
+        match r.status {
+            anchor::Status::Fuzzy => eprintln!(
+                "notabene: warning: fuzzy anchor {id} on {page} ({:.2}): «{}»",
+                r.confidence,
+                head(quote)
+            ),
+            anchor::Status::Orphan => {
+                let suggestion = r
+                    .suggestion
+                    .as_ref()
+                    .map(|p| {
+                        format!(
+                            " — closest: «{}» ({:.2})",
+                            head(&anchors.texts[ch].text[p.text.clone()]),
+                            r.confidence
+                        )
+                    })
+                    .unwrap_or_default();
+                eprintln!(
+                    "notabene: warning: orphaned anchor {id} on {page}: «{}»{suggestion}",
+                    head(quote)
+                );
+            }
+            anchor::Status::Exact => {}
+        }
+    }
+    for (page, list) in missing {
+        eprintln!(
+            "notabene: warning: {} comment(s) on page {page:?}, which is not in this book ({})",
+            list.len(),
+            list.join(", ")
+        );
+    }
+    let failing = match cfg.config.fail_on {
+        FailOn::Never => 0,
+        FailOn::Orphan => counts.orphan,
+        FailOn::Fuzzy => counts.orphan + counts.fuzzy,
+    };
+    if failing > 0 {
+        let what = if cfg.config.fail_on == FailOn::Orphan {
+            "orphaned"
+        } else {
+            "fuzzy or orphaned"
+        };
+        let key = if cfg.config.fail_on == FailOn::Orphan {
+            "orphan"
+        } else {
+            "fuzzy"
+        };
+        return Err(Error::new(format!(
+            "{failing} {what} anchor(s) and fail-on = \"{key}\" (book.toml [preprocessor.notabene] fail-on)"
+        )));
+    }
+    Ok(())
+}
+
+/// `mdbook-notabene` with no arguments: the preprocessor protocol on stdin/stdout.
+/// Returns the exit code.
+pub fn main_stdin() -> i32 {
+    if std::io::stdin().is_terminal() {
+        return crate::cli::run(["mdbook-notabene", "--help"]);
+    }
+    let mut input = Vec::new();
+    if let Err(e) = std::io::stdin().read_to_end(&mut input) {
+        eprintln!("notabene: cannot read stdin: {e} (stdin)");
+        return 1;
+    }
+    match serde_json::from_slice::<serde_json::Value>(&input) {
+        Ok(serde_json::Value::Object(o)) if o.contains_key("destination") => {
+            return crate::render::render_json(&input);
+        }
+        _ => {}
+    }
+    let (ctx, book) = match mdbook_preprocessor::parse_input(input.as_slice()) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!(
+                "notabene: cannot read mdBook's input: {e:#} — mdbook-notabene supports mdBook {SUPPORTED_MDBOOK} (stdin)"
+            );
+            return 1;
+        }
+    };
+    check_version(&ctx.mdbook_version);
+    match run(&ctx, book) {
+        Ok(book) => {
+            let mut out = std::io::stdout().lock();
+            if serde_json::to_writer(&mut out, &book)
+                .and_then(|()| out.flush().map_err(serde_json::Error::io))
+                .is_err()
+            {
+                eprintln!("notabene: cannot write the book to stdout (stdout)");
+                return 1;
+            }
+            0
+        }
+        Err(e) => {
+            eprintln!("notabene: {e}");
+            1
+        }
+    }
+}
+
+/// Warns when the calling mdBook is outside the supported range.
+pub fn check_version(version: &str) {
+    let req = semver::VersionReq::parse(SUPPORTED_MDBOOK).expect("valid requirement");
+    match semver::Version::parse(version) {
+        Ok(v) if req.matches(&v) => {}
+        _ => eprintln!(
+            "notabene: warning: called by mdBook {version}; mdbook-notabene {} supports mdBook {SUPPORTED_MDBOOK}",
+            env!("CARGO_PKG_VERSION")
+        ),
+    }
+}

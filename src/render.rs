@@ -1,0 +1,108 @@
+//! The `notabene` renderer (`[output.notabene]`): writes `comments.json` — every stored comment,
+//! fields unchanged, plus its `anchoring` in the book being built — into its destination.
+//! `notabene anchors --json` prints the same document.
+
+use crate::config::Book;
+use crate::preprocess;
+use crate::resolve::BookAnchors;
+use crate::store::json::to_js_pretty;
+use crate::{Error, Result};
+use mdbook_renderer::{RenderContext, Renderer};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+/// The renderer, for in-process use with `mdbook-driver` (`MDBook::with_renderer`).
+pub struct CommentsJson;
+
+impl Renderer for CommentsJson {
+    fn name(&self) -> &str {
+        "notabene"
+    }
+
+    fn render(&self, ctx: &RenderContext) -> mdbook_renderer::errors::Result<()> {
+        render(ctx).map_err(|e| mdbook_renderer::errors::Error::msg(e.to_string()))
+    }
+}
+
+/// The `comments.json` document.
+pub fn document(anchors: &BookAnchors, cfg: &Book, page_prefix: &str) -> Value {
+    let mut by_anchor: BTreeMap<&str, usize> = ["exact", "fuzzy", "orphan", "page"]
+        .iter()
+        .map(|k| (*k, 0))
+        .collect();
+    let mut by_status: BTreeMap<String, usize> = ["open", "addressed", "resolved"]
+        .iter()
+        .map(|k| (k.to_string(), 0))
+        .collect();
+    let mut held = 0;
+    for (ci, c) in anchors.comments.iter().enumerate() {
+        *by_anchor.entry(anchors.status(ci)).or_default() += 1;
+        *by_status
+            .entry(c.status().unwrap_or("").to_string())
+            .or_default() += 1;
+        held += usize::from(c.held());
+    }
+    let pages: std::collections::BTreeSet<&str> =
+        anchors.comments.iter().filter_map(|c| c.page()).collect();
+    json!({
+        "version": 1,
+        "generator": format!("mdbook-notabene {}", env!("CARGO_PKG_VERSION")),
+        "book": {
+            "title": cfg.title,
+            "language": cfg.build_language(),
+            "space": cfg.config.space,
+            "pagePrefix": page_prefix,
+        },
+        "summary": {
+            "comments": anchors.comments.len(),
+            "pages": pages.len(),
+            "anchoring": by_anchor,
+            "status": by_status,
+            "held": held,
+        },
+        "comments": (0..anchors.comments.len()).map(|ci| anchors.comment_json(ci)).collect::<Vec<_>>(),
+    })
+}
+
+/// Renders `comments.json` for `ctx`.
+pub fn render(ctx: &RenderContext) -> Result<()> {
+    let file_language = std::fs::read_to_string(ctx.root.join("book.toml"))
+        .ok()
+        .and_then(|t| t.parse::<mdbook_renderer::config::Config>().ok())
+        .and_then(|c| c.book.language);
+    let cfg = Book::from_config(&ctx.root, ctx.config.clone(), file_language)?;
+    if !cfg.config.enable {
+        return Ok(());
+    }
+    let (anchors, ids) = preprocess::anchor(&cfg, &ctx.book)?;
+    let doc = document(&anchors, &cfg, &ids.prefix);
+    std::fs::create_dir_all(&ctx.destination)
+        .map_err(|e| Error::io("cannot create the output directory", &ctx.destination, e))?;
+    crate::store::fsx::write_atomic(
+        &ctx.destination,
+        std::path::Path::new("comments.json"),
+        to_js_pretty(&doc).as_bytes(),
+    )
+}
+
+/// Renders from a `RenderContext` JSON read on stdin. Returns the exit code.
+pub fn render_json(input: &[u8]) -> i32 {
+    let ctx = match RenderContext::from_json(input) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!(
+                "notabene: cannot read mdBook's renderer input: {e:#} — mdbook-notabene supports mdBook {} (stdin)",
+                preprocess::SUPPORTED_MDBOOK
+            );
+            return 1;
+        }
+    };
+    preprocess::check_version(&ctx.version);
+    match render(&ctx) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("notabene: {e}");
+            1
+        }
+    }
+}
