@@ -75,6 +75,8 @@ pub struct Config {
     pub review: Review,
     /// `enable` (default true).
     pub enable: bool,
+    /// `generated-pages` (default true): add the /review, /comments and /journal chapters.
+    pub generated_pages: bool,
 }
 
 impl Default for Config {
@@ -89,6 +91,7 @@ impl Default for Config {
             fail_on: FailOn::Never,
             review: Review::Auto,
             enable: true,
+            generated_pages: true,
         }
     }
 }
@@ -345,6 +348,10 @@ pub fn parse_table(table: Option<&Value>) -> Result<(Config, Vec<String>)> {
             "enable" => match value.as_bool() {
                 Some(b) => cfg.enable = b,
                 None => bail!("enable must be true or false ({})", at()),
+            },
+            "generated-pages" => match value.as_bool() {
+                Some(b) => cfg.generated_pages = b,
+                None => bail!("generated-pages must be true or false ({})", at()),
             },
             k if MDBOOK_KEYS.contains(&k) => {}
             other => warnings.push(format!(

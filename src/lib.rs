@@ -10,15 +10,19 @@
 //! * [`resolve`] — anchoring a whole book: comments → chapters → results, in page order.
 //! * [`inject`] — markers and data islands written into a chapter's Markdown.
 //! * [`preprocess`] — the mdBook preprocessor (protocol, report, `fail-on`).
+//! * [`views`] — the generated /review, /comments and /journal chapters; [`git`] their diffs.
 //! * [`render`] — the `[output.notabene]` renderer: `comments.json`.
+//! * [`assets`] — the embedded reader client and its installed-version check.
 //! * [`config`] — book discovery and the `[preprocessor.notabene]` table of `book.toml`.
 //! * [`pages`] — page ids (the store's `page` key) and their mapping to Markdown files.
 //! * [`cli`] — the agent CLI shared by the `notabene` and `mdbook-notabene` binaries.
 
 pub mod anchor;
+pub mod assets;
 pub mod cli;
 pub mod config;
 pub mod error;
+pub mod git;
 pub mod inject;
 pub mod pages;
 pub mod preprocess;
@@ -26,6 +30,7 @@ pub mod render;
 pub mod resolve;
 pub mod store;
 pub mod text;
+pub mod views;
 
 pub use error::{Error, Result};
 

@@ -135,6 +135,7 @@ pub fn run(ctx: &PreprocessorContext, mut book: MdBook) -> Result<MdBook> {
     }
     let (anchors, ids) = anchor(&cfg, &book)?;
     if ctx.renderer == "html" {
+        crate::assets::check_installed(&cfg)?;
         report(&anchors, &ids, &cfg)?;
         let options = TextOptions::from_config(&cfg.mdbook)?;
         let by_source: BTreeMap<String, usize> = anchors
@@ -151,7 +152,7 @@ pub fn run(ctx: &PreprocessorContext, mut book: MdBook) -> Result<MdBook> {
             let Some(&i) = by_source.get(&key) else {
                 return;
             };
-            let injection = injection_for(&anchors, i, &cfg.config.space);
+            let injection = injection_for(&anchors, i, &cfg.config);
             let (content, outcome) =
                 inject::inject(&ch.content, &anchors.texts[i], &injection, &options);
             if outcome.marks_dropped {
@@ -164,12 +165,48 @@ pub fn run(ctx: &PreprocessorContext, mut book: MdBook) -> Result<MdBook> {
                 "notabene: warning: inline markers on {page} would have changed its text; they are left to the reader client"
             );
         }
+        if cfg.config.generated_pages {
+            add_views(&mut book, &anchors, &ids, &cfg);
+        }
     }
     Ok(book)
 }
 
+/// Appends the /review, /comments and /journal chapters after the book's own chapters.
+fn add_views(book: &mut MdBook, anchors: &BookAnchors, ids: &PageIds, cfg: &Book) {
+    let store = store_for(cfg);
+    let journal = crate::store::journal::read(&store);
+    let repo = crate::git::Repo::discover(&cfg.root);
+    let input = crate::views::ViewInput {
+        anchors,
+        journal: journal.entries(),
+        book: cfg,
+        ids,
+        repo: &repo,
+    };
+    let taken: std::collections::BTreeSet<String> = book
+        .iter()
+        .filter_map(|i| match i {
+            BookItem::Chapter(ch) => ch.path.as_ref().map(|p| crate::config::slash_path(p)),
+            _ => None,
+        })
+        .collect();
+    let views = input.chapters(&|p| taken.contains(p));
+    book.push_item(BookItem::Separator);
+    for v in views {
+        let mut ch =
+            mdbook_preprocessor::book::Chapter::new(&v.title, v.content, &v.path, Vec::new());
+        ch.source_path = None;
+        book.push_item(ch);
+    }
+}
+
 /// What to inject into chapter `ch`.
-pub fn injection_for(anchors: &BookAnchors, ch: usize, space: &str) -> Injection {
+pub fn injection_for(
+    anchors: &BookAnchors,
+    ch: usize,
+    config: &crate::config::Config,
+) -> Injection {
     let mut inj = Injection::default();
     let text = &anchors.texts[ch];
     let mut island = Vec::new();
@@ -202,7 +239,22 @@ pub fn injection_for(anchors: &BookAnchors, ch: usize, space: &str) -> Injection
             text: place.text.clone(),
         });
     }
-    let doc = json!({ "version": 1, "page": anchors.chapters[ch].page, "space": space, "comments": island });
+    let count = |status: &str| {
+        anchors
+            .located
+            .iter()
+            .zip(&anchors.comments)
+            .filter(|(l, c)| l.chapter.is_some() && c.status() == Some(status))
+            .count()
+    };
+    let doc = json!({
+        "version": 1,
+        "page": anchors.chapters[ch].page,
+        "space": config.space,
+        "mode": config.review.as_str(),
+        "summary": { "open": count("open"), "addressed": count("addressed") },
+        "comments": island,
+    });
     inj.island = Some((
         anchors.chapters[ch].page.clone(),
         inject::escape_script_json(&doc.to_string()),

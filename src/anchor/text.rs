@@ -37,6 +37,9 @@ const WINDOW_CONTEXT: usize = 32;
 const MAX_OCCURRENCES: usize = 4096;
 /// Quotes at least this long are also searched on their own.
 const QUOTE_ALONE_MIN: usize = 20;
+/// What an exact quote with only one side of its context intact loses against the same
+/// quote with both sides intact (see [`score`]).
+const ONE_SIDED_PENALTY: f64 = 0.10;
 
 /// The stored anchor, normalised as the page is.
 struct Pattern {
@@ -145,7 +148,13 @@ fn score(idx: &PageIndex, pat: &Pattern, a: usize, b: usize, q: f64) -> Candidat
         let to = (b + ls + ls / 4 + 2).min(t.len());
         similarity(myers::prefix_distance(&pat.s, &t[b..to]), ls)
     };
-    let e = (m as f64 * q + lp as f64 * sp + ls as f64 * ss) / (m + lp + ls) as f64;
+    let mut e = (m as f64 * q + lp as f64 * sp + ls as f64 * ss) / (m + lp + ls) as f64;
+    // A block moved elsewhere, or a heading inserted before it, replaces the context on one
+    // side only: an exact quote whose other side is intact keeps most of its evidence.
+    if q >= 1.0 && lp > 0 && ls > 0 {
+        let one = |l: usize, s: f64| (m as f64 + l as f64 * s) / (m + l) as f64;
+        e = e.max(one(lp, sp).max(one(ls, ss)) - ONE_SIDED_PENALTY);
+    }
     let h = match &pat.section {
         None => 1.0,
         Some(_) if !idx.has_headings() => 1.0,
@@ -228,10 +237,15 @@ pub fn resolve(idx: &PageIndex, anchor: &TextAnchor, threshold: f64) -> Resoluti
         let a = idx.char_index(byte);
         cands.push(score(idx, &pat, a, a + m, 1.0));
     }
+    // A clear winner ends the search, unless a candidate with an edited quote but a better
+    // context could still beat it: such a candidate scores at most `ceiling`.
+    let (lp, ls) = (pat.p.len(), pat.s.len());
+    let ceiling = 0.95 * (m - 1 + lp + ls) as f64 / (m + lp + ls) as f64 + 0.05;
     let decided = best_two(&cands);
     if let Some((best, second)) = decided
         && best.sp >= 0.9
         && best.ss >= 0.9
+        && best.score >= ceiling
         && second.is_none_or(|s| best.score - s.score >= 0.02)
     {
         return finish(idx, &cands, threshold);
@@ -273,7 +287,11 @@ pub fn resolve(idx: &PageIndex, anchor: &TextAnchor, threshold: f64) -> Resoluti
             let y = x + y;
             if y > x && (y - x) * 3 >= m && y - x <= m * 3 {
                 let d = myers::edit_distance(&pat.q, &t[x..y]);
-                cands.push(score(idx, &pat, x, y, similarity(d, m)));
+                let c = score(idx, &pat, x, y, similarity(d, m));
+                // Only an intact context on both sides justifies a rewritten quote.
+                if c.sp >= 0.9 && c.ss >= 0.9 {
+                    cands.push(c);
+                }
             }
         }
     }
@@ -304,9 +322,24 @@ fn best_two(cands: &[Candidate]) -> Option<(Candidate, Option<Candidate>)> {
 }
 
 fn finish(idx: &PageIndex, cands: &[Candidate], threshold: f64) -> Resolution {
-    let Some((best, second)) = best_two(cands) else {
+    let Some((mut best, mut second)) = best_two(cands) else {
         return Resolution::orphan();
     };
+    // Same place, better boundaries: an accepted exact occurrence of the quote overlapping a
+    // fuzzy winner is preferred to it (a fuzzy span can swallow edited context words).
+    if best.q < 1.0
+        && let Some(exact) = cands
+            .iter()
+            .filter(|c| c.q >= 1.0 && c.a < best.b && best.a < c.b && c.score >= threshold)
+            .max_by_key(|c| c.key())
+    {
+        best = *exact;
+        second = cands
+            .iter()
+            .filter(|c| c.b <= best.a || c.a >= best.b)
+            .max_by_key(|c| c.key())
+            .copied();
+    }
     let confidence = (best.score * 1e4).round() / 1e4;
     if best.score < threshold {
         return Resolution {

@@ -5,6 +5,7 @@
 mod book;
 mod comments;
 mod format;
+mod install;
 mod journal;
 mod setup;
 
@@ -60,6 +61,11 @@ enum Command {
     Journal(journal::JournalCmd),
     /// Convert legacy v1 array files to one file per comment.
     Migrate(MigrateArgs),
+    /// Set a book up: preprocessor table, client files, watched store, init.
+    Install {
+        /// The book root (default: --book, else the nearest book.toml).
+        dir: Option<PathBuf>,
+    },
     /// Build the book with the embedded mdBook engine and the notabene preprocessor.
     Build(book::BuildArgs),
     /// Where every anchor lands in the current text, without a build; `anchors heal`.
@@ -182,6 +188,10 @@ fn dispatch(command: Command, book: Option<&Path>, store: Option<&Path>) -> Resu
     match &command {
         Command::Supports { renderer } => return Ok(book::supports(renderer)),
         Command::Render => return book::render(),
+        Command::Install { dir: Some(d) } if book.is_none() => {
+            let ctx = Ctx::resolve(Some(d), store)?;
+            return install::install(&ctx, Some(d));
+        }
         Command::Build(a) if book.is_none() && a.dir.is_some() => {
             let ctx = Ctx::resolve(a.dir.as_deref(), store)?;
             return book::build(&ctx, a);
@@ -196,6 +206,7 @@ fn dispatch(command: Command, book: Option<&Path>, store: Option<&Path>) -> Resu
         Command::Comments(c) => comments::run(&ctx, c),
         Command::Journal(c) => journal::run(&ctx, c),
         Command::Build(a) => book::build(&ctx, &a),
+        Command::Install { dir } => install::install(&ctx, dir.as_deref()),
         Command::Anchors(a) => book::anchors(&ctx, &a),
         Command::Supports { .. } | Command::Render => unreachable!("handled before the context"),
         Command::Migrate(a) => {

@@ -16,7 +16,7 @@ const BANNER_PREFIX: &str = "<!-- notabene agent protocol v";
 const BEGIN: &str = "<!-- notabene:begin -->";
 const END: &str = "<!-- notabene:end -->";
 
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Default)]
 pub(crate) struct InitArgs {
     /// Do not write <store>/protocol.md.
     #[arg(long)]

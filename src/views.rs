@@ -1,0 +1,275 @@
+//! The generated chapters: /review (one card per `addressed` comment, found by inverting the
+//! journal, with real git diffs), /comments (every comment) and /journal (entries newest
+//! first). Each is a small Markdown chapter holding a mount point and a JSON data island that
+//! the reader client renders with `textContent` — comment text never becomes markup.
+
+use crate::config::Book;
+use crate::git::Repo;
+use crate::inject::escape_script_json;
+use crate::pages::PageIds;
+use crate::resolve::BookAnchors;
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+
+/// A generated chapter: file name, title, Markdown content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct View {
+    /// `review`, `comments` or `journal`.
+    pub name: &'static str,
+    /// Path of the chapter (`review.md`).
+    pub path: String,
+    /// Chapter title.
+    pub title: String,
+    /// Markdown content.
+    pub content: String,
+}
+
+fn french(book: &Book) -> bool {
+    book.build_language().starts_with("fr")
+}
+
+fn text_of(v: Option<&Value>) -> &str {
+    v.and_then(Value::as_str).unwrap_or("")
+}
+
+fn snippet(c: &Map<String, Value>) -> String {
+    let anchor = c.get("anchor").and_then(Value::as_object);
+    let raw = anchor
+        .and_then(|a| a.get("quote").or_else(|| a.get("label")))
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .or_else(|| {
+            c.get("thread")
+                .and_then(|t| t.get(0))
+                .and_then(|m| m.get("body"))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .unwrap_or_default();
+    let flat = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() > 40 {
+        format!("{}…", flat.chars().take(40).collect::<String>())
+    } else {
+        flat
+    }
+}
+
+/// Everything the views need from the book: comments with anchoring, journal, URLs per page.
+pub struct ViewInput<'a> {
+    /// The anchored comments.
+    pub anchors: &'a BookAnchors,
+    /// The journal entries (oldest first, as stored).
+    pub journal: &'a [Value],
+    /// The book configuration.
+    pub book: &'a Book,
+    /// Page ids of the book.
+    pub ids: &'a PageIds,
+    /// The git repository for diffs.
+    pub repo: &'a Repo,
+}
+
+impl ViewInput<'_> {
+    fn url_of_page(&self, page: &str) -> Option<String> {
+        self.anchors
+            .chapters
+            .iter()
+            .find(|c| c.page == page)
+            .map(|c| c.url.clone())
+    }
+
+    fn comment_url(&self, ci: usize) -> Option<String> {
+        let c = &self.anchors.comments[ci];
+        let id = c.id()?;
+        self.url_of_page(c.page()?).map(|u| format!("{u}?nb={id}"))
+    }
+
+    fn comment_index(&self, id: &str) -> Option<usize> {
+        self.anchors
+            .comments
+            .iter()
+            .position(|c| c.id() == Some(id))
+    }
+
+    /// The /review data: one card per addressed comment, sorted by page then creation time.
+    pub fn review(&self) -> Value {
+        let mut order: Vec<usize> = (0..self.anchors.comments.len())
+            .filter(|&ci| self.anchors.comments[ci].status() == Some("addressed"))
+            .collect();
+        order.sort_by(|&a, &b| {
+            let (ca, cb) = (&self.anchors.comments[a], &self.anchors.comments[b]);
+            (ca.page(), text_of(ca.get("createdAt")))
+                .cmp(&(cb.page(), text_of(cb.get("createdAt"))))
+        });
+        let mut diffs: BTreeMap<(String, Option<String>), Value> = BTreeMap::new();
+        let cards: Vec<Value> = order
+            .into_iter()
+            .map(|ci| {
+                let c = &self.anchors.comments[ci];
+                let id = c.id().unwrap_or_default();
+                let resolution = c.get("resolution").and_then(Value::as_object);
+                let link = resolution.and_then(|r| r.get("journalEntryId")).and_then(Value::as_str).filter(|s| !s.is_empty());
+                let entry = link.and_then(|l| self.journal.iter().find(|e| e.get("id").and_then(Value::as_str) == Some(l)));
+                let changes: Vec<&Value> = entry
+                    .and_then(|e| e.get("changes"))
+                    .and_then(Value::as_array)
+                    .map(|chs| {
+                        chs.iter()
+                            .filter(|ch| ch.get("commentIds").and_then(Value::as_array).is_some_and(|ids| ids.iter().any(|x| x.as_str() == Some(id))))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let problem = match (link, entry) {
+                    (None, _) => Some("no-journal-link"),
+                    (Some(_), None) => Some("unknown-journal-entry"),
+                    _ if changes.is_empty() => Some("not-in-journal-changes"),
+                    _ => None,
+                };
+                let changes: Vec<Value> = changes
+                    .into_iter()
+                    .map(|ch| {
+                        let page = text_of(ch.get("page")).to_string();
+                        let git_ref = ch.get("ref").and_then(Value::as_str).filter(|r| !r.is_empty()).map(str::to_string);
+                        let file = self.ids.source_file(&page);
+                        let diff = diffs
+                            .entry((page.clone(), git_ref.clone()))
+                            .or_insert_with(|| serde_json::to_value(self.repo.diff(file.as_deref(), git_ref.as_deref())).unwrap_or(Value::Null))
+                            .clone();
+                        let also: Vec<Value> = ch
+                            .get("commentIds")
+                            .and_then(Value::as_array)
+                            .into_iter()
+                            .flatten()
+                            .filter_map(Value::as_str)
+                            .filter(|other| *other != id)
+                            .map(|other| match self.comment_index(other) {
+                                Some(oi) => json!({ "id": other, "snippet": snippet(self.anchors.comments[oi].as_map()), "url": self.comment_url(oi) }),
+                                None => json!({ "id": other, "snippet": "", "url": null }),
+                            })
+                            .collect();
+                        json!({
+                            "page": page,
+                            "what": text_of(ch.get("what")),
+                            "why": text_of(ch.get("why")),
+                            "url": self.url_of_page(&page),
+                            "file": file.as_deref().and_then(|f| self.repo.relative(f)),
+                            "diff": diff,
+                            "also": also,
+                        })
+                    })
+                    .collect();
+                json!({
+                    "comment": self.anchors.comment_json(ci),
+                    "note": resolution.and_then(|r| r.get("note")).and_then(Value::as_str),
+                    "entry": entry.map(|e| json!({
+                        "id": e.get("id"), "date": e.get("date"), "title": e.get("title"), "summary": e.get("summary"),
+                    })),
+                    "problem": problem,
+                    "changes": changes,
+                })
+            })
+            .collect();
+        json!({
+            "view": "review",
+            "mode": self.book.config.review.as_str(),
+            "cards": cards,
+            "commands": {
+                "approve": "notabene comments done {id} --status resolved",
+                "reject": "notabene comments reopen {id} --reply \"{reason}\"",
+            },
+        })
+    }
+
+    /// The /comments data: every comment with its anchoring and URL, newest update first.
+    pub fn comments(&self) -> Value {
+        let mut order: Vec<usize> = (0..self.anchors.comments.len()).collect();
+        order.sort_by(|&a, &b| {
+            let (ca, cb) = (&self.anchors.comments[a], &self.anchors.comments[b]);
+            cb.updated_at()
+                .cmp(ca.updated_at())
+                .then_with(|| ca.id().cmp(&cb.id()))
+        });
+        let list: Vec<Value> = order
+            .into_iter()
+            .map(|ci| {
+                let mut v = self.anchors.comment_json(ci);
+                if let Some(o) = v.as_object_mut() {
+                    o.insert(
+                        "url".into(),
+                        self.comment_url(ci).map(Value::from).unwrap_or(Value::Null),
+                    );
+                }
+                v
+            })
+            .collect();
+        json!({ "view": "comments", "comments": list })
+    }
+
+    /// The /journal data: entries newest first, with links to pages.
+    pub fn journal(&self) -> Value {
+        let entries: Vec<Value> = self
+            .journal
+            .iter()
+            .rev()
+            .map(|e| {
+                let mut e = e.clone();
+                if let Some(changes) = e.get_mut("changes").and_then(Value::as_array_mut) {
+                    for ch in changes.iter_mut() {
+                        let url = ch
+                            .get("page")
+                            .and_then(Value::as_str)
+                            .and_then(|p| self.url_of_page(p));
+                        if let Some(o) = ch.as_object_mut() {
+                            o.insert("url".into(), url.map(Value::from).unwrap_or(Value::Null));
+                        }
+                    }
+                }
+                e
+            })
+            .collect();
+        json!({ "view": "journal", "entries": entries })
+    }
+
+    /// The three generated chapters.
+    pub fn chapters(&self, taken: &dyn Fn(&str) -> bool) -> Vec<View> {
+        let fr = french(self.book);
+        let specs: [(&'static str, &str, &str, &str, Value); 3] = [
+            (
+                "review",
+                "Review",
+                "Relecture",
+                "Agent changes waiting for validation, with their diffs.",
+                self.review(),
+            ),
+            (
+                "comments",
+                "All comments",
+                "Tous les commentaires",
+                "Every review comment of the book.",
+                self.comments(),
+            ),
+            (
+                "journal",
+                "Journal",
+                "Journal",
+                "What changed and why, newest first.",
+                self.journal(),
+            ),
+        ];
+        specs
+            .into_iter()
+            .map(|(name, en, fr_title, intro, data)| {
+                let mut path = format!("{name}.md");
+                if taken(&path) {
+                    path = format!("notabene-{name}.md");
+                }
+                let title = if fr { fr_title } else { en }.to_string();
+                let intro = if fr { "" } else { intro };
+                let json = escape_script_json(&data.to_string());
+                let content = format!(
+                    "# {title}\n\n{intro}\n\n<div class=\"nb-app\" data-nb-view=\"{name}\"></div>\n\n<script type=\"application/json\" class=\"nb-view-data\">{json}</script>\n"
+                );
+                View { name, path, title, content }
+            })
+            .collect()
+    }
+}
