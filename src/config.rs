@@ -77,6 +77,8 @@ pub struct Config {
     pub enable: bool,
     /// `generated-pages` (default true): add the /review, /comments and /journal chapters.
     pub generated_pages: bool,
+    /// `languages`: the languages page ids may carry (besides the default and `po/*.po`).
+    pub languages: Vec<String>,
 }
 
 impl Default for Config {
@@ -92,6 +94,7 @@ impl Default for Config {
             review: Review::Auto,
             enable: true,
             generated_pages: true,
+            languages: Vec::new(),
         }
     }
 }
@@ -349,6 +352,21 @@ pub fn parse_table(table: Option<&Value>) -> Result<(Config, Vec<String>)> {
                 Some(b) => cfg.enable = b,
                 None => bail!("enable must be true or false ({})", at()),
             },
+            "languages" => {
+                let list = value
+                    .as_array()
+                    .filter(|a| a.iter().all(|v| v.as_str().is_some_and(is_language_code)));
+                let Some(list) = list else {
+                    bail!(
+                        "languages must be an array of language codes like [\"en\", \"fr\"] ({})",
+                        at()
+                    );
+                };
+                cfg.languages = list
+                    .iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect();
+            }
             "generated-pages" => match value.as_bool() {
                 Some(b) => cfg.generated_pages = b,
                 None => bail!("generated-pages must be true or false ({})", at()),

@@ -44,7 +44,8 @@ pub struct PageIds {
     pub default_language: String,
     /// Suffix or directory.
     pub strategy: LocaleStrategy,
-    /// Every locale a page id may carry: the default and build languages and `po/<lang>.po`.
+    /// Every locale a page id may carry: the default and build languages, `languages`, and
+    /// `po/<lang>.po`.
     pub locales: BTreeSet<String>,
     /// The book's src directory.
     pub src_dir: PathBuf,
@@ -56,6 +57,7 @@ impl PageIds {
         let mut locales = BTreeSet::new();
         locales.insert(book.default_language.clone());
         locales.insert(book.build_language().to_string());
+        locales.extend(book.config.languages.iter().cloned());
         if let Ok(rd) = std::fs::read_dir(book.root.join("po")) {
             for e in rd.flatten() {
                 let name = e.file_name().to_string_lossy().into_owned();

@@ -14,7 +14,9 @@
 
 use super::myers;
 use super::{Flags, PageIndex, Resolution, Status};
+use crate::text::SegKind;
 use crate::text::normalize::{normalize, normalize_fragment};
+use std::cell::OnceCell;
 
 /// A stored text-quote anchor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,9 +39,11 @@ const WINDOW_CONTEXT: usize = 32;
 const MAX_OCCURRENCES: usize = 4096;
 /// Quotes at least this long are also searched on their own.
 const QUOTE_ALONE_MIN: usize = 20;
-/// What an exact quote with only one side of its context intact loses against the same
-/// quote with both sides intact (see [`score`]).
-const ONE_SIDED_PENALTY: f64 = 0.10;
+/// What an exact quote loses for context that only holds up to the edge of its block (see
+/// [`score`]).
+const BLOCK_EDGE_PENALTY: f64 = 0.10;
+/// Block-edge scoring needs at least this many chars of quote plus in-block context.
+const BLOCK_EDGE_MIN_EVIDENCE: usize = 20;
 
 /// The stored anchor, normalised as the page is.
 struct Pattern {
@@ -133,7 +137,73 @@ fn similarity(dist: usize, len: usize) -> f64 {
 }
 
 /// Scores the candidate `[a, b)` whose quote similarity is `q`.
-fn score(idx: &PageIndex, pat: &Pattern, a: usize, b: usize, q: f64) -> Candidate {
+/// Normalised char offsets where a block of the page starts (after each block separator; table
+/// cells are not separated, rows are; a code block is one block).
+fn block_starts(idx: &PageIndex) -> Vec<usize> {
+    let page = idx.page;
+    let mut out = vec![0];
+    for s in &page.segments {
+        if s.kind == SegKind::Raw && &page.text[s.text.clone()] == "\n" {
+            out.push(idx.norm.start.partition_point(|&x| x < s.text.end));
+        }
+    }
+    out.push(idx.len() + 1);
+    out.dedup();
+    out
+}
+
+/// Context similarity when the page's block edge cuts the stored context: for each side, the
+/// stored context counts either whole, or only as far as the candidate's block extends (the
+/// rest lies in whatever block is now next door) provided that part matches (≥ 0.9). Returns
+/// the best length-weighted similarity that cuts at least one side, if there is enough evidence.
+fn block_edge_e(
+    idx: &PageIndex,
+    pat: &Pattern,
+    blocks: &OnceCell<Vec<usize>>,
+    (a, b): (usize, usize),
+    (sp, ss): (f64, f64),
+) -> Option<f64> {
+    let t = &idx.symbols;
+    let starts = blocks.get_or_init(|| block_starts(idx));
+    let (lp, ls, m) = (pat.p.len(), pat.s.len(), pat.q.len());
+    let bs = starts[starts.partition_point(|&x| x <= a) - 1];
+    let be = starts[starts.partition_point(|&x| x < b)]
+        .saturating_sub(1)
+        .min(t.len());
+    let (jp, js) = (a - bs, be.saturating_sub(b));
+    let cut = |j: usize, l: usize, stored: &[u32], here: &[u32]| -> Option<(usize, f64)> {
+        if j >= l {
+            return None;
+        }
+        let s = similarity(myers::edit_distance(stored, here), j);
+        (s >= 0.9).then_some((j, s))
+    };
+    let p_cut = cut(jp, lp, &pat.p[lp - jp.min(lp)..], &t[bs..a]);
+    let s_cut = cut(js, ls, &pat.s[..js.min(ls)], &t[b..b + js.min(ls)]);
+    let mut best: Option<f64> = None;
+    for (p, s) in [
+        (p_cut, Some((ls, ss))),
+        (Some((lp, sp)), s_cut),
+        (p_cut, s_cut),
+    ] {
+        let (Some(p), Some(s)) = (p, s) else { continue };
+        if (p.0, s.0) == (lp, ls) || m + p.0 + s.0 < BLOCK_EDGE_MIN_EVIDENCE {
+            continue;
+        }
+        let e = (m as f64 + p.0 as f64 * p.1 + s.0 as f64 * s.1) / (m + p.0 + s.0) as f64;
+        best = Some(best.map_or(e, |x: f64| x.max(e)));
+    }
+    best
+}
+
+fn score(
+    idx: &PageIndex,
+    pat: &Pattern,
+    blocks: &OnceCell<Vec<usize>>,
+    a: usize,
+    b: usize,
+    q: f64,
+) -> Candidate {
     let t = &idx.symbols;
     let (lp, ls, m) = (pat.p.len(), pat.s.len(), pat.q.len());
     let sp = if lp == 0 {
@@ -149,11 +219,14 @@ fn score(idx: &PageIndex, pat: &Pattern, a: usize, b: usize, q: f64) -> Candidat
         similarity(myers::prefix_distance(&pat.s, &t[b..to]), ls)
     };
     let mut e = (m as f64 * q + lp as f64 * sp + ls as f64 * ss) / (m + lp + ls) as f64;
-    // A block moved elsewhere, or a heading inserted before it, replaces the context on one
-    // side only: an exact quote whose other side is intact keeps most of its evidence.
-    if q >= 1.0 && lp > 0 && ls > 0 {
-        let one = |l: usize, s: f64| (m as f64 + l as f64 * s) / (m + l) as f64;
-        e = e.max(one(lp, sp).max(one(ls, ss)) - ONE_SIDED_PENALTY);
+    // A block moved elsewhere, or a heading inserted before it, replaces the context beyond
+    // the block's edge: an exact quote whose in-block context is intact keeps most of its
+    // evidence.
+    if q >= 1.0
+        && (sp < 0.9 || ss < 0.9)
+        && let Some(cut) = block_edge_e(idx, pat, blocks, (a, b), (sp, ss))
+    {
+        e = e.max(cut - BLOCK_EDGE_PENALTY);
     }
     let h = match &pat.section {
         None => 1.0,
@@ -227,6 +300,7 @@ pub fn resolve(idx: &PageIndex, anchor: &TextAnchor, threshold: f64) -> Resoluti
         return Resolution::orphan();
     }
     let mut cands: Vec<Candidate> = Vec::new();
+    let blocks = OnceCell::new();
 
     // Stage 1: exact occurrences.
     for (byte, _) in idx
@@ -235,7 +309,7 @@ pub fn resolve(idx: &PageIndex, anchor: &TextAnchor, threshold: f64) -> Resoluti
         .take(MAX_OCCURRENCES)
     {
         let a = idx.char_index(byte);
-        cands.push(score(idx, &pat, a, a + m, 1.0));
+        cands.push(score(idx, &pat, &blocks, a, a + m, 1.0));
     }
     // A clear winner ends the search, unless a candidate with an edited quote but a better
     // context could still beat it: such a candidate scores at most `ceiling`.
@@ -269,7 +343,14 @@ pub fn resolve(idx: &PageIndex, anchor: &TextAnchor, threshold: f64) -> Resoluti
             for (qend, err) in myers::best_ends(&qhits, (m / 2).max(1), 5) {
                 let (qstart, _) = myers::match_start(&pat.q, &t[lo..hi], qend, kq);
                 if qend > qstart {
-                    cands.push(score(idx, &pat, lo + qstart, lo + qend, similarity(err, m)));
+                    cands.push(score(
+                        idx,
+                        &pat,
+                        &blocks,
+                        lo + qstart,
+                        lo + qend,
+                        similarity(err, m),
+                    ));
                 }
             }
             // The rewritten-quote candidate: between the aligned prefix and suffix.
@@ -287,7 +368,7 @@ pub fn resolve(idx: &PageIndex, anchor: &TextAnchor, threshold: f64) -> Resoluti
             let y = x + y;
             if y > x && (y - x) * 3 >= m && y - x <= m * 3 {
                 let d = myers::edit_distance(&pat.q, &t[x..y]);
-                let c = score(idx, &pat, x, y, similarity(d, m));
+                let c = score(idx, &pat, &blocks, x, y, similarity(d, m));
                 // Only an intact context on both sides justifies a rewritten quote.
                 if c.sp >= 0.9 && c.ss >= 0.9 {
                     cands.push(c);
@@ -303,7 +384,7 @@ pub fn resolve(idx: &PageIndex, anchor: &TextAnchor, threshold: f64) -> Resoluti
         for (end, err) in myers::best_ends(&hits, (m / 2).max(1), 10) {
             let (start, _) = myers::match_start(&pat.q, t, end, k);
             if end > start {
-                cands.push(score(idx, &pat, start, end, similarity(err, m)));
+                cands.push(score(idx, &pat, &blocks, start, end, similarity(err, m)));
             }
         }
     }
