@@ -13,6 +13,7 @@
 //! * [`views`] — the generated /review, /comments and /journal chapters; [`git`] their diffs.
 //! * [`render`] — the `[output.notabene]` renderer: `comments.json`.
 //! * [`assets`] — the embedded reader client and its installed-version check.
+//! * [`serve`] — the loopback server: live rebuilds and the guarded write API.
 //! * [`config`] — book discovery and the `[preprocessor.notabene]` table of `book.toml`.
 //! * [`pages`] — page ids (the store's `page` key) and their mapping to Markdown files.
 //! * [`cli`] — the agent CLI shared by the `notabene` and `mdbook-notabene` binaries.
@@ -28,6 +29,7 @@ pub mod pages;
 pub mod preprocess;
 pub mod render;
 pub mod resolve;
+pub mod serve;
 pub mod store;
 pub mod text;
 pub mod views;

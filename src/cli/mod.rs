@@ -68,6 +68,20 @@ enum Command {
     },
     /// Build the book with the embedded mdBook engine and the notabene preprocessor.
     Build(book::BuildArgs),
+    /// Build, serve on loopback, rebuild on change, and accept comments from the browser.
+    Serve {
+        /// The book root (default: --book, else the nearest book.toml).
+        dir: Option<PathBuf>,
+        /// Port (default: the first free one from 3000).
+        #[arg(long)]
+        port: Option<u16>,
+        /// Listen on every interface (trusted networks only).
+        #[arg(long)]
+        host: bool,
+        /// Open a browser.
+        #[arg(long)]
+        open: bool,
+    },
     /// Where every anchor lands in the current text, without a build; `anchors heal`.
     Anchors(book::AnchorsArgs),
     /// mdBook protocol: exit 0 if the preprocessor supports RENDERER.
@@ -160,6 +174,11 @@ impl Ctx {
     }
 }
 
+/// The embedded mdBook engine for `root`, with our preprocessor (and renderer) in process.
+pub fn load_book_engine(root: &Path) -> Result<mdbook_driver::MDBook> {
+    book::load(root)
+}
+
 /// Runs the CLI with `args` (including the program name) and returns the exit code.
 pub fn run<I, T>(args: I) -> i32
 where
@@ -188,6 +207,30 @@ fn dispatch(command: Command, book: Option<&Path>, store: Option<&Path>) -> Resu
     match &command {
         Command::Supports { renderer } => return Ok(book::supports(renderer)),
         Command::Render => return book::render(),
+        Command::Serve {
+            dir,
+            port,
+            host,
+            open,
+        } => {
+            let root = match (dir, book) {
+                (Some(d), _) => d.clone(),
+                (None, Some(b)) => b.to_path_buf(),
+                (None, None) => Ctx::resolve(None, store)?
+                    .book
+                    .map(|b| b.root)
+                    .ok_or_else(|| Error::new("no book.toml found (pass the book directory)"))?,
+            };
+            let opts = crate::serve::Options {
+                port: *port,
+                host: *host,
+                open: *open,
+            };
+            crate::serve::serve(&root, &opts, &|url| {
+                say!("notabene: serving {} at {url}", root.display());
+            })?;
+            return Ok(0);
+        }
         Command::Install { dir: Some(d) } if book.is_none() => {
             let ctx = Ctx::resolve(Some(d), store)?;
             return install::install(&ctx, Some(d));
@@ -208,7 +251,9 @@ fn dispatch(command: Command, book: Option<&Path>, store: Option<&Path>) -> Resu
         Command::Build(a) => book::build(&ctx, &a),
         Command::Install { dir } => install::install(&ctx, dir.as_deref()),
         Command::Anchors(a) => book::anchors(&ctx, &a),
-        Command::Supports { .. } | Command::Render => unreachable!("handled before the context"),
+        Command::Supports { .. } | Command::Render | Command::Serve { .. } => {
+            unreachable!("handled before the context")
+        }
         Command::Migrate(a) => {
             let report = crate::store::migrate::migrate(&ctx.store, a.dry_run)?;
             for (file, why) in &report.kept {

@@ -320,6 +320,9 @@ pub fn verify(
                 .map(as_text);
             match (resolution, link) {
                 (None, _) => out.push(f(E, "comment-no-resolution", format!("\"{status}\" without a resolution."), file, idr)),
+                // A human's resolve (from the browser) records who resolved it, with no journal
+                // entry: there is no agent change to show at /review.
+                (Some(r), None) if status == "resolved" && r.get("by").is_some_and(|b| truthy(Some(b))) => {}
                 (Some(_), None) => {
                     out.push(f(E, "comment-no-journal-link", format!("\"{status}\" without resolution.journalEntryId."), file, idr))
                 }

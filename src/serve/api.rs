@@ -1,0 +1,427 @@
+//! The write API under `/__notabene/api/`, with the original notabene's request and response
+//! shapes: `GET/POST/PATCH/DELETE comments`, `GET journal`, `GET diff`, plus `GET status` (the
+//! client's probe and live-reload long-poll). Every write goes through the store library
+//! (locked, atomic) and changes only the one comment file concerned. Bodies are validated.
+
+use crate::pages::PageIds;
+use crate::store::comment::{SCOPES, STATUSES};
+use crate::store::{Comment, Store, ids, journal, new_comment};
+use serde_json::{Map, Value, json};
+use std::collections::BTreeSet;
+
+/// Largest accepted request body.
+pub const MAX_REQUEST: usize = 1024 * 1024;
+/// Largest accepted comment body.
+pub const MAX_BODY: usize = 64 * 1024;
+/// Largest accepted quote, prefix, suffix, section, label or author.
+pub const MAX_FIELD: usize = 8 * 1024;
+
+/// An API response: status code and JSON body.
+pub type Reply = (u16, Value);
+
+fn err(code: u16, msg: &str) -> Reply {
+    (code, json!({ "error": msg }))
+}
+
+/// What the API needs from the running server.
+pub struct Api<'a> {
+    /// The store.
+    pub store: &'a Store,
+    /// Page ids of the current build's chapters.
+    pub pages: &'a BTreeSet<String>,
+    /// Page-id scheme (for diffs).
+    pub ids: &'a PageIds,
+    /// The git repository (for diffs).
+    pub repo: &'a crate::git::Repo,
+    /// The `space` of new comments.
+    pub space: &'a str,
+    /// Author used when a request names none.
+    pub default_author: &'a str,
+}
+
+fn query_values(query: &str, key: &str) -> Vec<String> {
+    query
+        .split('&')
+        .filter_map(|kv| kv.split_once('=').or(Some((kv, ""))))
+        .filter(|(k, _)| *k == key)
+        .map(|(_, v)| percent_decode(v))
+        .collect()
+}
+
+/// Decodes `%XX` and `+` in a query value.
+pub fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3])
+                    .ok()
+                    .and_then(|h| u8::from_str_radix(h, 16).ok());
+                match hex {
+                    Some(b) => {
+                        out.push(b);
+                        i += 2;
+                    }
+                    None => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn string_field<'v>(
+    o: &'v Map<String, Value>,
+    key: &str,
+    max: usize,
+) -> Result<Option<&'v str>, Reply> {
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.len() > max => Err(err(413, &format!("{key} is too long"))),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(err(400, &format!("{key} must be a string"))),
+    }
+}
+
+/// Validates the anchor of a new comment for its scope.
+fn validate_anchor(scope: &str, anchor: Option<&Value>) -> Result<Value, Reply> {
+    match scope {
+        "page" => Ok(Value::Null),
+        "selection" => {
+            let Some(Value::Object(a)) = anchor else {
+                return Err(err(
+                    400,
+                    "a selection comment needs an anchor {quote, prefix, suffix, section}",
+                ));
+            };
+            let quote = string_field(a, "quote", MAX_FIELD)?
+                .filter(|q| !q.trim().is_empty())
+                .ok_or_else(|| err(400, "anchor.quote must be a non-empty string"))?;
+            let prefix = string_field(a, "prefix", MAX_FIELD)?.unwrap_or("");
+            let suffix = string_field(a, "suffix", MAX_FIELD)?.unwrap_or("");
+            let section = string_field(a, "section", MAX_FIELD)?;
+            Ok(json!({ "quote": quote, "prefix": prefix, "suffix": suffix, "section": section }))
+        }
+        "block" => {
+            let Some(Value::Object(a)) = anchor else {
+                return Err(err(
+                    400,
+                    "a block comment needs an anchor {kind, key, label, section, index}",
+                ));
+            };
+            let kind = string_field(a, "kind", 16)?
+                .filter(|k| *k == "image" || *k == "mermaid")
+                .ok_or_else(|| err(400, "anchor.kind must be \"image\" or \"mermaid\""))?;
+            let key = string_field(a, "key", MAX_FIELD)?
+                .filter(|k| k.starts_with(&format!("{kind}:")) && k.len() > kind.len() + 1)
+                .ok_or_else(|| err(400, "anchor.key must be \"<kind>:<…>\""))?;
+            let label = string_field(a, "label", MAX_FIELD)?.unwrap_or("");
+            let section = string_field(a, "section", MAX_FIELD)?;
+            let index = a
+                .get("index")
+                .and_then(Value::as_u64)
+                .ok_or_else(|| err(400, "anchor.index must be a non-negative integer"))?;
+            Ok(
+                json!({ "kind": kind, "key": key, "label": label.chars().take(80).collect::<String>(), "section": section, "index": index }),
+            )
+        }
+        _ => Err(err(
+            400,
+            "scope must be \"selection\", \"page\" or \"block\"",
+        )),
+    }
+}
+
+fn body_text(o: &Map<String, Value>, key: &str) -> Result<String, Reply> {
+    let t = string_field(o, key, MAX_BODY)?.map(str::trim).unwrap_or("");
+    if t.is_empty() {
+        return Err(err(400, &format!("{key} must be a non-empty string")));
+    }
+    Ok(t.to_string())
+}
+
+impl Api<'_> {
+    /// Handles one API request (`rest` is the path after `/__notabene/api/`).
+    pub fn handle(&self, method: &str, rest: &str, query: &str, body: &[u8]) -> Reply {
+        if body.len() > MAX_REQUEST {
+            return err(413, "payload too large");
+        }
+        let parsed = || -> Result<Map<String, Value>, Reply> {
+            match serde_json::from_slice::<Value>(body) {
+                Ok(Value::Object(o)) => Ok(o),
+                _ => Err(err(400, "expected a JSON object")),
+            }
+        };
+        let result = match (method, rest) {
+            ("GET", "comments") => self.list(query),
+            ("POST", "comments") => parsed().and_then(|o| self.create(&o)),
+            ("PATCH", "comments") => parsed().and_then(|o| self.patch(&o)),
+            ("DELETE", "comments") => parsed().and_then(|o| self.delete(&o)),
+            ("GET", "journal") => Ok((
+                200,
+                Value::Array(journal::read(self.store).entries().to_vec()),
+            )),
+            ("GET", "diff") => Ok(self.diff(query)),
+            (_, "comments" | "journal" | "diff") => Err(err(405, "method not allowed")),
+            _ => Err(err(404, "not found")),
+        };
+        result.unwrap_or_else(|e| e)
+    }
+
+    fn comments(&self) -> Result<Vec<crate::store::Record>, Reply> {
+        let snap = self.store.load().map_err(|e| err(500, e.message()))?;
+        Ok(snap.comments().cloned().collect())
+    }
+
+    fn list(&self, query: &str) -> Result<Reply, Reply> {
+        let all = !query_values(query, "all").is_empty();
+        let page = query_values(query, "page").into_iter().next();
+        if !all && page.is_none() {
+            return Err(err(400, "page query param required"));
+        }
+        let list: Vec<Value> = self
+            .comments()?
+            .into_iter()
+            .filter(|r| all || r.comment.page() == page.as_deref())
+            .map(|r| Value::Object(r.comment.as_map().clone()))
+            .collect();
+        Ok((200, Value::Array(list)))
+    }
+
+    fn create(&self, o: &Map<String, Value>) -> Result<Reply, Reply> {
+        let (Some(page), Some(space), Some(scope)) = (
+            string_field(o, "page", 1024)?,
+            string_field(o, "space", 256)?,
+            string_field(o, "scope", 32)?,
+        ) else {
+            return Err(err(400, "page, space, scope, body required"));
+        };
+        if crate::pages::validate_page_id(page).is_err() {
+            return Err(err(400, "invalid page id"));
+        }
+        if !self.pages.contains(page) {
+            return Err(err(400, "unknown page"));
+        }
+        if !SCOPES.contains(&scope) {
+            return Err(err(
+                400,
+                "scope must be \"selection\", \"page\" or \"block\"",
+            ));
+        }
+        if space.is_empty() || space != self.space {
+            return Err(err(400, "unknown space"));
+        }
+        let body =
+            body_text(o, "body").map_err(|_| err(400, "page, space, scope, body required"))?;
+        let anchor = validate_anchor(scope, o.get("anchor"))?;
+        let author = string_field(o, "author", MAX_FIELD)?
+            .map(str::trim)
+            .filter(|a| !a.is_empty())
+            .unwrap_or(self.default_author);
+        let _lock = self.store.lock().map_err(|e| err(500, e.message()))?;
+        self.store
+            .check_compatible()
+            .map_err(|e| err(409, e.message()))?;
+        let now = ids::now().map_err(|e| err(500, e.message()))?;
+        let ts = ids::iso(now);
+        let mut comment = new_comment(
+            &ids::comment_id(now),
+            space,
+            page,
+            scope,
+            anchor.clone(),
+            author,
+            &body,
+            &ts,
+        );
+        while self
+            .store
+            .root()
+            .join(page)
+            .join(format!(
+                "{}.json",
+                ids::sanitize_id(comment.id().unwrap_or_default())
+            ))
+            .exists()
+        {
+            comment = new_comment(
+                &ids::comment_id(now),
+                space,
+                page,
+                scope,
+                anchor.clone(),
+                author,
+                &body,
+                &ts,
+            );
+        }
+        self.store
+            .ensure_meta()
+            .map_err(|e| err(500, e.message()))?;
+        self.store
+            .create(&comment)
+            .map_err(|e| err(500, e.message()))?;
+        Ok((201, Value::Object(comment.as_map().clone())))
+    }
+
+    fn find(&self, o: &Map<String, Value>) -> Result<crate::store::Record, Reply> {
+        let (Some(page), Some(id)) = (string_field(o, "page", 1024)?, string_field(o, "id", 256)?)
+        else {
+            return Err(err(400, "page, id required"));
+        };
+        let snap = self.store.load().map_err(|e| err(500, e.message()))?;
+        snap.comments()
+            .find(|r| r.comment.id() == Some(id) && r.comment.page() == Some(page))
+            .cloned()
+            .ok_or_else(|| err(404, "not found"))
+    }
+
+    fn patch(&self, o: &Map<String, Value>) -> Result<Reply, Reply> {
+        let status = string_field(o, "status", 32)?;
+        if let Some(s) = status
+            && !STATUSES.contains(&s)
+        {
+            return Err(err(
+                400,
+                "status must be \"open\", \"addressed\" or \"resolved\"",
+            ));
+        }
+        let hold = match o.get("hold") {
+            None | Some(Value::Null) => None,
+            Some(Value::Bool(b)) => Some(*b),
+            Some(_) => return Err(err(400, "hold must be a boolean")),
+        };
+        let resolution = match o.get("resolution") {
+            None => None,
+            Some(Value::Null) => Some(Value::Null),
+            Some(Value::Object(r)) => {
+                let note = string_field(r, "note", MAX_BODY)?.unwrap_or("");
+                let mut m = Map::new();
+                m.insert("note".into(), note.into());
+                if let Some(j) = string_field(r, "journalEntryId", 256)? {
+                    m.insert("journalEntryId".into(), j.into());
+                }
+                Some(Value::Object(m))
+            }
+            Some(_) => {
+                return Err(err(
+                    400,
+                    "resolution must be null or {note, journalEntryId?}",
+                ));
+            }
+        };
+        let reply = match o.get("reply") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(r)) => {
+                let body = body_text(r, "body")?;
+                let author = string_field(r, "author", MAX_FIELD)?
+                    .map(str::trim)
+                    .filter(|a| !a.is_empty())
+                    .map(str::to_string);
+                Some((author, body))
+            }
+            Some(_) => return Err(err(400, "reply must be {author?, body}")),
+        };
+        let edit = match o.get("edit") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(e)) => Some(body_text(e, "body")?),
+            Some(_) => return Err(err(400, "edit must be {body}")),
+        };
+        let actor = string_field(o, "author", MAX_FIELD)?
+            .map(str::trim)
+            .filter(|a| !a.is_empty())
+            .unwrap_or(self.default_author)
+            .to_string();
+        let _lock = self.store.lock().map_err(|e| err(500, e.message()))?;
+        self.store
+            .check_compatible()
+            .map_err(|e| err(409, e.message()))?;
+        let mut rec = self.find(o)?;
+        let ts = ids::iso(ids::now().map_err(|e| err(500, e.message()))?);
+        let c: &mut Comment = &mut rec.comment;
+        if let Some(body) = edit {
+            if c.status() != Some("open") || c.thread().len() != 1 {
+                return Err(err(
+                    409,
+                    "only an open comment without replies can be edited",
+                ));
+            }
+            if let Some(Value::Array(t)) = c.as_map().get("thread").cloned() {
+                let mut t = t;
+                if let Some(Value::Object(first)) = t.get_mut(0) {
+                    first.insert("body".into(), body.into());
+                }
+                c.set("thread", Value::Array(t));
+            }
+        }
+        if let Some(s) = status {
+            c.set("status", s.into());
+            match s {
+                // Reopening (or rejecting) clears the stale resolution.
+                "open" => c.set("resolution", Value::Null),
+                // A human resolve without a resolution records one, with its actor.
+                _ if resolution.is_none() && c.get("resolution").is_none_or(Value::is_null) => {
+                    c.set("resolution", json!({ "note": "", "by": actor }));
+                }
+                _ => {}
+            }
+        }
+        if let Some(r) = resolution {
+            c.set("resolution", r);
+        }
+        if let Some(h) = hold {
+            c.set("hold", h.into());
+        }
+        if let Some((author, body)) = reply {
+            c.push_message(author.as_deref().unwrap_or(&actor), &body, &ts);
+        }
+        c.set("updatedAt", ts.into());
+        self.store
+            .write_record(&rec)
+            .map_err(|e| err(500, e.message()))?;
+        Ok((200, Value::Object(rec.comment.as_map().clone())))
+    }
+
+    fn delete(&self, o: &Map<String, Value>) -> Result<Reply, Reply> {
+        let _lock = self.store.lock().map_err(|e| err(500, e.message()))?;
+        match self.find(o) {
+            Ok(rec) => {
+                self.store
+                    .delete_record(&rec)
+                    .map_err(|e| err(500, e.message()))?;
+                Ok((200, json!({ "deleted": true })))
+            }
+            Err((404, _)) => Ok((404, json!({ "deleted": false }))),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn diff(&self, query: &str) -> Reply {
+        let list: Vec<Value> = query_values(query, "page")
+            .into_iter()
+            .map(|page| {
+                let file = self.ids.source_file(&page);
+                let d = self.repo.diff(file.as_deref(), None);
+                let rel = file.as_deref().and_then(|f| self.repo.relative(f));
+                let mut v = json!({ "page": page, "file": rel, "diff": if d.text.is_empty() && file.is_none() { Value::Null } else { Value::String(d.text.clone()) } });
+                if let Some(reason) = d.reason {
+                    let error = match reason {
+                        "no-git" => "git",
+                        "page-not-found" => "unresolved",
+                        other => other,
+                    };
+                    if error != "unchanged" {
+                        v["error"] = error.into();
+                    }
+                }
+                v
+            })
+            .collect();
+        (200, Value::Array(list))
+    }
+}
