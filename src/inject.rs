@@ -146,6 +146,7 @@ fn snap(page: &PageText, a: usize, b: usize, mode: Snap) -> (usize, usize) {
 
 /// The runs of one text mark.
 fn runs_of(
+    md: &str,
     page: &PageText,
     inline_text: &[Option<Range<usize>>],
     mark: usize,
@@ -178,17 +179,24 @@ fn runs_of(
         } else {
             seg.src.clone()
         };
-        // Lift out of inline elements covered whole.
+        // Lift out of inline elements covered whole, and out of reference links
+        // (`[text]`, `[text][]`, `[text][label]`), whose text may be their label: markup
+        // inside would unlink them. The `[]` of a collapsed reference goes with its link.
         let mut inline = seg.inline;
         while inline != NO_INLINE {
-            match &inline_text[inline as usize] {
-                Some(r) if r.start >= a && r.end <= b => {
-                    let el = &page.inlines[inline as usize];
-                    src = src.start.min(el.src.start)..src.end.max(el.src.end);
-                    inline = el.parent;
-                }
-                _ => break,
+            let el = &page.inlines[inline as usize];
+            let reference = md[el.src.clone()].ends_with(']');
+            let covered =
+                matches!(&inline_text[inline as usize], Some(r) if r.start >= a && r.end <= b);
+            if !covered && !reference {
+                break;
             }
+            let mut end = el.src.end;
+            if reference && md[end..].starts_with("[]") {
+                end += 2;
+            }
+            src = src.start.min(el.src.start)..src.end.max(end);
+            inline = el.parent;
         }
         let level = (seg.block, inline);
         match runs.last_mut() {
@@ -213,11 +221,11 @@ struct Insert {
 }
 
 /// The `<mark>` insertions of all text marks, split where they overlap.
-fn mark_inserts(page: &PageText, marks: &[TextMark], mode: Snap, out: &mut Vec<Insert>) {
+fn mark_inserts(md: &str, page: &PageText, marks: &[TextMark], mode: Snap, out: &mut Vec<Insert>) {
     let inline_text = inline_text_ranges(page);
     let mut by_level: BTreeMap<(u32, u32), Vec<Run>> = BTreeMap::new();
     for (i, m) in marks.iter().enumerate() {
-        for r in runs_of(page, &inline_text, i, &m.text, mode) {
+        for r in runs_of(md, page, &inline_text, i, &m.text, mode) {
             by_level.entry(r.level).or_default().push(r);
         }
     }
@@ -418,7 +426,7 @@ pub fn inject(
     // delimiter) would change how the Markdown parses, widen to whitespace; else drop marks.
     for mode in [Snap::Word, Snap::Space] {
         let mut with_marks = structural.clone();
-        mark_inserts(page, &inj.marks, mode, &mut with_marks);
+        mark_inserts(md, page, &inj.marks, mode, &mut with_marks);
         let full = apply(md, with_marks, &replaces) + &island;
         if inj.marks.is_empty() || same_text(&full) {
             return (full, Outcome::default());

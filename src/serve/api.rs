@@ -216,8 +216,11 @@ impl Api<'_> {
         if space.is_empty() || space != self.space {
             return Err(err(400, "unknown space"));
         }
-        let body =
-            body_text(o, "body").map_err(|_| err(400, "page, space, scope, body required"))?;
+        let body = string_field(o, "body", MAX_BODY)?
+            .map(str::trim)
+            .filter(|b| !b.is_empty())
+            .ok_or_else(|| err(400, "page, space, scope, body required"))?
+            .to_string();
         let anchor = validate_anchor(scope, o.get("anchor"))?;
         let author = string_field(o, "author", MAX_FIELD)?
             .map(str::trim)
@@ -274,10 +277,9 @@ impl Api<'_> {
         else {
             return Err(err(400, "page, id required"));
         };
-        let snap = self.store.load().map_err(|e| err(500, e.message()))?;
-        snap.comments()
-            .find(|r| r.comment.id() == Some(id) && r.comment.page() == Some(page))
-            .cloned()
+        self.store
+            .find_on_page(page, id)
+            .map_err(|e| err(500, e.message()))?
             .ok_or_else(|| err(404, "not found"))
     }
 

@@ -289,6 +289,13 @@ fn handle(
             let _ = req.respond(json_response(200, &body));
             return;
         }
+        if req.body_length().is_some_and(|n| n > api::MAX_REQUEST) {
+            let _ = req.respond(json_response(
+                413,
+                &serde_json::json!({ "error": "payload too large" }),
+            ));
+            return;
+        }
         let mut body = Vec::new();
         let limited = std::io::Read::take(req.as_reader(), (api::MAX_REQUEST + 1) as u64)
             .read_to_end(&mut body);

@@ -243,6 +243,31 @@ impl Store {
             .collect()
     }
 
+    /// Finds comment `id` of `page`: its canonical file `<page>/<id>.json` when that holds it,
+    /// else by reading the whole store (legacy arrays, misplaced files).
+    pub fn find_on_page(&self, page: &str, id: &str) -> Result<Option<Record>> {
+        self.check_compatible()?;
+        let file = format!("{page}/{}.json", ids::sanitize_id(id));
+        if crate::pages::validate_page_id(page).is_ok()
+            && let Ok(bytes) = std::fs::read(self.root.join(&file))
+            && let Ok(Value::Object(m)) = serde_json::from_slice::<Value>(&bytes)
+        {
+            let comment = Comment::from_map(m);
+            if comment.id() == Some(id) && comment.page() == Some(page) {
+                return Ok(Some(Record {
+                    file,
+                    location: Location::File,
+                    comment,
+                }));
+            }
+        }
+        let snap = self.load()?;
+        Ok(snap
+            .comments()
+            .find(|r| r.comment.id() == Some(id) && r.comment.page() == Some(page))
+            .cloned())
+    }
+
     /// Writes a record back where it came from. Call with the lock held.
     pub fn write_record(&self, rec: &Record) -> Result<()> {
         let rel = Path::new(&rec.file);
