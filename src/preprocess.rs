@@ -69,8 +69,10 @@ pub fn store_for(book: &Book) -> Store {
     }
 }
 
-/// The chapters of `book` that have a source file, with their page ids.
-pub fn chapters(book: &MdBook, ids: &PageIds, src: &str) -> Vec<Chapter> {
+/// The chapters of `book` that have a source file, with their page ids. A chapter's
+/// `source` is its file relative to the repository root (`<page-prefix>/<path>`), the path
+/// an agent opens.
+pub fn chapters(book: &MdBook, ids: &PageIds) -> Vec<Chapter> {
     book.iter()
         .filter_map(|item| match item {
             BookItem::Chapter(ch) => Some(ch),
@@ -84,7 +86,9 @@ pub fn chapters(book: &MdBook, ids: &PageIds, src: &str) -> Vec<Chapter> {
                 page: ids.for_chapter(source_path),
                 name: ch.name.clone(),
                 url: crate::config::slash_path(&url),
-                source: crate::config::slash_path(&std::path::Path::new(src).join(source_path)),
+                source: crate::config::slash_path(
+                    &std::path::Path::new(&ids.prefix).join(source_path),
+                ),
                 content: ch.content.clone(),
             })
         })
@@ -114,7 +118,7 @@ pub fn anchor(book_cfg: &Book, book: &MdBook) -> Result<(BookAnchors, PageIds)> 
     let options = TextOptions::from_config(&book_cfg.mdbook)?;
     let comments = read_comments(&store_for(book_cfg));
     let threshold = book_cfg.config.threshold.unwrap_or(DEFAULT_THRESHOLD);
-    let chapters = chapters(book, &ids, &book_cfg.src);
+    let chapters = chapters(book, &ids);
     Ok((
         resolve::anchor_book(
             chapters,
@@ -144,11 +148,11 @@ pub fn run(ctx: &PreprocessorContext, mut book: MdBook) -> Result<MdBook> {
             .enumerate()
             .map(|(i, c)| (c.source.clone(), i))
             .collect();
-        let src = cfg.src.clone();
+        let prefix = ids.prefix.clone();
         let mut dropped = Vec::new();
         book.for_each_chapter_mut(|ch| {
             let Some(sp) = &ch.source_path else { return };
-            let key = crate::config::slash_path(&std::path::Path::new(&src).join(sp));
+            let key = crate::config::slash_path(&std::path::Path::new(&prefix).join(sp));
             let Some(&i) = by_source.get(&key) else {
                 return;
             };

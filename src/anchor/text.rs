@@ -206,13 +206,14 @@ fn score(
 ) -> Candidate {
     let t = &idx.symbols;
     let (lp, ls, m) = (pat.p.len(), pat.s.len(), pat.q.len());
-    let sp = if lp == 0 {
+    // Context present verbatim (the common case) needs no alignment.
+    let sp = if lp == 0 || (a >= lp && t[a - lp..a] == pat.p[..]) {
         1.0
     } else {
         let from = a.saturating_sub(lp + lp / 4 + 2);
         similarity(myers::suffix_distance(&pat.p, &t[from..a]), lp)
     };
-    let ss = if ls == 0 {
+    let ss = if ls == 0 || t.get(b..b + ls) == Some(&pat.s[..]) {
         1.0
     } else {
         let to = (b + ls + ls / 4 + 2).min(t.len());

@@ -117,7 +117,7 @@ fn anchor_current(ctx: &Ctx) -> Result<(Book, BookAnchors, String)> {
         .config
         .threshold
         .unwrap_or(crate::anchor::DEFAULT_THRESHOLD);
-    let chapters = crate::preprocess::chapters(&preprocessed, &ids, &book.src);
+    let chapters = crate::preprocess::chapters(&preprocessed, &ids);
     let anchors = crate::resolve::anchor_book(
         chapters,
         comments,
@@ -161,7 +161,11 @@ pub(crate) fn anchors(ctx: &Ctx, a: &AnchorsArgs) -> Result<i32> {
     for ci in (0..anchors.comments.len()).filter(|&ci| keep(ci)) {
         let c = &anchors.comments[ci];
         let j = anchors.anchoring_json(ci);
-        let status = j["status"].as_str().unwrap_or("");
+        let status = if anchors.located[ci].chapter.is_none() {
+            "not in this build"
+        } else {
+            j["status"].as_str().unwrap_or("")
+        };
         let confidence = j["confidence"]
             .as_f64()
             .map(|c| format!(" {c:.2}"))
