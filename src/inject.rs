@@ -148,6 +148,7 @@ fn snap(page: &PageText, a: usize, b: usize, mode: Snap) -> (usize, usize) {
 fn runs_of(
     md: &str,
     page: &PageText,
+    tags: &RawTags,
     inline_text: &[Option<Range<usize>>],
     mark: usize,
     range: &Range<usize>,
@@ -179,6 +180,20 @@ fn runs_of(
         } else {
             seg.src.clone()
         };
+        // A backslash escape (`\*`) maps to the escaped char: keep the backslash with it.
+        let backslashes = md[..src.start]
+            .bytes()
+            .rev()
+            .take_while(|&c| c == b'\\')
+            .count();
+        if backslashes % 2 == 1
+            && md[src.start..]
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_punctuation())
+        {
+            src.start -= 1;
+        }
         // Lift out of inline elements covered whole, and out of reference links
         // (`[text]`, `[text][]`, `[text][label]`), whose text may be their label: markup
         // inside would unlink them. The `[]` of a collapsed reference goes with its link.
@@ -199,6 +214,38 @@ fn runs_of(
             inline = el.parent;
         }
         let level = (seg.block, inline);
+        // Leaving an inline element in the middle of a word (`[RFC](u),`, `**a b**c`): a new
+        // `<mark>` there would split the word for the search index (every element start is a
+        // word break). Take the element whole instead, at the outer level.
+        let glued = page.text[..sa]
+            .chars()
+            .next_back()
+            .is_some_and(|c| !c.is_whitespace())
+            && page.text[sa..]
+                .chars()
+                .next()
+                .is_some_and(|c| !c.is_whitespace());
+        if glued
+            && let Some(last) = runs.last_mut()
+            && last.level.0 == level.0
+            && last.level.1 != level.1
+        {
+            let mut up = last.level.1;
+            let mut lifted = last.src.clone();
+            while up != NO_INLINE && up != level.1 {
+                let el = &page.inlines[up as usize];
+                let mut end = el.src.end;
+                if md[el.src.clone()].ends_with(']') && md[end..].starts_with("[]") {
+                    end += 2;
+                }
+                lifted = lifted.start.min(el.src.start)..lifted.end.max(end);
+                up = el.parent;
+            }
+            if up == level.1 {
+                last.level = level;
+                last.src = lifted;
+            }
+        }
         match runs.last_mut() {
             Some(last) if last.level == level => {
                 last.src.start = last.src.start.min(src.start);
@@ -207,8 +254,148 @@ fn runs_of(
             _ => runs.push(Run { level, src, mark }),
         }
     }
+    for r in &mut runs {
+        tags.balance(&mut r.src);
+    }
+    // A run ending in a soft break would close its mark on the next line, before that line's
+    // container markers (`> `): close it before the line break instead. After a literal
+    // backslash (`## a\`) the closing tag would be escaped: close it before the backslash.
+    for r in &mut runs {
+        while r.src.end > r.src.start && matches!(md.as_bytes()[r.src.end - 1], b'\n' | b'\r') {
+            r.src.end -= 1;
+        }
+        let backslashes = md[r.src.start..r.src.end]
+            .bytes()
+            .rev()
+            .take_while(|&c| c == b'\\')
+            .count();
+        if backslashes % 2 == 1 {
+            r.src.end -= 1;
+        }
+    }
     runs.retain(|r| r.level.0 != u32::MAX && !r.src.is_empty());
     runs
+}
+
+/// The raw inline HTML elements of a chapter, paired as mdBook's tree builder pairs them: an
+/// end tag closes the innermost open tag only if it has the same name and was opened in the
+/// same Markdown element; open tags still open when their Markdown element ends are closed
+/// there by mdBook.
+#[derive(Debug, Default)]
+struct RawTags {
+    /// (start tag, end tag) source ranges.
+    pairs: Vec<(Range<usize>, Range<usize>)>,
+    /// Start tags without an end tag.
+    unclosed: Vec<Range<usize>>,
+}
+
+impl RawTags {
+    fn new(md: &str, options: &crate::text::TextOptions) -> RawTags {
+        use mdbook_markdown::pulldown_cmark::Event;
+        let mut tags = RawTags::default();
+        if !md.contains('<') {
+            return tags;
+        }
+        let mut m = mdbook_markdown::MarkdownOptions::default();
+        m.smart_punctuation = options.smart_punctuation;
+        m.definition_lists = options.definition_lists;
+        m.admonitions = options.admonitions;
+        // (name, start tag, Markdown depth)
+        let mut open: Vec<(String, Range<usize>, usize)> = Vec::new();
+        let mut depth = 0usize;
+        for (event, range) in mdbook_markdown::new_cmark_parser(md, &m).into_offset_iter() {
+            match event {
+                Event::Start(_) => depth += 1,
+                Event::End(_) => {
+                    while open.last().is_some_and(|o| o.2 == depth) {
+                        tags.unclosed.push(open.pop().expect("non-empty").1);
+                    }
+                    depth = depth.saturating_sub(1);
+                }
+                Event::InlineHtml(html) => {
+                    let Some((name, end_tag, self_closing)) = tag_name(&html) else {
+                        continue;
+                    };
+                    if end_tag {
+                        if open.last().is_some_and(|o| o.0 == name && o.2 == depth) {
+                            let (_, start, _) = open.pop().expect("non-empty");
+                            tags.pairs.push((start, range));
+                        }
+                    } else if !self_closing && !is_void(&name) {
+                        open.push((name, range, depth));
+                    }
+                }
+                _ => {}
+            }
+        }
+        tags.unclosed.extend(open.into_iter().map(|o| o.1));
+        tags
+    }
+
+    /// Widens `src` over the raw elements it enters or leaves, so a mark nests properly with
+    /// them; a start tag that is never closed is left out of the mark (it starts after it).
+    fn balance(&self, src: &mut Range<usize>) {
+        let inside =
+            |r: &Range<usize>, src: &Range<usize>| r.start >= src.start && r.start < src.end;
+        for _ in 0..16 {
+            let mut changed = false;
+            for (a, b) in &self.pairs {
+                if inside(a, src) != inside(b, src) && (a.start < src.start || b.end > src.end) {
+                    *src = src.start.min(a.start)..src.end.max(b.end);
+                    changed = true;
+                }
+            }
+            for a in &self.unclosed {
+                if inside(a, src) {
+                    src.start = a.end.min(src.end);
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+    }
+}
+
+/// The tag name of a raw HTML tag (`<span …>`, `</span>`, `<br/>`), lowercased, whether it is an
+/// end tag, and whether it is self-closing; None for comments and anything else.
+fn tag_name(html: &str) -> Option<(String, bool, bool)> {
+    let t = html.trim();
+    let rest = t.strip_prefix('<')?;
+    let (end_tag, rest) = match rest.strip_prefix('/') {
+        Some(r) => (true, r),
+        None => (false, rest),
+    };
+    let name: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .collect();
+    if !name.starts_with(|c: char| c.is_ascii_alphabetic()) || !t.ends_with('>') {
+        return None;
+    }
+    Some((name.to_ascii_lowercase(), end_tag, t.ends_with("/>")))
+}
+
+/// HTML void elements (no end tag), as mdBook lists them.
+fn is_void(name: &str) -> bool {
+    matches!(
+        name,
+        "area"
+            | "base"
+            | "br"
+            | "col"
+            | "embed"
+            | "hr"
+            | "img"
+            | "input"
+            | "link"
+            | "meta"
+            | "param"
+            | "source"
+            | "track"
+            | "wbr"
+    )
 }
 
 /// An insertion at a Markdown offset; `order` puts closing tags before opening ones.
@@ -221,11 +408,18 @@ struct Insert {
 }
 
 /// The `<mark>` insertions of all text marks, split where they overlap.
-fn mark_inserts(md: &str, page: &PageText, marks: &[TextMark], mode: Snap, out: &mut Vec<Insert>) {
+fn mark_inserts(
+    md: &str,
+    page: &PageText,
+    tags: &RawTags,
+    marks: &[TextMark],
+    mode: Snap,
+    out: &mut Vec<Insert>,
+) {
     let inline_text = inline_text_ranges(page);
     let mut by_level: BTreeMap<(u32, u32), Vec<Run>> = BTreeMap::new();
     for (i, m) in marks.iter().enumerate() {
-        for r in runs_of(md, page, &inline_text, i, &m.text, mode) {
+        for r in runs_of(md, page, tags, &inline_text, i, &m.text, mode) {
             by_level.entry(r.level).or_default().push(r);
         }
     }
@@ -424,12 +618,18 @@ pub fn inject(
 
     // Word boundaries first; if a mark next to punctuation (a smart quote, an emphasis
     // delimiter) would change how the Markdown parses, widen to whitespace; else drop marks.
+    let tags = if inj.marks.is_empty() {
+        RawTags::default()
+    } else {
+        RawTags::new(md, options)
+    };
     for mode in [Snap::Word, Snap::Space] {
         let mut with_marks = structural.clone();
-        mark_inserts(md, page, &inj.marks, mode, &mut with_marks);
-        let full = apply(md, with_marks, &replaces) + &island;
+        mark_inserts(md, page, &tags, &inj.marks, mode, &mut with_marks);
+        // (The island goes after the check: a script is no text, and it can be large.)
+        let full = apply(md, with_marks, &replaces);
         if inj.marks.is_empty() || same_text(&full) {
-            return (full, Outcome::default());
+            return (full + &island, Outcome::default());
         }
     }
     let without = apply(md, structural, &replaces) + &island;

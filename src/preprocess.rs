@@ -150,13 +150,14 @@ pub fn run(ctx: &PreprocessorContext, mut book: MdBook) -> Result<MdBook> {
             .collect();
         let prefix = ids.prefix.clone();
         let mut dropped = Vec::new();
+        let summary = island_summary(&anchors, &cfg.config);
         book.for_each_chapter_mut(|ch| {
             let Some(sp) = &ch.source_path else { return };
             let key = crate::config::slash_path(&std::path::Path::new(&prefix).join(sp));
             let Some(&i) = by_source.get(&key) else {
                 return;
             };
-            let injection = injection_for(&anchors, i, &cfg.config);
+            let injection = injection_with_summary(&anchors, i, &cfg.config, &summary);
             let (content, outcome) =
                 inject::inject(&ch.content, &anchors.texts[i], &injection, &options);
             if outcome.marks_dropped {
@@ -205,11 +206,34 @@ fn add_views(book: &mut MdBook, anchors: &BookAnchors, ids: &PageIds, cfg: &Book
     }
 }
 
+/// The `summary` every island of a book carries: open and addressed comments in the book.
+pub fn island_summary(anchors: &BookAnchors, config: &crate::config::Config) -> serde_json::Value {
+    let (mut open, mut addressed) = (0, 0);
+    for (l, c) in anchors.located.iter().zip(&anchors.comments) {
+        match (l.chapter, c.status()) {
+            (Some(_), Some("open")) => open += 1,
+            (Some(_), Some("addressed")) => addressed += 1,
+            _ => {}
+        }
+    }
+    json!({ "open": open, "addressed": addressed, "review": config.review.as_str() })
+}
+
 /// What to inject into chapter `ch`.
 pub fn injection_for(
     anchors: &BookAnchors,
     ch: usize,
     config: &crate::config::Config,
+) -> Injection {
+    injection_with_summary(anchors, ch, config, &island_summary(anchors, config))
+}
+
+/// [`injection_for`] with the book's [`island_summary`] computed once for all chapters.
+pub fn injection_with_summary(
+    anchors: &BookAnchors,
+    ch: usize,
+    config: &crate::config::Config,
+    summary: &serde_json::Value,
 ) -> Injection {
     let mut inj = Injection::default();
     let text = &anchors.texts[ch];
@@ -243,20 +267,15 @@ pub fn injection_for(
             text: place.text.clone(),
         });
     }
-    let count = |status: &str| {
-        anchors
-            .located
-            .iter()
-            .zip(&anchors.comments)
-            .filter(|(l, c)| l.chapter.is_some() && c.status() == Some(status))
-            .count()
-    };
     let doc = json!({
         "version": 1,
         "page": anchors.chapters[ch].page,
         "space": config.space,
         "mode": config.review.as_str(),
-        "summary": { "open": count("open"), "addressed": count("addressed") },
+        "summary": summary,
+        "blocks": text.blocks.iter().map(|b| json!({
+            "kind": b.kind.as_str(), "key": b.key, "label": b.label, "section": b.section, "index": b.index,
+        })).collect::<Vec<_>>(),
         "comments": island,
     });
     inj.island = Some((

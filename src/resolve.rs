@@ -200,6 +200,7 @@ impl BookAnchors {
                     .enumerate()
                     .find(|(_, cb)| cb.text.start <= p.text.start && p.text.end <= cb.text.end)
             {
+                // The offset counts Unicode scalar values (chars), not UTF-16 units.
                 let offset = text.text[cb.text.start..p.text.start].chars().count();
                 m.insert("code".into(), json!({ "block": n, "offset": offset, "text": text.text[p.text.clone()].to_string() }));
             }

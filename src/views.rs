@@ -151,6 +151,7 @@ impl ViewInput<'_> {
                             "what": text_of(ch.get("what")),
                             "why": text_of(ch.get("why")),
                             "url": self.url_of_page(&page),
+                            "chapter": self.anchors.chapters.iter().find(|c| c.page == page).map(|c| c.name.clone()),
                             "file": file.as_deref().and_then(|f| self.repo.relative(f)),
                             "diff": diff,
                             "also": also,

@@ -1,4 +1,4 @@
-/*! mdbook-notabene reader client.
+/*! mdbook-notabene client.
  *
  * Reads the JSON data islands the `notabene` preprocessor puts in each chapter
  * (`script.nb-data`) and in the generated review / comments / journal chapters
@@ -6,10 +6,19 @@
  * a side panel with filters, the page discussion, block badges, code highlights,
  * deep links and the review cards.
  *
+ * Under `mdbook-notabene serve` (the page is served over http(s) and
+ * `/__notabene/api/status` answers) it also becomes the writing UI: comments on a
+ * selection, on an image or diagram, on the page; replies, edits, resolve, reopen,
+ * hold, delete; approve / reject on the review page; an identity dialog; and a live
+ * reload that keeps the scroll position when the site is rebuilt.
+ *
  * Rules this file keeps:
- *  - no network request of any kind (no fetch, XHR, import, or injected script);
+ *  - no network request except same-origin `/__notabene/api/*` calls, and those only
+ *    when the page is served over http(s) (a `file://` book makes none at all);
  *  - every piece of comment text goes through textContent / createTextNode;
  *  - JSON is read with JSON.parse(el.textContent);
+ *  - every element it inserts carries `data-nb-ui` (or sits inside one that does), so
+ *    the text model used to anchor comments skips it;
  *  - on a page without data it does nothing at all.
  */
 (function () {
@@ -122,7 +131,47 @@
       noMatch: 'No comment matches these filters.',
       // journal
       emptyJournal: 'The journal is empty.',
-      commentIds: 'Comments: '
+      commentIds: 'Comments: ',
+      // writing (serve)
+      commentVerb: 'Comment',
+      commentOnSel: 'Comment on the selected text',
+      commentOn: 'Comment on this {kind}',
+      newComment: 'New comment',
+      bodyPlaceholder: 'Your comment',
+      replyPlaceholder: 'Your reply',
+      discussionPlaceholder: 'A comment on the whole page',
+      saveHint: 'Ctrl+Enter (⌘+Enter) to save',
+      save: 'Save',
+      cancel: 'Cancel',
+      send: 'Send',
+      reply: 'Reply',
+      edit: 'Edit',
+      resolve: 'Resolve',
+      reopen: 'Reopen',
+      holdOn: 'Hold',
+      holdOff: 'Release hold',
+      del: 'Delete',
+      deleteConfirm: 'Delete this comment and its replies?',
+      deleted: 'Deleted.',
+      emptyBody: 'Write something first.',
+      needReason: 'Write the reason first.',
+      sendReject: 'Send the rejection',
+      approvedDone: 'Approved ✓ — the page refreshes once the book is rebuilt.',
+      rejectedDone: 'Rejected: the comment is open again, with your reason in its thread.',
+      saved: 'Saved — the page refreshes once the book is rebuilt.',
+      notSaved: 'Not saved: ',
+      offline: 'the server did not answer (is mdbook-notabene serve still running?)',
+      rebuilt: 'The book was rebuilt.',
+      reloadNow: 'Reload',
+      identityTitle: 'Who is commenting?',
+      identityNote: 'Your name, and optionally your email, are kept in this browser and written into each comment as “Name <email>”.',
+      name: 'Name',
+      email: 'Email (optional)',
+      needName: 'Enter your name.',
+      badChars: 'Leave out the characters < and >.',
+      you: 'You: {name}',
+      setName: 'Set your name',
+      changeIdentity: 'Change the name written into your comments'
     },
     fr: {
       comments: 'Commentaires',
@@ -208,7 +257,46 @@
       updated: 'modifié {date}',
       noMatch: 'Aucun commentaire ne correspond à ces filtres.',
       emptyJournal: 'Le journal est vide.',
-      commentIds: 'Commentaires : '
+      commentIds: 'Commentaires : ',
+      commentVerb: 'Commenter',
+      commentOnSel: 'Commenter le texte sélectionné',
+      commentOn: 'Commenter ce {kind}',
+      newComment: 'Nouveau commentaire',
+      bodyPlaceholder: 'Votre commentaire',
+      replyPlaceholder: 'Votre réponse',
+      discussionPlaceholder: 'Un commentaire sur toute la page',
+      saveHint: 'Ctrl+Entrée (⌘+Entrée) pour enregistrer',
+      save: 'Enregistrer',
+      cancel: 'Annuler',
+      send: 'Envoyer',
+      reply: 'Répondre',
+      edit: 'Modifier',
+      resolve: 'Résoudre',
+      reopen: 'Rouvrir',
+      holdOn: 'Mettre en attente',
+      holdOff: 'Lever l’attente',
+      del: 'Supprimer',
+      deleteConfirm: 'Supprimer ce commentaire et ses réponses ?',
+      deleted: 'Supprimé.',
+      emptyBody: 'Écrivez d’abord quelque chose.',
+      needReason: 'Donnez d’abord la raison.',
+      sendReject: 'Envoyer le rejet',
+      approvedDone: 'Approuvé ✓ — la page se met à jour dès que le livre est reconstruit.',
+      rejectedDone: 'Rejeté : le commentaire est rouvert, avec votre raison dans son fil.',
+      saved: 'Enregistré — la page se met à jour dès que le livre est reconstruit.',
+      notSaved: 'Non enregistré : ',
+      offline: 'le serveur ne répond pas (mdbook-notabene serve tourne-t-il encore ?)',
+      rebuilt: 'Le livre a été reconstruit.',
+      reloadNow: 'Recharger',
+      identityTitle: 'Qui commente ?',
+      identityNote: 'Votre nom, et si vous voulez votre e-mail, sont gardés dans ce navigateur et écrits dans chaque commentaire sous la forme « Nom <e-mail> ».',
+      name: 'Nom',
+      email: 'E-mail (facultatif)',
+      needName: 'Indiquez votre nom.',
+      badChars: 'N’utilisez pas les caractères < et >.',
+      you: 'Vous : {name}',
+      setName: 'Indiquer votre nom',
+      changeIdentity: 'Changer le nom écrit dans vos commentaires'
     }
   };
   var CAT = IS_FR ? STRINGS.fr : STRINGS.en;
@@ -428,7 +516,7 @@
     });
     wrap.appendChild(list);
     var res = obj(c.resolution);
-    if (c.resolution && (res.note || status !== 'open')) {
+    if (c.resolution && !opts.noResolution && (res.note || status !== 'open')) {
       wrap.appendChild(h('p', { class: 'nb-resolution' },
         h('span', { class: 'nb-resolution-label', text: status === 'addressed' ? t('proposed') : t('resolution') }),
         str(res.note)));
@@ -436,8 +524,11 @@
     if (status === 'addressed' && !opts.noReviewLink) {
       wrap.appendChild(h('a', { class: 'nb-validate', href: ROOT + 'review.html', text: t('toValidate') }));
     }
+    threadOpts.set(wrap, opts);
+    if (W.on && !opts.noActions) wrap.appendChild(threadActions(c));
     return wrap;
   }
+  var threadOpts = new WeakMap();
 
   /* ======================================================== chapter pages */
 
@@ -450,6 +541,7 @@
     marks: new Map(), // id -> [mark elements]
     blocks: new Map(), // id -> host element
     code: new Map(), // id -> {code: element, range: Range|null}
+    islands: [], // {el, data}
     filter: 'open',
     pop: null,
     popAnchor: null,
@@ -479,6 +571,7 @@
   function initChapter(islands) {
     islands.forEach(function (el) {
       var data = obj(readJSON(el));
+      S.islands.push({ el: el, data: data });
       var sum = obj(data.summary);
       if (typeof sum.open === 'number' || typeof sum.addressed === 'number') S.summary = sum;
       S.mode = str(sum.review || sum.mode || data.review || data.mode || S.mode).toLowerCase();
@@ -536,7 +629,7 @@
   function liveIds(list) {
     return list.filter(function (id) {
       var c = S.comments.get(id);
-      return !c || statusOf(c) !== 'resolved';
+      return c && statusOf(c) !== 'resolved';
     });
   }
 
@@ -544,6 +637,7 @@
     var b = h('button', {
       type: 'button',
       class: 'nb-badge',
+      'data-nb-ui': '',
       'data-nb-count': String(ids.length),
       'data-nb-ids': ids.join(' '),
       'aria-haspopup': 'dialog',
@@ -585,6 +679,13 @@
   var codeObservers = [];
 
   function setupCode(islands) {
+    D.querySelectorAll('.nb-code-anchor').forEach(function (a) {
+      var p = a.parentElement;
+      if (p && p.tagName === 'P' && !p.textContent.trim() &&
+          Array.prototype.every.call(p.children, function (ch) { return ch.classList.contains('nb-code-anchor'); })) {
+        p.classList.add('nb-code-anchor-host');
+      }
+    });
     var codeComments = S.order.filter(function (c) {
       return anch(c).code && statusOf(c) !== 'resolved';
     });
@@ -730,17 +831,9 @@
       if (!pageComments.length) return;
       var live = pageComments.filter(function (c) { return statusOf(c) !== 'resolved'; });
       var done = pageComments.filter(function (c) { return statusOf(c) === 'resolved'; });
-      var section = h('section', {
-        class: 'nb-discussion nb-ui',
-        id: S.discussion ? null : 'nb-discussion',
-        'aria-label': t('pageDiscussion'),
-        'data-nb-ui': ''
-      });
-      section.appendChild(h('div', { class: 'nb-discussion-title', role: 'heading', 'aria-level': '2' },
-        '💬 ' + t('pageDiscussion')));
-      var list = h('ol', { class: 'nb-discussion-list' });
+      var section = discussionSection(isl);
+      var list = section.querySelector('.nb-discussion-list');
       live.forEach(function (c) { list.appendChild(discussionItem(c)); });
-      section.appendChild(list);
       if (done.length) {
         var more = h('details', { class: 'nb-discussion-resolved' },
           h('summary', { text: t('resolvedCount', { n: done.length }) }));
@@ -749,9 +842,24 @@
         more.appendChild(l2);
         section.appendChild(more);
       }
-      isl.parentNode.insertBefore(section, isl.nextSibling);
-      if (!S.discussion) S.discussion = section;
     });
+  }
+  /** The discussion section of an island's chapter (created, empty, after the island). */
+  function discussionSection(isl) {
+    var next = isl.nextElementSibling;
+    if (next && next.classList.contains('nb-discussion')) return next;
+    var section = h('section', {
+      class: 'nb-discussion nb-ui',
+      id: S.discussion ? null : 'nb-discussion',
+      'aria-label': t('pageDiscussion'),
+      'data-nb-ui': ''
+    });
+    section.appendChild(h('div', { class: 'nb-discussion-title', role: 'heading', 'aria-level': '2' },
+      '💬 ' + t('pageDiscussion')));
+    section.appendChild(h('ol', { class: 'nb-discussion-list' }));
+    isl.parentNode.insertBefore(section, isl.nextSibling);
+    if (!S.discussion) S.discussion = section;
+    return section;
   }
   function discussionItem(c) {
     var li = h('li', { class: 'nb-discussion-item', 'data-nb-id': str(c.id), tabindex: '-1' });
@@ -769,7 +877,7 @@
   function setupHeader() {
     var slot = headerSlot();
     if (!slot) return;
-    var box = h('span', { class: 'nb-header nb-ui' });
+    var box = h('span', { class: 'nb-header nb-ui', 'data-nb-ui': '' });
     var pageOpen = S.order.filter(function (c) { return statusOf(c) !== 'resolved'; }).length;
     var openN = S.summary && typeof S.summary.open === 'number' ? S.summary.open : pageOpen;
     var label = S.summary ? t('openInBook', { n: openN }) : t('openOnPage', { n: openN });
@@ -833,6 +941,7 @@
     var panel = h('aside', {
       id: 'nb-panel',
       class: 'nb-panel nb-ui',
+      'data-nb-ui': '',
       'aria-label': t('panelTitle'),
       hidden: true
     });
@@ -1069,6 +1178,7 @@
     var close = h('button', { type: 'button', class: 'nb-close', 'aria-label': t('close'), title: t('close'), text: '×' });
     var pop = h('div', {
       class: 'nb-pop nb-ui',
+      'data-nb-ui': '',
       role: 'dialog',
       'aria-label': title,
       tabindex: '-1'
@@ -1090,27 +1200,32 @@
   }
 
   function placePop() {
-    var pop = S.pop;
+    if (S.pop) placeFloating(S.pop, S.popAnchor, S.opener);
+    if (W.compose) placeFloating(W.compose.pop, W.compose.rect, null);
+  }
+  /** Places a popover under (or above) `rectFn()`, or as a bottom sheet on narrow screens. */
+  function placeFloating(pop, rectFn, opener) {
     if (!pop) return;
     if (narrow()) {
       pop.classList.add('nb-sheet');
       pop.style.left = '';
       pop.style.top = '';
       // Keep the commented text visible above the sheet.
-      if (S.popAnchor) {
-        var ar = S.popAnchor();
+      if (rectFn) {
+        var ar = rectFn();
         var sheetTop = window.innerHeight - pop.offsetHeight;
         if (ar && (ar.bottom > sheetTop - 8 || ar.top < 0)) window.scrollBy(0, ar.top - Math.max(60, sheetTop / 3));
       }
       return;
     }
     pop.classList.remove('nb-sheet');
-    var r = S.popAnchor ? S.popAnchor() : null;
+    var r = rectFn ? rectFn() : null;
     var vw = HTML.clientWidth;
     var vh = window.innerHeight;
     var w = pop.offsetWidth;
     var ph = pop.offsetHeight;
-    var left = r ? r.left : (vw - w) / 2;
+    // Under a badge, the popover hangs from the badge's right edge; elsewhere it starts at the text.
+    var left = r ? (opener && opener.classList && opener.classList.contains('nb-badge') ? r.right - w : r.left) : (vw - w) / 2;
     var top = r ? r.bottom + 8 : vh / 4;
     var maxRight = vw - 8 - (S.panel && !S.panel.hidden && !narrow() ? S.panel.offsetWidth : 0);
     left = Math.max(8, Math.min(left, maxRight - w));
@@ -1126,6 +1241,7 @@
       var target = e.target;
       if (!(target instanceof Element)) return;
       if (target.closest('.nb-pop')) return;
+      if (target.closest('[data-nb-ui]') && !target.closest('.nb-badge')) return;
       var b = target.closest('.nb-badge[data-nb-ids]');
       if (b) {
         e.preventDefault();
@@ -1136,6 +1252,8 @@
       if (target.closest('a[href], button, input, textarea, select, label.checkbox-label img')) {
         if (!target.closest('mark.nb-mark') || target.closest('a[href]')) return;
       }
+      var sel = window.getSelection ? window.getSelection() : null;
+      if (sel && sel.rangeCount && !sel.isCollapsed && String(sel).trim()) return; // a drag that selected text
       var ids = idsAt(target);
       if (ids.length) {
         var mark = target.closest('mark.nb-mark');
@@ -1226,6 +1344,7 @@
     try { params = new URLSearchParams(window.location.search); } catch (e) { return; }
     var id = params.get('nb') || params.get('c');
     if (!id || !S.comments.has(id)) return;
+    if (W.restoring) return; // a live reload: the reader's scroll position wins
     var done = false;
     var go = function () {
       if (done) return;
@@ -1259,7 +1378,7 @@
   /* ========================================================= generated views */
 
   function initView(app, data) {
-    var view = str(data.view) || app.getAttribute('data-nb-view');
+    var view = app.getAttribute('data-nb-view') || str(data.view);
     app.classList.add('nb-ui');
     app.textContent = '';
     if (view === 'review') renderReview(app, data);
@@ -1281,7 +1400,7 @@
     }
     var link = reviewLink(addressed, force);
     if (!link) return;
-    slot.insertBefore(h('span', { class: 'nb-header nb-ui' }, link), slot.firstChild);
+    slot.insertBefore(h('span', { class: 'nb-header nb-ui', 'data-nb-ui': '' }, link), slot.firstChild);
   }
 
   /* ----- review */
@@ -1352,7 +1471,7 @@
     art.appendChild(h('header', { class: 'nb-card-head' },
       url ? h('a', { class: 'nb-card-page', href: url, text: pageText }) : h('span', { class: 'nb-card-page', text: pageText }),
       headEl(c, 90, 70, 'nb-card-anchor')));
-    art.appendChild(renderThread(c, { noReviewLink: true }));
+    art.appendChild(renderThread(c, { noReviewLink: true, noResolution: true, noActions: true }));
     var note = card.note !== null && card.note !== undefined ? str(card.note) : str(obj(c.resolution).note);
     if (note) {
       art.appendChild(h('p', { class: 'nb-proposed' },
@@ -1375,7 +1494,7 @@
     arr(card.changes).forEach(function (ch) {
       safely('change', function () { art.appendChild(changeBlock(obj(ch))); });
     });
-    art.appendChild(cardActions(id, url, commands));
+    art.appendChild(cardActions(id, url, commands, c));
     return art;
   }
 
@@ -1525,7 +1644,7 @@
     return s;
   }
 
-  function cardActions(id, url, commands) {
+  function cardActions(id, url, commands, c) {
     var box = h('div', { class: 'nb-card-actions' });
     var row = h('div', { class: 'nb-actions-row' });
     if (url) row.appendChild(h('a', { class: 'nb-btn nb-btn-link', href: url, text: t('viewInPage') }));
@@ -1540,27 +1659,91 @@
     var copyB = h('button', { type: 'button', class: 'nb-btn nb-copy', text: t('copy') });
     cmdBox.appendChild(h('p', { class: 'nb-note', text: t('staticNote') }));
     cmdBox.appendChild(h('div', { class: 'nb-cmd-row' }, h('pre', { class: 'nb-cmd-pre' }, cmdCode), copyB));
+    // Write mode (serve): the reason is sent as a reply; the decision is written at once.
+    var sendB = h('button', { type: 'button', class: 'nb-btn nb-reject-send', text: t('sendReject') });
+    var sendRow = h('div', { class: 'nb-actions-row nb-reject-row', hidden: true }, sendB);
+    var msg = h('p', { class: 'nb-error', role: 'alert', hidden: true });
+    var done = h('p', { class: 'nb-done', role: 'status', hidden: true });
     box.appendChild(reasonBox);
+    box.appendChild(sendRow);
     box.appendChild(cmdBox);
+    box.appendChild(msg);
+    box.appendChild(done);
     var current = null;
     var approveTpl = str(commands.approve) || 'notabene comments done {id} --status resolved';
     var rejectTpl = str(commands.reject) || 'notabene comments reopen {id} --reply "{reason}"';
+    var page = str(c && c.page);
     var show = function (which) {
       current = which;
-      approveB.setAttribute('aria-expanded', which === 'approve' ? 'true' : 'false');
+      approveB.setAttribute('aria-expanded', which === 'approve' && !W.on ? 'true' : 'false');
       rejectB.setAttribute('aria-expanded', which === 'reject' ? 'true' : 'false');
       reasonBox.hidden = which !== 'reject';
-      cmdBox.hidden = !which;
+      if (W.on) {
+        reasonBox.setAttribute('data-nb-draft', '');
+        sendRow.hidden = which !== 'reject';
+        cmdBox.hidden = true;
+      } else {
+        cmdBox.hidden = !which;
+      }
       update();
     };
     var update = function () {
       cmdCode.textContent = current === 'reject' ? fillCommand(rejectTpl, id, reasonBox.value) : fillCommand(approveTpl, id);
       copyB.textContent = t('copy');
     };
-    approveB.addEventListener('click', function () { show(current === 'approve' ? null : 'approve'); });
+    var decide = function (fields, doneText, button) {
+      withAuthor(function (author) {
+        fields.page = page;
+        fields.id = id;
+        fields.author = author;
+        if (fields.reply) fields.reply.author = author;
+        busy([approveB, rejectB, sendB], true);
+        showError(msg, null);
+        api('PATCH', 'comments', fields).then(function (updated) {
+          reasonBox.value = '';
+          var art = box.closest('.nb-card');
+          if (art) {
+            art.classList.add('nb-card-done');
+            art.setAttribute('data-nb-status', statusOf(updated));
+          }
+          done.textContent = doneText;
+          done.hidden = false;
+          reasonBox.hidden = true;
+          sendRow.hidden = true;
+          wroteSomething();
+        }, function (e) {
+          busy([approveB, rejectB, sendB], false);
+          showError(msg, e);
+          if (button) button.focus();
+        });
+      }, button);
+    };
+    approveB.addEventListener('click', function () {
+      if (W.on && page) {
+        show(null);
+        decide({ status: 'resolved' }, t('approvedDone'), approveB);
+        return;
+      }
+      show(current === 'approve' ? null : 'approve');
+    });
     rejectB.addEventListener('click', function () {
       show(current === 'reject' ? null : 'reject');
       if (current === 'reject') reasonBox.focus();
+    });
+    sendB.addEventListener('click', function () {
+      var reason = reasonBox.value.trim();
+      if (!reason) {
+        showError(msg, t('needReason'));
+        reasonBox.focus();
+        return;
+      }
+      decide({ status: 'open', reply: { body: reason } }, t('rejectedDone'), sendB);
+    });
+    reasonBox.addEventListener('keydown', function (e) {
+      if (W.on && e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+        e.preventDefault();
+        sendB.click();
+      }
     });
     reasonBox.addEventListener('input', update);
     copyB.addEventListener('click', function () { copyText(cmdCode.textContent, cmdCode, copyB); });
@@ -1731,7 +1914,928 @@
     app.appendChild(root);
   }
 
+  /* ============================================================ write side (serve) */
+
+  var API = '/__notabene/api/';
+  var SCROLL_KEY = 'notabene:scroll';
+  var W = {
+    on: false, // the write API answered
+    generation: 0, // the build the page came from (as far as the client knows)
+    page: '', // the chapter's page id and space (pages with exactly one chapter)
+    space: '',
+    selRange: null, // the selection the "Comment" button offers to comment on
+    selBackward: false,
+    selBtn: null,
+    compose: null, // the open composer: {pop, rect, opener}
+    identityBtn: null,
+    toast: null,
+    toastTimer: 0,
+    restoring: false, // a live reload is putting the scroll position back
+    reloadWanted: false,
+    reloadTimer: 0
+  };
+
+  function ls(key) {
+    try { return localStorage.getItem(key) || ''; } catch (e) { return ''; }
+  }
+  function lsSet(key, v) {
+    try {
+      if (v) localStorage.setItem(key, v);
+      else localStorage.removeItem(key);
+    } catch (e) { /* storage off */ }
+  }
+
+  /** `Name <email>` (or `Name`) from the identity stored in this browser; '' when unset. */
+  function authorString() {
+    var name = ls('notabene:author').trim();
+    var email = ls('notabene:email').trim();
+    if (!name) return '';
+    return email ? name + ' <' + email + '>' : name;
+  }
+
+  /** One call to the serve API (same origin only). Resolves with the JSON body; rejects with an Error. */
+  function api(method, path, body) {
+    var headers = { Accept: 'application/json' };
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    var token = ls('notabene:token');
+    if (token) headers['x-notabene-token'] = token;
+    return fetch(API + path, {
+      method: method,
+      headers: headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      cache: 'no-store',
+      credentials: 'same-origin',
+      redirect: 'error'
+    }).then(function (r) {
+      return r.text().then(function (text) {
+        var data = null;
+        try { data = JSON.parse(text); } catch (e) { data = null; }
+        if (!r.ok) {
+          var err = new Error(data && typeof data.error === 'string' ? data.error : 'HTTP ' + r.status);
+          err.status = r.status;
+          throw err;
+        }
+        return data;
+      });
+    }, function () {
+      var err = new Error(t('offline'));
+      err.status = 0;
+      throw err;
+    });
+  }
+
+  function showError(el, e) {
+    if (!el) return;
+    if (!e) {
+      el.hidden = true;
+      el.textContent = '';
+      return;
+    }
+    el.textContent = typeof e === 'string' ? e : t('notSaved') + str(e.message || e);
+    el.hidden = false;
+  }
+  function busy(buttons, on) {
+    Array.prototype.forEach.call(buttons, function (b) { b.disabled = !!on; });
+  }
+  function toast(text, action) {
+    var el = W.toast;
+    if (!el || !el.isConnected) {
+      el = h('div', { class: 'nb-toast nb-ui', 'data-nb-ui': '', role: 'status', 'aria-live': 'polite' });
+      D.body.appendChild(el);
+      W.toast = el;
+    }
+    el.textContent = '';
+    el.appendChild(h('span', { class: 'nb-toast-text', text: text }));
+    if (action) {
+      var b = h('button', { type: 'button', class: 'nb-btn nb-toast-action', text: action.label });
+      b.addEventListener('click', action.fn);
+      el.appendChild(b);
+    }
+    el.hidden = false;
+    clearTimeout(W.toastTimer);
+    if (!action) W.toastTimer = setTimeout(function () { el.hidden = true; }, 6000);
+  }
+  function wroteSomething() {
+    toast(t('saved'));
+  }
+
+  /* ----- live reload */
+
+  function here() {
+    return location.pathname + location.search;
+  }
+  function saveScroll() {
+    try {
+      sessionStorage.setItem(SCROLL_KEY, JSON.stringify({ href: here(), x: window.scrollX, y: window.scrollY }));
+    } catch (e) { /* storage off */ }
+  }
+  /** After a live reload: back to where the reader was. */
+  function restoreScroll() {
+    var saved = null;
+    try {
+      saved = JSON.parse(sessionStorage.getItem(SCROLL_KEY) || 'null');
+      sessionStorage.removeItem(SCROLL_KEY);
+    } catch (e) {
+      return;
+    }
+    if (!saved || saved.href !== here()) return;
+    W.restoring = true;
+    var go = function () { window.scrollTo(num(saved.x, 0), num(saved.y, 0)); };
+    go();
+    var again = function () {
+      go();
+      (window.requestAnimationFrame || setTimeout)(go);
+    };
+    if (D.readyState === 'complete') again();
+    else window.addEventListener('load', again);
+  }
+
+  function dirtyDrafts() {
+    return Array.prototype.some.call(D.querySelectorAll('[data-nb-draft]'), function (el) {
+      return str(el.value).trim() !== '';
+    }) || !!D.querySelector('dialog.nb-dialog[open]');
+  }
+  function reloadNow() {
+    saveScroll();
+    location.reload();
+  }
+  /** Reloads for a new build, unless the reader is writing something: then waits, with a note. */
+  function maybeReload() {
+    if (!W.reloadWanted) return;
+    clearTimeout(W.reloadTimer);
+    if (dirtyDrafts()) {
+      if (!W.toast || W.toast.hidden || !W.toast.querySelector('.nb-toast-action')) {
+        toast(t('rebuilt'), { label: t('reloadNow'), fn: reloadNow });
+      }
+      W.reloadTimer = setTimeout(maybeReload, 1000);
+      return;
+    }
+    reloadNow();
+  }
+
+  /** Long-polls the build generation; a new build reloads the page. */
+  function watch() {
+    var failures = 0;
+    var loop = function () {
+      api('GET', 'status?since=' + W.generation).then(function (d) {
+        failures = 0;
+        var g = num(obj(d).generation, W.generation);
+        if (g !== W.generation) {
+          // Higher: rebuilt. Lower: the server was restarted (its site may differ too).
+          W.generation = g;
+          W.reloadWanted = true;
+          maybeReload();
+        }
+        setTimeout(loop, 20);
+      }, function () {
+        failures++;
+        setTimeout(loop, Math.min(30000, 500 * Math.pow(2, Math.min(failures, 6))));
+      });
+    };
+    loop();
+  }
+
+  /** Asks the server whether this page is served by `mdbook-notabene serve`. */
+  function probe() {
+    if (!/^https?:$/.test(location.protocol) || typeof window.fetch !== 'function') return;
+    api('GET', 'status').then(function (d) {
+      d = obj(d);
+      if (d.api !== 1 || typeof d.generation !== 'number') return;
+      W.generation = d.generation;
+      if (d.writable === true) safely('write mode', enableWrite);
+      watch();
+    }, function () { /* a static site: stay read-only */ });
+  }
+
+  function enableWrite() {
+    W.on = true;
+    HTML.classList.add('nb-write');
+    D.querySelectorAll('.nb-thread[data-nb-id]').forEach(function (wrap) {
+      var opts = threadOpts.get(wrap) || {};
+      if (opts.noActions || wrap.querySelector(':scope > .nb-actions')) return;
+      var c = S.comments.get(wrap.getAttribute('data-nb-id'));
+      if (c) wrap.appendChild(threadActions(c));
+    });
+    // New comments need one chapter per page (print.html carries them all: read-only there).
+    if (S.islands.length === 1 && mainEl()) {
+      var data = S.islands[0].data;
+      W.page = str(data.page);
+      W.space = str(data.space);
+      if (W.page && W.space) {
+        safely('selection', setupSelection);
+        safely('block tools', function () { setupBlockTools(arr(data.blocks)); });
+        safely('page composer', function () { setupPageComposer(S.islands[0].el); });
+      }
+    }
+    safely('identity', setupIdentityControl);
+  }
+
+  /* ----- identity */
+
+  /** Runs `fn(author)` with the stored identity, asking for it first if there is none. */
+  function withAuthor(fn, opener) {
+    var a = authorString();
+    if (a) {
+      fn(a);
+      return;
+    }
+    openIdentity(function () {
+      var b = authorString();
+      if (b) fn(b);
+    }, opener);
+  }
+
+  function openIdentity(onDone, opener) {
+    var old = D.querySelector('dialog.nb-identity');
+    if (old) old.remove();
+    var nameIn = h('input', { type: 'text', class: 'nb-input nb-identity-name', name: 'name', autocomplete: 'name', required: true });
+    var emailIn = h('input', { type: 'email', class: 'nb-input nb-identity-email', name: 'email', autocomplete: 'email' });
+    nameIn.value = ls('notabene:author');
+    emailIn.value = ls('notabene:email');
+    var err = h('p', { class: 'nb-error', role: 'alert', hidden: true });
+    var save = h('button', { type: 'button', class: 'nb-btn nb-primary nb-identity-save', text: t('save') });
+    var cancel = h('button', { type: 'button', class: 'nb-btn nb-identity-cancel', text: t('cancel') });
+    var dlg = h('dialog', { class: 'nb-dialog nb-identity nb-ui', 'data-nb-ui': '', 'aria-labelledby': 'nb-identity-title' },
+      h('h2', { id: 'nb-identity-title', class: 'nb-dialog-title', text: t('identityTitle') }),
+      h('p', { class: 'nb-note', text: t('identityNote') }),
+      h('label', { class: 'nb-field' }, h('span', { text: t('name') }), nameIn),
+      h('label', { class: 'nb-field' }, h('span', { text: t('email') }), emailIn),
+      err,
+      h('div', { class: 'nb-form-actions' }, cancel, save));
+    var closed = false;
+    var finish = function (ok) {
+      if (closed) return;
+      closed = true;
+      if (dlg.open && dlg.close) dlg.close();
+      dlg.remove();
+      if (opener && opener.isConnected && typeof opener.focus === 'function') opener.focus();
+      if (ok && onDone) onDone();
+      maybeReload();
+    };
+    save.addEventListener('click', function () {
+      var name = nameIn.value.trim();
+      var email = emailIn.value.trim();
+      if (!name) {
+        showError(err, t('needName'));
+        nameIn.focus();
+        return;
+      }
+      if (/[<>]/.test(name + email)) {
+        showError(err, t('badChars'));
+        return;
+      }
+      lsSet('notabene:author', name);
+      lsSet('notabene:email', email);
+      updateIdentityControl();
+      finish(true);
+    });
+    cancel.addEventListener('click', function () { finish(false); });
+    dlg.addEventListener('cancel', function (e) { e.preventDefault(); finish(false); });
+    dlg.addEventListener('keydown', function (e) {
+      if (e.key === 'Escape') {
+        e.stopPropagation();
+      } else if (e.key === 'Enter' && e.target instanceof Element && e.target.matches('input')) {
+        e.preventDefault();
+        save.click();
+      }
+    });
+    D.body.appendChild(dlg);
+    if (typeof dlg.showModal === 'function') dlg.showModal();
+    else dlg.setAttribute('open', '');
+    nameIn.focus();
+  }
+
+  function setupIdentityControl() {
+    if (!S.panel) return;
+    var foot = S.panel.querySelector('.nb-panel-foot');
+    if (!foot) return;
+    var b = h('button', { type: 'button', class: 'nb-identity-btn' });
+    b.addEventListener('click', function () { openIdentity(null, b); });
+    foot.insertBefore(b, foot.firstChild);
+    W.identityBtn = b;
+    updateIdentityControl();
+  }
+  function updateIdentityControl() {
+    var b = W.identityBtn;
+    if (!b) return;
+    var a = authorString();
+    b.textContent = a ? t('you', { name: displayName(a) }) : t('setName');
+    b.title = t('changeIdentity');
+  }
+
+  /* ----- the text model (what anchors are captured from) */
+
+  function mainEl() {
+    return D.querySelector('main');
+  }
+  function inUI(node) {
+    var el = node && (node.nodeType === 1 ? node : node.parentElement);
+    return !!(el && el.closest('[data-nb-ui]'));
+  }
+  /** Elements whose text is not reader text (skipped with their whole subtree). */
+  function skipped(el) {
+    var tag = el.localName;
+    if (tag === 'script' || tag === 'style') return true;
+    if (el.hasAttribute('data-nb-ui')) return true;
+    var cl = el.classList;
+    if (cl.contains('mermaid') && (tag === 'pre' || el.hasAttribute('data-nb-src') || el.hasAttribute('data-processed'))) return true;
+    // mdBook's own code-block buttons and playground output.
+    if (tag === 'div' && cl.contains('buttons') && el.parentElement && el.parentElement.localName === 'pre') return true;
+    if (tag === 'code' && cl.contains('result')) return true;
+    return false;
+  }
+  /** The flat text of `root`: every reader Text node's value, in document order. */
+  function textModel(root) {
+    var nodes = [];
+    var starts = [];
+    var parts = [];
+    var index = new Map();
+    var pos = 0;
+    var walker = D.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT, {
+      acceptNode: function (n) {
+        if (n.nodeType === 3) return NodeFilter.FILTER_ACCEPT;
+        return skipped(n) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_SKIP;
+      }
+    });
+    for (var n = walker.nextNode(); n; n = walker.nextNode()) {
+      index.set(n, nodes.length);
+      nodes.push(n);
+      starts.push(pos);
+      parts.push(n.nodeValue);
+      pos += n.nodeValue.length;
+    }
+    return { nodes: nodes, starts: starts, index: index, text: parts.join('') };
+  }
+  /** The flat offset of a boundary point: the length of the reader text before it. */
+  function flatOffset(m, container, offset) {
+    if (container.nodeType === 3 && m.index.has(container)) {
+      var i = m.index.get(container);
+      return m.starts[i] + Math.max(0, Math.min(offset, container.nodeValue.length));
+    }
+    // An element boundary (or a point in skipped text): count the reader text nodes before it.
+    var probe = D.createRange();
+    probe.setStart(container, offset);
+    probe.collapse(true);
+    var lo = 0;
+    var hi = m.nodes.length;
+    while (lo < hi) {
+      var mid = (lo + hi) >> 1;
+      if (probe.comparePoint(m.nodes[mid], 0) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo === 0) return 0;
+    return m.starts[lo - 1] + m.nodes[lo - 1].nodeValue.length;
+  }
+  function isLowSurrogate(u) {
+    return u >= 0xdc00 && u <= 0xdfff;
+  }
+  /** The section of a point: the trimmed text of the last h1–h4 of `main` that starts before it. */
+  function sectionAt(main, container, offset) {
+    var probe = D.createRange();
+    probe.setStart(container, offset);
+    probe.collapse(true);
+    var last = null;
+    var hs = main.querySelectorAll('h1, h2, h3, h4');
+    for (var i = 0; i < hs.length; i++) {
+      if (inUI(hs[i])) continue;
+      if (probe.comparePoint(hs[i], 0) <= 0) last = hs[i];
+      else break;
+    }
+    return last ? last.textContent.trim() : null;
+  }
+
+  /**
+   * The text-quote anchor of a Range, captured from the text model the build anchors against:
+   * {quote, prefix, suffix, section}; null for a range outside `main`, in the client's own UI,
+   * or without reader text. Prefix and suffix are 40 UTF-16 units (39 rather than split a
+   * surrogate pair).
+   */
+  function captureAnchor(range) {
+    var main = mainEl();
+    if (!main || !range || typeof range.startContainer === 'undefined') return null;
+    if (!main.contains(range.startContainer) || !main.contains(range.endContainer)) return null;
+    if (inUI(range.startContainer) || inUI(range.endContainer)) return null;
+    var m = textModel(main);
+    var text = m.text;
+    var s = flatOffset(m, range.startContainer, range.startOffset);
+    var e = flatOffset(m, range.endContainer, range.endOffset);
+    if (e < s) { var x = s; s = e; e = x; }
+    if (s > 0 && isLowSurrogate(text.charCodeAt(s))) s--;
+    if (e < text.length && isLowSurrogate(text.charCodeAt(e))) e++;
+    var quote = text.slice(s, e);
+    if (!quote.trim()) return null;
+    var ps = Math.max(0, s - 40);
+    if (ps > 0 && isLowSurrogate(text.charCodeAt(ps))) ps++;
+    var se = Math.min(text.length, e + 40);
+    if (se < text.length && isLowSurrogate(text.charCodeAt(se))) se--;
+    return {
+      quote: quote,
+      prefix: text.slice(ps, s),
+      suffix: text.slice(e, se),
+      section: sectionAt(main, range.startContainer, range.startOffset)
+    };
+  }
+  window.__notabene.captureAnchor = captureAnchor;
+  window.__notabene.flatText = function () {
+    var main = mainEl();
+    return main ? textModel(main).text : '';
+  };
+
+  /* ----- selection → "Comment" */
+
+  function setupSelection() {
+    var btn = h('button', {
+      type: 'button',
+      class: 'nb-sel-btn nb-ui',
+      'data-nb-ui': '',
+      hidden: true,
+      'aria-label': t('commentOnSel'),
+      title: t('commentOnSel')
+    }, h('span', { 'aria-hidden': 'true', text: '💬' }), ' ' + t('commentVerb'));
+    D.body.appendChild(btn);
+    W.selBtn = btn;
+    // Keep the selection alive while the button is pressed.
+    btn.addEventListener('pointerdown', function (e) { e.preventDefault(); });
+    btn.addEventListener('mousedown', function (e) { e.preventDefault(); });
+    btn.addEventListener('click', function (e) {
+      e.preventDefault();
+      e.stopPropagation();
+      var r = W.selRange;
+      hideSelBtn();
+      if (r) composeSelection(r);
+    });
+    var timer = 0;
+    var later = function (ms) {
+      clearTimeout(timer);
+      timer = setTimeout(function () { safely('selection', checkSelection); }, ms);
+    };
+    D.addEventListener('pointerup', function () { later(0); });
+    D.addEventListener('pointercancel', function () { later(120); });
+    D.addEventListener('keyup', function (e) {
+      if (e.shiftKey || e.key === 'Shift' || e.key === 'Home' || e.key === 'End') later(0);
+    });
+    D.addEventListener('selectionchange', function () { later(120); });
+    window.addEventListener('scroll', placeSelBtn, { passive: true });
+    window.addEventListener('resize', placeSelBtn);
+  }
+
+  function selectable(r) {
+    var main = mainEl();
+    if (!main || !main.contains(r.commonAncestorContainer)) return false;
+    if (inUI(r.startContainer) || inUI(r.endContainer) || inUI(r.commonAncestorContainer)) return false;
+    if (!String(r).trim()) return false;
+    return !!captureAnchor(r);
+  }
+
+  function checkSelection() {
+    var sel = window.getSelection();
+    var r = sel && sel.rangeCount ? sel.getRangeAt(0) : null;
+    if (!r || r.collapsed || W.compose || !selectable(r)) {
+      hideSelBtn();
+      return;
+    }
+    W.selRange = r.cloneRange();
+    W.selBackward = false;
+    try {
+      var p = D.createRange();
+      p.setStart(sel.anchorNode, sel.anchorOffset);
+      W.selBackward = p.comparePoint(sel.focusNode, sel.focusOffset) < 0;
+    } catch (e) { /* detached nodes */ }
+    var btn = W.selBtn;
+    btn.hidden = false;
+    btn.classList.toggle('nb-docked', !!(window.matchMedia && window.matchMedia('(pointer: coarse)').matches));
+    placeSelBtn();
+  }
+  function hideSelBtn() {
+    if (W.selBtn) W.selBtn.hidden = true;
+    W.selRange = null;
+  }
+  function placeSelBtn() {
+    var btn = W.selBtn;
+    var r = W.selRange;
+    if (!btn || btn.hidden || !r) return;
+    if (btn.classList.contains('nb-docked')) {
+      btn.style.left = '';
+      btn.style.top = '';
+      return;
+    }
+    var rects = Array.prototype.filter.call(r.getClientRects(), function (x) { return x.width > 0 || x.height > 0; });
+    var box = rects.length ? (W.selBackward ? rects[0] : rects[rects.length - 1]) : r.getBoundingClientRect();
+    var w = btn.offsetWidth;
+    var bh = btn.offsetHeight;
+    var vw = HTML.clientWidth;
+    var vh = window.innerHeight;
+    var left = Math.max(8, Math.min((W.selBackward ? box.left : box.right) - w / 2, vw - w - 8));
+    var top = W.selBackward ? box.top - bh - 8 : box.bottom + 8;
+    if (top + bh > vh - 8) top = box.top - bh - 8;
+    if (top < 8) top = Math.min(vh - bh - 8, box.bottom + 8);
+    btn.style.left = Math.round(left + window.scrollX) + 'px';
+    btn.style.top = Math.round(top + window.scrollY) + 'px';
+  }
+
+  function composeSelection(range) {
+    var anchor = captureAnchor(range);
+    if (!anchor) return;
+    if (S.hasHighlights) safely('pending', function () { CSS.highlights.set('nb-pending', new Highlight(range)); });
+    var sel = window.getSelection();
+    if (sel) sel.removeAllRanges();
+    openComposer({
+      icon: '',
+      preview: '“' + truncate(anchor.quote, 120) + '”',
+      rect: function () { return range.getBoundingClientRect(); },
+      payload: function (body, author) {
+        return { page: W.page, space: W.space, scope: 'selection', anchor: anchor, author: author, body: body };
+      }
+    });
+  }
+
+  /* ----- the composer popover */
+
+  function openComposer(o) {
+    closeComposer(false);
+    closeThread(false);
+    var ta = h('textarea', {
+      class: 'nb-input nb-compose-body',
+      rows: '4',
+      placeholder: t('bodyPlaceholder'),
+      'aria-label': t('bodyPlaceholder'),
+      'data-nb-draft': ''
+    });
+    var err = h('p', { class: 'nb-error', role: 'alert', hidden: true });
+    var save = h('button', { type: 'button', class: 'nb-btn nb-primary nb-compose-save', text: t('save') });
+    var cancel = h('button', { type: 'button', class: 'nb-btn nb-compose-cancel', text: t('cancel') });
+    var close = h('button', { type: 'button', class: 'nb-close', 'aria-label': t('close'), title: t('close'), text: '×' });
+    var pop = h('div', {
+      class: 'nb-pop nb-compose nb-ui',
+      'data-nb-ui': '',
+      role: 'dialog',
+      'aria-label': t('newComment'),
+      tabindex: '-1'
+    },
+    h('div', { class: 'nb-pop-head' }, h('span', { class: 'nb-pop-title', text: t('newComment') }), close),
+    h('div', { class: 'nb-pop-body' },
+      h('blockquote', { class: 'nb-thread-quote nb-compose-quote' + (o.icon ? ' nb-thread-block' : ''), text: o.preview }),
+      ta,
+      h('p', { class: 'nb-hint', text: t('saveHint') }),
+      err,
+      h('div', { class: 'nb-form-actions' }, cancel, save)));
+    D.body.appendChild(pop);
+    W.compose = { pop: pop, rect: o.rect, opener: o.opener || null };
+    placeFloating(pop, o.rect, null);
+    ta.focus({ preventScroll: true });
+    var submit = function () {
+      var body = ta.value.trim();
+      if (!body) {
+        showError(err, t('emptyBody'));
+        ta.focus();
+        return;
+      }
+      withAuthor(function (author) {
+        busy([save, cancel], true);
+        showError(err, null);
+        api('POST', 'comments', o.payload(body, author)).then(function () {
+          ta.value = '';
+          closeComposer(false);
+          wroteSomething();
+        }, function (e) {
+          busy([save, cancel], false);
+          showError(err, e);
+          ta.focus();
+        });
+      }, ta);
+    };
+    save.addEventListener('click', submit);
+    cancel.addEventListener('click', function () { closeComposer(true); });
+    close.addEventListener('click', function () { closeComposer(true); });
+    ta.addEventListener('keydown', function (e) {
+      if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+        e.preventDefault();
+        submit();
+      }
+    });
+    pop.addEventListener('keydown', function (e) {
+      if (e.key === 'Escape') {
+        e.preventDefault();
+        e.stopPropagation();
+        closeComposer(true);
+      }
+    });
+  }
+  function closeComposer(restoreFocus) {
+    var c = W.compose;
+    if (!c) return;
+    W.compose = null;
+    c.pop.remove();
+    if (S.hasHighlights) safely('pending', function () { CSS.highlights.delete('nb-pending'); });
+    if (restoreFocus && c.opener && c.opener.isConnected) c.opener.focus();
+    maybeReload();
+  }
+
+  /* ----- blocks: images and diagrams */
+
+  function djb2(s) {
+    var x = 5381;
+    for (var i = 0; i < s.length; i++) x = (Math.imul(x, 33) + s.charCodeAt(i)) | 0;
+    return (x >>> 0).toString(36);
+  }
+  /** The chapter's commentable blocks in document order: each Markdown image once, each diagram. */
+  function domBlocks(main) {
+    var out = [];
+    main.querySelectorAll('pre.mermaid, img').forEach(function (el) {
+      if (inUI(el)) return;
+      if (el.localName === 'img') {
+        if (el.closest('pre.mermaid, script')) return;
+        // mdBook renders an image twice (the second copy is its zoom view): count it once.
+        var label = el.closest('label.checkbox-label');
+        if (label && label.querySelector('img') !== el) return;
+        out.push({ el: el, kind: 'image', key: 'image:' + str(el.getAttribute('src')), host: el.closest('span.nb-block') || label || el });
+      } else {
+        var src = el.getAttribute('data-nb-src') || el.textContent || '';
+        var p = el.parentElement;
+        out.push({
+          el: el,
+          kind: 'mermaid',
+          key: el.getAttribute('data-nb-key') || 'mermaid:' + djb2(src.trim()),
+          host: p && p.classList.contains('nb-block-wrap') ? p : el
+        });
+      }
+    });
+    return out;
+  }
+  /** Pairs DOM blocks with the island's `blocks`: by position when the shapes agree, else by key. */
+  function mapBlocks(dom, entries) {
+    entries = entries.map(obj);
+    var same = dom.length === entries.length && dom.every(function (d, i) { return entries[i].kind === d.kind; });
+    if (same) return dom.map(function (d, i) { return { dom: d, entry: entries[i] }; });
+    var used = new Set();
+    var pairs = [];
+    dom.forEach(function (d) {
+      for (var i = 0; i < entries.length; i++) {
+        if (!used.has(i) && entries[i].key === d.key) {
+          used.add(i);
+          pairs.push({ dom: d, entry: entries[i] });
+          return;
+        }
+      }
+    });
+    return pairs;
+  }
+  function blockHost(d) {
+    var host = d.host;
+    if (host.classList.contains('nb-block') || host.classList.contains('nb-block-wrap')) return host;
+    var wrap = d.kind === 'mermaid' ? h('div', { class: 'nb-block-wrap' }) : h('span', { class: 'nb-block-auto' });
+    host.parentNode.insertBefore(wrap, host);
+    wrap.appendChild(host);
+    return wrap;
+  }
+  function setupBlockTools(entries) {
+    var main = mainEl();
+    mapBlocks(domBlocks(main), entries).forEach(function (p) {
+      var host = blockHost(p.dom);
+      var entry = p.entry;
+      var kind = t(p.dom.kind === 'mermaid' ? 'kDiagram' : 'kImage');
+      var label = t('commentOn', { kind: kind });
+      var b = h('button', {
+        type: 'button',
+        class: 'nb-block-add',
+        'data-nb-ui': '',
+        'data-nb-block-index': String(num(entry.index, -1)),
+        'aria-label': label + (entry.label ? ' — ' + str(entry.label) : ''),
+        title: label
+      });
+      b.addEventListener('click', function (e) {
+        e.preventDefault();
+        e.stopPropagation();
+        composeBlock(entry, host, b);
+      });
+      host.classList.add('nb-block-host');
+      host.appendChild(b);
+    });
+  }
+  function composeBlock(entry, host, opener) {
+    var anchor = {
+      kind: str(entry.kind),
+      key: str(entry.key),
+      label: str(entry.label),
+      section: entry.section === null || entry.section === undefined ? null : str(entry.section),
+      index: num(entry.index, 0)
+    };
+    openComposer({
+      icon: anchor.kind === 'mermaid' ? '📊' : '🖼',
+      preview: (anchor.kind === 'mermaid' ? '📊 ' : '🖼 ') + truncate(anchor.label || anchor.key, 70),
+      rect: function () { return host.getBoundingClientRect(); },
+      opener: opener,
+      payload: function (body, author) {
+        return { page: W.page, space: W.space, scope: 'block', anchor: anchor, author: author, body: body };
+      }
+    });
+  }
+
+  /* ----- page discussion composer */
+
+  function setupPageComposer(isl) {
+    var section = discussionSection(isl);
+    var ta = h('textarea', {
+      class: 'nb-input nb-page-body',
+      rows: '3',
+      placeholder: t('discussionPlaceholder'),
+      'aria-label': t('discussionPlaceholder'),
+      'data-nb-draft': ''
+    });
+    var send = h('button', { type: 'button', class: 'nb-btn nb-primary nb-page-send', text: t('commentVerb') });
+    var err = h('p', { class: 'nb-error', role: 'alert', hidden: true });
+    section.appendChild(h('div', { class: 'nb-composer' },
+      ta,
+      err,
+      h('div', { class: 'nb-form-actions' }, h('span', { class: 'nb-hint', text: t('saveHint') }), send)));
+    var submit = function () {
+      var body = ta.value.trim();
+      if (!body) {
+        showError(err, t('emptyBody'));
+        ta.focus();
+        return;
+      }
+      withAuthor(function (author) {
+        busy([send], true);
+        showError(err, null);
+        api('POST', 'comments', { page: W.page, space: W.space, scope: 'page', anchor: null, author: author, body: body })
+          .then(function () {
+            ta.value = '';
+            busy([send], false);
+            wroteSomething();
+          }, function (e) {
+            busy([send], false);
+            showError(err, e);
+          });
+      }, ta);
+    };
+    send.addEventListener('click', submit);
+    ta.addEventListener('keydown', function (e) {
+      if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+        e.preventDefault();
+        submit();
+      }
+    });
+  }
+
+  /* ----- thread actions */
+
+  function threadActions(c) {
+    var id = str(c.id);
+    var page = str(c.page);
+    var status = statusOf(c);
+    var box = h('div', { class: 'nb-actions' });
+    var bar = h('div', { class: 'nb-actions-bar' });
+    var forms = h('div', { class: 'nb-actions-forms' });
+    var msg = h('p', { class: 'nb-error', role: 'alert', hidden: true });
+    box.appendChild(bar);
+    box.appendChild(forms);
+    box.appendChild(msg);
+    var button = function (cls, label, fn) {
+      var b = h('button', { type: 'button', class: 'nb-act ' + cls, text: label });
+      b.addEventListener('click', function (e) {
+        e.preventDefault();
+        e.stopPropagation();
+        fn(b);
+      });
+      bar.appendChild(b);
+      return b;
+    };
+    var patch = function (fields, opener) {
+      withAuthor(function (author) {
+        fields.page = page;
+        fields.id = id;
+        fields.author = author;
+        if (fields.reply) fields.reply.author = author;
+        var buttons = box.querySelectorAll('button');
+        busy(buttons, true);
+        showError(msg, null);
+        api('PATCH', 'comments', fields).then(function (updated) {
+          forms.textContent = '';
+          replaceThread(obj(updated).id ? updated : c);
+          wroteSomething();
+        }, function (e) {
+          busy(buttons, false);
+          showError(msg, e);
+        });
+      }, opener);
+    };
+    var form = function (kind, initial, placeholder, submitLabel, onSubmit) {
+      forms.textContent = '';
+      showError(msg, null);
+      var ta = h('textarea', { class: 'nb-input nb-' + kind + '-body', rows: '3', placeholder: placeholder, 'aria-label': placeholder, 'data-nb-draft': '' });
+      ta.value = initial;
+      var ok = h('button', { type: 'button', class: 'nb-btn nb-primary nb-' + kind + '-send', text: submitLabel });
+      var no = h('button', { type: 'button', class: 'nb-btn nb-' + kind + '-cancel', text: t('cancel') });
+      var submit = function () {
+        var body = ta.value.trim();
+        if (!body) {
+          showError(msg, t('emptyBody'));
+          ta.focus();
+          return;
+        }
+        onSubmit(body, ok);
+      };
+      ok.addEventListener('click', submit);
+      no.addEventListener('click', function () {
+        ta.value = '';
+        forms.textContent = '';
+        showError(msg, null);
+        maybeReload();
+      });
+      ta.addEventListener('keydown', function (e) {
+        if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+          e.preventDefault();
+          submit();
+        } else if (e.key === 'Escape') {
+          e.preventDefault();
+          e.stopPropagation();
+          no.click();
+        }
+      });
+      forms.appendChild(h('div', { class: 'nb-form nb-form-' + kind }, ta, h('div', { class: 'nb-form-actions' }, no, ok)));
+      ta.focus();
+    };
+    button('nb-act-reply', t('reply'), function () {
+      form('reply', '', t('replyPlaceholder'), t('send'), function (body, b) { patch({ reply: { body: body } }, b); });
+    });
+    if (status === 'open' && arr(c.thread).length === 1) {
+      button('nb-act-edit', t('edit'), function () {
+        form('edit', str(firstMessage(c).body), t('bodyPlaceholder'), t('save'), function (body, b) { patch({ edit: { body: body } }, b); });
+      });
+    }
+    if (status === 'open') button('nb-act-resolve', t('resolve'), function (b) { patch({ status: 'resolved' }, b); });
+    else if (status === 'resolved') button('nb-act-reopen', t('reopen'), function (b) { patch({ status: 'open' }, b); });
+    button('nb-act-hold', c.hold === true ? t('holdOff') : t('holdOn'), function (b) { patch({ hold: c.hold !== true }, b); });
+    button('nb-act-delete', t('del'), function () {
+      forms.textContent = '';
+      showError(msg, null);
+      var yes = h('button', { type: 'button', class: 'nb-btn nb-danger nb-delete-confirm', text: t('del') });
+      var no = h('button', { type: 'button', class: 'nb-btn nb-delete-cancel', text: t('cancel') });
+      no.addEventListener('click', function () { forms.textContent = ''; });
+      yes.addEventListener('click', function () {
+        var buttons = box.querySelectorAll('button');
+        busy(buttons, true);
+        api('DELETE', 'comments', { page: page, id: id }).then(function () {
+          D.querySelectorAll('.nb-thread[data-nb-id="' + cssEscape(id) + '"]').forEach(function (wrap) {
+            wrap.classList.add('nb-deleted');
+            var acts = wrap.querySelector(':scope > .nb-actions');
+            if (acts) acts.remove();
+            wrap.appendChild(h('p', { class: 'nb-note nb-deleted-note', role: 'status', text: t('deleted') }));
+          });
+          wroteSomething();
+        }, function (e) {
+          busy(buttons, false);
+          showError(msg, e);
+        });
+      });
+      forms.appendChild(h('div', { class: 'nb-form nb-form-delete', role: 'group' },
+        h('p', { class: 'nb-confirm-text', text: t('deleteConfirm') }),
+        h('div', { class: 'nb-form-actions' }, no, yes)));
+      no.focus();
+    });
+    return box;
+  }
+
+  /** Shows a comment as the server now has it, wherever its thread is on screen. */
+  function replaceThread(c) {
+    var id = str(c.id);
+    var old = S.comments.get(id);
+    if (old) {
+      if (old.anchoring && !c.anchoring) c.anchoring = old.anchoring;
+      var i = S.order.indexOf(old);
+      if (i >= 0) S.order[i] = c;
+      S.comments.set(id, c);
+    }
+    D.querySelectorAll('.nb-thread[data-nb-id="' + cssEscape(id) + '"]').forEach(function (wrap) {
+      var fresh = renderThread(c, threadOpts.get(wrap) || {});
+      var focused = wrap.contains(D.activeElement);
+      wrap.parentNode.replaceChild(fresh, wrap);
+      if (focused) {
+        var f = fresh.querySelector('.nb-actions button');
+        if (f) f.focus();
+      }
+    });
+  }
+
   /* ================================================================= start */
+
+  /** The view data of an app: inside it, or the next sibling script (the generated chapters' layout), else the first unused one of the same view. */
+  function viewDataFor(app, all, used) {
+    var inner = app.querySelector('script.nb-view-data');
+    if (inner) return inner;
+    for (var el = app.nextElementSibling; el; el = el.nextElementSibling) {
+      if (el.matches('script.nb-view-data')) return used.has(el) ? null : el;
+      if (el.matches('.nb-app')) break;
+    }
+    var want = app.getAttribute('data-nb-view');
+    for (var i = 0; i < all.length; i++) {
+      if (used.has(all[i])) continue;
+      var d = obj(readJSON(all[i]));
+      if (!want || str(d.view) === want) return all[i];
+    }
+    return null;
+  }
 
   function start() {
     var islands = Array.prototype.slice.call(D.querySelectorAll('script.nb-data'));
@@ -1739,9 +2843,13 @@
     var viewData = Array.prototype.slice.call(D.querySelectorAll('script.nb-view-data'));
     if (!islands.length && !apps.length) return;
     HTML.classList.add('nb-on');
+    if (/^https?:$/.test(location.protocol)) safely('scroll', restoreScroll);
     var firstView = null;
-    apps.forEach(function (app, i) {
-      var el = app.querySelector('script.nb-view-data') || viewData[i] || viewData[0];
+    var used = new Set();
+    apps.forEach(function (app) {
+      var el = viewDataFor(app, viewData, used);
+      if (!el) return;
+      used.add(el);
       var data = obj(readJSON(el));
       safely('view', function () {
         var v = initView(app, data);
@@ -1750,6 +2858,7 @@
     });
     if (islands.length) initChapter(islands);
     else if (firstView) safely('view header', function () { viewHeader(firstView.view, firstView.data); });
+    safely('probe', probe);
   }
 
   if (D.readyState === 'loading') D.addEventListener('DOMContentLoaded', start);

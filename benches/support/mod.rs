@@ -340,7 +340,9 @@ pub fn apply(md: &str, mut edits: Vec<Edit>) -> Option<Edited> {
     edits.sort_by_key(|e| (e.range.start, e.range.end));
     for w in edits.windows(2) {
         if w[0].range.end > w[1].range.start
-            || (w[0].range.end == w[1].range.start && w[0].range.is_empty() && w[1].range.is_empty())
+            || (w[0].range.end == w[1].range.start
+                && w[0].range.is_empty()
+                && w[1].range.is_empty())
         {
             return None;
         }
@@ -465,12 +467,10 @@ pub fn units(md: &str, pt: &PageText) -> Vec<Unit> {
         let heading = first.starts_with('#') || {
             let t = md[r.clone()].trim_end();
             t.lines().count() > 1
-                && t.lines()
-                    .last()
-                    .is_some_and(|l| {
-                        let l = l.trim();
-                        !l.is_empty() && (l.chars().all(|c| c == '=') || l.chars().all(|c| c == '-'))
-                    })
+                && t.lines().last().is_some_and(|l| {
+                    let l = l.trim();
+                    !l.is_empty() && (l.chars().all(|c| c == '=') || l.chars().all(|c| c == '-'))
+                })
         };
         out.push(Unit { src: r, heading });
     }
@@ -487,12 +487,19 @@ pub fn isolated(md: &str, u: &Unit) -> Option<Range<usize>> {
     }
     let before = &md[..s];
     let starts_line = s == 0 || before.ends_with('\n');
-    let blank_before = s == 0 || before.trim_end_matches([' ', '\t']).ends_with("\n\n") || before.trim().is_empty();
+    let blank_before = s == 0
+        || before.trim_end_matches([' ', '\t']).ends_with("\n\n")
+        || before.trim().is_empty();
     let after = &md[e..];
     let blank_after = after.trim().is_empty() || {
         let rest = after.trim_start_matches([' ', '\t']);
-        let rest = rest.strip_prefix("\r\n").or_else(|| rest.strip_prefix('\n'));
-        rest.is_some_and(|r| r.trim_start_matches([' ', '\t']).starts_with('\n') || r.trim_start_matches([' ', '\t']).starts_with("\r\n"))
+        let rest = rest
+            .strip_prefix("\r\n")
+            .or_else(|| rest.strip_prefix('\n'));
+        rest.is_some_and(|r| {
+            r.trim_start_matches([' ', '\t']).starts_with('\n')
+                || r.trim_start_matches([' ', '\t']).starts_with("\r\n")
+        })
     };
     (starts_line && blank_before && blank_after).then_some(s..e)
 }

@@ -18,7 +18,7 @@ use serde::Serialize;
 use std::ops::Range;
 
 /// Default acceptance threshold for the score `S` (calibrated by the quality benchmark).
-pub const DEFAULT_THRESHOLD: f64 = 0.75;
+pub const DEFAULT_THRESHOLD: f64 = 0.85;
 
 /// How an anchor was re-found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, PartialOrd, Ord)]

@@ -42,6 +42,10 @@ const QUOTE_ALONE_MIN: usize = 20;
 /// What an exact quote loses for context that only holds up to the edge of its block (see
 /// [`score`]).
 const BLOCK_EDGE_PENALTY: f64 = 0.10;
+/// What a candidate loses for each word edge it cuts when the stored quote has that edge.
+const WORD_EDGE_PENALTY: f64 = 0.05;
+/// A fuzzy quote found in the context window needs at least this similarity on each side.
+const WINDOW_MIN_SIDE: f64 = 0.75;
 /// Block-edge scoring needs at least this many chars of quote plus in-block context.
 const BLOCK_EDGE_MIN_EVIDENCE: usize = 20;
 
@@ -50,8 +54,15 @@ struct Pattern {
     p: Vec<u32>,
     q: Vec<u32>,
     s: Vec<u32>,
+    /// The quote starts (ends) a word: a word char after a non-word char or the page start.
+    word_start: bool,
+    word_end: bool,
     q_string: String,
     section: Option<String>,
+}
+
+fn is_word(c: u32) -> bool {
+    char::from_u32(c).is_some_and(char::is_alphanumeric)
 }
 
 fn syms(v: &[char]) -> Vec<u32> {
@@ -85,7 +96,13 @@ fn pattern(a: &TextAnchor) -> Pattern {
         .section
         .map(|s| normalize(s).as_string())
         .filter(|s| !s.is_empty());
+    let word_start = q.first().is_some_and(|&c| c.is_alphanumeric())
+        && p.last().is_none_or(|&c| !c.is_alphanumeric());
+    let word_end = q.last().is_some_and(|&c| c.is_alphanumeric())
+        && s.first().is_none_or(|&c| !c.is_alphanumeric());
     Pattern {
+        word_start,
+        word_end,
         q_string: q.iter().collect(),
         p: syms(&p),
         q: syms(&q),
@@ -178,8 +195,35 @@ fn block_edge_e(
         let s = similarity(myers::edit_distance(stored, here), j);
         (s >= 0.9).then_some((j, s))
     };
-    let p_cut = cut(jp, lp, &pat.p[lp - jp.min(lp)..], &t[bs..a]);
-    let s_cut = cut(js, ls, &pat.s[..js.min(ls)], &t[b..b + js.min(ls)]);
+    let mut p_cut = cut(jp, lp, &pat.p[lp - jp.min(lp)..], &t[bs..a]);
+    let mut s_cut = cut(js, ls, &pat.s[..js.min(ls)], &t[b..b + js.min(ls)]);
+    // Blocks that moved together (the items of a list, the rows of a table) keep the context
+    // verbatim up to the edge of the group: the longest exact run of stored context that ends
+    // at a block edge also counts.
+    let cp = pat
+        .p
+        .iter()
+        .rev()
+        .zip(t[..a].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let group_start = starts[starts.partition_point(|&x| x < a - cp)];
+    if group_start < a && a - group_start < lp && p_cut.is_none_or(|c| c.0 < a - group_start) {
+        p_cut = Some((a - group_start, 1.0));
+    }
+    let cs = pat
+        .s
+        .iter()
+        .zip(&t[b..])
+        .take_while(|(x, y)| x == y)
+        .count();
+    let k = starts.partition_point(|&x| x <= b + cs + 1);
+    if k > 0 {
+        let group_end = starts[k - 1].saturating_sub(1);
+        if group_end > b && group_end - b < ls && s_cut.is_none_or(|c| c.0 < group_end - b) {
+            s_cut = Some((group_end - b, 1.0));
+        }
+    }
     let mut best: Option<f64> = None;
     for (p, s) in [
         (p_cut, Some((ls, ss))),
@@ -229,6 +273,13 @@ fn score(
     {
         e = e.max(cut - BLOCK_EDGE_PENALTY);
     }
+    // A quote selected on word boundaries is not found inside a word.
+    e -= WORD_EDGE_PENALTY
+        * f64::from(
+            u8::from(pat.word_start && a > 0 && is_word(t[a - 1]))
+                + u8::from(pat.word_end && b < t.len() && is_word(t[b])),
+        );
+    let e = e.max(0.0);
     let h = match &pat.section {
         None => 1.0,
         Some(_) if !idx.has_headings() => 1.0,
@@ -302,6 +353,8 @@ pub fn resolve(idx: &PageIndex, anchor: &TextAnchor, threshold: f64) -> Resoluti
     }
     let mut cands: Vec<Candidate> = Vec::new();
     let blocks = OnceCell::new();
+    // Candidates that may not be placed, only suggested for an orphan.
+    let mut held: Vec<Candidate> = Vec::new();
 
     // Stage 1: exact occurrences.
     for (byte, _) in idx
@@ -323,7 +376,7 @@ pub fn resolve(idx: &PageIndex, anchor: &TextAnchor, threshold: f64) -> Resoluti
         && best.score >= ceiling
         && second.is_none_or(|s| best.score - s.score >= 0.02)
     {
-        return finish(idx, &cands, threshold);
+        return finish(idx, &cands, &[], threshold);
     }
 
     // Stage 2: the context window, then the quote inside each aligned window.
@@ -344,14 +397,21 @@ pub fn resolve(idx: &PageIndex, anchor: &TextAnchor, threshold: f64) -> Resoluti
             for (qend, err) in myers::best_ends(&qhits, (m / 2).max(1), 5) {
                 let (qstart, _) = myers::match_start(&pat.q, &t[lo..hi], qend, kq);
                 if qend > qstart {
-                    cands.push(score(
+                    let c = score(
                         idx,
                         &pat,
                         &blocks,
                         lo + qstart,
                         lo + qend,
                         similarity(err, m),
-                    ));
+                    );
+                    // An edited quote is only found through its context: both sides must
+                    // still hold (a deletion leaves one side next to unrelated text).
+                    if c.q >= 1.0 || c.sp.min(c.ss) >= WINDOW_MIN_SIDE {
+                        cands.push(c);
+                    } else {
+                        held.push(c);
+                    }
                 }
             }
             // The rewritten-quote candidate: between the aligned prefix and suffix.
@@ -373,6 +433,8 @@ pub fn resolve(idx: &PageIndex, anchor: &TextAnchor, threshold: f64) -> Resoluti
                 // Only an intact context on both sides justifies a rewritten quote.
                 if c.sp >= 0.9 && c.ss >= 0.9 {
                     cands.push(c);
+                } else {
+                    held.push(c);
                 }
             }
         }
@@ -389,7 +451,7 @@ pub fn resolve(idx: &PageIndex, anchor: &TextAnchor, threshold: f64) -> Resoluti
             }
         }
     }
-    finish(idx, &cands, threshold)
+    finish(idx, &cands, &held, threshold)
 }
 
 /// The best candidate and the best one not overlapping it.
@@ -403,9 +465,17 @@ fn best_two(cands: &[Candidate]) -> Option<(Candidate, Option<Candidate>)> {
     Some((best, second))
 }
 
-fn finish(idx: &PageIndex, cands: &[Candidate], threshold: f64) -> Resolution {
-    let Some((mut best, mut second)) = best_two(cands) else {
-        return Resolution::orphan();
+fn finish(idx: &PageIndex, cands: &[Candidate], held: &[Candidate], threshold: f64) -> Resolution {
+    let Some((mut best, mut second)) = best_two(cands).filter(|(b, _)| b.score >= threshold) else {
+        // An orphan: the best rejected candidate, whether below the threshold or held back.
+        let Some(sugg) = cands.iter().chain(held).max_by_key(|c| c.key()) else {
+            return Resolution::orphan();
+        };
+        return Resolution {
+            confidence: (sugg.score * 1e4).round() / 1e4,
+            suggestion: Some(idx.place(sugg.a, sugg.b)),
+            ..Resolution::orphan()
+        };
     };
     // Same place, better boundaries: an accepted exact occurrence of the quote overlapping a
     // fuzzy winner is preferred to it (a fuzzy span can swallow edited context words).
@@ -423,13 +493,6 @@ fn finish(idx: &PageIndex, cands: &[Candidate], threshold: f64) -> Resolution {
             .copied();
     }
     let confidence = (best.score * 1e4).round() / 1e4;
-    if best.score < threshold {
-        return Resolution {
-            confidence,
-            suggestion: Some(idx.place(best.a, best.b)),
-            ..Resolution::orphan()
-        };
-    }
     let ambiguous = second.is_some_and(|s| (best.score - s.score) < 0.02);
     let flags = Flags {
         quote_changed: best.q < 1.0,

@@ -696,6 +696,12 @@ impl<'a> Builder<'a> {
                         }
                     }
                 }
+                // A raw `<pre class="mermaid">` is a diagram: its text is the diagram source.
+                Token::CharacterTokens(chars) if self.raw_mermaid.is_some() => {
+                    if let Some(source) = &mut self.raw_mermaid {
+                        source.push_str(&chars);
+                    }
+                }
                 Token::CharacterTokens(chars) if !self.in_raw => {
                     self.emit(&chars, range.clone(), SegKind::Raw)
                 }
