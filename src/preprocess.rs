@@ -103,7 +103,11 @@ pub fn read_comments(store: &Store) -> Vec<Comment> {
     match store.load() {
         Ok(snap) => {
             snap.warn_unreadable();
-            snap.comments().map(|r| r.comment.clone()).collect()
+            snap.records
+                .into_iter()
+                .filter(|r| r.comment.id().is_some())
+                .map(|r| r.comment)
+                .collect()
         }
         Err(e) => {
             eprintln!("notabene: warning: {e} — building without comments");
@@ -142,24 +146,39 @@ pub fn run(ctx: &PreprocessorContext, mut book: MdBook) -> Result<MdBook> {
         crate::assets::check_installed(&cfg)?;
         report(&anchors, &ids, &cfg)?;
         let options = TextOptions::from_config(&cfg.mdbook)?;
-        let by_source: BTreeMap<String, usize> = anchors
+        let threads = anchor::default_threads();
+        let idx: Vec<usize> = (0..anchors.comments.len()).collect();
+        let island_jsons = anchor::par_map(&idx, threads, |&ci| anchors.island_json(ci));
+        let summary = island_summary(&anchors, &cfg.config);
+        // Every chapter's new content, computed in parallel, then put back in book order.
+        let jobs: Vec<usize> = (0..anchors.chapters.len()).collect();
+        let results = anchor::par_map(&jobs, threads, |&i| {
+            let injection = build_injection(&anchors, i, &cfg.config, &summary, &island_jsons);
+            inject::inject(
+                &anchors.chapters[i].content,
+                &anchors.texts[i],
+                &injection,
+                &options,
+            )
+        });
+        let by_source: BTreeMap<&str, usize> = anchors
             .chapters
             .iter()
             .enumerate()
-            .map(|(i, c)| (c.source.clone(), i))
+            .map(|(i, c)| (c.source.as_str(), i))
             .collect();
-        let prefix = ids.prefix.clone();
+        let mut results: Vec<Option<(String, inject::Outcome)>> =
+            results.into_iter().map(Some).collect();
         let mut dropped = Vec::new();
-        let summary = island_summary(&anchors, &cfg.config);
         book.for_each_chapter_mut(|ch| {
             let Some(sp) = &ch.source_path else { return };
-            let key = crate::config::slash_path(&std::path::Path::new(&prefix).join(sp));
-            let Some(&i) = by_source.get(&key) else {
+            let key = crate::config::slash_path(&std::path::Path::new(&ids.prefix).join(sp));
+            let Some(&i) = by_source.get(key.as_str()) else {
                 return;
             };
-            let injection = injection_with_summary(&anchors, i, &cfg.config, &summary);
-            let (content, outcome) =
-                inject::inject(&ch.content, &anchors.texts[i], &injection, &options);
+            let Some((content, outcome)) = results[i].take() else {
+                return;
+            };
             if outcome.marks_dropped {
                 dropped.push(anchors.chapters[i].page.clone());
             }
@@ -225,25 +244,34 @@ pub fn injection_for(
     ch: usize,
     config: &crate::config::Config,
 ) -> Injection {
-    injection_with_summary(anchors, ch, config, &island_summary(anchors, config))
+    let jsons: Vec<serde_json::Value> = (0..anchors.comments.len())
+        .map(|ci| anchors.island_json(ci))
+        .collect();
+    build_injection(
+        anchors,
+        ch,
+        config,
+        &island_summary(anchors, config),
+        &jsons,
+    )
 }
 
-/// [`injection_for`] with the book's [`island_summary`] computed once for all chapters.
-pub fn injection_with_summary(
+/// [`injection_for`] with the book-wide parts computed once: the island `summary` and every
+/// comment's island JSON (`jsons[ci]`, [`BookAnchors::island_json`]).
+pub fn build_injection(
     anchors: &BookAnchors,
     ch: usize,
     config: &crate::config::Config,
     summary: &serde_json::Value,
+    jsons: &[serde_json::Value],
 ) -> Injection {
     let mut inj = Injection::default();
     let text = &anchors.texts[ch];
     let mut island = Vec::new();
-    for (ci, l) in anchors.located.iter().enumerate() {
-        if l.chapter != Some(ch) {
-            continue;
-        }
+    for &ci in &anchors.by_chapter[ch] {
+        let l = &anchors.located[ci];
         let c = &anchors.comments[ci];
-        island.push(anchors.comment_json(ci));
+        island.push(&jsons[ci]);
         let (Some(r), true) = (&l.resolution, resolve::is_live(c)) else {
             continue;
         };

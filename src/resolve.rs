@@ -43,6 +43,10 @@ pub struct BookAnchors {
     pub comments: Vec<Comment>,
     /// One entry per comment.
     pub located: Vec<Located>,
+    /// The comments of each chapter (indices into `comments`, in store order).
+    pub by_chapter: Vec<Vec<usize>>,
+    /// Byte offset of every line start of each chapter's Markdown.
+    line_starts: Vec<Vec<usize>>,
 }
 
 /// Anchors `comments` in `chapters` using up to `threads` threads.
@@ -67,13 +71,17 @@ pub fn anchor_book(
     }
     let jobs: Vec<usize> = (0..chapters.len()).collect();
     let results = anchor::par_map(&jobs, threads, |&ch| {
-        let text = page_text(&chapters[ch].content, options);
+        let content = &chapters[ch].content;
+        let lines: Vec<usize> = std::iter::once(0)
+            .chain(content.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        let text = page_text(content, options);
         let anchors: Vec<Option<StoredAnchor>> = per_chapter[ch]
             .iter()
             .map(|&ci| StoredAnchor::from_comment(comments[ci].as_map()))
             .collect();
         let res = anchor::resolve_page(&text, &anchors, threshold);
-        (text, res)
+        (text, res, lines)
     });
     let mut located: Vec<Located> = chapter_of
         .iter()
@@ -83,17 +91,21 @@ pub fn anchor_book(
         })
         .collect();
     let mut texts = Vec::with_capacity(results.len());
-    for (ch, (text, res)) in results.into_iter().enumerate() {
+    let mut line_starts = Vec::with_capacity(results.len());
+    for (ch, (text, res, lines)) in results.into_iter().enumerate() {
         for (&ci, r) in per_chapter[ch].iter().zip(res) {
             located[ci].resolution = r;
         }
         texts.push(text);
+        line_starts.push(lines);
     }
     BookAnchors {
         chapters,
         texts,
         comments,
         located,
+        by_chapter: per_chapter,
+        line_starts,
     }
 }
 
@@ -140,7 +152,14 @@ impl BookAnchors {
 
     fn source_json(&self, ch: usize, place: &Place) -> Value {
         let chapter = &self.chapters[ch];
-        let (line, column) = anchor::line_column(&chapter.content, place.source.start);
+        let pos = place.source.start.min(chapter.content.len());
+        let starts = &self.line_starts[ch];
+        let line = starts.partition_point(|&s| s <= pos).max(1);
+        let line_start = starts[line - 1];
+        let column = chapter.content[line_start..chapter.content.floor_char_boundary(pos)]
+            .chars()
+            .count()
+            + 1;
         json!({ "path": chapter.source, "start": place.source.start, "end": place.source.end, "line": line, "column": column })
     }
 
@@ -205,6 +224,33 @@ impl BookAnchors {
                 m.insert("code".into(), json!({ "block": n, "offset": offset, "text": text.text[p.text.clone()].to_string() }));
             }
         }
+        Value::Object(m)
+    }
+
+    /// The comment as a chapter's data island carries it: the stored object plus a lean
+    /// `anchoring` (status, confidence, flags, block, code) — the reader is on that chapter.
+    pub fn island_json(&self, ci: usize) -> Value {
+        self.lean_json(ci, &["text", "chapter", "url", "source", "suggestion"])
+    }
+
+    /// The comment as the /comments list carries it: the stored object plus its anchoring
+    /// status, chapter and URL.
+    pub fn list_json(&self, ci: usize) -> Value {
+        self.lean_json(
+            ci,
+            &["text", "source", "suggestion", "flags", "code", "block"],
+        )
+    }
+
+    fn lean_json(&self, ci: usize, drop: &[&str]) -> Value {
+        let mut anchoring = self.anchoring_json(ci);
+        if let Some(a) = anchoring.as_object_mut() {
+            for key in drop {
+                a.remove(*key);
+            }
+        }
+        let mut m = self.comments[ci].as_map().clone();
+        m.insert("anchoring".into(), anchoring);
         Value::Object(m)
     }
 

@@ -77,10 +77,15 @@ impl ViewInput<'_> {
             .map(|c| c.url.clone())
     }
 
+    fn url_of_chapter(&self, ci: usize) -> Option<&str> {
+        self.anchors.located[ci]
+            .chapter
+            .map(|ch| self.anchors.chapters[ch].url.as_str())
+    }
+
     fn comment_url(&self, ci: usize) -> Option<String> {
-        let c = &self.anchors.comments[ci];
-        let id = c.id()?;
-        self.url_of_page(c.page()?).map(|u| format!("{u}?nb={id}"))
+        let id = self.anchors.comments[ci].id()?;
+        self.url_of_chapter(ci).map(|u| format!("{u}?nb={id}"))
     }
 
     fn comment_index(&self, id: &str) -> Option<usize> {
@@ -192,7 +197,7 @@ impl ViewInput<'_> {
         let list: Vec<Value> = order
             .into_iter()
             .map(|ci| {
-                let mut v = self.anchors.comment_json(ci);
+                let mut v = self.anchors.list_json(ci);
                 if let Some(o) = v.as_object_mut() {
                     o.insert(
                         "url".into(),

@@ -179,20 +179,6 @@ impl<'a> PageIndex<'a> {
     }
 }
 
-/// Line and column (1-based, column in characters) of byte `pos` of `src`.
-pub fn line_column(src: &str, pos: usize) -> (usize, usize) {
-    let pos = pos.min(src.len());
-    let before = &src[..src.floor_char_boundary(pos)];
-    let line = before.matches('\n').count() + 1;
-    let col = before
-        .rsplit('\n')
-        .next()
-        .map(|l| l.chars().count())
-        .unwrap_or(0)
-        + 1;
-    (line, col)
-}
-
 /// A stored anchor, borrowed from a comment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StoredAnchor<'a> {

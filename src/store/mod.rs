@@ -193,14 +193,29 @@ impl Store {
     /// Reads every comment file without the schema-version guard (for `verify`, which
     /// reports a newer store instead of refusing it).
     pub fn load_unchecked(&self) -> Result<Snapshot> {
-        let mut snap = Snapshot::default();
+        let mut files = Vec::new();
         if self.exists() {
-            self.walk(&self.root, "", &mut snap)?;
+            self.walk(&self.root, "", &mut files)?;
+        }
+        // Files are listed in a deterministic order, then read and parsed in parallel; the
+        // snapshot keeps the listing order.
+        let threads = if files.len() > 256 {
+            crate::anchor::default_threads()
+        } else {
+            1
+        };
+        let parsed = crate::anchor::par_map(&files, threads, |(path, rel)| {
+            read_comment_file(path, rel.clone())
+        });
+        let mut snap = Snapshot::default();
+        for part in parsed {
+            snap.records.extend(part.records);
+            snap.unreadable.extend(part.unreadable);
         }
         Ok(snap)
     }
 
-    fn walk(&self, dir: &Path, rel: &str, snap: &mut Snapshot) -> Result<()> {
+    fn walk(&self, dir: &Path, rel: &str, files: &mut Vec<(PathBuf, String)>) -> Result<()> {
         let rd =
             std::fs::read_dir(dir).map_err(|e| Error::io("cannot read store directory", dir, e))?;
         let mut entries: Vec<_> = rd.filter_map(|e| e.ok()).collect();
@@ -214,12 +229,12 @@ impl Store {
                 format!("{rel}/{name}")
             };
             if ft.is_dir() {
-                self.walk(&entry.path(), &child_rel, snap)?;
+                self.walk(&entry.path(), &child_rel, files)?;
             } else if ft.is_file()
                 && name.ends_with(".json")
                 && !(rel.is_empty() && RESERVED.contains(&name.as_str()))
             {
-                read_comment_file(&entry.path(), child_rel, snap);
+                files.push((entry.path(), child_rel));
             }
         }
         Ok(())
@@ -364,7 +379,8 @@ impl Store {
     }
 }
 
-fn read_comment_file(path: &Path, file: String, snap: &mut Snapshot) {
+fn read_comment_file(path: &Path, file: String) -> Snapshot {
+    let mut snap = Snapshot::default();
     let parsed = std::fs::read(path)
         .map_err(|e| e.to_string())
         .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).map_err(|e| e.to_string()));
@@ -385,6 +401,7 @@ fn read_comment_file(path: &Path, file: String, snap: &mut Snapshot) {
             comment: Comment::from_value(v),
         }),
     }
+    snap
 }
 
 /// Builds a new comment object with the contract's key order.
