@@ -95,15 +95,18 @@ impl ViewInput<'_> {
             .position(|c| c.id() == Some(id))
     }
 
-    /// The /review data: one card per addressed comment, sorted by page then creation time.
+    /// The /review data: one card per addressed comment, sorted by page, creation time, id.
     pub fn review(&self) -> Value {
         let mut order: Vec<usize> = (0..self.anchors.comments.len())
             .filter(|&ci| self.anchors.comments[ci].status() == Some("addressed"))
             .collect();
         order.sort_by(|&a, &b| {
             let (ca, cb) = (&self.anchors.comments[a], &self.anchors.comments[b]);
-            (ca.page(), text_of(ca.get("createdAt")))
-                .cmp(&(cb.page(), text_of(cb.get("createdAt"))))
+            (ca.page(), text_of(ca.get("createdAt")), ca.id()).cmp(&(
+                cb.page(),
+                text_of(cb.get("createdAt")),
+                cb.id(),
+            ))
         });
         let mut diffs: BTreeMap<(String, Option<String>), Value> = BTreeMap::new();
         let cards: Vec<Value> = order

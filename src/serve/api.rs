@@ -232,27 +232,9 @@ impl Api<'_> {
             .map_err(|e| err(409, e.message()))?;
         let now = ids::now().map_err(|e| err(500, e.message()))?;
         let ts = ids::iso(now);
-        let mut comment = new_comment(
-            &ids::comment_id(now),
-            space,
-            page,
-            scope,
-            anchor.clone(),
-            author,
-            &body,
-            &ts,
-        );
-        while self
-            .store
-            .root()
-            .join(page)
-            .join(format!(
-                "{}.json",
-                ids::sanitize_id(comment.id().unwrap_or_default())
-            ))
-            .exists()
-        {
-            comment = new_comment(
+        // A fresh id, drawn again in the unlikely case it is taken (same millisecond).
+        let fresh = || {
+            new_comment(
                 &ids::comment_id(now),
                 space,
                 page,
@@ -261,7 +243,15 @@ impl Api<'_> {
                 author,
                 &body,
                 &ts,
-            );
+            )
+        };
+        let taken = |c: &crate::store::Comment| {
+            let name = format!("{}.json", ids::sanitize_id(c.id().unwrap_or_default()));
+            self.store.root().join(page).join(name).exists()
+        };
+        let mut comment = fresh();
+        while taken(&comment) {
+            comment = fresh();
         }
         self.store
             .ensure_meta()

@@ -6,6 +6,7 @@
 
 pub mod api;
 pub mod guard;
+pub mod http;
 
 use crate::config::Book;
 use crate::pages::PageIds;
@@ -95,6 +96,23 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
         .prefix("notabene-serve-")
         .tempdir()
         .map_err(|e| Error::new(format!("cannot create a build directory: {e}")))?;
+    let mut watched = vec![
+        book.src_dir(),
+        root.join("theme"),
+        root.join("book.toml"),
+        store.root().to_path_buf(),
+        root.join("po"),
+    ];
+    watched.extend(
+        book.mdbook
+            .build
+            .extra_watch_dirs
+            .iter()
+            .map(|d| root.join(d)),
+    );
+    // Taken before the first build: a change made during it, or by a request served before
+    // the watcher thread starts, still triggers a rebuild.
+    let initial = snapshot(&watched);
     let first = work.path().join("site-0");
     let pages = build_into(root, &first)?;
     let site = Arc::new(Site {
@@ -107,13 +125,13 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
 
     let bind_host = if options.host { "0.0.0.0" } else { "127.0.0.1" };
     let server = match options.port {
-        Some(p) => tiny_http::Server::http((bind_host, p))
+        Some(p) => http::Server::http((bind_host, p))
             .map_err(|e| Error::new(format!("cannot listen on {bind_host}:{p}: {e} (--port)")))?,
         None => (3000..3100)
-            .find_map(|p| tiny_http::Server::http((bind_host, p)).ok())
+            .find_map(|p| http::Server::http((bind_host, p)).ok())
             .ok_or_else(|| Error::new("no free port between 3000 and 3099 (--port)"))?,
     };
-    let port = server.server_addr().to_ip().map(|a| a.port()).unwrap_or(0);
+    let port = server.port();
     if options.host {
         eprintln!(
             "notabene: WARNING: --host binds every interface: anyone on this network can read and write the review comments. Use it only on a trusted network (set NOTABENE_TOKEN to require a token for writes)."
@@ -129,23 +147,9 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
     {
         let site = Arc::clone(&site);
         let root = root.to_path_buf();
-        let mut watched = vec![
-            book.src_dir(),
-            root.join("theme"),
-            root.join("book.toml"),
-            store.root().to_path_buf(),
-            root.join("po"),
-        ];
-        watched.extend(
-            book.mdbook
-                .build
-                .extra_watch_dirs
-                .iter()
-                .map(|d| root.join(d)),
-        );
         let work_dir = work.path().to_path_buf();
         std::thread::spawn(move || {
-            let mut last = snapshot(&watched);
+            let mut last = initial;
             let mut n = 1u64;
             loop {
                 std::thread::sleep(Duration::from_millis(200));
@@ -191,10 +195,13 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
     let author = crate::store::ids::resolve_author(None, root);
     let space = book.config.space.clone();
     let shared = Arc::new((store, ids, repo, token, author, space, options.host));
-    for request in server.incoming_requests() {
+    for stream in server.incoming() {
         let site = Arc::clone(&site);
         let shared = Arc::clone(&shared);
         std::thread::spawn(move || {
+            let Some(request) = http::Request::read(stream) else {
+                return;
+            };
             let (store, ids, repo, token, author, space, host_mode) = &*shared;
             let policy = guard::Policy {
                 host_mode: *host_mode,
@@ -207,36 +214,22 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
     Ok(())
 }
 
-fn header<'r>(req: &'r tiny_http::Request, name: &str) -> Option<&'r str> {
-    req.headers()
-        .iter()
-        .find(|h| h.field.as_str().as_str().eq_ignore_ascii_case(name))
-        .map(|h| h.value.as_str())
+fn header<'r>(req: &'r http::Request, name: &str) -> Option<&'r str> {
+    req.header(name)
 }
 
-fn json_response(
-    code: u16,
-    body: &serde_json::Value,
-) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
+fn json_response(code: u16, body: &serde_json::Value) -> http::Response {
     let bytes = serde_json::to_vec(body).unwrap_or_default();
-    tiny_http::Response::from_data(bytes)
+    http::Response::from_data(bytes)
         .with_status_code(code)
-        .with_header(
-            tiny_http::Header::from_bytes("Content-Type", "application/json; charset=utf-8")
-                .expect("static header"),
-        )
-        .with_header(
-            tiny_http::Header::from_bytes("Cache-Control", "no-store").expect("static header"),
-        )
-        .with_header(
-            tiny_http::Header::from_bytes("X-Content-Type-Options", "nosniff")
-                .expect("static header"),
-        )
+        .with_header("Content-Type", "application/json; charset=utf-8")
+        .with_header("Cache-Control", "no-store")
+        .with_header("X-Content-Type-Options", "nosniff")
 }
 
 #[allow(clippy::too_many_arguments)]
 fn handle(
-    mut req: tiny_http::Request,
+    mut req: http::Request,
     site: &Site,
     store: &crate::store::Store,
     ids: &PageIds,
@@ -247,7 +240,7 @@ fn handle(
 ) {
     let url = req.url().to_string();
     let (path, query) = url.split_once('?').unwrap_or((url.as_str(), ""));
-    let method = req.method().as_str().to_string();
+    let method = req.method().to_string();
     let g = guard::Request {
         origin: header(&req, "Origin"),
         host: header(&req, "Host"),
@@ -349,7 +342,7 @@ fn content_type(path: &Path) -> &'static str {
     }
 }
 
-fn static_file(dir: &Path, path: &str) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
+fn static_file(dir: &Path, path: &str) -> http::Response {
     let rel: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     let bad = rel
         .iter()
@@ -364,13 +357,8 @@ fn static_file(dir: &Path, path: &str) -> tiny_http::Response<std::io::Cursor<Ve
         (404, dir.join("404.html"))
     };
     let bytes = std::fs::read(&file).unwrap_or_else(|_| b"not found".to_vec());
-    tiny_http::Response::from_data(bytes)
+    http::Response::from_data(bytes)
         .with_status_code(code)
-        .with_header(
-            tiny_http::Header::from_bytes("Content-Type", content_type(&file))
-                .expect("static header"),
-        )
-        .with_header(
-            tiny_http::Header::from_bytes("Cache-Control", "no-cache").expect("static header"),
-        )
+        .with_header("Content-Type", content_type(&file))
+        .with_header("Cache-Control", "no-cache")
 }
