@@ -82,6 +82,9 @@ pub fn chapters(book: &MdBook, ids: &PageIds) -> Vec<Chapter> {
         .filter_map(|ch| {
             let source_path = ch.source_path.as_ref()?;
             let url = ch.path.as_ref()?.with_extension("html");
+            let disk = std::fs::read_to_string(ids.src_dir.join(source_path))
+                .ok()
+                .filter(|d| *d != ch.content);
             Some(Chapter {
                 page: ids.for_chapter(source_path),
                 name: ch.name.clone(),
@@ -90,6 +93,7 @@ pub fn chapters(book: &MdBook, ids: &PageIds) -> Vec<Chapter> {
                     &std::path::Path::new(&ids.prefix).join(source_path),
                 ),
                 content: ch.content.clone(),
+                disk,
             })
         })
         .collect()
@@ -308,7 +312,7 @@ pub fn build_injection(
     });
     inj.island = Some((
         anchors.chapters[ch].page.clone(),
-        inject::escape_script_json(&doc.to_string()),
+        inject::escape_script_json(&crate::store::json::to_js_compact(&doc)),
     ));
     inj
 }

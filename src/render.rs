@@ -35,8 +35,13 @@ pub fn document(anchors: &BookAnchors, cfg: &Book, page_prefix: &str) -> Value {
         .map(|k| (k.to_string(), 0))
         .collect();
     let mut held = 0;
+    let mut other_pages = 0;
     for (ci, c) in anchors.comments.iter().enumerate() {
-        *by_anchor.entry(anchors.status(ci)).or_default() += 1;
+        if anchors.located[ci].chapter.is_some() {
+            *by_anchor.entry(anchors.status(ci)).or_default() += 1;
+        } else {
+            other_pages += 1;
+        }
         *by_status
             .entry(c.status().unwrap_or("").to_string())
             .or_default() += 1;
@@ -57,6 +62,7 @@ pub fn document(anchors: &BookAnchors, cfg: &Book, page_prefix: &str) -> Value {
             "comments": anchors.comments.len(),
             "pages": pages.len(),
             "anchoring": by_anchor,
+            "notInBook": other_pages,
             "status": by_status,
             "held": held,
         },

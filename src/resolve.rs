@@ -22,6 +22,9 @@ pub struct Chapter {
     pub source: String,
     /// Its Markdown as handed to the HTML renderer.
     pub content: String,
+    /// The Markdown file as it is on disk, when it differs from `content` (`{{#include}}`
+    /// and other expansions); source positions are reported in this text.
+    pub disk: Option<String>,
 }
 
 /// Where a comment landed.
@@ -150,17 +153,34 @@ impl BookAnchors {
         c
     }
 
+    /// The position of `place` in the chapter's file on disk: the same bytes when the chapter
+    /// was not expanded, else the occurrence of the matched Markdown nearest to it (None when
+    /// the text comes from an included file).
     fn source_json(&self, ch: usize, place: &Place) -> Value {
         let chapter = &self.chapters[ch];
-        let pos = place.source.start.min(chapter.content.len());
+        let range = match &chapter.disk {
+            None => Some(place.source.clone()),
+            Some(disk) => {
+                let slice = &chapter.content[place.source.clone()];
+                disk.match_indices(slice)
+                    .map(|(i, _)| i)
+                    .min_by_key(|i| i.abs_diff(place.source.start))
+                    .map(|i| i..i + slice.len())
+            }
+        };
+        let Some(range) = range else {
+            return Value::Null;
+        };
+        let file = chapter.disk.as_deref().unwrap_or(&chapter.content);
+        let pos = range.start.min(file.len());
         let starts = &self.line_starts[ch];
         let line = starts.partition_point(|&s| s <= pos).max(1);
         let line_start = starts[line - 1];
-        let column = chapter.content[line_start..chapter.content.floor_char_boundary(pos)]
+        let column = file[line_start..file.floor_char_boundary(pos)]
             .chars()
             .count()
             + 1;
-        json!({ "path": chapter.source, "start": place.source.start, "end": place.source.end, "line": line, "column": column })
+        json!({ "path": chapter.source, "start": range.start, "end": range.end, "line": line, "column": column })
     }
 
     /// The `anchoring` object of comment `ci`.

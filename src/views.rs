@@ -273,7 +273,7 @@ impl ViewInput<'_> {
                 }
                 let title = if fr { fr_title } else { en }.to_string();
                 let intro = if fr { "" } else { intro };
-                let json = escape_script_json(&data.to_string());
+                let json = escape_script_json(&crate::store::json::to_js_compact(&data));
                 let content = format!(
                     "# {title}\n\n{intro}\n\n<div class=\"nb-app\" data-nb-view=\"{name}\"></div>\n\n<script type=\"application/json\" class=\"nb-view-data\">{json}</script>\n"
                 );

@@ -103,3 +103,50 @@ fn heal_recaptures_confident_fuzzy_anchors_only() {
         )]
     );
 }
+
+#[test]
+fn source_positions_point_into_the_file_on_disk_even_with_includes() {
+    let (_tmp, book) = book_copy();
+    let chapter = book.join("src/guide/installing.md");
+    let text = common::read(&chapter);
+    let (head, rest) = text.split_once("\n\n").unwrap();
+    common::write(
+        &book.join("src/guide/note.txt"),
+        "An included note, long enough to shift every byte after it.\n",
+    );
+    common::write(
+        &chapter,
+        &format!("{head}\n\n{{{{#include note.txt}}}}\n\n{rest}"),
+    );
+    let out = common::run(
+        &book,
+        &[
+            "anchors",
+            "--json",
+            "--page",
+            "book-example/src/guide/installing",
+        ],
+    );
+    let doc: Value = serde_json::from_str(out.ok()).unwrap();
+    let c = doc["comments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "c_mwktnas69d1e")
+        .unwrap();
+    let src = &c["anchoring"]["source"];
+    assert_eq!(src["path"], "book-example/src/guide/installing.md");
+    let disk = common::read(&chapter);
+    let (start, end) = (
+        src["start"].as_u64().unwrap() as usize,
+        src["end"].as_u64().unwrap() as usize,
+    );
+    assert_eq!(&disk[start..end], "downloads the matching release");
+    let line = src["line"].as_u64().unwrap() as usize;
+    assert!(
+        disk.lines()
+            .nth(line - 1)
+            .unwrap()
+            .contains("downloads the matching release")
+    );
+}

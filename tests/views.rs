@@ -140,6 +140,7 @@ fn review_inverts_the_journal_and_picks_each_diff_source() {
             url: format!("{f}.html"),
             source: format!("docs/src/{f}.md"),
             content: common::read(&book.join(format!("src/{f}.md"))),
+            disk: None,
         })
         .collect();
     let anchors = anchor_book(chapters, comments, &TextOptions::default(), 0.85, 1);

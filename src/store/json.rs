@@ -5,18 +5,38 @@
 //! formatter wraps the pretty one and prints numbers the way `Number.prototype.toString` does.
 
 use serde::Serialize;
-use serde_json::ser::{Formatter, PrettyFormatter};
+use serde_json::ser::{CompactFormatter, Formatter, PrettyFormatter};
 use std::io;
 
 /// Serialises `value` as 2-space indented JSON followed by a newline, byte-compatible with
 /// JavaScript's `JSON.stringify(value, null, 2) + "\n"`.
 pub fn to_js_pretty<T: Serialize + ?Sized>(value: &T) -> String {
     let mut out = Vec::with_capacity(256);
-    let mut ser = serde_json::Serializer::with_formatter(&mut out, JsFormatter::default());
+    let mut ser = serde_json::Serializer::with_formatter(
+        &mut out,
+        JsFormatter {
+            inner: PrettyFormatter::new(),
+        },
+    );
     value
         .serialize(&mut ser)
         .expect("serialising a JSON value to memory cannot fail");
     out.push(b'\n');
+    String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+/// Serialises `value` on one line, numbers written as JavaScript writes them (`JSON.stringify(value)`).
+pub fn to_js_compact<T: Serialize + ?Sized>(value: &T) -> String {
+    let mut out = Vec::with_capacity(256);
+    let mut ser = serde_json::Serializer::with_formatter(
+        &mut out,
+        JsFormatter {
+            inner: CompactFormatter,
+        },
+    );
+    value
+        .serialize(&mut ser)
+        .expect("serialising a JSON value to memory cannot fail");
     String::from_utf8(out).expect("serde_json writes UTF-8")
 }
 
@@ -43,12 +63,11 @@ pub fn js_number(v: f64) -> String {
     }
 }
 
-#[derive(Default)]
-struct JsFormatter {
-    inner: PrettyFormatter<'static>,
+struct JsFormatter<F> {
+    inner: F,
 }
 
-impl Formatter for JsFormatter {
+impl<F: Formatter> Formatter for JsFormatter<F> {
     fn write_f64<W: ?Sized + io::Write>(&mut self, writer: &mut W, value: f64) -> io::Result<()> {
         writer.write_all(js_number(value).as_bytes())
     }
