@@ -260,7 +260,7 @@
       commentIds: 'Commentaires : ',
       commentVerb: 'Commenter',
       commentOnSel: 'Commenter le texte sélectionné',
-      commentOn: 'Commenter ce {kind}',
+      commentOn: 'Commenter ({kind})',
       newComment: 'Nouveau commentaire',
       bodyPlaceholder: 'Votre commentaire',
       replyPlaceholder: 'Votre réponse',
@@ -2306,15 +2306,16 @@
 
   /**
    * The text-quote anchor of a Range, captured from the text model the build anchors against:
-   * {quote, prefix, suffix, section}; null for a range outside `main`, in the client's own UI,
-   * or without reader text. Prefix and suffix are 40 UTF-16 units (39 rather than split a
-   * surrogate pair).
+   * {quote, prefix, suffix, section}; null for a range outside `main`, or without reader text
+   * (a range inside the client's own UI has none: its text is not in the model). A boundary in
+   * skipped content counts as the edge of that content, so a range that runs into the client UI
+   * (a triple click on the last paragraph ends at the page discussion) keeps its reader text.
+   * Prefix and suffix are 40 UTF-16 units (39 rather than split a surrogate pair).
    */
   function captureAnchor(range) {
     var main = mainEl();
     if (!main || !range || typeof range.startContainer === 'undefined') return null;
     if (!main.contains(range.startContainer) || !main.contains(range.endContainer)) return null;
-    if (inUI(range.startContainer) || inUI(range.endContainer)) return null;
     var m = textModel(main);
     var text = m.text;
     var s = flatOffset(m, range.startContainer, range.startOffset);
@@ -2350,7 +2351,8 @@
       'data-nb-ui': '',
       hidden: true,
       'aria-label': t('commentOnSel'),
-      title: t('commentOnSel')
+      'aria-keyshortcuts': 'Control+Alt+M Meta+Alt+M',
+      title: t('commentOnSel') + ' (Ctrl+Alt+M)'
     }, h('span', { 'aria-hidden': 'true', text: '💬' }), ' ' + t('commentVerb'));
     D.body.appendChild(btn);
     W.selBtn = btn;
@@ -2375,6 +2377,15 @@
       if (e.shiftKey || e.key === 'Shift' || e.key === 'Home' || e.key === 'End') later(0);
     });
     D.addEventListener('selectionchange', function () { later(120); });
+    // From the keyboard: Ctrl+Alt+M (⌘+⌥+M) comments on the selection.
+    D.addEventListener('keydown', function (e) {
+      if (!(e.ctrlKey || e.metaKey) || !e.altKey || e.shiftKey || e.code !== 'KeyM') return;
+      safely('selection', checkSelection);
+      if (!btn.hidden && W.selRange) {
+        e.preventDefault();
+        btn.click();
+      }
+    });
     window.addEventListener('scroll', placeSelBtn, { passive: true });
     window.addEventListener('resize', placeSelBtn);
   }
@@ -2382,7 +2393,7 @@
   function selectable(r) {
     var main = mainEl();
     if (!main || !main.contains(r.commonAncestorContainer)) return false;
-    if (inUI(r.startContainer) || inUI(r.endContainer) || inUI(r.commonAncestorContainer)) return false;
+    if (inUI(r.commonAncestorContainer)) return false;
     if (!String(r).trim()) return false;
     return !!captureAnchor(r);
   }
@@ -2609,7 +2620,11 @@
         composeBlock(entry, host, b);
       });
       host.classList.add('nb-block-host');
-      host.appendChild(b);
+      // One toolbar in the block's corner: the comment button, then the reader's badge.
+      var tools = h('span', { class: 'nb-block-tools', 'data-nb-ui': '' }, b);
+      var existing = host.querySelector(':scope > .nb-badge');
+      if (existing) tools.appendChild(existing);
+      host.appendChild(tools);
     });
   }
   function composeBlock(entry, host, opener) {

@@ -344,3 +344,84 @@ pub const RANGE_OF: &str = r#"((needle) => {
   }
   return null;
 })"#;
+
+/// A plain static file server (no notabene API) on a directory: a published book over http.
+pub struct StaticSite {
+    pub port: u16,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Drop for StaticSite {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        let _ = std::net::TcpStream::connect(("127.0.0.1", self.port));
+    }
+}
+
+/// Serves `dir` read-only over HTTP on a free port (404 for anything missing).
+pub fn static_site(dir: &Path) -> StaticSite {
+    use std::io::Read;
+    let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = stop.clone();
+    let root = dir.to_path_buf();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            if flag.load(std::sync::atomic::Ordering::SeqCst) {
+                break;
+            }
+            let Ok(mut s) = stream else { continue };
+            let root = root.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 8192];
+                let n = s.read(&mut buf).unwrap_or(0);
+                let head = String::from_utf8_lossy(&buf[..n]).into_owned();
+                let target = head.split(' ').nth(1).unwrap_or("/");
+                let path = target.split(['?', '#']).next().unwrap_or("/");
+                let mut file = root.join(path.trim_start_matches('/'));
+                if file.is_dir() {
+                    file = file.join("index.html");
+                }
+                let ok = !path.contains("..") && file.is_file();
+                let body = if ok {
+                    std::fs::read(&file).unwrap_or_default()
+                } else {
+                    b"not found".to_vec()
+                };
+                let ty = match file.extension().and_then(|e| e.to_str()) {
+                    Some("html") => "text/html; charset=utf-8",
+                    Some("css") => "text/css",
+                    Some("js") => "text/javascript",
+                    Some("svg") => "image/svg+xml",
+                    _ => "application/octet-stream",
+                };
+                let head = format!(
+                    "HTTP/1.1 {} X\r\nContent-Type: {ty}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    if ok { 200 } else { 404 },
+                    body.len()
+                );
+                let _ = s.write_all(head.as_bytes());
+                let _ = s.write_all(&body);
+            });
+        }
+    });
+    StaticSite { port, stop }
+}
+
+/// `mdbook-notabene build <book> --dest-dir <out>`.
+pub fn build(book: &Path, out: &Path) {
+    let o = Command::new(env!("CARGO_BIN_EXE_mdbook-notabene"))
+        .arg("build")
+        .arg(book)
+        .arg("--dest-dir")
+        .arg(out)
+        .output()
+        .expect("run mdbook-notabene build");
+    assert!(
+        o.status.success(),
+        "build failed:\n{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
