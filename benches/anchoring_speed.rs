@@ -155,7 +155,7 @@ fn main() {
             cs.iter()
                 .enumerate()
                 .map(|(i, c)| {
-                    if (p * PER_PAGE + i) % 10 == 0 {
+                    if (p * PER_PAGE + i).is_multiple_of(10) {
                         with_typo(c, &mut rng)
                     } else {
                         c.clone()
