@@ -176,17 +176,46 @@ fn run(src: &str, trim: bool) -> Normalized {
         },
         trim,
     };
-    for (s, cluster) in src.grapheme_indices(true) {
-        let e = s + cluster.len();
-        let bytes = cluster.as_bytes();
-        if bytes.len() == 1 {
-            // A lone ASCII char is already NFC.
-            b.fold_char(char::from(bytes[0]), s, e);
+    // Runs of ASCII are their own grapheme clusters and already NFC: they skip segmentation.
+    // A cluster boundary is certain between two ASCII bytes (other than CR LF, whose halves
+    // are both whitespace and fold into one run anyway), so the slow path covers each
+    // non-ASCII stretch plus its ASCII neighbours up to such a boundary.
+    let bytes = src.as_bytes();
+    let len = bytes.len();
+    let mut i = 0;
+    while i < len {
+        let mut j = i;
+        while j < len && bytes[j] < 0x80 {
+            j += 1;
+        }
+        // Keep the ASCII char just before non-ASCII text for the slow path (it may start a
+        // cluster with a following combining mark).
+        let fast_end = if j < len {
+            j.saturating_sub(1).max(i)
         } else {
-            for c in cluster.nfc() {
-                b.fold_char(c, s, e);
+            j
+        };
+        for (k, &byte) in bytes.iter().enumerate().take(fast_end).skip(i) {
+            b.fold_char(char::from(byte), k, k + 1);
+        }
+        if fast_end >= len {
+            break;
+        }
+        let mut p = j.max(fast_end + 1);
+        while p < len && !(bytes[p - 1] < 0x80 && bytes[p] < 0x80) {
+            p += 1;
+        }
+        for (s, cluster) in src[fast_end..p].grapheme_indices(true) {
+            let (s, e) = (fast_end + s, fast_end + s + cluster.len());
+            if cluster.len() == 1 {
+                b.fold_char(char::from(cluster.as_bytes()[0]), s, e);
+            } else {
+                for c in cluster.nfc() {
+                    b.fold_char(c, s, e);
+                }
             }
         }
+        i = p;
     }
     b.finish()
 }
@@ -499,5 +528,68 @@ mod tests {
             }
         }
         assert!(checked > 10_000, "only {checked} substrings checked");
+    }
+}
+
+#[cfg(test)]
+mod fast_path_tests {
+    use super::*;
+    use unicode_normalization::UnicodeNormalization;
+    use unicode_segmentation::UnicodeSegmentation;
+
+    /// The plain definition: every grapheme cluster, NFC, folded.
+    fn reference(src: &str, trim: bool) -> Normalized {
+        let mut b = Builder {
+            out: Normalized::default(),
+            trim,
+        };
+        for (s, cluster) in src.grapheme_indices(true) {
+            for c in cluster.nfc() {
+                b.fold_char(c, s, s + cluster.len());
+            }
+        }
+        b.finish()
+    }
+
+    #[test]
+    fn ascii_fast_path_equals_the_grapheme_definition() {
+        let pieces = [
+            "a",
+            "b",
+            " ",
+            "\n",
+            "\r\n",
+            "\t",
+            "e\u{301}",
+            "\u{301}",
+            "é",
+            "…",
+            "—",
+            "\u{a0}",
+            "\u{ad}",
+            "😀",
+            "👩\u{200d}👩",
+            "🇫🇷",
+            "\u{600}1",
+            "x\u{308}y",
+            "ﬁ",
+            "“",
+            "'",
+            "ab",
+            "  ",
+            "\u{200b}",
+            "가",
+            "\u{1100}\u{1161}",
+            "z",
+        ];
+        let mut rng = fastrand::Rng::with_seed(0xfa57);
+        for _ in 0..5000 {
+            let s: String = (0..rng.usize(0..24))
+                .map(|_| pieces[rng.usize(0..pieces.len())])
+                .collect();
+            for trim in [true, false] {
+                assert_eq!(run(&s, trim), reference(&s, trim), "{s:?} trim={trim}");
+            }
+        }
     }
 }
