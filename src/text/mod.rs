@@ -484,15 +484,7 @@ impl<'a> Builder<'a> {
                 let name = name.to_string();
                 if self.defs.contains_key(&name) {
                     // mdBook keeps the first definition and drops the rest.
-                    let mut nest = 0usize;
-                    for (ev, _) in rest.by_ref() {
-                        match ev {
-                            Event::Start(_) => nest += 1,
-                            Event::End(_) if nest == 0 => break,
-                            Event::End(_) => nest -= 1,
-                            _ => {}
-                        }
-                    }
+                    skip_to_end(rest, |_| {});
                     return;
                 }
                 self.defs.insert(name.clone(), Flow::default());
@@ -513,22 +505,17 @@ impl<'a> Builder<'a> {
                 self.inline_stack.push((self.inlines.len() - 1) as u32);
             }
             Tag::Image { dest_url, .. } => {
+                // The alt text is an attribute, not text: collect it and move on.
                 let mut alt = String::new();
-                let mut nest = 0usize;
-                for (ev, _) in rest.by_ref() {
-                    match ev {
-                        Event::Start(_) => nest += 1,
-                        Event::End(_) if nest == 0 => break,
-                        Event::End(_) => nest -= 1,
-                        Event::Text(t)
-                        | Event::Code(t)
-                        | Event::InlineHtml(t)
-                        | Event::InlineMath(t)
-                        | Event::DisplayMath(t) => alt.push_str(&t),
-                        Event::SoftBreak | Event::HardBreak | Event::Rule => alt.push(' '),
-                        _ => {}
-                    }
-                }
+                skip_to_end(rest, |ev| match ev {
+                    Event::Text(t)
+                    | Event::Code(t)
+                    | Event::InlineHtml(t)
+                    | Event::InlineMath(t)
+                    | Event::DisplayMath(t) => alt.push_str(t),
+                    Event::SoftBreak | Event::HardBreak | Event::Rule => alt.push(' '),
+                    _ => {}
+                });
                 self.push_block(
                     BlockKind::Image,
                     blocks::image_key(&dest_url),
@@ -538,13 +525,7 @@ impl<'a> Builder<'a> {
                     None,
                 );
             }
-            Tag::MetadataBlock(_) => {
-                for (ev, _) in rest.by_ref() {
-                    if matches!(ev, Event::End(TagEnd::MetadataBlock(_))) {
-                        break;
-                    }
-                }
-            }
+            Tag::MetadataBlock(_) => skip_to_end(rest, |_| {}),
         }
     }
 
@@ -853,6 +834,24 @@ impl<'a> Builder<'a> {
             inlines: self.inlines,
             block_elements: self.block_elements,
         }
+    }
+}
+
+/// Consumes events up to the `End` matching an already consumed `Start`, showing each
+/// inner event to `on`.
+fn skip_to_end<'e>(
+    rest: &mut impl Iterator<Item = (Event<'e>, Range<usize>)>,
+    mut on: impl FnMut(&Event<'e>),
+) {
+    let mut nest = 0usize;
+    for (ev, _) in rest.by_ref() {
+        match ev {
+            Event::Start(_) => nest += 1,
+            Event::End(_) if nest == 0 => break,
+            Event::End(_) => nest -= 1,
+            _ => {}
+        }
+        on(&ev);
     }
 }
 
