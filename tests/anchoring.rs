@@ -307,6 +307,54 @@ fn section_breaks_ties_between_identical_contexts() {
         r.place.unwrap().source.start,
         offset_of(md, "the command", 1)
     );
+    // The section is the only difference, and it decides: not ambiguous.
+    assert_eq!(r.status, Status::Exact);
+}
+
+#[test]
+fn moved_block_with_intact_context_beats_a_lookalike_in_the_stored_section() {
+    // The anchored code moved under another heading; the stored section still holds a copy
+    // whose comment lost its backticks. Intact context outweighs the section.
+    let md = "# Before
+
+```text
+struct Vec<T> {
+    data: *const T, // *const for variance!
+}
+```
+
+# After
+
+If you were to write:
+
+```text
+struct Vec<T> {
+    data: *const T, // `*const` for variance!
+}
+```
+";
+    let (st, text, _, _) = run(
+        md,
+        "//",
+        "struct Vec<T> {\n    data: *const T, ",
+        " `*const` for variance!\n}",
+        Some("Before"),
+    );
+    assert_eq!(text.as_deref(), Some("//"));
+    let page = page_text(md, &TextOptions::default());
+    let idx = PageIndex::new(&page);
+    let r = resolve(
+        &idx,
+        &TextAnchor {
+            quote: "//",
+            prefix: "struct Vec<T> {\n    data: *const T, ",
+            suffix: " `*const` for variance!\n}",
+            section: Some("Before"),
+        },
+        DEFAULT_THRESHOLD,
+    );
+    assert_eq!(r.place.unwrap().source.start, offset_of(md, "//", 1));
+    assert_eq!(st, Status::Exact);
 }
 
 #[test]

@@ -8,9 +8,11 @@
 //!    aligned window the quote is searched approximately, and the span between the aligned
 //!    prefix and suffix is a "rewritten quote" candidate.
 //! 3. **Quote alone** (20+ characters): the quote searched approximately on its own.
-//! 4. **Decide**: one score for every candidate, `S = 0.95·E + 0.05·H`, where `E` is the
-//!    length-weighted share of prefix + quote + suffix present at that spot and `H` the section
-//!    agreement; accept the best if `S ≥ τ`, with deterministic tie-breaks.
+//! 4. **Decide**: one score for every candidate, `S = (1 − w)·E + w·H`, where `E` is the
+//!    length-weighted share of prefix + quote + suffix present at that spot, `H` the section
+//!    agreement and `w` = [`SECTION_WEIGHT`] (small: the section breaks ties between equal
+//!    contexts, it never outweighs an edit in the context); accept the best if `S ≥ τ`, with
+//!    deterministic tie-breaks.
 
 use super::myers;
 use super::{Flags, PageIndex, Resolution, Status};
@@ -46,6 +48,10 @@ const BLOCK_EDGE_PENALTY: f64 = 0.10;
 const WORD_EDGE_PENALTY: f64 = 0.05;
 /// A fuzzy quote found in the context window needs at least this similarity on each side.
 const WINDOW_MIN_SIDE: f64 = 0.75;
+/// Weight of the section agreement in a candidate's score. A block that moved under another
+/// heading with its context intact must beat a lookalike under the stored heading whose
+/// context differs by a character, so this stays below one character's share of the context.
+const SECTION_WEIGHT: f64 = 0.01;
 /// Block-edge scoring needs at least this many chars of quote plus in-block context.
 const BLOCK_EDGE_MIN_EVIDENCE: usize = 20;
 
@@ -307,7 +313,7 @@ fn score(
         ss,
         h,
         e,
-        score: 0.95 * e + 0.05 * h,
+        score: (1.0 - SECTION_WEIGHT) * e + SECTION_WEIGHT * h,
     }
 }
 
@@ -368,13 +374,14 @@ pub fn resolve(idx: &PageIndex, anchor: &TextAnchor, threshold: f64) -> Resoluti
     // A clear winner ends the search, unless a candidate with an edited quote but a better
     // context could still beat it: such a candidate scores at most `ceiling`.
     let (lp, ls) = (pat.p.len(), pat.s.len());
-    let ceiling = 0.95 * (m - 1 + lp + ls) as f64 / (m + lp + ls) as f64 + 0.05;
+    let ceiling =
+        (1.0 - SECTION_WEIGHT) * (m - 1 + lp + ls) as f64 / (m + lp + ls) as f64 + SECTION_WEIGHT;
     let decided = best_two(&cands);
     if let Some((best, second)) = decided
         && best.sp >= 0.9
         && best.ss >= 0.9
         && best.score >= ceiling
-        && second.is_none_or(|s| best.score - s.score >= 0.02)
+        && second.is_none_or(|s| separated(&best, &s))
     {
         return finish(idx, &cands, &[], threshold);
     }
@@ -454,6 +461,12 @@ pub fn resolve(idx: &PageIndex, anchor: &TextAnchor, threshold: f64) -> Resoluti
     finish(idx, &cands, &held, threshold)
 }
 
+/// Whether `best` clearly beats `second`: by a margin of the score, or by the section when
+/// their contexts are (nearly) as good — the section is the tie-breaker it was stored for.
+fn separated(best: &Candidate, second: &Candidate) -> bool {
+    best.score - second.score >= 0.02 || best.h > second.h
+}
+
 /// The best candidate and the best one not overlapping it.
 fn best_two(cands: &[Candidate]) -> Option<(Candidate, Option<Candidate>)> {
     let best = *cands.iter().max_by_key(|c| c.key())?;
@@ -493,7 +506,7 @@ fn finish(idx: &PageIndex, cands: &[Candidate], held: &[Candidate], threshold: f
             .copied();
     }
     let confidence = (best.score * 1e4).round() / 1e4;
-    let ambiguous = second.is_some_and(|s| (best.score - s.score) < 0.02);
+    let ambiguous = second.is_some_and(|s| !separated(&best, &s));
     let flags = Flags {
         quote_changed: best.q < 1.0,
         context_changed: best.sp.min(best.ss) < 0.9,
