@@ -3,7 +3,8 @@
 //! on stderr, and fails the build when `fail-on` says so.
 //!
 //! mdBook runs preprocessors once per renderer: everything here is deterministic, and only
-//! the `html` run prints the report.
+//! the `html` run does any work (reads the store, anchors, injects, reports); other renderers
+//! get the book unchanged.
 
 use crate::anchor::{self, DEFAULT_THRESHOLD};
 use crate::config::{Book, FailOn};
@@ -145,19 +146,19 @@ pub fn run(ctx: &PreprocessorContext, mut book: MdBook) -> Result<MdBook> {
     if !cfg.config.enable {
         return Ok(book);
     }
-    let (anchors, ids) = anchor(&cfg, &book)?;
+    // Other renderers (`notabene` writes comments.json from the book it is handed, with
+    // its own anchoring) get the book unchanged: no work to repeat.
     if ctx.renderer == "html" {
+        let (anchors, ids) = anchor(&cfg, &book)?;
         crate::assets::check_installed(&cfg)?;
         report(&anchors, &ids, &cfg)?;
         let options = TextOptions::from_config(&cfg.mdbook)?;
         let threads = anchor::default_threads();
-        let idx: Vec<usize> = (0..anchors.comments.len()).collect();
-        let island_jsons = anchor::par_map(&idx, threads, |&ci| anchors.island_json(ci));
-        let summary = island_summary(&anchors, &cfg.config);
+        let summary = crate::store::json::to_js_compact(&island_summary(&anchors, &cfg.config));
         // Every chapter's new content, computed in parallel, then put back in book order.
         let jobs: Vec<usize> = (0..anchors.chapters.len()).collect();
         let results = anchor::par_map(&jobs, threads, |&i| {
-            let injection = build_injection(&anchors, i, &cfg.config, &summary, &island_jsons);
+            let injection = injection_for(&anchors, i, &cfg.config, &summary);
             inject::inject(
                 &anchors.chapters[i].content,
                 &anchors.texts[i],
@@ -196,8 +197,19 @@ pub fn run(ctx: &PreprocessorContext, mut book: MdBook) -> Result<MdBook> {
         if cfg.config.generated_pages {
             add_views(&mut book, &anchors, &ids, &cfg);
         }
+        drop_in_background(anchors);
     }
     Ok(book)
+}
+
+/// Frees `value` on a short-lived thread (inline if none can be started): a big book's
+/// anchoring — thousands of parsed comments, a text model per chapter — takes milliseconds to
+/// free, which mdBook can spend rendering instead.
+fn drop_in_background<T: Send + 'static>(value: T) {
+    // On failure the closure, and `value` with it, is dropped right here.
+    let _ = std::thread::Builder::new()
+        .name("notabene-free".into())
+        .spawn(move || drop(value));
 }
 
 /// Appends the /review, /comments and /journal chapters after the book's own chapters.
@@ -242,40 +254,40 @@ pub fn island_summary(anchors: &BookAnchors, config: &crate::config::Config) -> 
     json!({ "open": open, "addressed": addressed, "review": config.review.as_str() })
 }
 
-/// What to inject into chapter `ch`.
+/// What to inject into chapter `ch`; `summary` is the book-wide island summary as JSON text
+/// ([`island_summary`]).
 pub fn injection_for(
     anchors: &BookAnchors,
     ch: usize,
     config: &crate::config::Config,
+    summary: &str,
 ) -> Injection {
-    let jsons: Vec<serde_json::Value> = (0..anchors.comments.len())
-        .map(|ci| anchors.island_json(ci))
-        .collect();
-    build_injection(
-        anchors,
-        ch,
-        config,
-        &island_summary(anchors, config),
-        &jsons,
-    )
-}
-
-/// [`injection_for`] with the book-wide parts computed once: the island `summary` and every
-/// comment's island JSON (`jsons[ci]`, [`BookAnchors::island_json`]).
-pub fn build_injection(
-    anchors: &BookAnchors,
-    ch: usize,
-    config: &crate::config::Config,
-    summary: &serde_json::Value,
-    jsons: &[serde_json::Value],
-) -> Injection {
+    use crate::store::json::{ObjectWriter, write_js_compact};
     let mut inj = Injection::default();
     let text = &anchors.texts[ch];
-    let mut island = Vec::new();
-    for &ci in &anchors.by_chapter[ch] {
+    let page = &anchors.chapters[ch].page;
+    let mut json = Vec::with_capacity(256 * (anchors.by_chapter[ch].len() + 1));
+    let mut w = ObjectWriter::new(&mut json);
+    w.member("version", &1);
+    w.member("page", page);
+    w.member("space", &config.space);
+    w.member("mode", config.review.as_str());
+    w.key("summary").extend_from_slice(summary.as_bytes());
+    let blocks: Vec<serde_json::Value> = text
+        .blocks
+        .iter()
+        .map(|b| json!({ "kind": b.kind.as_str(), "key": b.key, "label": b.label, "section": b.section, "index": b.index }))
+        .collect();
+    write_js_compact(&blocks, w.key("blocks"));
+    let list = w.key("comments");
+    list.push(b'[');
+    for (n, &ci) in anchors.by_chapter[ch].iter().enumerate() {
+        if n > 0 {
+            list.push(b',');
+        }
+        anchors.write_lean(ci, resolve::Lean::Island, &config.space, list);
         let l = &anchors.located[ci];
         let c = &anchors.comments[ci];
-        island.push(&jsons[ci]);
         let (Some(r), true) = (&l.resolution, resolve::is_live(c)) else {
             continue;
         };
@@ -299,21 +311,10 @@ pub fn build_injection(
             text: place.text.clone(),
         });
     }
-    let doc = json!({
-        "version": 1,
-        "page": anchors.chapters[ch].page,
-        "space": config.space,
-        "mode": config.review.as_str(),
-        "summary": summary,
-        "blocks": text.blocks.iter().map(|b| json!({
-            "kind": b.kind.as_str(), "key": b.key, "label": b.label, "section": b.section, "index": b.index,
-        })).collect::<Vec<_>>(),
-        "comments": island,
-    });
-    inj.island = Some((
-        anchors.chapters[ch].page.clone(),
-        inject::escape_script_json(&crate::store::json::to_js_compact(&doc)),
-    ));
+    list.push(b']');
+    w.end();
+    let json = String::from_utf8(json).expect("serde_json writes UTF-8");
+    inj.island = Some((page.clone(), inject::escape_script_json(&json)));
     inj
 }
 
@@ -326,8 +327,12 @@ fn head(s: &str) -> String {
     }
 }
 
-/// Prints the build report (stderr) and applies `fail-on`.
+/// Prints the build report (stderr, written at once) and applies `fail-on`.
 pub fn report(anchors: &BookAnchors, ids: &PageIds, cfg: &Book) -> Result<()> {
+    use std::fmt::Write as _;
+    // One write for the whole report: a book with many drifted anchors prints hundreds of
+    // lines, and stderr is unbuffered.
+    let mut out = String::new();
     let live = |c: &Comment| resolve::is_live(c);
     let counts = anchors.counts(live);
     let total = counts.exact + counts.fuzzy + counts.orphan + counts.page;
@@ -343,7 +348,8 @@ pub fn report(anchors: &BookAnchors, ids: &PageIds, cfg: &Book) -> Result<()> {
     } else {
         String::new()
     };
-    eprintln!(
+    let _ = writeln!(
+        out,
         "notabene: {total} comments on {} pages — {} exact, {} fuzzy, {} orphaned{page_part}",
         pages.len(),
         counts.exact,
@@ -371,11 +377,14 @@ pub fn report(anchors: &BookAnchors, ids: &PageIds, cfg: &Book) -> Result<()> {
             .and_then(|v| v.as_str())
             .unwrap_or("");
         match r.status {
-            anchor::Status::Fuzzy => eprintln!(
-                "notabene: warning: fuzzy anchor {id} on {page} ({:.2}): «{}»",
-                r.confidence,
-                head(quote)
-            ),
+            anchor::Status::Fuzzy => {
+                _ = writeln!(
+                    out,
+                    "notabene: warning: fuzzy anchor {id} on {page} ({:.2}): «{}»",
+                    r.confidence,
+                    head(quote)
+                )
+            }
             anchor::Status::Orphan => {
                 let suggestion = r
                     .suggestion
@@ -388,7 +397,8 @@ pub fn report(anchors: &BookAnchors, ids: &PageIds, cfg: &Book) -> Result<()> {
                         )
                     })
                     .unwrap_or_default();
-                eprintln!(
+                let _ = writeln!(
+                    out,
                     "notabene: warning: orphaned anchor {id} on {page}: «{}»{suggestion}",
                     head(quote)
                 );
@@ -397,12 +407,15 @@ pub fn report(anchors: &BookAnchors, ids: &PageIds, cfg: &Book) -> Result<()> {
         }
     }
     for (page, list) in missing {
-        eprintln!(
+        let _ = writeln!(
+            out,
             "notabene: warning: {} comment(s) on page {page:?}, which is not in this book ({})",
             list.len(),
             list.join(", ")
         );
     }
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(out.as_bytes()).and_then(|()| err.flush());
     let failing = match cfg.config.fail_on {
         FailOn::Never => 0,
         FailOn::Orphan => counts.orphan,

@@ -27,6 +27,21 @@ pub struct Chapter {
     pub disk: Option<String>,
 }
 
+/// The compact forms of a comment written into the HTML: a chapter's data island and the
+/// /comments list. Both leave out what the page already says and what only re-anchoring needs
+/// — `space` when it is the book's, `hold: false`, `resolution: null`, `updatedAt` equal to
+/// `createdAt`, the anchor's `prefix` and `suffix` — and the reader client restores the
+/// defaults. `comments.json` and `notabene anchors --json` carry the full objects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lean {
+    /// In a chapter's island: also without `page` (the island's); `anchoring` holds `status`
+    /// and, where the client paints, `block` (block index) or `code` (block, offset, text).
+    Island,
+    /// In the /comments list: `anchoring` holds `status` and `chapter` (its title), and the
+    /// comment's `url` follows (null when its page is not in the book).
+    List,
+}
+
 /// Where a comment landed.
 #[derive(Debug, Clone)]
 pub struct Located {
@@ -211,8 +226,7 @@ impl BookAnchors {
             matched.map(Value::from).unwrap_or(Value::Null),
         );
         m.insert("chapter".into(), chapter.name.clone().into());
-        let id = self.comments[ci].id().unwrap_or_default();
-        m.insert("url".into(), format!("{}?nb={id}", chapter.url).into());
+        m.insert("url".into(), self.url(ci).into());
         m.insert(
             "source".into(),
             r.and_then(|r| r.place.as_ref())
@@ -231,47 +245,99 @@ impl BookAnchors {
             if let Some(b) = r.block {
                 m.insert("block".into(), b.into());
             }
-            if let Some(p) = &r.place
-                && r.block.is_none()
-                && let Some((n, cb)) = text
-                    .code_blocks
-                    .iter()
-                    .enumerate()
-                    .find(|(_, cb)| cb.text.start <= p.text.start && p.text.end <= cb.text.end)
-            {
-                // The offset counts Unicode scalar values (chars), not UTF-16 units.
-                let offset = text.text[cb.text.start..p.text.start].chars().count();
-                m.insert("code".into(), json!({ "block": n, "offset": offset, "text": text.text[p.text.clone()].to_string() }));
+            if let Some((block, offset, text)) = self.code_spot(ci) {
+                m.insert(
+                    "code".into(),
+                    json!({ "block": block, "offset": offset, "text": text }),
+                );
             }
         }
         Value::Object(m)
     }
 
-    /// The comment as a chapter's data island carries it: the stored object plus a lean
-    /// `anchoring` (status, confidence, flags, block, code) — the reader is on that chapter.
-    pub fn island_json(&self, ci: usize) -> Value {
-        self.lean_json(ci, &["text", "chapter", "url", "source", "suggestion"])
+    /// Where comment `ci` lies in a code block of its chapter: (block number, offset in chars
+    /// from the block's start, matched text). The client paints these itself.
+    fn code_spot(&self, ci: usize) -> Option<(usize, usize, &str)> {
+        let ch = self.located[ci].chapter?;
+        let r = self.located[ci].resolution.as_ref()?;
+        let p = r.place.as_ref().filter(|_| r.block.is_none())?;
+        let text = &self.texts[ch];
+        let (n, cb) = text
+            .code_blocks
+            .iter()
+            .enumerate()
+            .find(|(_, cb)| cb.text.start <= p.text.start && p.text.end <= cb.text.end)?;
+        // The offset counts Unicode scalar values (chars), not UTF-16 units.
+        let offset = text.text[cb.text.start..p.text.start].chars().count();
+        Some((n, offset, &text.text[p.text.clone()]))
     }
 
-    /// The comment as the /comments list carries it: the stored object plus its anchoring
-    /// status, chapter and URL.
-    pub fn list_json(&self, ci: usize) -> Value {
-        self.lean_json(
-            ci,
-            &["text", "source", "suggestion", "flags", "code", "block"],
-        )
+    /// The URL of comment `ci` in the book (`guide/setup.html?nb=ID`), if its page is in it.
+    pub fn url(&self, ci: usize) -> Option<String> {
+        let ch = self.located[ci].chapter?;
+        let id = self.comments[ci].id()?;
+        Some(format!("{}?nb={id}", self.chapters[ch].url))
     }
 
-    fn lean_json(&self, ci: usize, drop: &[&str]) -> Value {
-        let mut anchoring = self.anchoring_json(ci);
-        if let Some(a) = anchoring.as_object_mut() {
-            for key in drop {
-                a.remove(*key);
+    /// Appends comment `ci` to `out` in its compact [`Lean`] form (JSON, not yet escaped for
+    /// a `<script>`), `space` being the book's.
+    pub fn write_lean(&self, ci: usize, form: Lean, space: &str, out: &mut Vec<u8>) {
+        use crate::store::json::{ObjectWriter, write_js_compact};
+        let c = self.comments[ci].as_map();
+        let mut w = ObjectWriter::new(out);
+        for (k, v) in c {
+            let skip = match k.as_str() {
+                "space" => v.as_str() == Some(space),
+                "page" => form == Lean::Island,
+                "hold" => *v == Value::Bool(false),
+                "resolution" => v.is_null(),
+                "updatedAt" => c.get("createdAt") == Some(v),
+                // Ours replaces whatever a writer stored under that name.
+                "anchoring" | "url" => true,
+                _ => false,
+            };
+            if skip {
+                continue;
+            }
+            match (k.as_str(), v) {
+                ("anchor", Value::Object(a)) => {
+                    let mut aw = ObjectWriter::new(w.key(k));
+                    for (ak, av) in a {
+                        if ak != "prefix" && ak != "suffix" {
+                            aw.member(ak, av);
+                        }
+                    }
+                    aw.end();
+                }
+                _ => write_js_compact(v, w.key(k)),
             }
         }
-        let mut m = self.comments[ci].as_map().clone();
-        m.insert("anchoring".into(), anchoring);
-        Value::Object(m)
+        let mut aw = ObjectWriter::new(w.key("anchoring"));
+        aw.member("status", self.status(ci));
+        match form {
+            Lean::Island => {
+                if let Some(b) = self.located[ci].resolution.as_ref().and_then(|r| r.block) {
+                    aw.member("block", &b);
+                }
+                if let Some((block, offset, text)) = self.code_spot(ci) {
+                    let mut cw = ObjectWriter::new(aw.key("code"));
+                    cw.member("block", &block);
+                    cw.member("offset", &offset);
+                    cw.member("text", text);
+                    cw.end();
+                }
+            }
+            Lean::List => {
+                if let Some(ch) = self.located[ci].chapter {
+                    aw.member("chapter", &self.chapters[ch].name);
+                }
+            }
+        }
+        aw.end();
+        if form == Lean::List {
+            w.member("url", &self.url(ci));
+        }
+        w.end();
     }
 
     /// The comment object as stored, plus its `anchoring`.

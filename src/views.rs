@@ -7,7 +7,7 @@ use crate::config::Book;
 use crate::git::Repo;
 use crate::inject::escape_script_json;
 use crate::pages::PageIds;
-use crate::resolve::BookAnchors;
+use crate::resolve::{BookAnchors, Lean};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
@@ -77,17 +77,6 @@ impl ViewInput<'_> {
             .map(|c| c.url.clone())
     }
 
-    fn url_of_chapter(&self, ci: usize) -> Option<&str> {
-        self.anchors.located[ci]
-            .chapter
-            .map(|ch| self.anchors.chapters[ch].url.as_str())
-    }
-
-    fn comment_url(&self, ci: usize) -> Option<String> {
-        let id = self.anchors.comments[ci].id()?;
-        self.url_of_chapter(ci).map(|u| format!("{u}?nb={id}"))
-    }
-
     fn comment_index(&self, id: &str) -> Option<usize> {
         self.anchors
             .comments
@@ -150,7 +139,7 @@ impl ViewInput<'_> {
                             .filter_map(Value::as_str)
                             .filter(|other| *other != id)
                             .map(|other| match self.comment_index(other) {
-                                Some(oi) => json!({ "id": other, "snippet": snippet(self.anchors.comments[oi].as_map()), "url": self.comment_url(oi) }),
+                                Some(oi) => json!({ "id": other, "snippet": snippet(self.anchors.comments[oi].as_map()), "url": self.anchors.url(oi) }),
                                 None => json!({ "id": other, "snippet": "", "url": null }),
                             })
                             .collect();
@@ -188,29 +177,54 @@ impl ViewInput<'_> {
         })
     }
 
-    /// The /comments data: every comment with its anchoring and URL, newest update first.
-    pub fn comments(&self) -> Value {
-        let mut order: Vec<usize> = (0..self.anchors.comments.len()).collect();
-        order.sort_by(|&a, &b| {
-            let (ca, cb) = (&self.anchors.comments[a], &self.anchors.comments[b]);
-            cb.updated_at()
-                .cmp(ca.updated_at())
-                .then_with(|| ca.id().cmp(&cb.id()))
-        });
-        let list: Vec<Value> = order
-            .into_iter()
-            .map(|ci| {
-                let mut v = self.anchors.list_json(ci);
-                if let Some(o) = v.as_object_mut() {
-                    o.insert(
-                        "url".into(),
-                        self.comment_url(ci).map(Value::from).unwrap_or(Value::Null),
-                    );
-                }
-                v
-            })
+    /// The /comments data as JSON text: the book's `space` and every comment in its
+    /// [`Lean::List`] form (anchoring status, chapter, URL), newest update first.
+    pub fn comments(&self) -> String {
+        use crate::store::json::ObjectWriter;
+        let comments = &self.anchors.comments;
+        // Sort keys read once (a comment field lookup hashes the key).
+        let keys: Vec<(&str, &str)> = comments
+            .iter()
+            .map(|c| (c.updated_at(), c.id().unwrap_or("")))
             .collect();
-        json!({ "view": "comments", "comments": list })
+        let mut order: Vec<usize> = (0..comments.len()).collect();
+        order.sort_by(|&a, &b| {
+            keys[b]
+                .0
+                .cmp(keys[a].0)
+                .then_with(|| keys[a].1.cmp(keys[b].1))
+        });
+        let space = &self.book.config.space;
+        // Entries written in parallel chunks, joined in order.
+        let threads = crate::anchor::default_threads();
+        let chunks: Vec<&[usize]> = order
+            .chunks(order.len().div_ceil(threads).max(64))
+            .collect();
+        let parts = crate::anchor::par_map(&chunks, threads, |chunk| {
+            let mut part = Vec::with_capacity(400 * chunk.len());
+            for (n, &ci) in chunk.iter().enumerate() {
+                if n > 0 {
+                    part.push(b',');
+                }
+                self.anchors.write_lean(ci, Lean::List, space, &mut part);
+            }
+            part
+        });
+        let mut out = Vec::with_capacity(parts.iter().map(Vec::len).sum::<usize>() + 64);
+        let mut w = ObjectWriter::new(&mut out);
+        w.member("view", "comments");
+        w.member("space", space);
+        let list = w.key("comments");
+        list.push(b'[');
+        for (n, part) in parts.iter().enumerate() {
+            if n > 0 {
+                list.push(b',');
+            }
+            list.extend_from_slice(part);
+        }
+        list.push(b']');
+        w.end();
+        String::from_utf8(out).expect("serde_json writes UTF-8")
     }
 
     /// The /journal data: entries newest first, with links to pages.
@@ -241,13 +255,14 @@ impl ViewInput<'_> {
     /// The three generated chapters.
     pub fn chapters(&self, taken: &dyn Fn(&str) -> bool) -> Vec<View> {
         let fr = french(self.book);
-        let specs: [(&'static str, &str, &str, &str, Value); 3] = [
+        let js = crate::store::json::to_js_compact;
+        let specs: [(&'static str, &str, &str, &str, String); 3] = [
             (
                 "review",
                 "Review",
                 "Relecture",
                 "Agent changes waiting for validation, with their diffs.",
-                self.review(),
+                js(&self.review()),
             ),
             (
                 "comments",
@@ -261,7 +276,7 @@ impl ViewInput<'_> {
                 "Journal",
                 "Journal",
                 "What changed and why, newest first.",
-                self.journal(),
+                js(&self.journal()),
             ),
         ];
         specs
@@ -273,7 +288,7 @@ impl ViewInput<'_> {
                 }
                 let title = if fr { fr_title } else { en }.to_string();
                 let intro = if fr { "" } else { intro };
-                let json = escape_script_json(&crate::store::json::to_js_compact(&data));
+                let json = escape_script_json(&data);
                 let content = format!(
                     "# {title}\n\n{intro}\n\n<div class=\"nb-app\" data-nb-view=\"{name}\"></div>\n\n<script type=\"application/json\" class=\"nb-view-data\">{json}</script>\n"
                 );

@@ -334,6 +334,19 @@
       return null;
     }
   }
+  /**
+   * Restores the fields a lean comment (data island, /comments list) leaves out because they
+   * hold their default or what the island already says: page, space, hold, resolution,
+   * updatedAt. Returns the comment.
+   */
+  function unlean(c, data) {
+    if (c.page === undefined && data.page !== undefined) c.page = str(data.page);
+    if (c.space === undefined && data.space !== undefined) c.space = str(data.space);
+    if (c.hold === undefined) c.hold = false;
+    if (c.resolution === undefined) c.resolution = null;
+    if (c.updatedAt === undefined && c.createdAt !== undefined) c.updatedAt = c.createdAt;
+    return c;
+  }
   function warn() {
     try {
       console.warn.apply(console, ['notabene:'].concat([].slice.call(arguments)));
@@ -577,6 +590,7 @@
       S.mode = str(sum.review || sum.mode || data.review || data.mode || S.mode).toLowerCase();
       arr(data.comments).forEach(function (c) {
         if (!c || typeof c !== 'object' || !str(c.id) || S.comments.has(str(c.id))) return;
+        unlean(c, data);
         S.comments.set(str(c.id), c);
         S.order.push(c);
         S.islandOf.set(str(c.id), el);
@@ -1776,6 +1790,7 @@
 
   function renderCommentsView(app, data) {
     var all = arr(data.comments).filter(function (c) { return c && typeof c === 'object'; });
+    all.forEach(function (c) { unlean(c, data); });
     var root = h('div', { class: 'nb-comments-view' });
     var search = h('input', { type: 'search', class: 'nb-search', placeholder: t('searchPlaceholder'), 'aria-label': t('search') });
     var status = h('select', { class: 'nb-f-status', 'aria-label': t('status') });

@@ -28,8 +28,14 @@ pub fn to_js_pretty<T: Serialize + ?Sized>(value: &T) -> String {
 /// Serialises `value` on one line, numbers written as JavaScript writes them (`JSON.stringify(value)`).
 pub fn to_js_compact<T: Serialize + ?Sized>(value: &T) -> String {
     let mut out = Vec::with_capacity(256);
+    write_js_compact(value, &mut out);
+    String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+/// Appends `value` to `out` as [`to_js_compact`] writes it.
+pub fn write_js_compact<T: Serialize + ?Sized>(value: &T, out: &mut Vec<u8>) {
     let mut ser = serde_json::Serializer::with_formatter(
-        &mut out,
+        out,
         JsFormatter {
             inner: CompactFormatter,
         },
@@ -37,7 +43,42 @@ pub fn to_js_compact<T: Serialize + ?Sized>(value: &T) -> String {
     value
         .serialize(&mut ser)
         .expect("serialising a JSON value to memory cannot fail");
-    String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+/// Writes a JSON object member by member (compact, numbers as JavaScript writes them).
+pub struct ObjectWriter<'a> {
+    out: &'a mut Vec<u8>,
+    empty: bool,
+}
+
+impl<'a> ObjectWriter<'a> {
+    /// Opens an object at the end of `out`.
+    pub fn new(out: &'a mut Vec<u8>) -> Self {
+        out.push(b'{');
+        ObjectWriter { out, empty: true }
+    }
+
+    /// Writes `"key":` and returns the buffer for the value, which the caller must write.
+    pub fn key(&mut self, key: &str) -> &mut Vec<u8> {
+        if !self.empty {
+            self.out.push(b',');
+        }
+        self.empty = false;
+        write_js_compact(key, self.out);
+        self.out.push(b':');
+        self.out
+    }
+
+    /// Writes one member.
+    pub fn member<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) {
+        let out = self.key(key);
+        write_js_compact(value, out);
+    }
+
+    /// Closes the object.
+    pub fn end(self) {
+        self.out.push(b'}');
+    }
 }
 
 /// Formats a finite `f64` as JavaScript's `Number.prototype.toString` does.
