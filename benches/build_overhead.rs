@@ -3,13 +3,16 @@
 //! rust-by-example (its own preprocessors neutralised, the reader client installed, search
 //! on) with 5,000 comments spread over its chapters — anchors captured from the text model
 //! as the browser client does, about 10% with a one-letter typo so the fuzzy search runs —
-//! built in process by mdBook with our preprocessor and without it, alternately, 3 times
-//! each after one warm-up build of each. Prints a Markdown table of the best times and the
-//! ratio (target ≤ 1.25), then where the time goes: the build without the generated review
-//! pages; the preprocessor alone (reading the store, anchoring, the whole html run with and
-//! without the review pages); and mdBook's own work on what the preprocessor added (a
-//! stand-in preprocessor hands mdBook our output computed beforehand, whole and without its
-//! generated pages, islands or marks).
+//! built by mdBook in process without notabene, with our preprocessor in process (what
+//! `mdbook-notabene build` does) and with the `mdbook-notabene` binary as the preprocessor
+//! command (what `mdbook build` does: the book crosses the JSON protocol both ways),
+//! alternately, 3 times each after one warm-up build of each. Prints a Markdown table of the
+//! best times and the ratio (target ≤ 1.25), then where the time goes: the build without the
+//! generated review pages; the preprocessor alone (reading the store, anchoring, the whole
+//! html run with and without the review pages); mdBook's own work on what the preprocessor
+//! added (a stand-in preprocessor hands mdBook our output computed beforehand, whole and
+//! without its generated pages, islands or marks); and the ratios at a tenth of the density
+//! (500 comments).
 //!
 //! `cargo bench --bench build_overhead`; `NB_PROFILE=n` runs only the preprocessor's html
 //! pass n times (to profile it with `perf record`).
@@ -70,59 +73,8 @@ fn main() {
         "search must be on"
     );
 
-    let md0 = MDBook::load_with_config(&root, base.clone()).unwrap();
-    let gen_start = Instant::now();
-    let gens = generate(
-        &root,
-        &md0,
-        &GenOptions {
-            per_chapter: 26,
-            max_text: Some(COMMENTS),
-            typo_every: 10,
-            overlap: true,
-            blocks: false,
-            seed: 6,
-            ..GenOptions::default()
-        },
-    );
-    let chapters = gens
-        .iter()
-        .map(|g| g.page.as_str())
-        .collect::<std::collections::BTreeSet<_>>()
-        .len();
-    let typos = gens.iter().filter(|g| g.typo).count();
-    let code = gens
-        .iter()
-        .filter(|g| matches!(g.kind, Kind::Code(_)))
-        .count();
-    eprintln!(
-        "generated {} comments on {chapters} chapters ({typos} with a typo, {code} in code) in {:.2?}",
-        gens.len(),
-        gen_start.elapsed()
-    );
-    assert_eq!(gens.len(), COMMENTS);
+    let (chapters, typos) = comments(&root, &base, COMMENTS);
 
-    if let Some(n) = std::env::var("NB_PROFILE")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-    {
-        // `NB_PROFILE=n`: only the preprocessor's html run, n times (for `perf record`).
-        let mut with = base.clone();
-        with.set(
-            "preprocessor.notabene",
-            serde_json::json!({ "after": ["links"] }),
-        )
-        .unwrap();
-        let md = MDBook::load_with_config(&root, base.clone()).unwrap();
-        let (book, _) = md.preprocess_book(&HtmlProbe).unwrap();
-        let ctx = mdbook_preprocessor::PreprocessorContext::new(root.clone(), with, "html".into());
-        for _ in 0..n {
-            let t = Instant::now();
-            mdbook_notabene::preprocess::run(&ctx, book.clone()).unwrap();
-            eprintln!("html run: {:.1?}", t.elapsed());
-        }
-        return;
-    }
     if let Some(n) = std::env::var("NB_PROFILE")
         .ok()
         .and_then(|v| v.parse::<usize>().ok())
@@ -187,22 +139,29 @@ fn main() {
         return;
     }
     let without = base.clone();
-    let mut with = base;
+    let mut with = base.clone();
     with.set(
         "preprocessor.notabene",
         serde_json::json!({ "after": ["links"] }),
     )
     .unwrap();
-    let (out_a, out_b) = (tmp.path().join("without"), tmp.path().join("with"));
-
-    // Warm-up (file cache, lazily built tables), then alternate.
-    timed(&root, &without, &out_a, false);
+    let out_b = tmp.path().join("with");
+    let main = measure(&root, &base, &tmp.path().join("main"));
+    let (a, b, cmd) = (&main.without, &main.with, &main.command);
     timed(&root, &with, &out_b, true);
-    let (mut a, mut b) = (Vec::new(), Vec::new());
-    for _ in 0..RUNS {
-        a.push(timed(&root, &without, &out_a, false));
-        b.push(timed(&root, &with, &out_b, true));
-    }
+
+    // The same at a tenth of the density.
+    let tmp_low = common::tempdir();
+    let root_low = stage(
+        &corpus("rust-by-example"),
+        tmp_low.path(),
+        "rust-by-example",
+    );
+    let mut base_low = neutral_config(&root_low);
+    install_client(&root_low, &mut base_low);
+    comments(&root_low, &base_low, COMMENTS / 10);
+    let low = measure(&root_low, &base_low, &tmp_low.path().join("out"));
+
     // Where the time goes, 1: the preprocessor alone — reading the store, anchoring (text
     // models and resolution), everything it does for the html renderer, with and without the
     // generated pages — and the whole build without the generated pages.
@@ -287,7 +246,6 @@ fn main() {
         })
         .sum::<usize>();
 
-    let best = |v: &[Duration]| v.iter().min().copied().unwrap();
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     let list = |v: &[Duration]| {
         v.iter()
@@ -295,35 +253,39 @@ fn main() {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let ratio = best(&b).as_secs_f64() / best(&a).as_secs_f64();
+    let ratio = Times::ratio(b, a);
     println!();
     println!(
-        "rust-by-example, {} chapters with {} comments ({typos} fuzzy candidates), search on, {RUNS} alternating runs each:",
-        chapters,
-        gens.len()
+        "rust-by-example, {chapters} chapters with {COMMENTS} comments ({typos} fuzzy candidates), search on, {RUNS} alternating runs each:"
     );
     println!();
     println!("| build | best (ms) | runs (ms) |");
     println!("|---|---:|---|");
     println!(
         "| mdBook without notabene | {:.0} | {} |",
-        ms(best(&a)),
-        list(&a)
+        ms(best(a)),
+        list(a)
     );
     println!(
-        "| mdBook with notabene | {:.0} | {} |",
-        ms(best(&b)),
-        list(&b)
+        "| mdBook with notabene (in process, `mdbook-notabene build`) | {:.0} | {} |",
+        ms(best(b)),
+        list(b)
     );
     println!(
         "| **ratio with / without** | **{ratio:.3}** | target ≤ {TARGET} {} |",
         if ratio <= TARGET { "✓" } else { "✗" }
     );
     println!(
+        "| mdBook with the `mdbook-notabene` command (`mdbook build`, JSON protocol) | {:.0} | {} (ratio {:.3}) |",
+        ms(best(cmd)),
+        list(cmd),
+        Times::ratio(cmd, a)
+    );
+    println!(
         "| with notabene, `generated-pages = false` | {:.0} | {} (ratio {:.3}) |",
         ms(best(&no_views)),
         list(&no_views),
-        best(&no_views).as_secs_f64() / best(&a).as_secs_f64()
+        Times::ratio(&no_views, a)
     );
     println!(
         "| preprocessor alone: reading the store ({COMMENTS} files) | {:.0} | {} |",
@@ -368,6 +330,23 @@ fn main() {
         sizes.islands / 1000,
         sizes.views / 1000
     );
+    println!();
+    println!("Ratio with / without against comment density (same book, same generator):");
+    println!();
+    println!(
+        "| comments | without (ms) | in process | ratio | `mdbook-notabene` command | ratio |"
+    );
+    println!("|---:|---:|---:|---:|---:|---:|");
+    for (n, t) in [(COMMENTS / 10, &low), (COMMENTS, &main)] {
+        println!(
+            "| {n} | {:.0} | {:.0} | {:.3} | {:.0} | {:.3} |",
+            ms(best(&t.without)),
+            ms(best(&t.with)),
+            Times::ratio(&t.with, &t.without),
+            ms(best(&t.command)),
+            Times::ratio(&t.command, &t.without)
+        );
+    }
 }
 
 /// Returns a book computed beforehand (to time mdBook's own work on it).
@@ -466,4 +445,94 @@ impl Sizes {
             views: o.iter().filter(|(v, _)| *v).map(|(_, c)| c.len()).sum(),
         }
     }
+}
+
+/// Writes `n` generated comments (anchors captured from the text model as the browser client
+/// does, one in ten with a one-letter typo) into the store of the book at `root`; returns the
+/// number of chapters they are on and of typos.
+fn comments(root: &Path, base: &mdbook_driver::config::Config, n: usize) -> (usize, usize) {
+    let md0 = MDBook::load_with_config(root, base.clone()).unwrap();
+    let gen_start = Instant::now();
+    let gens = generate(
+        root,
+        &md0,
+        &GenOptions {
+            per_chapter: 26,
+            max_text: Some(n),
+            typo_every: 10,
+            overlap: true,
+            blocks: false,
+            seed: 6,
+            ..GenOptions::default()
+        },
+    );
+    let chapters = gens
+        .iter()
+        .map(|g| g.page.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    let typos = gens.iter().filter(|g| g.typo).count();
+    let code = gens
+        .iter()
+        .filter(|g| matches!(g.kind, Kind::Code(_)))
+        .count();
+    eprintln!(
+        "generated {} comments on {chapters} chapters ({typos} with a typo, {code} in code) in {:.2?}",
+        gens.len(),
+        gen_start.elapsed()
+    );
+    assert_eq!(gens.len(), n);
+    (chapters, typos)
+}
+
+/// Build times of one book: without notabene, with it in process (`mdbook-notabene build`),
+/// and with the `mdbook-notabene` binary as mdBook's preprocessor command (`mdbook build`:
+/// the book goes over the JSON protocol both ways).
+struct Times {
+    without: Vec<Duration>,
+    with: Vec<Duration>,
+    command: Vec<Duration>,
+}
+
+impl Times {
+    fn ratio(v: &[Duration], base: &[Duration]) -> f64 {
+        best(v).as_secs_f64() / best(base).as_secs_f64()
+    }
+}
+
+fn best(v: &[Duration]) -> Duration {
+    v.iter().min().copied().unwrap()
+}
+
+/// One warm-up build of each kind, then `RUNS` rounds alternating the three.
+fn measure(root: &Path, base: &mdbook_driver::config::Config, out: &Path) -> Times {
+    let without = base.clone();
+    let mut with = base.clone();
+    with.set(
+        "preprocessor.notabene",
+        serde_json::json!({ "after": ["links"] }),
+    )
+    .unwrap();
+    let mut command = base.clone();
+    command
+        .set(
+            "preprocessor.notabene",
+            serde_json::json!({ "after": ["links"], "command": plugin_command() }),
+        )
+        .unwrap();
+    let (oa, ob, oc) = (out.join("without"), out.join("with"), out.join("command"));
+    timed(root, &without, &oa, false);
+    timed(root, &with, &ob, true);
+    timed(root, &command, &oc, false);
+    let mut t = Times {
+        without: Vec::new(),
+        with: Vec::new(),
+        command: Vec::new(),
+    };
+    for _ in 0..RUNS {
+        t.without.push(timed(root, &without, &oa, false));
+        t.with.push(timed(root, &with, &ob, true));
+        t.command.push(timed(root, &command, &oc, false));
+    }
+    t
 }

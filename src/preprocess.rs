@@ -450,11 +450,10 @@ pub fn main_stdin() -> i32 {
         eprintln!("notabene: cannot read stdin: {e} (stdin)");
         return 1;
     }
-    match serde_json::from_slice::<serde_json::Value>(&input) {
-        Ok(serde_json::Value::Object(o)) if o.contains_key("destination") => {
-            return crate::render::render_json(&input);
-        }
-        _ => {}
+    // A renderer gets one object (the RenderContext), a preprocessor a `[context, book]`
+    // array: the first byte tells them apart without parsing the book twice.
+    if input.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
+        return crate::render::render_json(&input);
     }
     let (ctx, book) = match mdbook_preprocessor::parse_input(input.as_slice()) {
         Ok(x) => x,

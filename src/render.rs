@@ -97,7 +97,7 @@ pub fn render_json(input: &[u8]) -> i32 {
         Ok(c) => c,
         Err(e) => {
             eprintln!(
-                "notabene: cannot read mdBook's renderer input: {e:#} — mdbook-notabene supports mdBook {} (stdin)",
+                "notabene: cannot read mdBook's input: {e:#} — mdbook-notabene supports mdBook {} (stdin, read as a renderer's context)",
                 preprocess::SUPPORTED_MDBOOK
             );
             return 1;
