@@ -282,6 +282,12 @@ fn main() {
         Times::ratio(cmd, a)
     );
     println!(
+        "| the same command with `enable = false` (the JSON protocol alone: book unchanged) | {:.0} | {} (ratio {:.3}) |",
+        ms(best(&main.protocol)),
+        list(&main.protocol),
+        Times::ratio(&main.protocol, a)
+    );
+    println!(
         "| with notabene, `generated-pages = false` | {:.0} | {} (ratio {:.3}) |",
         ms(best(&no_views)),
         list(&no_views),
@@ -334,17 +340,19 @@ fn main() {
     println!("Ratio with / without against comment density (same book, same generator):");
     println!();
     println!(
-        "| comments | without (ms) | in process | ratio | `mdbook-notabene` command | ratio |"
+        "| comments | without (ms) | in process | ratio | `mdbook-notabene` command | ratio | command, `enable = false` | ratio |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (n, t) in [(COMMENTS / 10, &low), (COMMENTS, &main)] {
         println!(
-            "| {n} | {:.0} | {:.0} | {:.3} | {:.0} | {:.3} |",
+            "| {n} | {:.0} | {:.0} | {:.3} | {:.0} | {:.3} | {:.0} | {:.3} |",
             ms(best(&t.without)),
             ms(best(&t.with)),
             Times::ratio(&t.with, &t.without),
             ms(best(&t.command)),
-            Times::ratio(&t.command, &t.without)
+            Times::ratio(&t.command, &t.without),
+            ms(best(&t.protocol)),
+            Times::ratio(&t.protocol, &t.without)
         );
     }
 }
@@ -492,6 +500,8 @@ struct Times {
     without: Vec<Duration>,
     with: Vec<Duration>,
     command: Vec<Duration>,
+    /// The command with `enable = false`: the JSON protocol alone, the book unchanged.
+    protocol: Vec<Duration>,
 }
 
 impl Times {
@@ -520,19 +530,29 @@ fn measure(root: &Path, base: &mdbook_driver::config::Config, out: &Path) -> Tim
             serde_json::json!({ "after": ["links"], "command": plugin_command() }),
         )
         .unwrap();
-    let (oa, ob, oc) = (out.join("without"), out.join("with"), out.join("command"));
+    let mut protocol = command.clone();
+    protocol.set("preprocessor.notabene.enable", false).unwrap();
+    let (oa, ob, oc, od) = (
+        out.join("without"),
+        out.join("with"),
+        out.join("command"),
+        out.join("protocol"),
+    );
     timed(root, &without, &oa, false);
     timed(root, &with, &ob, true);
     timed(root, &command, &oc, false);
+    timed(root, &protocol, &od, false);
     let mut t = Times {
         without: Vec::new(),
         with: Vec::new(),
         command: Vec::new(),
+        protocol: Vec::new(),
     };
     for _ in 0..RUNS {
         t.without.push(timed(root, &without, &oa, false));
         t.with.push(timed(root, &with, &ob, true));
         t.command.push(timed(root, &command, &oc, false));
+        t.protocol.push(timed(root, &protocol, &od, false));
     }
     t
 }

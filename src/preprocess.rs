@@ -467,7 +467,8 @@ pub fn main_stdin() -> i32 {
     check_version(&ctx.mdbook_version);
     match run(&ctx, book) {
         Ok(book) => {
-            let mut out = std::io::stdout().lock();
+            // Stdout is line-buffered and JSON has no newlines: buffer the book ourselves.
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
             if serde_json::to_writer(&mut out, &book)
                 .and_then(|()| out.flush().map_err(serde_json::Error::io))
                 .is_err()
