@@ -27,7 +27,7 @@ const PER_SCENARIO: usize = 200;
 const BUCKETS: [usize; 8] = [1, 2, 3, 5, 8, 12, 20, 30];
 const SEED: u64 = 0x6e6f_7461_6265_6e65;
 const MAX_ATTEMPTS: usize = 600;
-const TAUS: [f64; 6] = [0.65, 0.70, 0.75, 0.80, 0.85, 0.90];
+const TAUS: [f64; 6] = [0.70, 0.75, 0.80, 0.85, 0.90, 0.95];
 
 const SCENARIOS: [&str; 12] = [
     "none",

@@ -5,6 +5,7 @@
 
 mod common;
 
+use mdbook_notabene::anchor::DEFAULT_THRESHOLD;
 use mdbook_notabene::config::Book;
 use mdbook_notabene::git::Repo;
 use mdbook_notabene::pages::PageIds;
@@ -143,7 +144,13 @@ fn review_inverts_the_journal_and_picks_each_diff_source() {
             disk: None,
         })
         .collect();
-    let anchors = anchor_book(chapters, comments, &TextOptions::default(), 0.85, 1);
+    let anchors = anchor_book(
+        chapters,
+        comments,
+        &TextOptions::default(),
+        DEFAULT_THRESHOLD,
+        1,
+    );
     let repo = Repo::discover(&book);
     let input = ViewInput {
         anchors: &anchors,

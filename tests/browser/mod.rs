@@ -426,10 +426,24 @@ impl Page {
         }
     }
 
-    /// Clicks the centre of the first element matching `selector`.
+    /// Clicks the centre of the first element matching `selector`, once that point shows the
+    /// element (a page still scrolling or laying out after a reload would take the click
+    /// elsewhere).
     pub fn click(&mut self, selector: &str) {
-        let (x, y) = self.center_of(selector);
-        self.click_at(x, y);
+        let sel = serde_json::to_string(selector).unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        loop {
+            let (x, y) = self.center_of(selector);
+            let hit = self.eval_bool(&format!(
+                "(() => {{ const el = document.querySelector({sel}); const at = document.elementFromPoint({x}, {y});
+                   return !!el && !!at && (el === at || el.contains(at)); }})()"
+            ));
+            if hit || std::time::Instant::now() >= deadline {
+                self.click_at(x, y);
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
     }
 
     /// A key press: "Escape", "Enter", "Tab", " ".
