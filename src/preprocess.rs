@@ -297,11 +297,7 @@ pub fn injection_for(
             inj.blocks.entry(b).or_default().push(id);
             continue;
         }
-        if let Some(n) = text
-            .code_blocks
-            .iter()
-            .position(|cb| cb.text.start <= place.text.start && place.text.end <= cb.text.end)
-        {
+        if let Some(n) = text.code_block_holding(&place.text) {
             inj.code.entry(n).or_default().push(id);
             continue;
         }

@@ -262,11 +262,8 @@ impl BookAnchors {
         let r = self.located[ci].resolution.as_ref()?;
         let p = r.place.as_ref().filter(|_| r.block.is_none())?;
         let text = &self.texts[ch];
-        let (n, cb) = text
-            .code_blocks
-            .iter()
-            .enumerate()
-            .find(|(_, cb)| cb.text.start <= p.text.start && p.text.end <= cb.text.end)?;
+        let n = text.code_block_holding(&p.text)?;
+        let cb = &text.code_blocks[n];
         // The offset counts Unicode scalar values (chars), not UTF-16 units.
         let offset = text.text[cb.text.start..p.text.start].chars().count();
         Some((n, offset, &text.text[p.text.clone()]))

@@ -185,6 +185,13 @@ pub struct PageText {
 }
 
 impl PageText {
+    /// The index of the code block whose text holds all of `range` (text bytes), if any.
+    pub fn code_block_holding(&self, range: &std::ops::Range<usize>) -> Option<usize> {
+        self.code_blocks
+            .iter()
+            .position(|cb| cb.text.start <= range.start && range.end <= cb.text.end)
+    }
+
     /// The index of the segment holding text byte `pos` (the last one when `pos` is the end).
     pub fn segment_at(&self, pos: usize) -> Option<usize> {
         if self.segments.is_empty() {
