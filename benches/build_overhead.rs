@@ -17,9 +17,9 @@
 //! `cargo bench --bench build_overhead`; `NB_PROFILE=n` runs only the preprocessor's html
 //! pass n times (to profile it with `perf record`).
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/it/common.rs"]
 mod common;
-#[path = "../tests/fixtures/preprocessor/support.rs"]
+#[path = "../tests/it/support.rs"]
 mod support;
 
 use mdbook_driver::MDBook;
@@ -169,8 +169,8 @@ fn main() {
     let (book, _) = md.preprocess_book(&HtmlProbe).unwrap();
     let ctx =
         mdbook_preprocessor::PreprocessorContext::new(root.clone(), with.clone(), "html".into());
-    let cfg = mdbook_notabene::config::Book::from_config(&root, with.clone(), None).unwrap();
-    let store = mdbook_notabene::preprocess::store_for(&cfg);
+    let cfg = mdbook_notabene::book::Book::from_config(&root, with.clone(), None).unwrap();
+    let store = cfg.store();
     let (mut reading, mut anchoring, mut run, mut no_views) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut run_no_views = Vec::new();
@@ -186,11 +186,16 @@ fn main() {
     let out_c = tmp.path().join("no-views");
     for _ in 0..RUNS {
         let t = Instant::now();
-        let comments = mdbook_notabene::preprocess::read_comments(&store);
+        let comments = mdbook_notabene::resolve::book::read_comments(&store);
         reading.push(t.elapsed());
         assert_eq!(comments.len(), COMMENTS);
         let t = Instant::now();
-        let (anchors, _) = mdbook_notabene::preprocess::anchor(&cfg, &book).unwrap();
+        let (anchors, _) = mdbook_notabene::resolve::book::anchor(
+            &cfg,
+            &book,
+            mdbook_notabene::resolve::book::read_comments(&store),
+        )
+        .unwrap();
         anchoring.push(t.elapsed());
         drop(anchors);
         let t = Instant::now();

@@ -3,7 +3,7 @@
 //! run: the latency of a read-only API request (`GET status`) under the same concurrency.
 //! Run with `cargo bench --bench serve_load`.
 
-#[path = "../tests/serve/mod.rs"]
+#[path = "../tests/it/serve.rs"]
 mod serve;
 
 use serve::{Server, load, quantile, request};

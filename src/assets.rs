@@ -1,14 +1,53 @@
-//! The reader client (`theme/notabene.js`, `theme/notabene.css`), embedded in the binary and
-//! written into a book by `install` with a version stamp; the preprocessor refuses to build a
-//! book whose installed copy is missing or older than the binary.
+//! The reader client, embedded in the binary and written into a book by `install` with a
+//! version stamp; the preprocessor refuses to build a book whose installed copy is missing or
+//! older than the binary.
+//!
+//! The client's sources are modules by concern in `theme/js/` and `theme/css/`; a book gets
+//! one `notabene.js` and one `notabene.css` assembled from them here, at compile time. One
+//! file each because mdBook lists theme files one by one (`additional-js`), a `file://` site
+//! cannot load ES modules, and one stamped file keeps `install` and the version check simple.
+//! The JS modules share one strict-mode function scope, in the order below (each declares
+//! what the later ones use).
+//!
+//! Layer 6 (with injection and the views). May call: the book layer and the shared helpers.
 
-use crate::config::Book;
+use crate::book::Book;
 use crate::{Error, Result, bail};
+use std::path::Path;
 
-/// The client script.
-pub const JS: &str = include_str!("../theme/notabene.js");
-/// The client styles.
-pub const CSS: &str = include_str!("../theme/notabene.css");
+/// The client script: `theme/js/` in one function scope that runs once per page.
+pub const JS: &str = concat!(
+    include_str!("../theme/js/header.js"),
+    "(function () {\n'use strict';\n\nif (window.__notabene) return;\nwindow.__notabene = { version: 1 };\n\n",
+    include_str!("../theme/js/locale.js"),
+    "\n",
+    include_str!("../theme/js/dom.js"),
+    "\n",
+    include_str!("../theme/js/paint.js"),
+    "\n",
+    include_str!("../theme/js/panel.js"),
+    "\n",
+    include_str!("../theme/js/views.js"),
+    "\n",
+    include_str!("../theme/js/live.js"),
+    "\n",
+    include_str!("../theme/js/compose.js"),
+    "\n",
+    include_str!("../theme/js/actions.js"),
+    "\n",
+    include_str!("../theme/js/start.js"),
+    "})();\n",
+);
+/// The client styles: `theme/css/` in order.
+pub const CSS: &str = concat!(
+    include_str!("../theme/css/page.css"),
+    "\n",
+    include_str!("../theme/css/panel.css"),
+    "\n",
+    include_str!("../theme/css/views.css"),
+    "\n",
+    include_str!("../theme/css/write.css"),
+);
 /// Where `install` puts the script, relative to the book root.
 pub const JS_PATH: &str = "theme/notabene.js";
 /// Where `install` puts the styles, relative to the book root.
@@ -35,30 +74,74 @@ pub fn installed_version(text: &str) -> Option<semver::Version> {
     semver::Version::parse(rest.split_whitespace().next()?).ok()
 }
 
-/// Checks that both client files are listed in `[output.html]` and are at least as new as
-/// this binary.
-pub fn check_installed(book: &Book) -> Result<()> {
-    let ours = semver::Version::parse(env!("CARGO_PKG_VERSION")).expect("crate version is semver");
-    for (key, name) in [
-        ("additional-js", "notabene.js"),
-        ("additional-css", "notabene.css"),
-    ] {
+/// Writes `body`, stamped, to `root/rel` atomically unless the file already holds exactly
+/// that. Returns whether it wrote.
+pub fn write_client_file(root: &Path, rel: &str, body: &str) -> Result<bool> {
+    let contents = stamped(body);
+    if std::fs::read_to_string(root.join(rel)).ok().as_deref() == Some(contents.as_str()) {
+        return Ok(false);
+    }
+    crate::store::fsx::write_atomic(root, Path::new(rel), contents.as_bytes())?;
+    Ok(true)
+}
+
+/// The client files a book lists in `[output.html]`: (`additional-js` or `additional-css`,
+/// the file name, the listed path, the embedded body), for the entries named `notabene.js` /
+/// `notabene.css`.
+fn listed(book: &Book) -> Vec<(&'static str, &'static str, Option<String>, &'static str)> {
+    [
+        ("additional-js", "notabene.js", JS),
+        ("additional-css", "notabene.css", CSS),
+    ]
+    .into_iter()
+    .map(|(key, name, body)| {
         let list = book
             .mdbook
             .get::<Vec<String>>(&format!("output.html.{key}"))
             .ok()
             .flatten()
             .unwrap_or_default();
-        let Some(entry) = list.iter().find(|e| {
-            std::path::Path::new(e)
-                .file_name()
-                .is_some_and(|f| f == name)
-        }) else {
+        let entry = list
+            .into_iter()
+            .find(|e| Path::new(e).file_name().is_some_and(|f| f == name));
+        (key, name, entry, body)
+    })
+    .collect()
+}
+
+/// Writes the client files of a set-up book on first use: every one its `[output.html]` lists
+/// that is missing, or that this version wrote with other content (the files are generated,
+/// stamped "do not edit": a checkout of this repository holds none). A copy from another
+/// version, or without a stamp, is left for the check to report (`install` replaces it), and
+/// `book.toml` is never edited. `build` and `serve` run this first. Returns the paths written.
+pub fn refresh(book: &Book) -> Result<Vec<String>> {
+    let ours = semver::Version::parse(env!("CARGO_PKG_VERSION")).expect("crate version is semver");
+    let mut wrote = Vec::new();
+    for (_, _, entry, body) in listed(book) {
+        let Some(entry) = entry else { continue };
+        if let Ok(existing) = std::fs::read_to_string(book.root.join(&entry))
+            && installed_version(&existing).is_none_or(|v| v != ours)
+        {
+            continue;
+        }
+        if write_client_file(&book.root, &entry, body)? {
+            wrote.push(entry);
+        }
+    }
+    Ok(wrote)
+}
+
+/// Checks that both client files are listed in `[output.html]` and are at least as new as
+/// this binary.
+pub fn check_installed(book: &Book) -> Result<()> {
+    let ours = semver::Version::parse(env!("CARGO_PKG_VERSION")).expect("crate version is semver");
+    for (key, name, entry, _) in listed(book) {
+        let Some(entry) = entry else {
             bail!(
                 "the notabene reader client is not installed: {name} is not in [output.html] {key} — run `mdbook-notabene install` (book.toml)"
             );
         };
-        let path = book.root.join(entry);
+        let path = book.root.join(&entry);
         let text = std::fs::read_to_string(&path)
             .map_err(|_| Error::new(format!("the notabene reader client is missing ({entry}) — run `mdbook-notabene install` ({})", path.display())))?;
         match installed_version(&text) {

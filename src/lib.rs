@@ -1,40 +1,57 @@
 //! mdbook-notabene: review comments anchored to the rendered text of an mdBook book.
 //!
-//! The crate is laid out along the data flow:
+//! # Layers
 //!
-//! * [`store`] — the `.notabene` store (contract v3): reading, atomic locked writes, the
-//!   journal, `verify` and `migrate`. Everything that touches store files lives here.
-//! * [`text`] — the text model: a chapter's Markdown → the text of its rendered `<main>`,
-//!   mapped back to Markdown bytes; normalisation; commentable blocks.
-//! * [`anchor`] — re-finding anchors in a page's text (exact, fuzzy, orphan).
-//! * [`resolve`] — anchoring a whole book: comments → chapters → results, in page order.
-//! * [`inject`] — markers and data islands written into a chapter's Markdown.
-//! * [`preprocess`] — the mdBook preprocessor (protocol, report, `fail-on`).
-//! * [`views`] — the generated /review, /comments and /journal chapters; [`git`] their diffs.
-//! * [`render`] — the `[output.notabene]` renderer: `comments.json`.
-//! * [`assets`] — the embedded reader client and its installed-version check.
-//! * [`serve`] — the loopback server: live rebuilds and the guarded write API.
-//! * [`config`] — book discovery and the `[preprocessor.notabene]` table of `book.toml`.
-//! * [`pages`] — page ids (the store's `page` key) and their mapping to Markdown files.
-//! * [`cli`] — the agent CLI shared by the `notabene` and `mdbook-notabene` binaries.
+//! The modules follow the data flow, in layers; a module imports only from layers below its
+//! own (and from inside its own module). [`LAYERS`] is the list, bottom up, and
+//! `tests/it/layers.rs` holds the code to it.
+//!
+//! | layer | modules | owns |
+//! |---|---|---|
+//! | 0 | [`util`] | the error type, parallel map, base-36 ids, HTML / script-JSON escaping, paths |
+//! | 1 | [`store`] | the `.notabene` store (contract v3): reads, locked atomic writes, journal, verify, migrate, page-id validation |
+//! | 2 | [`text`] | the text model: a chapter's Markdown → its rendered text, mapped to Markdown bytes |
+//! | 3 | [`anchor`] | re-finding one page's anchors in its text (exact, fuzzy, orphan) |
+//! | 4 | [`book`] | `book.toml` and the notabene table, page ids, the git repository |
+//! | 5 | [`resolve`] | a book and a store → anchored chapters; the build report |
+//! | 6 | [`inject`], [`views`], [`assets`] | markers and data islands; /review /comments /journal; the embedded reader client |
+//! | 7 | [`preprocess`], [`render`] | the mdBook adaptors (preprocessor, `comments.json` renderer) |
+//! | 8 | [`engine`] | the embedded mdBook: load, build, preprocess-only pass |
+//! | 9 | [`serve`] | the loopback server: rebuilds, static site, guarded write API |
+//! | 10 | [`cli`] | the agent CLI shared by both binaries |
+//! | 11 | `src/bin/` | the binaries; the mdBook stdin protocols are dispatched there |
 
 pub mod anchor;
 pub mod assets;
+pub mod book;
 pub mod cli;
-pub mod config;
-pub mod error;
-pub mod git;
+pub mod engine;
 pub mod inject;
-pub mod pages;
 pub mod preprocess;
 pub mod render;
 pub mod resolve;
 pub mod serve;
 pub mod store;
 pub mod text;
+pub mod util;
 pub mod views;
 
-pub use error::{Error, Result};
+pub use util::error::{Error, Result};
 
-/// The store schema version this build reads and writes (`meta.json` `schemaVersion`).
-pub const SCHEMA_VERSION: u64 = 3;
+/// The crate's layers, bottom up: the top-level modules of each. A module may import from
+/// the layers before its own, never from its own layer's other modules or from a later one.
+/// `bin` is the binaries under `src/bin/`.
+pub const LAYERS: &[&[&str]] = &[
+    &["util"],
+    &["store"],
+    &["text"],
+    &["anchor"],
+    &["book"],
+    &["resolve"],
+    &["inject", "views", "assets"],
+    &["preprocess", "render"],
+    &["engine"],
+    &["serve"],
+    &["cli"],
+    &["bin"],
+];

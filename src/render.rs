@@ -1,10 +1,12 @@
 //! The `notabene` renderer (`[output.notabene]`): writes `comments.json` — every stored comment,
 //! fields unchanged, plus its `anchoring` in the book being built — into its destination.
 //! `notabene anchors --json` prints the same document.
+//!
+//! Layer 7 (the mdBook adaptors, with [`crate::preprocess`]). May call: `resolve`, the book
+//! layer, `store` (JSON writers, atomic writes) and the shared helpers.
 
-use crate::config::Book;
-use crate::preprocess;
-use crate::resolve::BookAnchors;
+use crate::book::Book;
+use crate::resolve::{self, BookAnchors};
 use crate::store::json::to_js_pretty;
 use crate::{Error, Result};
 use mdbook_renderer::{RenderContext, Renderer};
@@ -72,15 +74,12 @@ pub fn document(anchors: &BookAnchors, cfg: &Book, page_prefix: &str) -> Value {
 
 /// Renders `comments.json` for `ctx`.
 pub fn render(ctx: &RenderContext) -> Result<()> {
-    let file_language = std::fs::read_to_string(ctx.root.join("book.toml"))
-        .ok()
-        .and_then(|t| t.parse::<mdbook_renderer::config::Config>().ok())
-        .and_then(|c| c.book.language);
-    let cfg = Book::from_config(&ctx.root, ctx.config.clone(), file_language)?;
+    let cfg = Book::from_mdbook(&ctx.root, ctx.config.clone())?;
     if !cfg.config.enable {
         return Ok(());
     }
-    let (anchors, ids) = preprocess::anchor(&cfg, &ctx.book)?;
+    let comments = resolve::book::read_comments(&cfg.store());
+    let (anchors, ids) = resolve::book::anchor(&cfg, &ctx.book, comments)?;
     let doc = document(&anchors, &cfg, &ids.prefix);
     std::fs::create_dir_all(&ctx.destination)
         .map_err(|e| Error::io("cannot create the output directory", &ctx.destination, e))?;
@@ -91,24 +90,15 @@ pub fn render(ctx: &RenderContext) -> Result<()> {
     )
 }
 
-/// Renders from a `RenderContext` JSON read on stdin. Returns the exit code.
-pub fn render_json(input: &[u8]) -> i32 {
-    let ctx = match RenderContext::from_json(input) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!(
-                "notabene: cannot read mdBook's input: {e:#} — mdbook-notabene supports mdBook {} (stdin, read as a renderer's context)",
-                preprocess::SUPPORTED_MDBOOK
-            );
-            return 1;
-        }
-    };
-    preprocess::check_version(&ctx.version);
-    match render(&ctx) {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("notabene: {e}");
-            1
-        }
-    }
+/// The renderer protocol: a `RenderContext` as JSON (mdBook writes it to the renderer's
+/// stdin), checked against the supported mdBook versions, then rendered.
+pub fn render_input(input: &[u8]) -> Result<()> {
+    let ctx = RenderContext::from_json(input).map_err(|e| {
+        Error::new(format!(
+            "cannot read mdBook's input: {e:#} — mdbook-notabene supports mdBook {} (stdin, read as a renderer's context)",
+            crate::book::config::SUPPORTED_MDBOOK
+        ))
+    })?;
+    crate::book::config::check_mdbook_version(&ctx.version);
+    render(&ctx)
 }

@@ -2,12 +2,14 @@
 //! journal, with real git diffs), /comments (every comment) and /journal (entries newest
 //! first). Each is a small Markdown chapter holding a mount point and a JSON data island that
 //! the reader client renders with `textContent` — comment text never becomes markup.
+//!
+//! Layer 6 (with injection and the client assets). May call: `resolve`, the book layer
+//! (config, page ids, git diffs), `store` (the journal, JSON writers) and the shared helpers.
 
-use crate::config::Book;
-use crate::git::Repo;
-use crate::inject::escape_script_json;
-use crate::pages::PageIds;
+use crate::book::{Book, PageIds, Repo};
 use crate::resolve::{BookAnchors, Lean};
+use crate::util::escape::escape_script_json;
+use mdbook_preprocessor::book::{Book as MdBook, BookItem};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
@@ -196,11 +198,11 @@ impl ViewInput<'_> {
         });
         let space = &self.book.config.space;
         // Entries written in parallel chunks, joined in order.
-        let threads = crate::anchor::default_threads();
+        let threads = crate::util::par::default_threads();
         let chunks: Vec<&[usize]> = order
             .chunks(order.len().div_ceil(threads).max(64))
             .collect();
-        let parts = crate::anchor::par_map(&chunks, threads, |chunk| {
+        let parts = crate::util::par::par_map(&chunks, threads, |chunk| {
             let mut part = Vec::with_capacity(400 * chunk.len());
             for (n, &ci) in chunk.iter().enumerate() {
                 if n > 0 {
@@ -295,5 +297,34 @@ impl ViewInput<'_> {
                 View { name, path, title, content }
             })
             .collect()
+    }
+}
+
+/// Appends the /review, /comments and /journal chapters after the book's own chapters.
+pub fn append_to(book: &mut MdBook, anchors: &BookAnchors, ids: &PageIds, cfg: &Book) {
+    let store = cfg.store();
+    let journal = crate::store::journal::read(&store);
+    let repo = Repo::discover(&cfg.root);
+    let input = ViewInput {
+        anchors,
+        journal: journal.entries(),
+        book: cfg,
+        ids,
+        repo: &repo,
+    };
+    let taken: std::collections::BTreeSet<String> = book
+        .iter()
+        .filter_map(|i| match i {
+            BookItem::Chapter(ch) => ch.path.as_ref().map(|p| crate::util::slash_path(p)),
+            _ => None,
+        })
+        .collect();
+    let views = input.chapters(&|p| taken.contains(p));
+    book.push_item(BookItem::Separator);
+    for v in views {
+        let mut ch =
+            mdbook_preprocessor::book::Chapter::new(&v.title, v.content, &v.path, Vec::new());
+        ch.source_path = None;
+        book.push_item(ch);
     }
 }

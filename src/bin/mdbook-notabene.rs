@@ -1,11 +1,68 @@
 //! `mdbook-notabene`: the mdBook plugin binary. With no arguments it speaks mdBook's
 //! preprocessor (or renderer) protocol on stdin/stdout; with a subcommand it is the agent CLI.
+//!
+//! The top layer: it may call any module of the library. The protocol dispatch lives here;
+//! the work on a book is the library's (`preprocess::run`, `render::render_input`).
+
+use mdbook_notabene::book::config::{SUPPORTED_MDBOOK, check_mdbook_version};
+use std::io::{IsTerminal, Read, Write};
 
 fn main() {
     let code = if std::env::args_os().len() == 1 {
-        mdbook_notabene::preprocess::main_stdin()
+        protocol()
     } else {
         mdbook_notabene::cli::run(std::env::args_os())
     };
     std::process::exit(code);
+}
+
+/// The preprocessor (or renderer) protocol on stdin/stdout. Returns the exit code.
+fn protocol() -> i32 {
+    if std::io::stdin().is_terminal() {
+        return mdbook_notabene::cli::run(["mdbook-notabene", "--help"]);
+    }
+    let mut input = Vec::new();
+    if let Err(e) = std::io::stdin().read_to_end(&mut input) {
+        eprintln!("notabene: cannot read stdin: {e} (stdin)");
+        return 1;
+    }
+    // A renderer gets one object (the RenderContext), a preprocessor a `[context, book]`
+    // array: the first byte tells them apart without parsing the book twice.
+    if input.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
+        return match mdbook_notabene::render::render_input(&input) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("notabene: {e}");
+                1
+            }
+        };
+    }
+    let (ctx, book) = match mdbook_preprocessor::parse_input(input.as_slice()) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!(
+                "notabene: cannot read mdBook's input: {e:#} — mdbook-notabene supports mdBook {SUPPORTED_MDBOOK} (stdin)"
+            );
+            return 1;
+        }
+    };
+    check_mdbook_version(&ctx.mdbook_version);
+    match mdbook_notabene::preprocess::run(&ctx, book) {
+        Ok(book) => {
+            // Stdout is line-buffered and JSON has no newlines: buffer the book ourselves.
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+            if serde_json::to_writer(&mut out, &book)
+                .and_then(|()| out.flush().map_err(serde_json::Error::io))
+                .is_err()
+            {
+                eprintln!("notabene: cannot write the book to stdout (stdout)");
+                return 1;
+            }
+            0
+        }
+        Err(e) => {
+            eprintln!("notabene: {e}");
+            1
+        }
+    }
 }

@@ -1,18 +1,17 @@
 //! Commands that work on the built book: `build` (the embedded mdBook engine with our
 //! preprocessor and renderer), `anchors` (the anchoring report without a build), `anchors heal`,
-//! and the mdBook plugin entry points `supports` and `render`.
+//! and the mdBook plugin entry points `supports` and `render`. Builds go through the engine.
 
 use super::{Ctx, say};
 use crate::anchor::Status;
-use crate::config::Book;
+use crate::book::Book;
 use crate::resolve::BookAnchors;
 use crate::store::{ids, json};
 use crate::{Error, Result, bail};
 use clap::{Args, Subcommand};
-use mdbook_driver::MDBook;
 use serde_json::Value;
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub(crate) struct BuildArgs {
@@ -48,21 +47,6 @@ pub(crate) enum AnchorsCmd {
     },
 }
 
-/// Loads the book with the embedded mdBook engine, our preprocessor and renderer in process.
-pub(crate) fn load(root: &Path) -> Result<MDBook> {
-    let mut md = MDBook::load(root).map_err(|e| {
-        Error::new(format!(
-            "cannot load the book: {e:#} ({})",
-            root.join("book.toml").display()
-        ))
-    })?;
-    md.with_preprocessor(crate::preprocess::Notabene);
-    if md.config.contains_key("output.notabene") {
-        md.with_renderer(crate::render::CommentsJson);
-    }
-    Ok(md)
-}
-
 pub(crate) fn build(ctx: &Ctx, a: &BuildArgs) -> Result<i32> {
     let root = match (&a.dir, &ctx.book) {
         (Some(d), _) => d.clone(),
@@ -72,13 +56,7 @@ pub(crate) fn build(ctx: &Ctx, a: &BuildArgs) -> Result<i32> {
     if !root.join("book.toml").is_file() {
         bail!("no book.toml in {} (BOOK)", root.display());
     }
-    let mut md = load(&root)?;
-    if let Some(d) = &a.dest_dir {
-        md.config.build.build_dir = std::path::absolute(d).unwrap_or_else(|_| d.clone());
-    }
-    md.build()
-        .map_err(|e| Error::new(format!("build failed: {e:#}")))?;
-    let out = md.build_dir_for("html");
+    let out = crate::engine::build(&root, a.dest_dir.as_deref())?;
     let shown = ctx.show(&out);
     say!(
         "notabene: built {} — open {shown}/index.html",
@@ -87,44 +65,12 @@ pub(crate) fn build(ctx: &Ctx, a: &BuildArgs) -> Result<i32> {
     Ok(0)
 }
 
-/// Renderer used to preprocess the book as the HTML renderer would see it, minus our markers.
-struct Probe;
-
-impl mdbook_renderer::Renderer for Probe {
-    fn name(&self) -> &str {
-        "notabene"
-    }
-    fn render(&self, _: &mdbook_renderer::RenderContext) -> mdbook_renderer::errors::Result<()> {
-        Ok(())
-    }
-}
-
 fn anchor_current(ctx: &Ctx) -> Result<(Book, BookAnchors, String)> {
     let Some(book) = ctx.book.clone() else {
         bail!("this command needs a book: no book.toml found (pass --book DIR)");
     };
-    let md = load(&book.root)?;
-    let (preprocessed, _) = md
-        .preprocess_book(&Probe)
-        .map_err(|e| Error::new(format!("cannot preprocess the book: {e:#}")))?;
     // The store of this command (flags and environment apply).
-    let ids = crate::pages::PageIds::new(&book);
-    let options = crate::text::TextOptions::from_config(&book.mdbook)?;
-    let snap = ctx.store.load()?;
-    snap.warn_unreadable();
-    let comments = snap.comments().map(|r| r.comment.clone()).collect();
-    let threshold = book
-        .config
-        .threshold
-        .unwrap_or(crate::anchor::DEFAULT_THRESHOLD);
-    let chapters = crate::preprocess::chapters(&preprocessed, &ids);
-    let anchors = crate::resolve::anchor_book(
-        chapters,
-        comments,
-        &options,
-        threshold,
-        crate::anchor::default_threads(),
-    );
+    let (anchors, ids) = crate::engine::anchor_current(&book, &ctx.store)?;
     Ok((book, anchors, ids.prefix))
 }
 
@@ -312,5 +258,6 @@ pub(crate) fn render() -> Result<i32> {
     std::io::stdin()
         .read_to_end(&mut input)
         .map_err(|e| Error::new(format!("cannot read stdin: {e} (stdin)")))?;
-    Ok(crate::render::render_json(&input))
+    crate::render::render_input(&input)?;
+    Ok(0)
 }

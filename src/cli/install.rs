@@ -110,7 +110,7 @@ pub(crate) fn install(ctx: &Ctx, dir: Option<&Path>) -> Result<i32> {
     let toml_path = root.join("book.toml");
     let text = std::fs::read_to_string(&toml_path)
         .map_err(|e| Error::io("cannot read book.toml", &toml_path, e))?;
-    let book = crate::config::Book::load(&root)?;
+    let book = crate::book::Book::load(&root)?;
     let store_rel = book
         .config
         .store
@@ -124,9 +124,7 @@ pub(crate) fn install(ctx: &Ctx, dir: Option<&Path>) -> Result<i32> {
         (assets::JS_PATH, assets::JS),
         (assets::CSS_PATH, assets::CSS),
     ] {
-        let contents = assets::stamped(body);
-        if std::fs::read_to_string(root.join(rel)).ok().as_deref() != Some(contents.as_str()) {
-            fsx::write_atomic(&root, Path::new(rel), contents.as_bytes())?;
+        if assets::write_client_file(&root, rel, body)? {
             changes.push(format!(
                 "wrote {rel} (mdbook-notabene {})",
                 env!("CARGO_PKG_VERSION")

@@ -1,6 +1,9 @@
 //! The agent CLI, shared by the `notabene` and `mdbook-notabene` binaries: argument parsing,
 //! store/book discovery, and dispatch to the command modules. Errors are one line on stderr,
 //! `notabene: <what> (<where>)`, with exit code 1 (2 for `comments verify` without a store).
+//!
+//! Layer 10, the top of the library. May call: `serve`, `engine`, the mdBook adaptors,
+//! `views`, `assets`, `resolve`, the book layer, `anchor`, `store` and the shared helpers.
 
 mod book;
 mod comments;
@@ -9,7 +12,7 @@ mod install;
 mod journal;
 mod setup;
 
-use crate::config::Book;
+use crate::book::Book;
 use crate::store::Store;
 use crate::{Error, Result};
 use clap::{Args, Parser, Subcommand};
@@ -127,27 +130,14 @@ impl Ctx {
                 eprintln!("notabene: warning: {w}");
             }
         }
-        let env_store = std::env::var_os("NOTABENE_STORE")
-            .filter(|s| !s.is_empty())
-            .map(PathBuf::from);
-        let store = match (store_flag, env_store, &book) {
-            (Some(s), _, _) => cwd.join(s),
-            (None, Some(s), _) => cwd.join(s),
-            (None, None, Some(b)) => b
-                .root
-                .join(b.config.store.as_deref().unwrap_or(".notabene")),
-            (None, None, None) => {
-                return Err(Error::new(format!(
+        let store =
+            crate::book::config::locate_store(store_flag, book.as_ref()).ok_or_else(|| {
+                Error::new(format!(
                     "no book.toml in {} or any parent directory (pass --book DIR or --store DIR)",
                     cwd.display()
-                )));
-            }
-        };
-        Ok(Ctx {
-            book,
-            store: Store::new(store),
-            cwd,
-        })
+                ))
+            })?;
+        Ok(Ctx { book, store, cwd })
     }
 
     /// `path` relative to the working directory when below it, else absolute.
@@ -158,11 +148,11 @@ impl Ctx {
     }
 
     /// The review mode of the book's config.
-    pub fn review(&self) -> crate::config::Review {
+    pub fn review(&self) -> crate::book::Review {
         self.book
             .as_ref()
             .map(|b| b.config.review)
-            .unwrap_or(crate::config::Review::Auto)
+            .unwrap_or(crate::book::Review::Auto)
     }
 
     /// The directory git and author lookups run in.
@@ -172,11 +162,6 @@ impl Ctx {
             .map(|b| b.root.as_path())
             .unwrap_or(&self.cwd)
     }
-}
-
-/// The embedded mdBook engine for `root`, with our preprocessor (and renderer) in process.
-pub fn load_book_engine(root: &Path) -> Result<mdbook_driver::MDBook> {
-    book::load(root)
 }
 
 /// Runs the CLI with `args` (including the program name) and returns the exit code.
@@ -268,7 +253,7 @@ fn dispatch(command: Command, book: Option<&Path>, store: Option<&Path>) -> Resu
                 "notabene: {verb} {} page file(s) → {} comment file(s) (store schemaVersion {}).",
                 report.pages,
                 report.moved,
-                crate::SCHEMA_VERSION
+                crate::store::SCHEMA_VERSION
             );
             Ok(0)
         }

@@ -2,8 +2,9 @@
 //! block), `protocol`, and the read-only `doctor` report.
 
 use super::{Ctx, say};
+use crate::store::SCHEMA_VERSION;
 use crate::store::{Meta, fsx, json};
-use crate::{Error, Result, SCHEMA_VERSION, bail};
+use crate::{Error, Result, bail};
 use clap::Args;
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -47,7 +48,7 @@ fn protocol_version(text: &str) -> Option<u32> {
 /// Where AGENTS.md goes: the git repository root, else the book root.
 fn agents_path(ctx: &Ctx) -> PathBuf {
     let dir = ctx.work_dir();
-    crate::config::git_toplevel(dir)
+    crate::book::git::git_toplevel(dir)
         .unwrap_or_else(|| dir.to_path_buf())
         .join("AGENTS.md")
 }
@@ -178,7 +179,7 @@ pub(crate) fn protocol(ctx: &Ctx, a: &ProtocolArgs) -> Result<i32> {
 
 pub(crate) fn doctor(ctx: &Ctx, as_json: bool) -> Result<i32> {
     let store = &ctx.store;
-    let git_root = crate::config::git_toplevel(ctx.work_dir());
+    let git_root = crate::book::git::git_toplevel(ctx.work_dir());
     let book = ctx.book.as_ref();
     let (open, total, meta) = if store.exists() {
         let snap = store.load_unchecked()?;

@@ -3,7 +3,7 @@
 //! client's probe and live-reload long-poll). Every write goes through the store library
 //! (locked, atomic) and changes only the one comment file concerned. Bodies are validated.
 
-use crate::pages::PageIds;
+use crate::book::{PageIds, Repo};
 use crate::store::comment::{SCOPES, STATUSES};
 use crate::store::{Comment, Store, ids, journal, new_comment};
 use serde_json::{Map, Value, json};
@@ -32,7 +32,7 @@ pub struct Api<'a> {
     /// Page-id scheme (for diffs).
     pub ids: &'a PageIds,
     /// The git repository (for diffs).
-    pub repo: &'a crate::git::Repo,
+    pub repo: &'a Repo,
     /// The `space` of new comments.
     pub space: &'a str,
     /// Author used when a request names none.
@@ -201,7 +201,7 @@ impl Api<'_> {
         ) else {
             return Err(err(400, "page, space, scope, body required"));
         };
-        if crate::pages::validate_page_id(page).is_err() {
+        if crate::store::validate_page_id(page).is_err() {
             return Err(err(400, "invalid page id"));
         }
         if !self.pages.contains(page) {

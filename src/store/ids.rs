@@ -2,6 +2,7 @@
 //! comment ids `c_<base36 ms><4 base36>`, journal ids `j-YYYY-MM-DD-<6 base36>`,
 //! timestamps `2026-07-28T09:00:00.000Z`, authors `Name <email>`.
 
+use crate::util::base36;
 use crate::{Error, Result};
 use chrono::{DateTime, SecondsFormat, Utc};
 use std::path::Path;
@@ -33,21 +34,6 @@ pub fn iso(t: DateTime<Utc>) -> String {
 /// The journal date format `YYYY-MM-DD` (UTC).
 pub fn date(t: DateTime<Utc>) -> String {
     t.format("%Y-%m-%d").to_string()
-}
-
-/// `n` in lowercase base 36.
-pub fn base36(mut n: u64) -> String {
-    const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
-    if n == 0 {
-        return "0".into();
-    }
-    let mut out = Vec::new();
-    while n > 0 {
-        out.push(DIGITS[(n % 36) as usize]);
-        n /= 36;
-    }
-    out.reverse();
-    String::from_utf8(out).expect("ASCII digits")
 }
 
 fn random_base36(len: usize) -> String {

@@ -106,7 +106,7 @@ pub fn prepare_entry(value: Value) -> Result<Map<String, Value>> {
             bail!("each change must be an object (changes[{i}])");
         };
         match c.get("page") {
-            Some(Value::String(p)) => crate::pages::validate_page_id(p).map_err(|e| {
+            Some(Value::String(p)) => super::validate_page_id(p).map_err(|e| {
                 Error::new(format!(
                     "{} ({})",
                     e.message().trim_end_matches(" (page)"),

@@ -2,8 +2,9 @@
 //! store lock, atomically, idempotently. Members that cannot be moved (no id, or an existing
 //! different file with that id) stay in their array and are reported — nothing is dropped.
 
+use super::SCHEMA_VERSION;
 use super::{Location, Meta, Snapshot, Store, fsx, ids, json};
-use crate::{Result, SCHEMA_VERSION};
+use crate::Result;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -7,6 +7,8 @@
 //!
 //! Every read-modify-write holds the store lock ([`fsx::StoreLock`]) and every file write is
 //! atomic ([`fsx::write_atomic`]).
+//!
+//! Layer 1. May call: the shared helpers (layer 0) only.
 
 pub mod comment;
 pub mod fsx;
@@ -14,10 +16,15 @@ pub mod ids;
 pub mod journal;
 pub mod json;
 pub mod migrate;
+pub mod page_id;
 pub mod verify;
 
-use crate::{Error, Result, SCHEMA_VERSION, bail};
+use crate::{Error, Result, bail};
 pub use comment::Comment;
+pub use page_id::validate_page_id;
+
+/// The store schema version this build reads and writes (`meta.json` `schemaVersion`).
+pub const SCHEMA_VERSION: u64 = 3;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
@@ -200,11 +207,11 @@ impl Store {
         // Files are listed in a deterministic order, then read and parsed in parallel; the
         // snapshot keeps the listing order.
         let threads = if files.len() > 256 {
-            crate::anchor::default_threads()
+            crate::util::par::default_threads()
         } else {
             1
         };
-        let parsed = crate::anchor::par_map(&files, threads, |(path, rel)| {
+        let parsed = crate::util::par::par_map(&files, threads, |(path, rel)| {
             read_comment_file(path, rel.clone())
         });
         let mut snap = Snapshot::default();
@@ -263,7 +270,7 @@ impl Store {
     pub fn find_on_page(&self, page: &str, id: &str) -> Result<Option<Record>> {
         self.check_compatible()?;
         let file = format!("{page}/{}.json", ids::sanitize_id(id));
-        if crate::pages::validate_page_id(page).is_ok()
+        if validate_page_id(page).is_ok()
             && let Ok(bytes) = std::fs::read(self.root.join(&file))
             && let Ok(Value::Object(m)) = serde_json::from_slice::<Value>(&bytes)
         {
@@ -348,7 +355,7 @@ impl Store {
         let (Some(id), Some(page)) = (comment.id(), comment.page()) else {
             bail!("a comment needs an id and a page (id, page)");
         };
-        crate::pages::validate_page_id(page)?;
+        validate_page_id(page)?;
         let name = ids::sanitize_id(id);
         if name.is_empty() {
             bail!("comment id {id:?} has no file-name characters (id)");

@@ -2,9 +2,9 @@
 //! agent protocol rely on, checked in one pass, reported as findings with the original
 //! notabene's codes, levels and messages. It reports; it never repairs.
 
+use super::SCHEMA_VERSION;
 use super::journal::{self, Journal};
 use super::{Location, Meta, Snapshot};
-use crate::SCHEMA_VERSION;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};

@@ -1,0 +1,102 @@
+//! The embedded mdBook engine: loads a book with our preprocessor (and, when the book has an
+//! `[output.notabene]` table, our renderer) in process, builds it into a directory, and runs
+//! the preprocess-only pass `notabene anchors` uses — the book as the HTML renderer would see
+//! it, before our markers.
+//!
+//! Layer 8. May call: the mdBook adaptors (`preprocess`, `render`), `resolve`, the book layer,
+//! `store` and the shared helpers. `cli` and `serve` build books only through here.
+
+use crate::book::{Book, PageIds};
+use crate::resolve::{self, BookAnchors};
+use crate::store::Store;
+use crate::{Error, Result};
+use mdbook_driver::MDBook;
+use mdbook_driver::book::BookItem;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// Loads the book at `root` with our preprocessor (and renderer) in process.
+pub fn load(root: &Path) -> Result<MDBook> {
+    let mut md = MDBook::load(root).map_err(|e| {
+        Error::new(format!(
+            "cannot load the book: {e:#} ({})",
+            root.join("book.toml").display()
+        ))
+    })?;
+    md.with_preprocessor(crate::preprocess::Notabene);
+    if md.config.contains_key("output.notabene") {
+        md.with_renderer(crate::render::CommentsJson);
+    }
+    Ok(md)
+}
+
+/// Writes the reader client into a set-up book when its copy is missing or stale
+/// ([`crate::assets::refresh`]), saying so on stderr. `build` and `serve` call it first.
+pub fn refresh_client(root: &Path) -> Result<()> {
+    let book = Book::load(root)?;
+    for path in crate::assets::refresh(&book)? {
+        eprintln!(
+            "notabene: wrote {path} (mdbook-notabene {})",
+            env!("CARGO_PKG_VERSION")
+        );
+    }
+    Ok(())
+}
+
+/// Builds the book at `root` (into `dest` when given, else its `build.build-dir`), after
+/// [`refresh_client`]. Returns the HTML output directory.
+pub fn build(root: &Path, dest: Option<&Path>) -> Result<PathBuf> {
+    refresh_client(root)?;
+    Ok(build_with(root, dest)?.build_dir_for("html"))
+}
+
+/// Builds the book at `root` into `dest` and returns the page ids of its chapters (what a
+/// served site holds). `serve` refreshes the client once, before its first build.
+pub fn build_into(root: &Path, dest: &Path) -> Result<BTreeSet<String>> {
+    let md = build_with(root, Some(dest))?;
+    let ids = PageIds::new(&Book::load(root)?);
+    let pages = md
+        .iter()
+        .filter_map(|item| match item {
+            BookItem::Chapter(ch) => ch.source_path.as_ref().map(|sp| ids.for_chapter(sp)),
+            _ => None,
+        })
+        .collect();
+    Ok(pages)
+}
+
+fn build_with(root: &Path, dest: Option<&Path>) -> Result<MDBook> {
+    let mut md = load(root)?;
+    if let Some(d) = dest {
+        md.config.build.build_dir = std::path::absolute(d).unwrap_or_else(|_| d.to_path_buf());
+    }
+    md.build()
+        .map_err(|e| Error::new(format!("build failed: {e:#}")))?;
+    Ok(md)
+}
+
+/// A renderer that renders nothing: preprocessing for it yields the book as the HTML renderer
+/// would get it, minus our markers (the preprocessor does its work for `html` only).
+struct Probe;
+
+impl mdbook_renderer::Renderer for Probe {
+    fn name(&self) -> &str {
+        "notabene"
+    }
+    fn render(&self, _: &mdbook_renderer::RenderContext) -> mdbook_renderer::errors::Result<()> {
+        Ok(())
+    }
+}
+
+/// Anchors the comments of `store` in the current text of `book`, without a build. The store
+/// must be readable (an unreadable store is an error here, not a warning as in a build).
+pub fn anchor_current(book: &Book, store: &Store) -> Result<(BookAnchors, PageIds)> {
+    let md = load(&book.root)?;
+    let (preprocessed, _) = md
+        .preprocess_book(&Probe)
+        .map_err(|e| Error::new(format!("cannot preprocess the book: {e:#}")))?;
+    let snap = store.load()?;
+    snap.warn_unreadable();
+    let comments = snap.comments().map(|r| r.comment.clone()).collect();
+    resolve::book::anchor(book, &preprocessed, comments)
+}

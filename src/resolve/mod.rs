@@ -1,0 +1,360 @@
+//! Anchoring a whole book: every stored comment is matched to its chapter (by page id) and its
+//! anchor re-found in that chapter's text model, pages in parallel, results in page order.
+//! Also renders the per-comment `anchoring` object shared by the data islands, `comments.json`
+//! and `notabene anchors --json`.
+//!
+//! Files: this one holds the result ([`BookAnchors`]) and the page-parallel anchoring;
+//! [`book`] turns an mdBook book and a store into it (chapters, comments, options);
+//! [`report`] prints the build report and applies `fail-on`.
+//!
+//! Layer 5. May call: the book layer, `anchor`, `text`, `store` and the shared helpers.
+
+pub mod book;
+pub mod report;
+
+use crate::anchor::{self, Place, Resolution, StoredAnchor};
+use crate::store::Comment;
+use crate::text::{PageText, TextOptions, page_text};
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+
+/// A chapter of the book being built, with its page id.
+#[derive(Debug, Clone)]
+pub struct Chapter {
+    /// The store `page` key.
+    pub page: String,
+    /// The chapter's name (title in the sidebar).
+    pub name: String,
+    /// Its HTML path relative to the site root (`guide/setup.html`, `index.html`).
+    pub url: String,
+    /// Its Markdown file relative to the book root (`src/guide/setup.md`).
+    pub source: String,
+    /// Its Markdown as handed to the HTML renderer.
+    pub content: String,
+    /// The Markdown file as it is on disk, when it differs from `content` (`{{#include}}`
+    /// and other expansions); source positions are reported in this text.
+    pub disk: Option<String>,
+}
+
+/// The compact forms of a comment written into the HTML: a chapter's data island and the
+/// /comments list. Both leave out what the page already says and what only re-anchoring needs
+/// — `space` when it is the book's, `hold: false`, `resolution: null`, `updatedAt` equal to
+/// `createdAt`, the anchor's `prefix` and `suffix` — and the reader client restores the
+/// defaults. `comments.json` and `notabene anchors --json` carry the full objects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lean {
+    /// In a chapter's island: also without `page` (the island's); `anchoring` holds `status`
+    /// and, where the client paints, `block` (block index) or `code` (block, offset, text).
+    Island,
+    /// In the /comments list: `anchoring` holds `status` and `chapter` (its title), and the
+    /// comment's `url` follows (null when its page is not in the book).
+    List,
+}
+
+/// Where a comment landed.
+#[derive(Debug, Clone)]
+pub struct Located {
+    /// Index of the chapter holding the comment's page, if it is in this book.
+    pub chapter: Option<usize>,
+    /// The anchoring result (`None` for page-scope comments and comments not in this book).
+    pub resolution: Option<Resolution>,
+}
+
+/// The anchoring of every comment of a book.
+pub struct BookAnchors {
+    /// Chapters in book order.
+    pub chapters: Vec<Chapter>,
+    /// Text model of each chapter.
+    pub texts: Vec<PageText>,
+    /// The comments, in store order.
+    pub comments: Vec<Comment>,
+    /// One entry per comment.
+    pub located: Vec<Located>,
+    /// The comments of each chapter (indices into `comments`, in store order).
+    pub by_chapter: Vec<Vec<usize>>,
+    /// Byte offset of every line start of each chapter's Markdown.
+    line_starts: Vec<Vec<usize>>,
+}
+
+/// Anchors `comments` in `chapters` using up to `threads` threads.
+pub fn anchor_book(
+    chapters: Vec<Chapter>,
+    comments: Vec<Comment>,
+    options: &TextOptions,
+    threshold: f64,
+    threads: usize,
+) -> BookAnchors {
+    let mut by_page: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, c) in chapters.iter().enumerate() {
+        by_page.entry(c.page.as_str()).or_insert(i);
+    }
+    let mut per_chapter: Vec<Vec<usize>> = vec![Vec::new(); chapters.len()];
+    let mut chapter_of = vec![None; comments.len()];
+    for (ci, c) in comments.iter().enumerate() {
+        if let Some(&ch) = c.page().and_then(|p| by_page.get(p)) {
+            per_chapter[ch].push(ci);
+            chapter_of[ci] = Some(ch);
+        }
+    }
+    let jobs: Vec<usize> = (0..chapters.len()).collect();
+    let results = crate::util::par::par_map(&jobs, threads, |&ch| {
+        let content = &chapters[ch].content;
+        let lines: Vec<usize> = std::iter::once(0)
+            .chain(content.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        let text = page_text(content, options);
+        let anchors: Vec<Option<StoredAnchor>> = per_chapter[ch]
+            .iter()
+            .map(|&ci| StoredAnchor::from_comment(comments[ci].as_map()))
+            .collect();
+        let res = anchor::resolve_page(&text, &anchors, threshold);
+        (text, res, lines)
+    });
+    let mut located: Vec<Located> = chapter_of
+        .iter()
+        .map(|&chapter| Located {
+            chapter,
+            resolution: None,
+        })
+        .collect();
+    let mut texts = Vec::with_capacity(results.len());
+    let mut line_starts = Vec::with_capacity(results.len());
+    for (ch, (text, res, lines)) in results.into_iter().enumerate() {
+        for (&ci, r) in per_chapter[ch].iter().zip(res) {
+            located[ci].resolution = r;
+        }
+        texts.push(text);
+        line_starts.push(lines);
+    }
+    BookAnchors {
+        chapters,
+        texts,
+        comments,
+        located,
+        by_chapter: per_chapter,
+        line_starts,
+    }
+}
+
+/// Counts by anchoring status.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Found unchanged.
+    pub exact: usize,
+    /// Found with changes.
+    pub fuzzy: usize,
+    /// Not found.
+    pub orphan: usize,
+    /// Page-scope comments (nothing to find).
+    pub page: usize,
+}
+
+impl BookAnchors {
+    /// The anchoring status word of comment `ci`: exact, fuzzy, orphan or page.
+    pub fn status(&self, ci: usize) -> &'static str {
+        let l = &self.located[ci];
+        match (&l.chapter, &l.resolution) {
+            (Some(_), None) => "page",
+            (_, Some(r)) => r.status.as_str(),
+            (None, None) => "orphan",
+        }
+    }
+
+    /// Counts over the comments `filter` keeps (in this book).
+    pub fn counts(&self, filter: impl Fn(&Comment) -> bool) -> Counts {
+        let mut c = Counts::default();
+        for (ci, l) in self.located.iter().enumerate() {
+            if l.chapter.is_none() || !filter(&self.comments[ci]) {
+                continue;
+            }
+            match self.status(ci) {
+                "exact" => c.exact += 1,
+                "fuzzy" => c.fuzzy += 1,
+                "page" => c.page += 1,
+                _ => c.orphan += 1,
+            }
+        }
+        c
+    }
+
+    /// The position of `place` in the chapter's file on disk: the same bytes when the chapter
+    /// was not expanded, else the occurrence of the matched Markdown nearest to it (None when
+    /// the text comes from an included file).
+    fn source_json(&self, ch: usize, place: &Place) -> Value {
+        let chapter = &self.chapters[ch];
+        let range = match &chapter.disk {
+            None => Some(place.source.clone()),
+            Some(disk) => {
+                let slice = &chapter.content[place.source.clone()];
+                disk.match_indices(slice)
+                    .map(|(i, _)| i)
+                    .min_by_key(|i| i.abs_diff(place.source.start))
+                    .map(|i| i..i + slice.len())
+            }
+        };
+        let Some(range) = range else {
+            return Value::Null;
+        };
+        let file = chapter.disk.as_deref().unwrap_or(&chapter.content);
+        let pos = range.start.min(file.len());
+        let starts = &self.line_starts[ch];
+        let line = starts.partition_point(|&s| s <= pos).max(1);
+        let line_start = starts[line - 1];
+        let column = file[line_start..file.floor_char_boundary(pos)]
+            .chars()
+            .count()
+            + 1;
+        json!({ "path": chapter.source, "start": range.start, "end": range.end, "line": line, "column": column })
+    }
+
+    /// The `anchoring` object of comment `ci`.
+    pub fn anchoring_json(&self, ci: usize) -> Value {
+        let l = &self.located[ci];
+        let mut m = Map::new();
+        m.insert("status".into(), self.status(ci).into());
+        let Some(ch) = l.chapter else {
+            m.insert("confidence".into(), Value::Null);
+            m.insert("reason".into(), "page-not-in-book".into());
+            return Value::Object(m);
+        };
+        let chapter = &self.chapters[ch];
+        let text = &self.texts[ch];
+        let r = l.resolution.as_ref();
+        m.insert(
+            "confidence".into(),
+            r.map(|r| json!(r.confidence)).unwrap_or(Value::Null),
+        );
+        let matched = r
+            .and_then(|r| r.place.as_ref())
+            .map(|p| match r.and_then(|r| r.block) {
+                Some(b) => text.blocks[b].label.clone(),
+                None => text.text[p.text.clone()].to_string(),
+            });
+        m.insert(
+            "text".into(),
+            matched.map(Value::from).unwrap_or(Value::Null),
+        );
+        m.insert("chapter".into(), chapter.name.clone().into());
+        m.insert("url".into(), self.url(ci).into());
+        m.insert(
+            "source".into(),
+            r.and_then(|r| r.place.as_ref())
+                .map(|p| self.source_json(ch, p))
+                .unwrap_or(Value::Null),
+        );
+        let suggestion = r.and_then(|r| r.suggestion.as_ref()).map(|p| {
+            json!({ "text": text.text[p.text.clone()].to_string(), "source": self.source_json(ch, p) })
+        });
+        m.insert("suggestion".into(), suggestion.unwrap_or(Value::Null));
+        if let Some(r) = r {
+            m.insert(
+                "flags".into(),
+                serde_json::to_value(r.flags).unwrap_or(Value::Null),
+            );
+            if let Some(b) = r.block {
+                m.insert("block".into(), b.into());
+            }
+            if let Some((block, offset, text)) = self.code_spot(ci) {
+                m.insert(
+                    "code".into(),
+                    json!({ "block": block, "offset": offset, "text": text }),
+                );
+            }
+        }
+        Value::Object(m)
+    }
+
+    /// Where comment `ci` lies in a code block of its chapter: (block number, offset in chars
+    /// from the block's start, matched text). The client paints these itself.
+    fn code_spot(&self, ci: usize) -> Option<(usize, usize, &str)> {
+        let ch = self.located[ci].chapter?;
+        let r = self.located[ci].resolution.as_ref()?;
+        let p = r.place.as_ref().filter(|_| r.block.is_none())?;
+        let text = &self.texts[ch];
+        let n = text.code_block_holding(&p.text)?;
+        let cb = &text.code_blocks[n];
+        // The offset counts Unicode scalar values (chars), not UTF-16 units.
+        let offset = text.text[cb.text.start..p.text.start].chars().count();
+        Some((n, offset, &text.text[p.text.clone()]))
+    }
+
+    /// The URL of comment `ci` in the book (`guide/setup.html?nb=ID`), if its page is in it.
+    pub fn url(&self, ci: usize) -> Option<String> {
+        let ch = self.located[ci].chapter?;
+        let id = self.comments[ci].id()?;
+        Some(format!("{}?nb={id}", self.chapters[ch].url))
+    }
+
+    /// Appends comment `ci` to `out` in its compact [`Lean`] form (JSON, not yet escaped for
+    /// a `<script>`), `space` being the book's.
+    pub fn write_lean(&self, ci: usize, form: Lean, space: &str, out: &mut Vec<u8>) {
+        use crate::store::json::{ObjectWriter, write_js_compact};
+        let c = self.comments[ci].as_map();
+        let mut w = ObjectWriter::new(out);
+        for (k, v) in c {
+            let skip = match k.as_str() {
+                "space" => v.as_str() == Some(space),
+                "page" => form == Lean::Island,
+                "hold" => *v == Value::Bool(false),
+                "resolution" => v.is_null(),
+                "updatedAt" => c.get("createdAt") == Some(v),
+                // Ours replaces whatever a writer stored under that name.
+                "anchoring" | "url" => true,
+                _ => false,
+            };
+            if skip {
+                continue;
+            }
+            match (k.as_str(), v) {
+                ("anchor", Value::Object(a)) => {
+                    let mut aw = ObjectWriter::new(w.key(k));
+                    for (ak, av) in a {
+                        if ak != "prefix" && ak != "suffix" {
+                            aw.member(ak, av);
+                        }
+                    }
+                    aw.end();
+                }
+                _ => write_js_compact(v, w.key(k)),
+            }
+        }
+        let mut aw = ObjectWriter::new(w.key("anchoring"));
+        aw.member("status", self.status(ci));
+        match form {
+            Lean::Island => {
+                if let Some(b) = self.located[ci].resolution.as_ref().and_then(|r| r.block) {
+                    aw.member("block", &b);
+                }
+                if let Some((block, offset, text)) = self.code_spot(ci) {
+                    let mut cw = ObjectWriter::new(aw.key("code"));
+                    cw.member("block", &block);
+                    cw.member("offset", &offset);
+                    cw.member("text", text);
+                    cw.end();
+                }
+            }
+            Lean::List => {
+                if let Some(ch) = self.located[ci].chapter {
+                    aw.member("chapter", &self.chapters[ch].name);
+                }
+            }
+        }
+        aw.end();
+        if form == Lean::List {
+            w.member("url", &self.url(ci));
+        }
+        w.end();
+    }
+
+    /// The comment object as stored, plus its `anchoring`.
+    pub fn comment_json(&self, ci: usize) -> Value {
+        let mut m = self.comments[ci].as_map().clone();
+        m.insert("anchoring".into(), self.anchoring_json(ci));
+        Value::Object(m)
+    }
+}
+
+/// Whether an anchor result is worth a reader's marker: placed and not resolved.
+pub fn is_live(c: &Comment) -> bool {
+    c.status() != Some("resolved")
+}

@@ -1,0 +1,133 @@
+//! The build report: one summary line, a warning per fuzzy or orphaned anchor and per page
+//! that is not in the book, written to stderr at once; then `fail-on` applied.
+//!
+//! Part of the resolve layer; may call the book layer, `anchor` and `store`.
+
+use super::{BookAnchors, is_live};
+use crate::anchor;
+use crate::book::{Book, FailOn, PageIds};
+use crate::store::Comment;
+use crate::{Error, Result};
+use std::collections::BTreeMap;
+use std::io::Write;
+
+fn head(s: &str) -> String {
+    let t: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if t.chars().count() > 50 {
+        format!("{}…", t.chars().take(50).collect::<String>())
+    } else {
+        t
+    }
+}
+
+/// Prints the build report (stderr, written at once) and applies `fail-on`.
+pub fn report(anchors: &BookAnchors, ids: &PageIds, cfg: &Book) -> Result<()> {
+    use std::fmt::Write as _;
+    // One write for the whole report: a book with many drifted anchors prints hundreds of
+    // lines, and stderr is unbuffered.
+    let mut out = String::new();
+    let live = |c: &Comment| is_live(c);
+    let counts = anchors.counts(live);
+    let total = counts.exact + counts.fuzzy + counts.orphan + counts.page;
+    let pages: std::collections::BTreeSet<usize> = anchors
+        .located
+        .iter()
+        .enumerate()
+        .filter(|(ci, l)| l.chapter.is_some() && live(&anchors.comments[*ci]))
+        .filter_map(|(_, l)| l.chapter)
+        .collect();
+    let page_part = if counts.page > 0 {
+        format!(", {} page-level", counts.page)
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "notabene: {total} comments on {} pages — {} exact, {} fuzzy, {} orphaned{page_part}",
+        pages.len(),
+        counts.exact,
+        counts.fuzzy,
+        counts.orphan
+    );
+    let mut missing: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (ci, l) in anchors.located.iter().enumerate() {
+        let c = &anchors.comments[ci];
+        if !live(c) {
+            continue;
+        }
+        let id = c.id().unwrap_or_default();
+        let page = c.page().unwrap_or_default();
+        let Some(ch) = l.chapter else {
+            if ids.owns(page) && ids.locale_of(page) == ids.language {
+                missing.entry(page).or_default().push(id);
+            }
+            continue;
+        };
+        let Some(r) = &l.resolution else { continue };
+        let quote = c
+            .anchor()
+            .and_then(|a| a.get("quote").or(a.get("label")))
+            .and_then(|v| v.as_str())
+            .unwrap_or("");
+        match r.status {
+            anchor::Status::Fuzzy => {
+                _ = writeln!(
+                    out,
+                    "notabene: warning: fuzzy anchor {id} on {page} ({:.2}): «{}»",
+                    r.confidence,
+                    head(quote)
+                )
+            }
+            anchor::Status::Orphan => {
+                let suggestion = r
+                    .suggestion
+                    .as_ref()
+                    .map(|p| {
+                        format!(
+                            " — closest: «{}» ({:.2})",
+                            head(&anchors.texts[ch].text[p.text.clone()]),
+                            r.confidence
+                        )
+                    })
+                    .unwrap_or_default();
+                let _ = writeln!(
+                    out,
+                    "notabene: warning: orphaned anchor {id} on {page}: «{}»{suggestion}",
+                    head(quote)
+                );
+            }
+            anchor::Status::Exact => {}
+        }
+    }
+    for (page, list) in missing {
+        let _ = writeln!(
+            out,
+            "notabene: warning: {} comment(s) on page {page:?}, which is not in this book ({})",
+            list.len(),
+            list.join(", ")
+        );
+    }
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(out.as_bytes()).and_then(|()| err.flush());
+    let failing = match cfg.config.fail_on {
+        FailOn::Never => 0,
+        FailOn::Orphan => counts.orphan,
+        FailOn::Fuzzy => counts.orphan + counts.fuzzy,
+    };
+    if failing > 0 {
+        let what = if cfg.config.fail_on == FailOn::Orphan {
+            "orphaned"
+        } else {
+            "fuzzy or orphaned"
+        };
+        let key = if cfg.config.fail_on == FailOn::Orphan {
+            "orphan"
+        } else {
+            "fuzzy"
+        };
+        return Err(Error::new(format!(
+            "{failing} {what} anchor(s) and fail-on = \"{key}\" (book.toml [preprocessor.notabene] fail-on)"
+        )));
+    }
+    Ok(())
+}

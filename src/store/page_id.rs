@@ -1,0 +1,56 @@
+//! Page-id validation: the store's `page` key names a directory under the store, so an id
+//! must not escape it or confuse tools. May call: the shared helpers (layer 0) only.
+
+use crate::{Result, bail};
+
+/// Refuses page ids that could escape the store or confuse tools: empty ids, absolute paths,
+/// backslashes, empty, `.` or `..` segments, NUL and other control characters.
+pub fn validate_page_id(page: &str) -> Result<()> {
+    let reason = if page.is_empty() {
+        Some("it is empty")
+    } else if page.chars().any(char::is_control) {
+        Some("it contains a control character")
+    } else if page.contains('\\') {
+        Some("it contains a backslash")
+    } else if page.starts_with('/') || (page.len() >= 2 && page.as_bytes()[1] == b':') {
+        Some("it is an absolute path")
+    } else if page.split('/').any(|s| s == "..") {
+        Some("it contains a '..' segment")
+    } else if page.split('/').any(|s| s.is_empty() || s == ".") {
+        Some("it contains an empty or '.' segment")
+    } else {
+        None
+    };
+    match reason {
+        Some(r) => bail!("invalid page id {page:?}: {r} (page)"),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_id_validation() {
+        for ok in ["src/README", "docs/src/guide/setup.fr", "src/a b/ü"] {
+            validate_page_id(ok).unwrap();
+        }
+        for (bad, why) in [
+            ("", "it is empty"),
+            ("src/../etc", "it contains a '..' segment"),
+            ("/etc/passwd", "it is an absolute path"),
+            ("C:/x", "it is an absolute path"),
+            ("src\\x", "it contains a backslash"),
+            ("src/x\0y", "it contains a control character"),
+            ("src//x", "it contains an empty or '.' segment"),
+            ("src/./x", "it contains an empty or '.' segment"),
+        ] {
+            let e = validate_page_id(bad).unwrap_err();
+            assert_eq!(
+                e.message(),
+                format!("invalid page id {bad:?}: {why} (page)")
+            );
+        }
+    }
+}

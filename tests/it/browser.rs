@@ -1,0 +1,840 @@
+//! The reader client (`theme/notabene.{js,css}`) in a real headless Chromium, on `book-example`
+//! built by the binary under test (plus extra comments: an orphan, a code-block quote, a resolved
+//! comment and XSS payloads) and on hand-made fixture pages for the review view's edge cases.
+//!
+//! Needs `/usr/bin/chromium` (Debian package `chromium`). Without it the tests print a note and
+//! pass, unless `CI` is set: then they fail. Screenshots go to `target/browser-screenshots/`.
+
+use crate::harness;
+
+use harness::{Page, XSS_IMG, XSS_SCRIPT, chromium, fixture_url, site};
+use std::time::Duration;
+
+/// A page `w`×`h`, or return (skip) when Chromium is absent outside CI.
+macro_rules! page {
+    ($w:expr, $h:expr) => {
+        match chromium() {
+            Some(exe) => Page::new(&exe, $w, $h),
+            None => return,
+        }
+    };
+}
+
+const SECS: Duration = Duration::from_secs(5);
+
+/// JS: the island of the current page, parsed.
+const ISLAND: &str = "JSON.parse(document.querySelector('script.nb-data').textContent)";
+
+/// JS: a function computing the WCAG contrast of an element's text over its own background
+/// composited on the page background.
+const CONTRAST_FN: &str = r#"
+(el) => {
+  const parse = (s) => {
+    const m = s.match(/[\d.]+/g).map(Number);
+    const k = s.startsWith('color(') ? 255 : 1; // color(srgb r g b / a) has 0..1 channels
+    return { r: m[0] * k, g: m[1] * k, b: m[2] * k, a: m.length > 3 ? m[3] : 1 };
+  };
+  const page = parse(getComputedStyle(document.querySelector('.page-wrapper') || document.body).backgroundColor);
+  const bg = parse(getComputedStyle(el).backgroundColor);
+  const fg = parse(getComputedStyle(el).color);
+  const mix = (c, under) => ({ r: c.r * c.a + under.r * (1 - c.a), g: c.g * c.a + under.g * (1 - c.a), b: c.b * c.a + under.b * (1 - c.a) });
+  const lum = (c) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); }; return 0.2126 * f(c.r) + 0.7152 * f(c.g) + 0.0722 * f(c.b); };
+  const back = mix(bg, page);
+  const L1 = lum(mix(fg, back)), L2 = lum(back);
+  return [(Math.max(L1, L2) + 0.05) / (Math.min(L1, L2) + 0.05),
+          getComputedStyle(el).color + ' on ' + getComputedStyle(el).backgroundColor + ' over ' + getComputedStyle(document.querySelector('.page-wrapper')).backgroundColor];
+}"#;
+
+/// Asserts that no payload ran or became markup.
+fn assert_no_xss(p: &mut Page) {
+    std::thread::sleep(Duration::from_millis(150)); // an <img onerror> would have fired by now
+    assert_eq!(
+        p.eval_str("typeof window.__pwned"),
+        "undefined",
+        "a payload ran"
+    );
+    assert_eq!(
+        p.eval_i64("document.querySelectorAll('img[onerror], img[src=\"x\"], [onerror]').length"),
+        0,
+        "a payload became an element"
+    );
+    assert_eq!(
+        p.eval_i64(
+            "[...document.scripts].filter(s => !/json/.test(s.type) && s.textContent.includes('__pwned')).length"
+        ),
+        0,
+        "a payload became a script"
+    );
+    assert_eq!(
+        p.eval_i64("document.querySelectorAll('a[href^=\"javascript:\" i]').length"),
+        0,
+        "a javascript: link was created"
+    );
+}
+
+#[test]
+fn marks_are_visible_and_open_their_thread() {
+    let mut p = page!(1280, 900);
+    let site = site();
+    p.goto(&site.url("guide/configuration.html"));
+
+    let sel = "mark.nb-mark[data-nb-id=c_mworge1zx4rb]";
+    assert_eq!(
+        p.eval_str(&format!("document.querySelector('{sel}').textContent")),
+        "the retry policy"
+    );
+    let (mark_bg, page_bg) = {
+        let v = p.eval(&format!(
+            "[getComputedStyle(document.querySelector('{sel}')).backgroundColor,
+              getComputedStyle(document.querySelector('.page-wrapper')).backgroundColor]"
+        ));
+        (
+            v[0].as_str().unwrap().to_string(),
+            v[1].as_str().unwrap().to_string(),
+        )
+    };
+    assert_ne!(mark_bg, page_bg, "the mark must stand out from the page");
+    assert_ne!(mark_bg, "rgba(0, 0, 0, 0)");
+    // Open and addressed marks look different.
+    assert_ne!(
+        mark_bg,
+        p.eval_str("getComputedStyle(document.querySelector('mark.nb-mark[data-nb-status=addressed]')).backgroundColor")
+    );
+    // Keyboard access.
+    assert!(p.eval_bool(&format!(
+        "(() => {{ const m = document.querySelector('{sel}');
+           return m.getAttribute('tabindex') === '0' && m.getAttribute('role') === 'button'
+             && (m.getAttribute('aria-label') || '').includes('Alex Martin'); }})()"
+    )));
+    p.screenshot("chapter-marks-light");
+
+    p.click(sel);
+    p.wait_for("document.querySelector('.nb-pop[role=dialog]')", SECS);
+    let text = p.eval_str("document.querySelector('.nb-pop').textContent");
+    assert!(text.contains("Does this cover HTTP 429?"), "{text}");
+    assert!(
+        text.contains("Alex Martin") && text.contains("Camille Roux"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("alex@example.com"),
+        "display names only: {text}"
+    );
+    assert!(text.contains("2026"), "localised timestamps: {text}");
+    assert!(p.eval_bool(
+        "getComputedStyle(document.querySelector('.nb-pop .nb-body')).whiteSpace === 'pre-wrap'"
+    ));
+    // A popover next to the mark on a wide screen, not a sheet.
+    assert!(p.eval_bool(&format!(
+        "(() => {{ const pop = document.querySelector('.nb-pop').getBoundingClientRect();
+           const m = document.querySelector('{sel}').getBoundingClientRect();
+           return !document.querySelector('.nb-pop').classList.contains('nb-sheet')
+             && pop.top >= m.bottom - 1 && pop.top - m.bottom < 40; }})()"
+    )));
+    p.screenshot("thread-popover");
+
+    // Escape closes and gives the focus back to the mark; Enter reopens it.
+    p.key("Escape");
+    p.wait_for("!document.querySelector('.nb-pop')", SECS);
+    assert!(p.eval_bool(&format!(
+        "document.activeElement === document.querySelector('{sel}')"
+    )));
+    p.key("Enter");
+    p.wait_for("document.querySelector('.nb-pop')", SECS);
+    assert!(
+        p.eval_str("document.querySelector('.nb-pop').textContent")
+            .contains("Retry-After wins")
+    );
+    p.key("Escape");
+    p.wait_for("!document.querySelector('.nb-pop')", SECS);
+    p.assert_offline_and_clean();
+}
+
+#[test]
+fn panel_filters_orphans_and_header() {
+    let mut p = page!(1280, 900);
+    let site = site();
+    p.goto(&site.url("guide/configuration.html"));
+
+    assert!(
+        p.eval_bool("!document.getElementById('nb-panel').hidden"),
+        "panel open by default on wide screens"
+    );
+    let want = p.eval(&format!(
+        "(() => {{ const rail = {ISLAND}.comments.filter(c => c.scope !== 'page');
+           return {{ open: rail.filter(c => c.status !== 'resolved').length, all: rail.length,
+                    resolved: rail.filter(c => c.status === 'resolved').length }}; }})()"
+    ));
+    let listed = "document.querySelectorAll('#nb-panel .nb-list > .nb-entry').length";
+    assert_eq!(p.eval(listed), want["open"], "default filter: not resolved");
+    p.click("#nb-panel .nb-filter[data-filter=all]");
+    assert_eq!(p.eval(listed), want["all"]);
+    p.click("#nb-panel .nb-filter[data-filter=resolved]");
+    assert_eq!(p.eval(listed), want["resolved"]);
+    assert_ne!(want["open"], want["all"]);
+    assert!(want["resolved"].as_i64().unwrap() >= 1);
+    p.click("#nb-panel .nb-filter[data-filter=all]");
+
+    // The orphan: listed with ⚠ and its stored quote.
+    let orphan = p.eval_str(
+        "(() => { const e = document.querySelector('#nb-panel .nb-entry.nb-orphan[data-nb-id=c_orphan00001]');
+                  return e ? e.textContent : ''; })()",
+    );
+    assert!(
+        orphan.contains('⚠') && orphan.contains("a sentence that was never written here"),
+        "{orphan:?}"
+    );
+    p.screenshot("panel-filters");
+
+    // An entry scrolls to and flashes its mark, and shows the thread.
+    p.click("#nb-panel .nb-entry[data-nb-id=c_mworge1zx4rb] .nb-entry-main");
+    p.wait_for(
+        "document.querySelector('mark[data-nb-id=c_mworge1zx4rb]').classList.contains('nb-flash')",
+        SECS,
+    );
+    assert!(p
+        .eval_str("document.querySelector('#nb-panel .nb-entry[data-nb-id=c_mworge1zx4rb] .nb-entry-thread').textContent")
+        .contains("Does this cover HTTP 429?"));
+
+    // Header: book-wide open count, review link with the addressed count.
+    let summary = p.eval(&format!("{ISLAND}.summary || null"));
+    if summary.is_object() {
+        assert_eq!(
+            p.eval_str("document.querySelector('.nb-header .nb-toggle .nb-count').textContent"),
+            summary["open"].to_string()
+        );
+        if summary["addressed"].as_i64().unwrap_or(0) > 0 {
+            assert_eq!(
+                p.eval_str(
+                    "document.querySelector('.nb-header .nb-review-link .nb-count').textContent"
+                ),
+                summary["addressed"].to_string()
+            );
+        }
+    }
+    assert!(p.eval_bool(
+        "document.querySelector('.nb-header .nb-review-link').getAttribute('href') === path_to_root + 'review.html'"
+    ));
+    // The header button toggles the panel.
+    p.click("#nb-panel-toggle");
+    assert!(p.eval_bool(
+        "document.getElementById('nb-panel').hidden && document.getElementById('nb-panel-toggle').getAttribute('aria-expanded') === 'false'"
+    ));
+    p.click("#nb-panel-toggle");
+    assert!(p.eval_bool("!document.getElementById('nb-panel').hidden"));
+    // Printing hides all the notabene chrome and the marks' colours.
+    p.call(
+        "Emulation.setEmulatedMedia",
+        serde_json::json!({ "media": "print" }),
+    );
+    std::thread::sleep(Duration::from_millis(250)); // the marks' colour transition
+    assert!(p.eval_bool(
+        "['#nb-panel', '.nb-header', '.nb-discussion', '.nb-badge'].every(s => !document.querySelector(s) || getComputedStyle(document.querySelector(s)).display === 'none')
+         && getComputedStyle(document.querySelector('mark.nb-mark')).backgroundColor === 'rgba(0, 0, 0, 0)'"
+    ));
+    p.call(
+        "Emulation.setEmulatedMedia",
+        serde_json::json!({ "media": "" }),
+    );
+    p.assert_offline_and_clean();
+}
+
+#[test]
+fn code_block_quote_is_painted_with_the_highlight_api() {
+    let mut p = page!(1280, 900);
+    let site = site();
+    p.goto(&site.url("guide/configuration.html"));
+    let ranges = "(() => { const h = CSS.highlights.get('nb-code'); return h ? [...h].map(r => r.toString()) : []; })()";
+    assert!(
+        p.eval_bool("document.querySelector('pre > code.hljs') !== null"),
+        "highlight.js ran"
+    );
+    let painted = p.eval(ranges);
+    assert!(
+        painted
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r == "max_attempts = 8"),
+        "{painted}"
+    );
+    // The paragraph that only holds the code anchor is hidden.
+    assert!(p.eval_bool(
+        "[...document.querySelectorAll('.nb-code-anchor')].every(a => { const p = a.closest('p'); return !p || getComputedStyle(p).display === 'none'; })"
+    ));
+    // Clicking the painted text opens the thread.
+    let xy = p.eval(
+        "(() => { const h = CSS.highlights.get('nb-code'); const r = [...h].find(r => r.toString() === 'max_attempts = 8');
+                  r.startContainer.parentElement.scrollIntoView({block: 'center'});
+                  const b = r.getClientRects()[0]; return [b.left + b.width / 2, b.top + b.height / 2]; })()",
+    );
+    p.click_at(xy[0].as_f64().unwrap(), xy[1].as_f64().unwrap());
+    p.wait_for("document.querySelector('.nb-pop')", SECS);
+    assert!(
+        p.eval_str("document.querySelector('.nb-pop').textContent")
+            .contains("Eight attempts")
+    );
+    p.key("Escape");
+    // Rebuilding the code's nodes (as a late highlighter would) repaints the range.
+    p.eval("(() => { const c = document.querySelector('pre > code'); c.textContent = c.textContent; })()");
+    p.wait_for(
+        "(() => { const h = CSS.highlights.get('nb-code'); return h && [...h].some(r => r.toString() === 'max_attempts = 8'); })()",
+        SECS,
+    );
+    p.assert_offline_and_clean();
+}
+
+#[test]
+fn deep_links_open_the_comment() {
+    let mut p = page!(1280, 900);
+    let site = site();
+
+    p.goto(&site.url("guide/configuration.html?nb=c_mworge1zx4rb"));
+    p.wait_for("document.querySelector('.nb-pop')", SECS);
+    assert!(
+        p.eval_str("document.querySelector('.nb-pop').textContent")
+            .contains("Does this cover HTTP 429?")
+    );
+    assert!(p.eval_bool(
+        "document.querySelector('mark[data-nb-id=c_mworge1zx4rb]').classList.contains('nb-flash')"
+    ));
+    assert!(p.eval_bool(
+        "(() => { const r = document.querySelector('mark[data-nb-id=c_mworge1zx4rb]').getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; })()"
+    ));
+
+    // notabene's ?c= works too; a page comment goes to the discussion section.
+    p.goto(&site.url("index.html?c=c_mwrlggv2m0ta"));
+    p.wait_for(
+        "document.querySelector('.nb-discussion-item[data-nb-id=c_mwrlggv2m0ta].nb-flash')",
+        SECS,
+    );
+    assert!(p.eval_bool("document.querySelector('main .nb-discussion') !== null"));
+    assert!(
+        p.eval_str("document.querySelector('.nb-discussion').textContent")
+            .contains("which platforms are supported")
+    );
+    p.screenshot("page-discussion");
+
+    // A block comment: its thread opens.
+    p.goto(&site.url("index.html?nb=c_mwoto81iq7k2"));
+    p.wait_for("document.querySelector('.nb-pop')", SECS);
+    assert!(
+        p.eval_str("document.querySelector('.nb-pop').textContent")
+            .contains("pull-up resistors")
+    );
+
+    // An orphan: its panel entry is expanded and flashed.
+    p.goto(&site.url("guide/configuration.html?nb=c_orphan00001"));
+    p.wait_for(
+        "(() => { const e = document.querySelector('#nb-panel .nb-entry[data-nb-id=c_orphan00001]');
+                  return e && e.classList.contains('nb-flash') && !e.querySelector('.nb-entry-thread').hidden; })()",
+        SECS,
+    );
+    p.assert_offline_and_clean();
+}
+
+#[test]
+fn images_and_diagrams_get_one_badge_per_block() {
+    let mut p = page!(1280, 900);
+    let site = site();
+    p.goto(&site.url("index.html"));
+    // mdBook duplicates each image for its zoom: still one block, one badge.
+    assert_eq!(
+        p.eval_i64("document.querySelectorAll('span.nb-block').length"),
+        1
+    );
+    assert_eq!(
+        p.eval_i64("document.querySelectorAll('span.nb-block img').length"),
+        2
+    );
+    assert_eq!(
+        p.eval_i64("document.querySelectorAll('span.nb-block .nb-badge').length"),
+        1
+    );
+    assert!(p.eval_bool(
+        "document.querySelector('pre.mermaid[data-nb-block]').parentElement.matches('.nb-block-wrap.nb-block-has')"
+    ));
+    assert_eq!(
+        p.eval_i64("document.querySelectorAll('.nb-block-wrap > .nb-badge').length"),
+        1
+    );
+    // Badges add no text to the chapter: their label is CSS-generated.
+    assert!(p.eval_bool(
+        "[...document.querySelectorAll('.nb-badge')].every(b => b.textContent === '' && getComputedStyle(b, '::before').content.includes('💬') && b.getBoundingClientRect().width > 10)"
+    ));
+    p.click("span.nb-block .nb-badge");
+    p.wait_for("document.querySelector('.nb-pop')", SECS);
+    let text = p.eval_str("document.querySelector('.nb-pop').textContent");
+    assert!(
+        text.contains("pull-up resistors") && text.contains("🖼"),
+        "{text}"
+    );
+    assert!(
+        p.eval_bool("!document.querySelector('input.checkbox-img').checked"),
+        "the badge does not zoom the image"
+    );
+    p.key("Escape");
+    p.click(".nb-block-wrap > .nb-badge");
+    p.wait_for("document.querySelector('.nb-pop')", SECS);
+    assert!(
+        p.eval_str("document.querySelector('.nb-pop').textContent")
+            .contains("dead-letter folder")
+    );
+    p.screenshot("blocks-badges");
+    p.assert_offline_and_clean();
+}
+
+#[test]
+fn themes_keep_marks_readable_coal_screenshot() {
+    let mut p = page!(1280, 900);
+    let site = site();
+    p.goto(&site.url("guide/configuration.html"));
+    // Every mdBook theme: marks differ from the page and their text stays readable.
+    for theme in ["light", "rust", "coal", "navy", "ayu"] {
+        p.eval(&format!(
+            "(() => {{ const h = document.documentElement; ['light','rust','coal','navy','ayu'].forEach(t => h.classList.remove(t)); h.classList.add('{theme}'); }})()"
+        ));
+        std::thread::sleep(Duration::from_millis(250)); // let the marks' colour transition end
+        for status in ["open", "addressed"] {
+            let contrast = p.eval(&format!(
+                "({CONTRAST_FN})(document.querySelector('mark.nb-mark[data-nb-status={status}]:not(.nb-held)'))"
+            ));
+            let c = contrast[0].as_f64().unwrap();
+            eprintln!("{theme} {status}: contrast {c:.2} ({})", contrast[1]);
+            assert!(
+                c >= 4.5,
+                "{theme}: {status} mark contrast {c:.2}: {}",
+                contrast[1]
+            );
+        }
+    }
+    p.eval("localStorage.setItem('mdbook-theme', 'coal')");
+    p.reload();
+    assert!(p.eval_bool("document.documentElement.classList.contains('coal')"));
+    let v = p.eval(
+        "[getComputedStyle(document.querySelector('mark.nb-mark')).backgroundColor, getComputedStyle(document.querySelector('.page-wrapper')).backgroundColor]",
+    );
+    assert_ne!(v[0], v[1]);
+    p.click("mark.nb-mark[data-nb-id=c_mworge1zx4rb]");
+    p.wait_for("document.querySelector('.nb-pop')", SECS);
+    // The popover uses the theme's colours.
+    assert!(p.eval_bool(
+        "getComputedStyle(document.querySelector('.nb-pop')).backgroundColor === getComputedStyle(document.querySelector('.page-wrapper')).backgroundColor"
+    ));
+    p.screenshot("coal-theme");
+    p.assert_offline_and_clean();
+}
+
+#[test]
+fn narrow_screen_uses_a_bottom_sheet() {
+    let mut p = page!(800, 900);
+    let site = site();
+    p.goto(&site.url("guide/configuration.html"));
+    assert!(
+        p.eval_bool("document.getElementById('nb-panel').hidden"),
+        "panel closed by default below 1024px"
+    );
+    p.click("mark.nb-mark[data-nb-id=c_mworge1zx4rb]");
+    p.wait_for("document.querySelector('.nb-pop.nb-sheet')", SECS);
+    // (after its short slide-in animation)
+    p.wait_for(
+        "(() => { const s = document.querySelector('.nb-pop'); const r = s.getBoundingClientRect();
+                  return getComputedStyle(s).position === 'fixed' && Math.abs(r.bottom - innerHeight) <= 1
+                    && r.width >= document.documentElement.clientWidth - 1; })()",
+        SECS,
+    );
+    // The commented text stays visible above the sheet.
+    assert!(p.eval_bool(
+        "document.querySelector('mark[data-nb-id=c_mworge1zx4rb]').getBoundingClientRect().bottom <= document.querySelector('.nb-pop').getBoundingClientRect().top"
+    ));
+    assert!(
+        p.eval_str("document.querySelector('.nb-pop').textContent")
+            .contains("Does this cover HTTP 429?")
+    );
+    p.screenshot("narrow-800-bottom-sheet");
+    p.key("Escape");
+    p.wait_for("!document.querySelector('.nb-pop')", SECS);
+    // The panel opens as an overlay and Escape closes it.
+    p.click("#nb-panel-toggle");
+    assert!(p.eval_bool("!document.getElementById('nb-panel').hidden"));
+    p.screenshot("narrow-800-panel");
+    p.key("Escape");
+    assert!(p.eval_bool("document.getElementById('nb-panel').hidden"));
+    p.assert_offline_and_clean();
+}
+
+#[test]
+fn review_page_shows_cards_with_real_diffs() {
+    let mut p = page!(1280, 1000);
+    let site = site();
+    p.goto(&site.url("review.html"));
+    let data = p.eval("JSON.parse(document.querySelector('script.nb-view-data').textContent)");
+    let cards = data["cards"].as_array().expect("cards");
+    assert!(!cards.is_empty());
+    assert_eq!(
+        p.eval_i64("document.querySelectorAll('.nb-card').length") as usize,
+        cards.len()
+    );
+
+    let card = "document.querySelector('.nb-card[data-nb-id=c_mworonpyb6ns]')";
+    assert!(p.eval_bool(&format!("{card} !== null")));
+    let text = p.eval_str(&format!("{card}.textContent"));
+    assert!(
+        text.contains("Is compression configurable?"),
+        "whole thread: {text}"
+    );
+    assert!(text.contains("Proposed by the agent"), "{text}");
+    assert!(text.contains("compressed with gzip"), "anchor head: {text}");
+    // The working-tree edit made by the harness is in the diff, as an added line.
+    let added = p.eval_str(&format!(
+        "[...{card}.querySelectorAll('.nb-diff tr.nb-d-add')].map(r => r.textContent).join('\\n')"
+    ));
+    assert!(
+        added.contains("Restart the daemon after editing the file"),
+        "{added}"
+    );
+    let table = p.eval_str(&format!("{card}.querySelector('.nb-diff').textContent"));
+    assert!(
+        !table.contains("diff --git") && !table.contains("+++ b/") && !table.contains("index "),
+        "headers dropped"
+    );
+    p.eval(&format!("{card}.scrollIntoView({{block: 'start'}})"));
+    p.screenshot("review-card");
+
+    // Side by side, persisted.
+    p.click(".nb-diff-mode[data-mode=split]");
+    assert!(p.eval_bool(&format!(
+        "{card}.querySelector('table.nb-diff-split') !== null"
+    )));
+    assert_eq!(
+        p.eval_str("localStorage.getItem('notabene:diffMode')"),
+        "split"
+    );
+    p.reload();
+    assert!(p.eval_bool(&format!(
+        "{card}.querySelector('table.nb-diff-split') !== null"
+    )));
+    p.eval(&format!("{card}.scrollIntoView({{block: 'start'}})"));
+    p.screenshot("review-card-split");
+
+    // Approve reveals the CLI command.
+    let expected = data["commands"]["approve"]
+        .as_str()
+        .unwrap_or("notabene comments done {id} --status resolved")
+        .replace("{id}", "c_mworonpyb6ns");
+    p.click(".nb-card[data-nb-id=c_mworonpyb6ns] .nb-approve");
+    assert_eq!(
+        p.eval_str(&format!("{card}.querySelector('.nb-cmd-text').textContent")),
+        expected
+    );
+    // Reject asks for a reason and quotes it for a POSIX shell.
+    p.click(".nb-card[data-nb-id=c_mworonpyb6ns] .nb-reject");
+    assert!(p.eval_bool(&format!(
+        "!{card}.querySelector('textarea.nb-reason').hidden"
+    )));
+    let reason = r#"it's "wrong": $HOME `id` \n!"#;
+    p.eval(&format!(
+        "{card}.querySelector('textarea.nb-reason').focus()"
+    ));
+    p.call("Input.insertText", serde_json::json!({ "text": reason }));
+    let cmd = p.eval_str(&format!("{card}.querySelector('.nb-cmd-text').textContent"));
+    assert!(
+        cmd.starts_with("notabene comments reopen c_mworonpyb6ns --reply "),
+        "{cmd}"
+    );
+    let arg = cmd.trim_start_matches("notabene comments reopen c_mworonpyb6ns --reply ");
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("printf %s {arg}"))
+        .output()
+        .expect("sh");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        reason,
+        "the shell sees the reason verbatim"
+    );
+    p.click(".nb-card[data-nb-id=c_mworonpyb6ns] .nb-copy");
+    p.wait_for(
+        "document.querySelector('.nb-card[data-nb-id=c_mworonpyb6ns] .nb-copy').textContent !== 'Copy'",
+        SECS,
+    );
+    p.assert_offline_and_clean();
+}
+
+#[test]
+fn review_fixture_edge_cases() {
+    let mut p = page!(1280, 1000);
+    p.goto(&fixture_url("review.html"));
+    let msg = |p: &mut Page, reason: &str| {
+        p.eval_str(&format!(
+            "(() => {{ const e = document.querySelector('.nb-diff-empty[data-reason=\"{reason}\"]'); return e ? e.textContent : ''; }})()"
+        ))
+    };
+    assert_eq!(msg(&mut p, "no-git"), "No git repository");
+    assert_eq!(
+        msg(&mut p, "unchanged"),
+        "Unchanged since the last commit (already committed?)"
+    );
+    assert_eq!(msg(&mut p, "page-not-found"), "Page not found");
+    assert_eq!(msg(&mut p, "unknown-ref"), "Unknown commit");
+    assert!(
+        p.eval_str("document.querySelector('.nb-diff-note').textContent")
+            .contains("New file")
+    );
+    assert_eq!(p.eval_i64("document.querySelectorAll('.nb-card')[0].querySelectorAll('.nb-diff')[1].querySelectorAll('tr.nb-d-add').length"), 3);
+    assert_eq!(
+        p.eval_i64("document.querySelectorAll('.nb-problem').length"),
+        3
+    );
+    assert!(
+        p.eval_str("document.querySelector('.nb-problem').textContent")
+            .contains("No recorded changes")
+    );
+    assert!(
+        p.eval_str("document.querySelector('.nb-also').textContent")
+            .contains("This page also carries: “the retry policy”")
+    );
+    // Hunk bodies are kept even when they look like headers; real headers are dropped.
+    let first = "document.querySelector('.nb-card .nb-diff')";
+    let dels = p.eval_str(&format!(
+        "[...{first}.querySelectorAll('tr.nb-d-del')].map(r => r.textContent).join('\\n')"
+    ));
+    assert!(
+        dels.contains("-- a line that starts with three dashes"),
+        "{dels}"
+    );
+    let adds = p.eval_str(&format!(
+        "[...{first}.querySelectorAll('tr.nb-d-add')].map(r => r.textContent).join('\\n')"
+    ));
+    assert!(adds.contains("++ and so is this one"), "{adds}");
+    let all = p.eval_str(&format!("{first}.textContent"));
+    assert!(
+        !all.contains("diff --git") && !all.contains("index 3b18e51"),
+        "{all}"
+    );
+    // Block and page anchor heads.
+    assert!(
+        p.eval_str(
+            "document.querySelector('.nb-card[data-nb-id=c_fix_reasons] .nb-card-head').textContent"
+        )
+        .contains("📊 graph: A[Sensor bus]")
+    );
+    assert!(p.eval_bool(
+        "document.querySelector('.nb-card[data-nb-id=c_fix_problem] .nb-tag-page') !== null"
+    ));
+    // Side by side pairs a deletion with the following addition.
+    p.click(".nb-diff-mode[data-mode=split]");
+    assert!(p.eval_bool(&format!(
+        "[...{first}.querySelectorAll('tr.nb-d-pair')].some(r => r.querySelector('td.nb-d-del') && r.querySelector('td.nb-d-add'))"
+    )));
+    // XSS payloads everywhere in the card data stay text.
+    assert!(
+        p.eval_str("document.querySelector('.nb-card[data-nb-id=c_fix_xss]').textContent")
+            .contains(XSS_IMG)
+    );
+    assert_no_xss(&mut p);
+    p.assert_offline_and_clean();
+
+    // Below 640px the diff is unified only.
+    p.set_viewport(600, 900);
+    p.reload();
+    assert!(p.eval_bool(&format!(
+        "{first}.querySelector('table.nb-diff-unified') !== null"
+    )));
+    assert!(p.eval_bool("document.querySelector('.nb-diff-mode').disabled"));
+
+    // French catalogue, empty review.
+    p.set_viewport(1280, 900);
+    p.goto(&fixture_url("review-empty-fr.html"));
+    assert_eq!(
+        p.eval_str("document.querySelector('.nb-nothing').textContent"),
+        "Rien à valider ✓"
+    );
+    p.assert_offline_and_clean();
+}
+
+#[test]
+fn xss_payloads_stay_text() {
+    let mut p = page!(1280, 900);
+    let site = site();
+    p.goto(&site.url("guide/configuration.html"));
+    // The page comment (payload in author and body) is shown in the discussion, as text.
+    let disc = p.eval_str(
+        "document.querySelector('.nb-discussion-item[data-nb-id=c_xsspage0001]').textContent",
+    );
+    assert!(
+        disc.contains(XSS_IMG) && disc.contains(XSS_SCRIPT),
+        "{disc}"
+    );
+    // The orphan whose quote is a payload: listed with its quote, thread expanded.
+    p.click("#nb-panel .nb-entry[data-nb-id=c_xssquote001] .nb-entry-main");
+    let entry = p.eval_str(
+        "document.querySelector('#nb-panel .nb-entry[data-nb-id=c_xssquote001]').textContent",
+    );
+    assert!(
+        entry.contains(XSS_IMG) && entry.contains(XSS_SCRIPT),
+        "{entry}"
+    );
+    assert_no_xss(&mut p);
+
+    for page in [
+        "comments.html",
+        "review.html",
+        "journal.html",
+        "guide/configuration.html?nb=c_xssquote001",
+    ] {
+        p.goto(&site.url(page));
+        assert_no_xss(&mut p);
+    }
+    p.goto(&site.url("comments.html"));
+    p.eval("(() => { const s = document.querySelector('.nb-f-status'); s.value = 'all'; s.dispatchEvent(new Event('change')); })()");
+    assert!(
+        p.eval_str("document.querySelector('.nb-rows').textContent")
+            .contains(XSS_IMG)
+    );
+    assert_no_xss(&mut p);
+    p.assert_offline_and_clean();
+}
+
+#[test]
+fn comments_and_journal_views() {
+    let mut p = page!(1280, 900);
+    let site = site();
+    p.goto(&site.url("comments.html"));
+    let data = p.eval("JSON.parse(document.querySelector('script.nb-view-data').textContent)");
+    let all = data["comments"].as_array().unwrap();
+    let total = all.len();
+    let active = all.iter().filter(|c| c["status"] != "resolved").count();
+    let held = all.iter().filter(|c| c["hold"] == true).count();
+    assert_eq!(
+        p.eval_str("document.querySelector('.nb-shown').textContent"),
+        format!("{active} / {total}")
+    );
+    assert_eq!(
+        p.eval_i64("document.querySelectorAll('.nb-rows > .nb-row').length") as usize,
+        active
+    );
+    let set = |p: &mut Page, sel: &str, val: &str| {
+        p.eval(&format!(
+            "(() => {{ const s = document.querySelector('{sel}'); s.value = {v}; s.dispatchEvent(new Event(s.tagName === 'INPUT' ? 'input' : 'change')); }})()",
+            v = serde_json::to_string(val).unwrap()
+        ));
+    };
+    set(&mut p, ".nb-f-status", "all");
+    assert_eq!(
+        p.eval_str("document.querySelector('.nb-shown').textContent"),
+        format!("{total} / {total}")
+    );
+    set(&mut p, ".nb-f-hold", "held");
+    assert_eq!(
+        p.eval_i64("document.querySelectorAll('.nb-rows > .nb-row').length") as usize,
+        held
+    );
+    assert!(p.eval_bool("[...document.querySelectorAll('.nb-rows > .nb-row')].every(r => r.textContent.includes('⏸'))"));
+    set(&mut p, ".nb-f-hold", "all");
+    set(&mut p, ".nb-search", "retry-after");
+    let shown = p.eval_i64("document.querySelectorAll('.nb-rows > .nb-row').length");
+    assert!(shown >= 1 && (shown as usize) < total);
+    set(&mut p, ".nb-search", "");
+    // Rows: status dot and page; the page links (comments whose page is in the book) carry ?nb=.
+    assert!(p.eval_bool(
+        "[...document.querySelectorAll('.nb-rows > .nb-row')].every(r => r.querySelector('.nb-dot') && r.querySelector('.nb-row-page'))"
+    ));
+    assert!(p.eval_i64("document.querySelectorAll('.nb-rows a.nb-row-page').length") >= 1);
+    assert!(p.eval_bool(
+        "[...document.querySelectorAll('.nb-rows a.nb-row-page')].every(a => a.getAttribute('href').includes('?nb=' + a.closest('.nb-row').dataset.nbId))"
+    ));
+    p.screenshot("comments-view");
+    p.assert_offline_and_clean();
+
+    p.goto(&site.url("journal.html"));
+    let data = p.eval("JSON.parse(document.querySelector('script.nb-view-data').textContent)");
+    let entries = data["entries"].as_array().unwrap();
+    assert_eq!(
+        p.eval_i64("document.querySelectorAll('.nb-j-entry').length") as usize,
+        entries.len()
+    );
+    let first_title = entries[0]["title"].as_str().unwrap();
+    assert_eq!(
+        p.eval_str("document.querySelector('.nb-j-title').textContent"),
+        first_title
+    );
+    assert!(p.eval_bool(
+        "[...document.querySelectorAll('.nb-j-ids a')].length > 0 && [...document.querySelectorAll('.nb-j-ids a')].every(a => /\\?nb=c_/.test(a.getAttribute('href')))"
+    ));
+    p.assert_offline_and_clean();
+}
+
+#[test]
+fn odd_data_does_not_break_the_client() {
+    let mut p = page!(1280, 900);
+    p.goto(&fixture_url("odd-data.html"));
+    // Whatever it could make sense of is there; nothing threw.
+    assert!(p.eval_bool("document.documentElement.classList.contains('nb-on') && document.querySelector('.nb-header') !== null"));
+    assert!(p.eval_bool(
+        "document.querySelector('mark[data-nb-id=c_missing]').getAttribute('tabindex') === null"
+    ));
+    assert!(p.eval_bool(
+        "document.querySelector('mark[data-nb-id=c_j6]').classList.contains('nb-held')"
+    ));
+    assert_eq!(
+        p.eval_str("document.querySelector('span.nb-block .nb-badge').dataset.nbCount"),
+        "1"
+    );
+    assert!(p.eval_bool("(() => { const h = CSS.highlights.get('nb-code'); return !!h && [...h].some(r => r.toString() === 'echo'); })()"));
+    assert!(p.eval_bool("getComputedStyle(document.querySelector('.nb-code-anchor').parentElement).display === 'none'"));
+    assert_eq!(
+        p.eval_i64("document.querySelectorAll('.nb-app[data-nb-view=comments] .nb-row').length"),
+        2
+    );
+    assert!(p.eval_bool(
+        "document.querySelector('.nb-app[data-nb-view=nonsense]').children.length === 0"
+    ));
+    p.click("mark[data-nb-id=c_j6]");
+    p.wait_for("document.querySelector('.nb-pop')", SECS);
+    p.click("span.nb-block .nb-badge");
+    p.wait_for(
+        "document.querySelector('.nb-pop .nb-thread[data-nb-id=c_j3]')",
+        SECS,
+    );
+    p.click("#nb-panel .nb-filter[data-filter=all]");
+    for i in 0..p.eval_i64("document.querySelectorAll('#nb-panel .nb-entry-main').length") {
+        p.eval(&format!(
+            "document.querySelectorAll('#nb-panel .nb-entry-main')[{i}].click()"
+        ));
+    }
+    assert_no_xss(&mut p);
+    p.assert_offline_and_clean();
+}
+
+#[test]
+fn pages_without_data_are_left_alone() {
+    let mut p = page!(1280, 900);
+    let site = site();
+    // mdBook's page structure with the client but no data island: nothing is added.
+    p.goto(&fixture_url("no-data.html"));
+    assert!(
+        p.eval_bool("window.__notabene !== undefined"),
+        "the client is loaded"
+    );
+    assert!(p.eval_bool(
+        "!document.querySelector('.nb-header, .nb-panel, .nb-pop, .nb-discussion, .nb-badge') && !document.documentElement.classList.contains('nb-on')"
+    ));
+    assert_eq!(
+        p.eval_i64("document.querySelectorAll('mark[tabindex]').length"),
+        0
+    );
+    p.assert_offline_and_clean();
+    p.goto(&site.url("404.html"));
+    p.assert_offline_and_clean();
+    // The print page carries every chapter's island: all marks work, code anchors per chapter.
+    p.goto(&site.url("print.html"));
+    assert!(p.eval_i64("document.querySelectorAll('script.nb-data').length") > 1);
+    assert!(p.eval_bool("document.querySelector('mark.nb-mark[data-nb-id=c_mworge1zx4rb]').getAttribute('role') === 'button'"));
+    assert!(p.eval_bool("(() => { const h = CSS.highlights.get('nb-code'); return !!h && [...h].some(r => r.toString() === 'max_attempts = 8'); })()"));
+    p.assert_offline_and_clean();
+    // A chapter with an island but nothing to show keeps working (no exceptions).
+    p.goto(&site.url("reference/troubleshooting.html"));
+    assert!(p.eval_bool("document.querySelector('.nb-header') !== null"));
+    p.assert_offline_and_clean();
+}

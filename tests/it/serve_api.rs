@@ -1,0 +1,373 @@
+//! `serve`'s write API over real HTTP: the guard (Origin, Host, token), validation (size,
+//! scope, anchor, page), the original's request and response shapes, human resolutions that
+//! keep `comments verify` clean, and a rebuild after every write.
+
+use crate::common;
+use crate::serve;
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use serve::Server;
+
+const PAGE: &str = "book-example/src/guide/sensors";
+
+fn refused(
+    server: &Server,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+    code: u16,
+    reason: &str,
+) {
+    let before = common::tree(&server.store());
+    let (got, text) = server.request(method, path, headers, body.as_bytes());
+    let v: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    assert_eq!(
+        (got, v),
+        (code, json!({ "error": reason })),
+        "{method} {path} {headers:?}"
+    );
+    assert!(
+        common::tree(&server.store()) == before,
+        "the store changed after a refused request"
+    );
+}
+
+fn new_page_comment() -> String {
+    json!({ "page": PAGE, "space": "book", "scope": "page", "body": "A page note" }).to_string()
+}
+
+#[test]
+fn guard_refuses_cross_origin_foreign_host_and_bad_tokens() {
+    let server = Server::start(&[("NOTABENE_TOKEN", "s3cret")], |_| {});
+    let api = "/__notabene/api/comments";
+    let tok = ("x-notabene-token", "s3cret");
+    refused(
+        &server,
+        "POST",
+        api,
+        &[("Origin", "https://evil.example"), tok],
+        &new_page_comment(),
+        403,
+        "write refused: cross-origin",
+    );
+    refused(
+        &server,
+        "POST",
+        api,
+        &[("Origin", "not a url"), tok],
+        &new_page_comment(),
+        403,
+        "write refused: bad Origin",
+    );
+    refused(
+        &server,
+        "POST",
+        api,
+        &[("Host", "evil.example:80"), tok],
+        &new_page_comment(),
+        403,
+        "write refused: non-loopback Host",
+    );
+    refused(
+        &server,
+        "GET",
+        "/__notabene/api/journal",
+        &[("Host", "rebind.example")],
+        "",
+        403,
+        "read refused: non-loopback Host",
+    );
+    refused(
+        &server,
+        "GET",
+        "/index.html",
+        &[("Host", "rebind.example")],
+        "",
+        403,
+        "read refused: non-loopback Host",
+    );
+    refused(
+        &server,
+        "POST",
+        api,
+        &[],
+        &new_page_comment(),
+        403,
+        "write refused: invalid or missing token",
+    );
+    refused(
+        &server,
+        "PATCH",
+        api,
+        &[("x-notabene-token", "wrong")],
+        "{}",
+        403,
+        "write refused: invalid or missing token",
+    );
+    let (code, text) = server.request(
+        "POST",
+        api,
+        &[
+            ("Origin", &format!("http://localhost:{}", server.port)),
+            tok,
+        ],
+        new_page_comment().as_bytes(),
+    );
+    assert_eq!(code, 201, "{text}");
+}
+
+#[test]
+fn invalid_requests_are_refused_and_change_nothing() {
+    let server = Server::start(&[], |_| {});
+    let api = "/__notabene/api/comments";
+    let big = format!(
+        "{{\"page\":\"{PAGE}\",\"space\":\"book\",\"scope\":\"page\",\"body\":\"{}\"}}",
+        "x".repeat(1024 * 1024 + 10)
+    );
+    refused(&server, "POST", api, &[], &big, 413, "payload too large");
+    let body = |v: Value| v.to_string();
+    refused(
+        &server,
+        "POST",
+        api,
+        &[],
+        &body(json!({ "page": PAGE, "space": "book", "scope": "paragraph", "body": "x" })),
+        400,
+        "scope must be \"selection\", \"page\" or \"block\"",
+    );
+    refused(
+        &server,
+        "POST",
+        api,
+        &[],
+        &body(
+            json!({ "page": "book-example/src/nope", "space": "book", "scope": "page", "body": "x" }),
+        ),
+        400,
+        "unknown page",
+    );
+    refused(
+        &server,
+        "POST",
+        api,
+        &[],
+        &body(
+            json!({ "page": "book-example/../../etc", "space": "book", "scope": "page", "body": "x" }),
+        ),
+        400,
+        "invalid page id",
+    );
+    refused(
+        &server,
+        "POST",
+        api,
+        &[],
+        &body(json!({ "page": PAGE, "space": "book", "scope": "selection", "body": "x" })),
+        400,
+        "a selection comment needs an anchor {quote, prefix, suffix, section}",
+    );
+    refused(
+        &server,
+        "POST",
+        api,
+        &[],
+        &body(
+            json!({ "page": PAGE, "space": "book", "scope": "block", "body": "x", "anchor": { "kind": "video", "key": "v:x", "index": 0 } }),
+        ),
+        400,
+        "anchor.kind must be \"image\" or \"mermaid\"",
+    );
+    refused(
+        &server,
+        "POST",
+        api,
+        &[],
+        &body(
+            json!({ "page": PAGE, "space": "book", "scope": "page", "body": "x".repeat(64 * 1024 + 1) }),
+        ),
+        413,
+        "body is too long",
+    );
+    refused(
+        &server,
+        "POST",
+        api,
+        &[],
+        &body(json!({ "page": PAGE, "space": "book", "scope": "page", "body": "  " })),
+        400,
+        "page, space, scope, body required",
+    );
+    refused(
+        &server,
+        "POST",
+        api,
+        &[],
+        "not json",
+        400,
+        "expected a JSON object",
+    );
+    refused(
+        &server,
+        "PATCH",
+        api,
+        &[],
+        &body(json!({ "page": PAGE, "id": "c_mwp2po2nk5ji", "status": "done" })),
+        400,
+        "status must be \"open\", \"addressed\" or \"resolved\"",
+    );
+    refused(
+        &server,
+        "PATCH",
+        api,
+        &[],
+        &body(json!({ "page": PAGE, "id": "c_nope", "hold": true })),
+        404,
+        "not found",
+    );
+    refused(
+        &server,
+        "GET",
+        api,
+        &[],
+        "",
+        400,
+        "page query param required",
+    );
+}
+
+#[test]
+fn the_review_loop_through_the_api() {
+    let server = Server::start(&[], |_| {});
+    let api = "/__notabene/api/comments";
+    let g0 = server.generation();
+    // Create: the original's request shape; the comment file appears in the store.
+    let (code, c) = server.json(
+        "POST",
+        api,
+        &json!({
+            "page": PAGE, "space": "book", "scope": "selection", "author": "Rae Reviewer <rae@example.com>", "body": "Add units.",
+            "anchor": { "quote": "Cheap sensors drift", "prefix": "", "suffix": ", and even good ones are rarely accurate", "section": "Calibration" },
+        }),
+    );
+    assert_eq!(code, 201, "{c}");
+    let id = c["id"].as_str().unwrap().to_string();
+    assert!(id.starts_with("c_"));
+    let file = server.store().join(PAGE).join(format!("{id}.json"));
+    let stored: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(stored, c);
+    let keys: Vec<&str> = stored
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "id",
+            "space",
+            "page",
+            "scope",
+            "anchor",
+            "thread",
+            "status",
+            "hold",
+            "resolution",
+            "createdAt",
+            "updatedAt"
+        ]
+    );
+    assert_eq!(
+        stored["thread"][0]["author"],
+        "Rae Reviewer <rae@example.com>"
+    );
+
+    // The page rebuilds and its data island carries the new comment, anchored exactly.
+    server.wait_rebuild(g0);
+    let (_, html) = server.request("GET", "/guide/sensors.html", &[], b"");
+    assert!(
+        html.contains(&format!("data-nb-id=\"{id}\"")),
+        "no marker for {id}"
+    );
+
+    // Reply, edit refused after a reply, human resolve records a resolution.
+    let (code, r) = server.json("PATCH", api, &json!({ "page": PAGE, "id": id, "reply": { "author": "Ada Agent", "body": "Which units?" } }));
+    assert_eq!((code, r["thread"].as_array().unwrap().len()), (200, 2));
+    let (code, _) = server.json(
+        "PATCH",
+        api,
+        &json!({ "page": PAGE, "id": id, "edit": { "body": "changed" } }),
+    );
+    assert_eq!(code, 409);
+    let (code, r) = server.json("PATCH", api, &json!({ "page": PAGE, "id": id, "status": "resolved", "author": "Rae Reviewer <rae@example.com>" }));
+    assert_eq!(
+        (code, &r["resolution"]),
+        (
+            200,
+            &json!({ "note": "", "by": "Rae Reviewer <rae@example.com>" })
+        )
+    );
+    let verify = std::process::Command::new(env!("CARGO_BIN_EXE_notabene"))
+        .args([
+            "--book",
+            server.book.to_str().unwrap(),
+            "comments",
+            "verify",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&verify.stdout).unwrap();
+    assert_eq!(
+        (verify.status.code(), &report["errors"]),
+        (Some(0), &json!(0)),
+        "{report}"
+    );
+
+    // Reopen clears the stale resolution; only this comment's file changed.
+    let before = common::tree(&server.store());
+    let (code, r) = server.json(
+        "PATCH",
+        api,
+        &json!({ "page": PAGE, "id": id, "status": "open" }),
+    );
+    assert_eq!((code, &r["resolution"]), (200, &Value::Null));
+    let after = common::tree(&server.store());
+    let changed: Vec<_> = after
+        .keys()
+        .filter(|k| before.get(*k) != after.get(*k))
+        .collect();
+    assert_eq!(changed.len(), 1, "{changed:?}");
+
+    // Listing by page, the journal, diffs.
+    let (code, list) = server.json("GET", &format!("{api}?page={PAGE}"), &Value::Null);
+    assert_eq!(code, 200);
+    assert!(
+        list.as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["id"] == id.as_str())
+    );
+    let (code, journal) = server.json("GET", "/__notabene/api/journal", &Value::Null);
+    assert_eq!((code, journal.as_array().map(Vec::len)), (200, Some(2)));
+    let (code, diffs) = server.json(
+        "GET",
+        &format!("/__notabene/api/diff?page={PAGE}&page=book-example/src/nope"),
+        &Value::Null,
+    );
+    assert_eq!(code, 200);
+    assert_eq!(diffs[0]["file"], "book-example/src/guide/sensors.md");
+    assert_eq!(
+        diffs[1],
+        json!({ "page": "book-example/src/nope", "file": null, "diff": null, "error": "unresolved" })
+    );
+
+    // Delete one comment; a second delete says so.
+    let (code, d) = server.json("DELETE", api, &json!({ "page": PAGE, "id": id }));
+    assert_eq!((code, d), (200, json!({ "deleted": true })));
+    assert!(!file.exists());
+    let (code, d) = server.json("DELETE", api, &json!({ "page": PAGE, "id": id }));
+    assert_eq!((code, d), (404, json!({ "deleted": false })));
+}

@@ -1,0 +1,1107 @@
+//! The write side of the client against a real `mdbook-notabene serve`, in headless Chromium:
+//! the whole review loop (select → comment → live reload → mark; agent CLI → review card with
+//! its diff → approve), block and page comments, thread actions and reject, and the fidelity of
+//! anchor capture (200 random selections on book-example and on the Rustonomicon must all
+//! re-anchor exactly after the rebuild).
+//!
+//! Needs `/usr/bin/chromium` (Debian package `chromium`). Without it the tests print a note and
+//! pass, unless `CI` is set: then they fail.
+
+use crate::harness;
+use crate::harness::serving;
+use crate::serve;
+
+use harness::{Page, chromium};
+use serde_json::{Value, json};
+use serve::Server;
+use serving::*;
+use std::time::{Duration, Instant};
+
+macro_rules! page {
+    ($w:expr, $h:expr) => {
+        match chromium() {
+            Some(exe) => Page::new(&exe, $w, $h),
+            None => return,
+        }
+    };
+}
+
+const SECS: Duration = Duration::from_secs(10);
+const WRITE: Duration = Duration::from_secs(20);
+
+/// Asserts that the page asked nothing of any other origin, and that no script threw.
+fn assert_same_origin_and_clean(p: &mut Page, port: u16) {
+    let origin = base(port);
+    let foreign: Vec<String> = p
+        .requests()
+        .into_iter()
+        .filter(|u| !(u.starts_with(&origin) || u.starts_with("data:") || u.starts_with("about:")))
+        .collect();
+    assert!(foreign.is_empty(), "requests to other origins: {foreign:?}");
+    let api: Vec<String> = p
+        .requests()
+        .into_iter()
+        .filter(|u| {
+            u.contains("/__notabene/") && !u.starts_with(&format!("{origin}__notabene/api/"))
+        })
+        .collect();
+    assert!(api.is_empty(), "odd API urls: {api:?}");
+    let ex = p.exceptions();
+    assert!(ex.is_empty(), "uncaught exceptions: {ex:#?}");
+}
+
+fn island_entry(p: &mut Page, id: &str) -> Value {
+    p.eval(&format!(
+        "{ISLAND}.comments.find(c => c.id === {})",
+        serde_json::to_string(id).unwrap()
+    ))
+}
+
+/* ------------------------------------------------------------- the loop */
+
+#[test]
+fn review_loop_select_comment_reload_agent_review_approve() {
+    let mut p = page!(1280, 900);
+    let t0 = Instant::now();
+    let server = book_example();
+    let url = base(server.port);
+    p.goto(&format!("{url}guide/installing.html"));
+    wait_writable(&mut p);
+    // No identity yet: the first write asks for it.
+    assert_eq!(
+        p.eval_str("localStorage.getItem('notabene:author') || ''"),
+        ""
+    );
+
+    // A real mouse drag over a whole sentence.
+    let sentence =
+        "Most stations run on a Raspberry Pi, so the ARM builds are the ones we test most heavily.";
+    let pts = p.eval(&format!(
+        "(() => {{ const r = {RANGE_OF}({s}); if (!r) return null;
+           r.startContainer.parentElement.scrollIntoView({{block: 'center'}});
+           const first = document.createRange(); first.setStart(r.startContainer, r.startOffset); first.setEnd(r.startContainer, r.startOffset + 1);
+           const last = document.createRange(); last.setStart(r.endContainer, r.endOffset - 1); last.setEnd(r.endContainer, r.endOffset);
+           const a = first.getClientRects()[0], b = last.getClientRects()[0];
+           return [a.left + 1, a.top + a.height / 2, b.right - 1, b.top + b.height / 2]; }})()",
+        s = serde_json::to_string(sentence).unwrap()
+    ));
+    let pts: Vec<f64> = pts
+        .as_array()
+        .expect("the sentence is on the page")
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    drag(&mut p, (pts[0], pts[1]), (pts[2], pts[3]));
+    assert_eq!(
+        p.eval_str("String(getSelection())"),
+        sentence,
+        "the drag selected the sentence"
+    );
+    p.wait_for("!document.querySelector('.nb-sel-btn').hidden", SECS);
+    // The button sits next to the selection, inside the viewport.
+    let inside = p.eval_bool(
+        "(() => { const r = document.querySelector('.nb-sel-btn').getBoundingClientRect();
+                  return r.top >= 0 && r.bottom <= innerHeight && r.left >= 0 && r.right <= innerWidth; })()",
+    );
+    assert!(inside, "the Comment button is on screen");
+    let scroll_before = p.eval_i64("Math.round(scrollY)");
+    p.screenshot("serve-selection-button");
+    p.click(".nb-sel-btn");
+    p.wait_for(
+        "document.activeElement && document.activeElement.matches('.nb-compose textarea')",
+        SECS,
+    );
+    assert_eq!(
+        p.eval_str("document.querySelector('.nb-compose-quote').textContent"),
+        format!("“{sentence}”"),
+        "the composer shows the quote"
+    );
+    assert!(p.eval_bool("getSelection().isCollapsed || !String(getSelection()).trim()"));
+    type_text(&mut p, "Name the boards: a Pi 4 and a Pi Zero 2 W?");
+    p.screenshot("serve-composer");
+    let dir = server.store().join("book-example/src/guide/installing");
+    let before = comment_files(&dir);
+    mark_document(&mut p);
+    ctrl_enter(&mut p);
+    // The identity dialog comes first.
+    p.wait_for("document.querySelector('dialog.nb-identity[open]')", SECS);
+    p.eval("document.querySelector('.nb-identity-name').focus()");
+    type_text(&mut p, "  Robin Reviewer ");
+    p.eval("document.querySelector('.nb-identity-email').focus()");
+    type_text(&mut p, "robin@example.com ");
+    p.screenshot("serve-identity-dialog");
+    p.click(".nb-identity-save");
+    let t_write = Instant::now();
+    let c = wait_new_comment(&dir, &before, WRITE);
+    eprintln!("selection comment stored in {:?}", t_write.elapsed());
+    let paragraph =
+        "Skylark ships as a single static binary for Linux on x86_64, ARMv7 and AArch64. ";
+    let after = " You can install a prebuilt binary, build from source with Cargo, or use the Debian package";
+    let prefix: String = paragraph
+        .chars()
+        .skip(paragraph.chars().count() - 40)
+        .collect();
+    let suffix: String = after.chars().take(40).collect();
+    assert_eq!(c["page"], "book-example/src/guide/installing");
+    assert_eq!(c["space"], "book");
+    assert_eq!(c["scope"], "selection");
+    assert_eq!(
+        c["anchor"],
+        json!({ "quote": sentence, "prefix": prefix, "suffix": suffix, "section": "Installing Skylark" })
+    );
+    assert_eq!(
+        c["thread"][0]["author"],
+        "Robin Reviewer <robin@example.com>"
+    );
+    assert_eq!(
+        c["thread"][0]["body"],
+        "Name the boards: a Pi 4 and a Pi Zero 2 W?"
+    );
+    assert_eq!(c["status"], "open");
+    let id = c["id"].as_str().unwrap().to_string();
+
+    // The live reload shows it as a mark, anchored exactly, at the same scroll position.
+    wait_reloaded(&mut p, WRITE);
+    eprintln!(
+        "reloaded with the comment {:?} after the write",
+        t_write.elapsed()
+    );
+    p.wait_for(
+        &format!("document.querySelector('mark.nb-mark[data-nb-id=\"{id}\"]')"),
+        SECS,
+    );
+    assert_eq!(
+        p.eval_str(&format!(
+            "[...document.querySelectorAll('mark.nb-mark[data-nb-id=\"{id}\"]')].map(m => m.textContent).join('')"
+        )),
+        sentence
+    );
+    let entry = island_entry(&mut p, &id);
+    assert_eq!(entry["anchoring"]["status"], "exact", "{entry:#}");
+    let scroll_after = p.eval_i64("Math.round(scrollY)");
+    assert!(
+        (scroll_after - scroll_before).abs() <= 40,
+        "scroll kept across the reload: {scroll_before} → {scroll_after}"
+    );
+    assert_eq!(
+        p.eval_str("localStorage.getItem('notabene:author')"),
+        "Robin Reviewer"
+    );
+    assert_eq!(
+        p.eval_str("localStorage.getItem('notabene:email')"),
+        "robin@example.com"
+    );
+    assert_eq!(
+        p.eval_str("document.querySelector('.nb-identity-btn').textContent"),
+        "You: Robin Reviewer"
+    );
+
+    // The agent: a journal entry, an edit of the chapter, `comments done --status addressed`.
+    let g0 = generation(server.port);
+    let entry = json!({
+        "title": "Name the boards we test on",
+        "summary": "Answered the reviewer's question about test hardware.",
+        "changes": [{
+            "page": "book-example/src/guide/installing",
+            "commentIds": [id],
+            "what": "Added a sentence naming the two boards every release is tested on.",
+            "why": "The reviewer asked which boards."
+        }]
+    });
+    let out = cli(
+        &server.book,
+        &["journal", "add", "--json"],
+        &entry.to_string(),
+    );
+    let journal_id = serde_json::from_str::<Value>(out.trim()).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let chapter = server.book.join("src/guide/installing.md");
+    let mut md = std::fs::read_to_string(&chapter).unwrap();
+    md.push_str(
+        "\nEvery release is tested on a Raspberry Pi 4 and a Pi Zero 2 W before it ships.\n",
+    );
+    std::fs::write(&chapter, md).unwrap();
+    cli(
+        &server.book,
+        &[
+            "comments",
+            "done",
+            &id,
+            "--journal",
+            &journal_id,
+            "--status",
+            "addressed",
+            "--note",
+            "Named the two boards.",
+        ],
+        "",
+    );
+    let file = dir.join(format!("{id}.json"));
+    let done = std::fs::read_to_string(&file).unwrap();
+    assert!(done.contains("\"status\": \"addressed\""), "{done}");
+    settle(server.port, g0, Duration::from_millis(1200));
+
+    // /review: the card with its diff, then Approve.
+    p.goto(&format!("{url}review.html"));
+    wait_writable(&mut p);
+    let card = format!(".nb-card[data-nb-id=\"{id}\"]");
+    p.wait_for(&format!("document.querySelector('{card}')"), SECS);
+    let added = p.eval_str(&format!(
+        "[...document.querySelectorAll('{card} .nb-d-add .nb-code')].map(td => td.textContent).join('\\n')"
+    ));
+    assert!(
+        added.contains("Every release is tested on a Raspberry Pi 4 and a Pi Zero 2 W"),
+        "the card shows the worktree diff: {added:?}"
+    );
+    assert!(p.eval_bool(&format!(
+        "document.querySelector('{card} .nb-proposed').textContent.includes('Named the two boards.')"
+    )));
+    p.eval(&format!(
+        "document.querySelector('{card} .nb-card-actions').scrollIntoView({{block: 'center'}})"
+    ));
+    p.screenshot("serve-review-card");
+    mark_document(&mut p);
+    p.click(&format!("{card} .nb-approve"));
+    let resolved = wait_comment(&file, WRITE, "resolved", |v| v["status"] == "resolved");
+    assert_eq!(
+        resolved["resolution"]["journalEntryId"],
+        journal_id.as_str()
+    );
+    assert_eq!(resolved["resolution"]["note"], "Named the two boards.");
+    assert!(
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("\"status\": \"resolved\""),
+        "the file on disk says resolved"
+    );
+    // The approved card is gone after the rebuild.
+    wait_reloaded(&mut p, WRITE);
+    p.wait_for(&format!("!document.querySelector('{card}')"), SECS);
+    assert_same_origin_and_clean(&mut p, server.port);
+    eprintln!("review loop: {:?}", t0.elapsed());
+}
+
+/* ------------------------------------------- blocks, page discussion, keyboard */
+
+#[test]
+fn block_comments_page_comments_and_keyboard_selection() {
+    let mut p = page!(1280, 900);
+    let server = book_example();
+    let url = base(server.port);
+    p.goto(&format!("{url}index.html"));
+    wait_writable(&mut p);
+    p.eval("localStorage.setItem('notabene:author', 'Kim Keys'); localStorage.setItem('notabene:email', '')");
+    let blocks = p.eval(&format!("{ISLAND}.blocks"));
+    assert_eq!(blocks[0]["kind"], "mermaid", "{blocks:#}");
+    assert_eq!(blocks[1]["kind"], "image", "{blocks:#}");
+    // One button per block, none on mdBook's duplicate zoom image.
+    assert_eq!(
+        p.eval_i64("document.querySelectorAll('main .nb-block-add').length"),
+        2
+    );
+    let dir = server.store().join("book-example/src/README");
+
+    // The diagram: hover shows its button; click, write, save.
+    let (x, y) = p.center_of("main pre.mermaid");
+    p.call(
+        "Input.dispatchMouseEvent",
+        json!({ "type": "mouseMoved", "x": x, "y": y }),
+    );
+    p.wait_for(
+        "getComputedStyle(document.querySelector('.nb-block-add[data-nb-block-index=\"0\"]')).opacity === '1'",
+        SECS,
+    );
+    p.screenshot("serve-diagram-button");
+    p.click(".nb-block-add[data-nb-block-index=\"0\"]");
+    p.wait_for(
+        "document.activeElement && document.activeElement.matches('.nb-compose textarea')",
+        SECS,
+    );
+    assert!(
+        p.eval_str("document.querySelector('.nb-compose-quote').textContent")
+            .starts_with("📊 graph")
+    );
+    type_text(&mut p, "Add the dead-letter folder.");
+    p.screenshot("serve-block-composer");
+    let before = comment_files(&dir);
+    mark_document(&mut p);
+    p.click(".nb-compose-save");
+    let c = wait_new_comment(&dir, &before, WRITE);
+    assert_eq!(c["scope"], "block");
+    assert_eq!(
+        c["anchor"], blocks[0],
+        "the stored anchor is the island's block entry"
+    );
+    assert_eq!(c["thread"][0]["author"], "Kim Keys");
+    let diagram_id = c["id"].as_str().unwrap().to_string();
+    wait_reloaded(&mut p, WRITE);
+    let e = island_entry(&mut p, &diagram_id);
+    assert_eq!(e["anchoring"]["status"], "exact", "{e:#}");
+    assert!(p.eval_bool(&format!(
+        "document.querySelector('.nb-badge').dataset.nbIds.split(' ').includes('{diagram_id}')"
+    )));
+
+    // The image, from the keyboard: focus its button, Enter, type, Ctrl+Enter.
+    p.eval("document.querySelector('.nb-block-add[data-nb-block-index=\"1\"]').focus()");
+    // A focused block button is visible (after its short fade-in).
+    p.wait_for(
+        "getComputedStyle(document.activeElement).opacity === '1'",
+        SECS,
+    );
+    p.key("Enter");
+    p.wait_for(
+        "document.activeElement && document.activeElement.matches('.nb-compose textarea')",
+        SECS,
+    );
+    assert!(
+        p.eval_str("document.querySelector('.nb-compose-quote').textContent")
+            .starts_with("🖼 Station wiring diagram")
+    );
+    type_text(&mut p, "Draw the pull-up resistors.");
+    let before = comment_files(&dir);
+    mark_document(&mut p);
+    ctrl_enter(&mut p);
+    let c = wait_new_comment(&dir, &before, WRITE);
+    assert_eq!(c["anchor"], blocks[1]);
+    wait_reloaded(&mut p, WRITE);
+
+    // The page discussion composer.
+    p.eval(
+        "document.querySelector('.nb-discussion .nb-page-body').scrollIntoView({block: 'center'})",
+    );
+    p.click(".nb-discussion .nb-page-body");
+    type_text(&mut p, "Say which platforms are supported.");
+    p.screenshot("serve-page-composer");
+    let before = comment_files(&dir);
+    mark_document(&mut p);
+    p.click(".nb-page-send");
+    let c = wait_new_comment(&dir, &before, WRITE);
+    assert_eq!(c["scope"], "page");
+    assert_eq!(c["anchor"], Value::Null);
+    assert_eq!(c["thread"][0]["body"], "Say which platforms are supported.");
+    let page_id = c["id"].as_str().unwrap().to_string();
+    wait_reloaded(&mut p, WRITE);
+    p.wait_for(
+        &format!("document.querySelector('.nb-discussion-item[data-nb-id=\"{page_id}\"]')"),
+        SECS,
+    );
+
+    // Keyboard selection: one word selected, Shift+End extends it to the end of the line.
+    p.eval(&format!(
+        "(() => {{ const r = {RANGE_OF}('Skylark runs');
+           r.startContainer.parentElement.scrollIntoView({{block: 'center'}});
+           getSelection().removeAllRanges(); getSelection().addRange(r); }})()"
+    ));
+    p.wait_for("!document.querySelector('.nb-sel-btn').hidden", SECS);
+    shift_key(&mut p, "End", 35);
+    p.wait_for(
+        "String(getSelection()).length > 'Skylark runs'.length",
+        SECS,
+    );
+    p.wait_for("!document.querySelector('.nb-sel-btn').hidden", SECS);
+    // Ctrl+Alt+M opens the composer on it; Escape closes it.
+    for ty in ["rawKeyDown", "keyUp"] {
+        p.call(
+            "Input.dispatchKeyEvent",
+            json!({ "type": ty, "key": "m", "code": "KeyM", "windowsVirtualKeyCode": 77, "modifiers": 3 }),
+        );
+    }
+    p.wait_for(
+        "document.activeElement && document.activeElement.matches('.nb-compose textarea')",
+        SECS,
+    );
+    assert!(
+        p.eval_str("document.querySelector('.nb-compose-quote').textContent")
+            .starts_with("“Skylark runs as a single long-lived process.")
+    );
+    p.key("Escape");
+    p.wait_for("!document.querySelector('.nb-compose')", SECS);
+    p.eval(&format!(
+        "(() => {{ const r = {RANGE_OF}('Skylark runs'); getSelection().removeAllRanges(); getSelection().addRange(r); }})()"
+    ));
+    shift_key(&mut p, "End", 35);
+    p.wait_for("!document.querySelector('.nb-sel-btn').hidden", SECS);
+    assert!(
+        p.eval_str("String(getSelection())")
+            .starts_with("Skylark runs as")
+    );
+    // A triple click selects a paragraph with an element boundary at its end: captured cleanly.
+    p.eval("getSelection().removeAllRanges()");
+    p.wait_for("document.querySelector('.nb-sel-btn').hidden", SECS);
+    let (x, y) = p.center_of("main blockquote p");
+    triple_click(&mut p, (x, y));
+    p.wait_for("!document.querySelector('.nb-sel-btn').hidden", SECS);
+    eprintln!(
+        "triple click: {}",
+        p.eval("(() => { const r = getSelection().getRangeAt(0); const d = (n) => n.nodeType === 3 ? '#text' : n.localName + '.' + n.className;
+                 return [d(r.startContainer), r.startOffset, d(r.endContainer), r.endOffset]; })()")
+    );
+    let a = p.eval("window.__notabene.captureAnchor(getSelection().getRangeAt(0))");
+    assert!(
+        a["quote"]
+            .as_str()
+            .unwrap()
+            .trim()
+            .starts_with("Skylark is a fictional tool"),
+        "{a:#}"
+    );
+    assert!(
+        a["quote"]
+            .as_str()
+            .unwrap()
+            .trim()
+            .ends_with("happy accident."),
+        "{a:#}"
+    );
+    assert_eq!(a["section"], "Wiring at a glance");
+    // A selection inside the client's own UI offers nothing.
+    p.eval(
+        "(() => { const t = document.querySelector('.nb-discussion .nb-body'); const r = document.createRange();
+                  r.selectNodeContents(t); getSelection().removeAllRanges(); getSelection().addRange(r); })()",
+    );
+    p.wait_for("document.querySelector('.nb-sel-btn').hidden", SECS);
+    assert_eq!(
+        p.eval("window.__notabene.captureAnchor(getSelection().getRangeAt(0))"),
+        Value::Null
+    );
+    assert_same_origin_and_clean(&mut p, server.port);
+}
+
+/* ------------------------------------------- token, inline errors, drafts */
+
+#[test]
+fn token_inline_errors_and_drafts_hold_the_live_reload() {
+    let mut p = page!(1280, 900);
+    let server = Server::start(&[("NOTABENE_TOKEN", "s3cret")], install);
+    let url = base(server.port);
+    p.goto(&format!("{url}reference/cli.html"));
+    wait_writable(&mut p);
+    p.eval("localStorage.setItem('notabene:author', 'Tom Token')");
+    let dir = server.store().join("book-example/src/reference/cli");
+    let before = comment_files(&dir);
+    // Without the token the server refuses: the reason is shown inline, nothing is written.
+    p.eval("document.querySelector('.nb-page-body').scrollIntoView({block: 'center'})");
+    p.click(".nb-page-body");
+    type_text(&mut p, "Document the exit codes.");
+    p.click(".nb-page-send");
+    p.wait_for(
+        "!document.querySelector('.nb-composer .nb-error').hidden",
+        SECS,
+    );
+    assert_eq!(
+        p.eval_str("document.querySelector('.nb-composer .nb-error').textContent"),
+        "Not saved: write refused: invalid or missing token"
+    );
+    assert_eq!(
+        p.eval_str("document.querySelector('.nb-page-body').value"),
+        "Document the exit codes."
+    );
+    assert_eq!(comment_files(&dir), before, "nothing written");
+
+    // A rebuild while a draft is open does not reload the page: a note offers to.
+    let g = generation(server.port);
+    let (code, v) = serve::request(
+        server.port,
+        "POST",
+        "/__notabene/api/comments",
+        &[("Content-Type", "application/json"), ("x-notabene-token", "s3cret")],
+        json!({ "page": "book-example/src/reference/cli", "space": "book", "scope": "page", "body": "From elsewhere" })
+            .to_string()
+            .as_bytes(),
+    );
+    assert_eq!(code, 201, "{v}");
+    settle(server.port, g, Duration::from_millis(300));
+    mark_document(&mut p);
+    p.wait_for("document.querySelector('.nb-toast .nb-toast-action') && !document.querySelector('.nb-toast').hidden", SECS);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        p.eval_bool("!!window.__nbOldDocument"),
+        "the page kept the draft"
+    );
+
+    // With the token (from localStorage) the same draft is saved; the page then reloads.
+    p.eval("localStorage.setItem('notabene:token', 's3cret')");
+    p.click(".nb-page-send");
+    let c = wait_new_comment(&dir, &before, WRITE);
+    let c = if c["thread"][0]["body"] == "From elsewhere" {
+        let mut seen = before.clone();
+        seen.insert(dir.join(format!("{}.json", c["id"].as_str().unwrap())));
+        wait_new_comment(&dir, &seen, WRITE)
+    } else {
+        c
+    };
+    assert_eq!(c["thread"][0]["body"], "Document the exit codes.");
+    assert_eq!(c["thread"][0]["author"], "Tom Token");
+    let id = c["id"].as_str().unwrap().to_string();
+    // The page reloads (maybe twice: the rebuild it was holding back, then this write's).
+    wait_reloaded(&mut p, WRITE);
+    p.wait_for(
+        &format!("{ISLAND}.comments.some(c => c.id === '{id}') && document.querySelector('.nb-discussion-item[data-nb-id=\"{id}\"]')"),
+        WRITE,
+    );
+    assert_same_origin_and_clean(&mut p, server.port);
+}
+
+/* ------------------------------------------------- a static site over http */
+
+#[test]
+fn a_static_site_over_http_stays_read_only() {
+    let mut p = page!(1280, 900);
+    // The same book, built and published by a plain file server: the API is not there.
+    let server = book_example();
+    let out = server.book.parent().unwrap().join("published");
+    build(&server.book, &out);
+    let site = static_site(&out);
+    let url = base(site.port);
+    p.goto(&format!("{url}guide/installing.html"));
+    p.wait_for(
+        "performance.getEntriesByType('resource').some(e => e.name.includes('/__notabene/api/status'))",
+        SECS,
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!p.eval_bool("document.documentElement.classList.contains('nb-write')"));
+    assert_eq!(
+        p.eval_i64("document.querySelectorAll('.nb-sel-btn, .nb-block-add, .nb-composer, .nb-actions').length"),
+        0,
+        "no write UI"
+    );
+    // Selecting text offers nothing.
+    p.eval(&format!(
+        "(() => {{ const r = {RANGE_OF}('Most stations run on a Raspberry Pi'); getSelection().removeAllRanges(); getSelection().addRange(r); }})()"
+    ));
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        p.eval_i64("document.querySelectorAll('.nb-sel-btn').length"),
+        0
+    );
+    // /review keeps showing the CLI command.
+    p.goto(&format!("{url}review.html"));
+    p.wait_for("document.querySelector('.nb-card .nb-approve')", SECS);
+    p.click(".nb-card .nb-approve");
+    p.wait_for("!document.querySelector('.nb-card .nb-cmd').hidden", SECS);
+    assert!(
+        p.eval_str("document.querySelector('.nb-card .nb-cmd-text').textContent")
+            .starts_with("notabene comments done ")
+    );
+    // The only API request was the probe (one per page), answered 404.
+    let api: Vec<String> = p
+        .requests()
+        .into_iter()
+        .filter(|u| u.contains("__notabene"))
+        .collect();
+    assert_eq!(
+        api,
+        vec![
+            format!("{url}__notabene/api/status"),
+            format!("{url}__notabene/api/status")
+        ],
+        "only the status probe"
+    );
+    assert_same_origin_and_clean(&mut p, site.port);
+}
+
+/* ------------------------------------------------------- touch, narrow */
+
+#[test]
+fn touch_screen_docks_the_comment_button_and_composes_in_a_sheet() {
+    let mut p = page!(390, 844);
+    p.call(
+        "Emulation.setDeviceMetricsOverride",
+        json!({ "width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": true }),
+    );
+    p.call(
+        "Emulation.setTouchEmulationEnabled",
+        json!({ "enabled": true, "maxTouchPoints": 5 }),
+    );
+    let server = book_example();
+    let url = base(server.port);
+    p.goto(&format!("{url}guide/sensors.html"));
+    wait_writable(&mut p);
+    assert!(
+        p.eval_bool("matchMedia('(pointer: coarse)').matches"),
+        "touch emulation"
+    );
+    p.eval("localStorage.setItem('notabene:author', 'Tess Touch')");
+    // A long-press selection ends with pointercancel on Android: the selection is picked up.
+    let quote = "Wind and rain sensors are calibrated by the manufacturer.";
+    p.eval(&format!(
+        "(() => {{ const r = {RANGE_OF}({q}); r.startContainer.parentElement.scrollIntoView({{block: 'center'}});
+           getSelection().removeAllRanges(); getSelection().addRange(r);
+           document.dispatchEvent(new PointerEvent('pointercancel', {{ bubbles: true, pointerType: 'touch' }})); }})()",
+        q = serde_json::to_string(quote).unwrap()
+    ));
+    p.wait_for("!document.querySelector('.nb-sel-btn').hidden", SECS);
+    let docked = p.eval(
+        "(() => { const b = document.querySelector('.nb-sel-btn'); const r = b.getBoundingClientRect();
+                  return [b.classList.contains('nb-docked'), getComputedStyle(b).position, Math.round(innerHeight - r.bottom), Math.round(r.height)]; })()",
+    );
+    assert_eq!(docked[0], true, "{docked}");
+    assert_eq!(docked[1], "fixed", "{docked}");
+    assert!(
+        docked[2].as_i64().unwrap() < 40,
+        "docked at the bottom: {docked}"
+    );
+    assert!(
+        docked[3].as_i64().unwrap() >= 44,
+        "a finger-sized target: {docked}"
+    );
+    p.screenshot("serve-touch-docked");
+    p.click(".nb-sel-btn");
+    p.wait_for("document.querySelector('.nb-compose.nb-sheet')", SECS);
+    p.wait_for(
+        "document.activeElement && document.activeElement.matches('.nb-compose textarea')",
+        SECS,
+    );
+    type_text(&mut p, "Which manufacturer factors?");
+    // The sheet slides in: let it settle before tapping inside it.
+    p.wait_for("document.getAnimations().length === 0", SECS);
+    let inside = p.eval_bool(
+        "document.querySelector('.nb-compose-save').getBoundingClientRect().bottom <= innerHeight",
+    );
+    assert!(inside, "the sheet's Save button is on screen");
+    p.screenshot("serve-touch-sheet");
+    let dir = server.store().join("book-example/src/guide/sensors");
+    let before = comment_files(&dir);
+    mark_document(&mut p);
+    p.click(".nb-compose-save");
+    let c = wait_new_comment(&dir, &before, WRITE);
+    assert_eq!(c["anchor"]["quote"], quote);
+    assert_eq!(c["thread"][0]["author"], "Tess Touch");
+    let id = c["id"].as_str().unwrap().to_string();
+    wait_reloaded(&mut p, WRITE);
+    let e = island_entry(&mut p, &id);
+    assert_eq!(e["anchoring"]["status"], "exact", "{e:#}");
+    assert_same_origin_and_clean(&mut p, server.port);
+}
+
+/* ------------------------------------------------- thread actions and reject */
+
+#[test]
+fn thread_actions_reply_edit_hold_resolve_reopen_delete_and_reject() {
+    let mut p = page!(1280, 900);
+    let server = book_example();
+    let url = base(server.port);
+    let page = "book-example/src/guide/sensors";
+    let (code, c) = server.json(
+        "POST",
+        "/__notabene/api/comments",
+        &json!({ "page": page, "space": "book", "scope": "page", "body": "Typo in the title", "author": "Ann Other" }),
+    );
+    assert_eq!(code, 201, "{c}");
+    let id = c["id"].as_str().unwrap().to_string();
+    let file = server.store().join(page).join(format!("{id}.json"));
+    let g = generation(server.port);
+    settle(server.port, g, Duration::from_millis(600));
+    p.goto(&format!("{url}guide/sensors.html"));
+    wait_writable(&mut p);
+    p.eval("localStorage.setItem('notabene:author', 'Lee Editor'); localStorage.setItem('notabene:email', 'lee@example.com')");
+    let item = format!(".nb-discussion-item[data-nb-id=\"{id}\"]");
+
+    // Edit (an open comment without replies).
+    p.eval(&format!(
+        "document.querySelector('{item}').scrollIntoView({{block: 'center'}})"
+    ));
+    p.click(&format!("{item} .nb-act-edit"));
+    p.wait_for(
+        "document.activeElement && document.activeElement.matches('.nb-edit-body')",
+        SECS,
+    );
+    assert_eq!(
+        p.eval_str("document.activeElement.value"),
+        "Typo in the title"
+    );
+    p.eval("document.activeElement.select()");
+    type_text(&mut p, "Typo in the title: “Sensrs”");
+    mark_document(&mut p);
+    ctrl_enter(&mut p);
+    wait_comment(&file, WRITE, "edited", |v| {
+        v["thread"][0]["body"] == "Typo in the title: “Sensrs”"
+    });
+    wait_reloaded(&mut p, WRITE);
+
+    // Reply.
+    p.click(&format!("{item} .nb-act-reply"));
+    p.wait_for(
+        "document.activeElement && document.activeElement.matches('.nb-reply-body')",
+        SECS,
+    );
+    type_text(&mut p, "Fixed in the next pass.");
+    p.screenshot("serve-thread-reply");
+    mark_document(&mut p);
+    p.click(&format!("{item} .nb-reply-send"));
+    let v = wait_comment(&file, WRITE, "replied", |v| {
+        v["thread"].as_array().is_some_and(|t| t.len() == 2)
+    });
+    assert_eq!(
+        v["thread"][1],
+        json!({ "author": "Lee Editor <lee@example.com>", "body": "Fixed in the next pass.", "ts": v["thread"][1]["ts"] })
+    );
+    wait_reloaded(&mut p, WRITE);
+    assert!(
+        !p.eval_bool(&format!("!!document.querySelector('{item} .nb-act-edit')")),
+        "no edit once answered"
+    );
+
+    // Hold, then resolve, then reopen.
+    mark_document(&mut p);
+    p.click(&format!("{item} .nb-act-hold"));
+    wait_comment(&file, WRITE, "held", |v| v["hold"] == true);
+    wait_reloaded(&mut p, WRITE);
+    assert_eq!(
+        p.eval_str(&format!(
+            "document.querySelector('{item} .nb-act-hold').textContent"
+        )),
+        "Release hold"
+    );
+    mark_document(&mut p);
+    p.click(&format!("{item} .nb-act-resolve"));
+    let v = wait_comment(&file, WRITE, "resolved", |v| v["status"] == "resolved");
+    assert_eq!(
+        v["resolution"],
+        json!({ "note": "", "by": "Lee Editor <lee@example.com>" })
+    );
+    wait_reloaded(&mut p, WRITE);
+    p.eval(&format!(
+        "document.querySelector('{item}').closest('details').open = true"
+    ));
+    mark_document(&mut p);
+    p.click(&format!("{item} .nb-act-reopen"));
+    let v = wait_comment(&file, WRITE, "reopened", |v| v["status"] == "open");
+    assert_eq!(v["resolution"], Value::Null);
+    wait_reloaded(&mut p, WRITE);
+
+    // Resolve a text comment from its popover (a click on its mark), on another chapter.
+    p.goto(&format!("{url}guide/configuration.html"));
+    wait_writable(&mut p);
+    let mark_id = p.eval_str(
+        "(() => { const m = [...document.querySelectorAll('mark.nb-mark[data-nb-status=\"open\"]')]
+                   .find(m => !m.classList.contains('nb-held')); return m ? m.dataset.nbId : ''; })()",
+    );
+    assert!(
+        !mark_id.is_empty(),
+        "an open mark on the configuration chapter"
+    );
+    let mark_file = find_comment_file(&server.store(), &mark_id);
+    p.click(&format!("mark.nb-mark[data-nb-id=\"{mark_id}\"]"));
+    p.wait_for(
+        &format!(
+            "document.querySelector('.nb-pop .nb-thread[data-nb-id=\"{mark_id}\"] .nb-act-resolve')"
+        ),
+        SECS,
+    );
+    mark_document(&mut p);
+    p.click(&format!(
+        ".nb-pop .nb-thread[data-nb-id=\"{mark_id}\"] .nb-act-resolve"
+    ));
+    wait_comment(&mark_file, WRITE, "resolved", |v| v["status"] == "resolved");
+    wait_reloaded(&mut p, WRITE);
+    assert!(!p.eval_bool(&format!(
+        "!!document.querySelector('mark.nb-mark[data-nb-id=\"{mark_id}\"]')"
+    )));
+    p.goto(&format!("{url}guide/sensors.html"));
+    wait_writable(&mut p);
+
+    // Delete, after a confirmation.
+    p.eval(&format!(
+        "document.querySelector('{item}').scrollIntoView({{block: 'center'}})"
+    ));
+    p.click(&format!("{item} .nb-act-delete"));
+    p.wait_for(
+        &format!("document.querySelector('{item} .nb-delete-confirm')"),
+        SECS,
+    );
+    p.screenshot("serve-delete-confirm");
+    assert!(file.exists(), "nothing deleted before the confirmation");
+    mark_document(&mut p);
+    p.click(&format!("{item} .nb-delete-confirm"));
+    let deadline = Instant::now() + WRITE;
+    while file.exists() {
+        assert!(Instant::now() < deadline, "the comment file is still there");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    wait_reloaded(&mut p, WRITE);
+    assert!(!p.eval_bool(&format!("!!document.querySelector('{item}')")));
+
+    // Reject on /review: the reason becomes a reply and the comment is open again.
+    p.goto(&format!("{url}review.html"));
+    wait_writable(&mut p);
+    let card_id = p.eval_str("document.querySelector('.nb-card').dataset.nbId");
+    let card = format!(".nb-card[data-nb-id=\"{card_id}\"]");
+    let card_page = p.eval_str(&format!(
+        "(() => {{ const a = document.querySelector('{card} .nb-card-page'); return a.getAttribute('href'); }})()"
+    ));
+    assert!(!card_page.is_empty());
+    let card_file = find_comment_file(&server.store(), &card_id);
+    p.click(&format!("{card} .nb-reject"));
+    p.wait_for(
+        &format!("document.activeElement === document.querySelector('{card} .nb-reason')"),
+        SECS,
+    );
+    // An empty reason is refused, inline.
+    p.click(&format!("{card} .nb-reject-send"));
+    p.wait_for(
+        &format!("!document.querySelector('{card} .nb-card-actions .nb-error').hidden"),
+        SECS,
+    );
+    p.eval(&format!(
+        "document.querySelector('{card} .nb-reason').focus()"
+    ));
+    type_text(&mut p, "The table still lists gzip as the default.");
+    mark_document(&mut p);
+    p.click(&format!("{card} .nb-reject-send"));
+    let v = wait_comment(&card_file, WRITE, "rejected", |v| v["status"] == "open");
+    let last = v["thread"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["body"], "The table still lists gzip as the default.");
+    assert_eq!(last["author"], "Lee Editor <lee@example.com>");
+    wait_reloaded(&mut p, WRITE);
+    p.wait_for(&format!("!document.querySelector('{card}')"), SECS);
+    assert_same_origin_and_clean(&mut p, server.port);
+}
+
+/// The file of comment `id` anywhere in the store.
+fn find_comment_file(store: &std::path::Path, id: &str) -> std::path::PathBuf {
+    fn walk(p: &std::path::Path, name: &str) -> Option<std::path::PathBuf> {
+        if p.is_dir() {
+            std::fs::read_dir(p)
+                .ok()?
+                .flatten()
+                .find_map(|e| walk(&e.path(), name))
+        } else {
+            (p.file_name()? == name).then(|| p.to_path_buf())
+        }
+    }
+    walk(store, &format!("{id}.json")).unwrap_or_else(|| panic!("no file for comment {id}"))
+}
+
+/* ------------------------------------------------------ capture fidelity */
+
+/// JS: `(seed, count) => {items: [{quote, prefix, suffix, section, expected}], ambiguous}` —
+/// `count` random word-aligned ranges of 1–30 words of `main` text (none touching script,
+/// style, diagrams or client UI), each captured with the client's `captureAnchor`. A range
+/// whose whole context (40 units + quote + 40 units) occurs more than once in the chapter
+/// cannot be told apart by any text-quote anchor (repeated code in the Rustonomicon): it is
+/// counted in `ambiguous` and another one is drawn.
+const RANDOM_CAPTURES: &str = r#"((seed, count) => {
+  let s = seed >>> 0;
+  const rnd = () => { s = (s + 0x6D2B79F5) | 0; let t = Math.imul(s ^ (s >>> 15), 1 | s);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t; return ((t ^ (t >>> 14)) >>> 0) / 4294967296; };
+  const main = document.querySelector('main');
+  const SKIP = 'script, style, pre.mermaid, [data-nb-ui]';
+  const words = [];
+  const w = document.createTreeWalker(main, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT, {
+    acceptNode: (n) => n.nodeType === 3 ? NodeFilter.FILTER_ACCEPT : (n.matches(SKIP) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_SKIP) });
+  for (let n = w.nextNode(); n; n = w.nextNode()) {
+    const re = /\S+/g; let m;
+    while ((m = re.exec(n.nodeValue))) words.push({ node: n, start: m.index, end: m.index + m[0].length });
+  }
+  const excluded = [...main.querySelectorAll(SKIP)];
+  const flat = window.__notabene.flatText();
+  const occurrences = (needle) => { let n = 0; for (let at = flat.indexOf(needle); at >= 0 && n < 2; at = flat.indexOf(needle, at + 1)) n++; return n; };
+  const out = [];
+  let ambiguous = 0;
+  for (let tries = 0; out.length < count && tries < count * 100; tries++) {
+    const len = 1 + Math.floor(rnd() * 30);
+    const i = Math.floor(rnd() * words.length);
+    const j = Math.min(words.length - 1, i + len - 1);
+    const r = document.createRange();
+    r.setStart(words[i].node, words[i].start);
+    r.setEnd(words[j].node, words[j].end);
+    if (excluded.some((el) => r.intersectsNode(el))) continue;
+    const a = window.__notabene.captureAnchor(r);
+    if (!a) throw new Error('no anchor for ' + JSON.stringify(String(r)));
+    if (a.quote !== String(r)) throw new Error('quote ' + JSON.stringify(a.quote) + ' != selection ' + JSON.stringify(String(r)));
+    if (occurrences(a.prefix + a.quote + a.suffix) > 1) { ambiguous++; continue; }
+    out.push(Object.assign(a, { expected: String(r) }));
+  }
+  return { items: out, ambiguous };
+})"#;
+
+/// JS: `(items) => Promise<[id|error]>`: POSTs every capture (one batch, in parallel).
+const POST_ALL: &str = r#"((items) => Promise.all(items.map((it, k) => fetch('/__notabene/api/comments', {
+    method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ page: it.page, space: it.space, scope: 'selection', author: 'Fidelity Bot',
+      body: 'fidelity #' + k, anchor: { quote: it.quote, prefix: it.prefix, suffix: it.suffix, section: it.section } })
+  }).then((r) => r.json().then((j) => r.status === 201 ? j.id : 'ERROR ' + r.status + ' ' + JSON.stringify(j))))))"#;
+
+/// JS: `(urls) => Promise<{id: anchoring}>`: the island comments of each chapter, as rebuilt.
+const ISLANDS_OF: &str = r#"((urls) => Promise.all(urls.map((u) => fetch(u, { cache: 'no-store' }).then((r) => r.text()).then((html) => {
+    const doc = new DOMParser().parseFromString(html, 'text/html');
+    const isl = doc.querySelector('script.nb-data');
+    return isl ? JSON.parse(isl.textContent).comments : [];
+  }))).then((lists) => { const out = {}; lists.flat().forEach((c) => { out[c.id] = c.anchoring || null; }); return out; }))"#;
+
+fn normalize(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn seed() -> u32 {
+    std::env::var("NB_FIDELITY_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20_261_130)
+}
+
+/// Makes `total` captures spread over `chapters` (relative URLs) of the book served on `port`,
+/// POSTs them in one batch, waits for the rebuild and checks every anchor.
+fn fidelity(
+    p: &mut Page,
+    port: u16,
+    book: &std::path::Path,
+    chapters: &[String],
+    total: usize,
+    label: &str,
+) {
+    let t0 = Instant::now();
+    let url = base(port);
+    let seed = seed();
+    eprintln!(
+        "{label}: seed {seed} (NB_FIDELITY_SEED), {} chapters",
+        chapters.len()
+    );
+    let mut items: Vec<Value> = Vec::new();
+    let mut ambiguous = 0;
+    for (k, ch) in chapters.iter().enumerate() {
+        let want = total / chapters.len() + usize::from(k < total % chapters.len());
+        p.goto(&format!("{url}{ch}"));
+        let island = p.eval(ISLAND);
+        let got = p.eval(&format!(
+            "{RANDOM_CAPTURES}({}, {want})",
+            seed.wrapping_add(k as u32 * 7919)
+        ));
+        ambiguous += got["ambiguous"].as_i64().unwrap_or(0);
+        let got = got["items"].as_array().unwrap().clone();
+        assert_eq!(got.len(), want, "{ch}: not enough selectable text");
+        for mut g in got {
+            g["page"] = island["page"].clone();
+            g["space"] = island["space"].clone();
+            g["url"] = json!(ch);
+            items.push(g);
+        }
+    }
+    let t_capture = t0.elapsed();
+    // POST from a same-origin page of the server that has no chapter (no live reload there).
+    p.goto(&format!("{url}__fidelity__"));
+    let g0 = generation(port);
+    let ids = p.eval(&format!("{POST_ALL}({})", Value::Array(items.clone())));
+    let ids: Vec<String> = ids
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    let errors: Vec<&String> = ids.iter().filter(|i| i.starts_with("ERROR")).collect();
+    assert!(errors.is_empty(), "{label}: POSTs refused: {errors:#?}");
+    let t_post = t0.elapsed();
+    settle(port, g0, Duration::from_millis(800));
+    let urls: Vec<String> = chapters.iter().map(|c| format!("{url}{c}")).collect();
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let anchoring = loop {
+        let a = p.eval(&format!("{ISLANDS_OF}({})", json!(urls)));
+        if ids.iter().all(|id| a.get(id).is_some()) {
+            break a;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{label}: the rebuilt pages lack some comments"
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    // The island carries the status; the anchored text comes from the same resolver through
+    // `notabene anchors --json` (islands are lean: no text) unless the island has it.
+    let listing: Value = serde_json::from_str(&cli(book, &["anchors", "--json"], "")).unwrap();
+    let texts: std::collections::HashMap<String, String> = listing["comments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap_or_default().to_string(),
+                c["anchoring"]["text"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+            )
+        })
+        .collect();
+    let mut failures = Vec::new();
+    for (id, it) in ids.iter().zip(&items) {
+        let a = &anchoring[id];
+        let expected = normalize(it["expected"].as_str().unwrap());
+        let text = normalize(
+            a["text"]
+                .as_str()
+                .or_else(|| texts.get(id).map(String::as_str))
+                .unwrap_or(""),
+        );
+        if a["status"] != "exact" || text != expected {
+            failures.push(json!({
+                "id": id, "url": it["url"], "status": a["status"], "confidence": a["confidence"],
+                "selected": expected, "anchored": text,
+                "anchor": { "quote": it["quote"], "prefix": it["prefix"], "suffix": it["suffix"], "section": it["section"] }
+            }));
+        }
+    }
+    eprintln!(
+        "{label}: {} captures ({ambiguous} ambiguous ranges redrawn) in {t_capture:?}, posted by {t_post:?}, all checked by {:?}; {} failures",
+        ids.len(),
+        t0.elapsed(),
+        failures.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{label}: {} of {} captures did not re-anchor exactly:\n{:#}",
+        failures.len(),
+        ids.len(),
+        Value::Array(failures.clone())
+    );
+}
+
+#[test]
+fn capture_fidelity_random_selections_book_example_and_nomicon() {
+    let mut p = page!(1280, 900);
+    let server = book_example();
+    let chapters: Vec<String> = [
+        "index.html",
+        "guide/installing.html",
+        "guide/configuration.html",
+        "guide/sensors.html",
+        "reference/cli.html",
+        "reference/troubleshooting.html",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    fidelity(
+        &mut p,
+        server.port,
+        &server.book,
+        &chapters,
+        100,
+        "book-example",
+    );
+
+    let nomicon = corpus_next_to(&server, "nomicon");
+    let summary = std::fs::read_to_string(nomicon.book.join("src/SUMMARY.md")).unwrap();
+    let all: Vec<String> = summary
+        .lines()
+        .filter_map(|l| {
+            let at = l.find("](")?;
+            let rest = &l[at + 2..];
+            let md = &rest[..rest.find(')')?];
+            md.strip_suffix(".md").map(|s| format!("{s}.html"))
+        })
+        .collect();
+    assert!(all.len() > 20, "{all:?}");
+    // Ten chapters spread over the book.
+    let chapters: Vec<String> = (0..10).map(|i| all[i * all.len() / 10].clone()).collect();
+    fidelity(
+        &mut p,
+        nomicon.port,
+        &nomicon.book,
+        &chapters,
+        100,
+        "nomicon",
+    );
+}

@@ -1,0 +1,295 @@
+/* The chapter page's state (S) and what is painted into the text: marks, block badges on
+ * images and diagrams, code-block matches (CSS Custom Highlight API). Uses: locale, dom;
+ * opens threads through panel. */
+
+/* ======================================================== chapter pages */
+
+var S = {
+  comments: new Map(), // id -> comment
+  order: [], // comments in island order
+  islandOf: new Map(), // id -> island element
+  summary: null,
+  mode: '',
+  marks: new Map(), // id -> [mark elements]
+  blocks: new Map(), // id -> host element
+  code: new Map(), // id -> {code: element, range: Range|null}
+  islands: [], // {el, data}
+  filter: 'open',
+  pop: null,
+  popAnchor: null,
+  opener: null,
+  panel: null,
+  toggle: null,
+  discussion: null,
+  hasHighlights: !!(window.CSS && CSS.highlights && typeof window.Highlight === 'function')
+};
+
+function narrow() {
+  return !window.matchMedia || window.matchMedia('(max-width: 1023.98px)').matches;
+}
+
+function located(id) {
+  return (S.marks.get(id) || []).length > 0 || S.blocks.has(id) || !!(S.code.get(id) && S.code.get(id).range);
+}
+function isOrphan(c) {
+  var scope = scopeOf(c);
+  if (scope === 'page') return false;
+  if (anch(c).status === 'orphan') return true;
+  // Resolved comments are not painted: not an orphan, just not shown in the text.
+  if (statusOf(c) === 'resolved') return false;
+  return !located(str(c.id));
+}
+
+function initChapter(islands) {
+  islands.forEach(function (el) {
+    var data = obj(readJSON(el));
+    S.islands.push({ el: el, data: data });
+    var sum = obj(data.summary);
+    if (typeof sum.open === 'number' || typeof sum.addressed === 'number') S.summary = sum;
+    S.mode = str(sum.review || sum.mode || data.review || data.mode || S.mode).toLowerCase();
+    arr(data.comments).forEach(function (c) {
+      if (!c || typeof c !== 'object' || !str(c.id) || S.comments.has(str(c.id))) return;
+      unlean(c, data);
+      S.comments.set(str(c.id), c);
+      S.order.push(c);
+      S.islandOf.set(str(c.id), el);
+    });
+  });
+  safely('marks', setupMarks);
+  safely('blocks', setupBlocks);
+  safely('code', function () { setupCode(islands); });
+  safely('discussion', function () { setupDiscussion(islands); });
+  safely('header', setupHeader);
+  safely('panel', setupPanel);
+  safely('events', setupEvents);
+  safely('deep link', setupDeepLink);
+}
+
+/* ----- marks */
+
+function setupMarks() {
+  D.querySelectorAll('mark.nb-mark[data-nb-id]').forEach(function (m) {
+    var id = m.getAttribute('data-nb-id');
+    if (!S.marks.has(id)) S.marks.set(id, []);
+    S.marks.get(id).push(m);
+    var c = S.comments.get(id);
+    if (!c) return;
+    if (c.hold === true) m.classList.add('nb-held');
+    m.setAttribute('tabindex', '0');
+    m.setAttribute('role', 'button');
+    m.setAttribute('aria-haspopup', 'dialog');
+    m.setAttribute('aria-label', t('markLabel', {
+      name: displayName(firstMessage(c).author),
+      text: truncate(m.textContent, 60),
+      status: statusLabel(statusOf(c)) + (c.hold === true ? ', ' + t('onHold') : '')
+    }));
+  });
+}
+
+function idsAt(target) {
+  var ids = [];
+  for (var el = target; el && el !== D.body; el = el.parentElement) {
+    if (el.matches && el.matches('mark.nb-mark[data-nb-id]')) {
+      var id = el.getAttribute('data-nb-id');
+      if (S.comments.has(id) && ids.indexOf(id) < 0) ids.push(id);
+    }
+  }
+  return ids;
+}
+
+/* ----- blocks (images, diagrams) */
+
+function liveIds(list) {
+  return list.filter(function (id) {
+    var c = S.comments.get(id);
+    return c && statusOf(c) !== 'resolved';
+  });
+}
+
+function badge(ids, kind) {
+  var b = h('button', {
+    type: 'button',
+    class: 'nb-badge',
+    'data-nb-ui': '',
+    'data-nb-count': String(ids.length),
+    'data-nb-ids': ids.join(' '),
+    'aria-haspopup': 'dialog',
+    'aria-label': t('badgeLabel', { n: ids.length, kind: kind }),
+    title: t('badgeLabel', { n: ids.length, kind: kind })
+  });
+  return b;
+}
+function hostStatus(ids) {
+  var any = function (s) {
+    return ids.some(function (id) { var c = S.comments.get(id); return c && statusOf(c) === s; });
+  };
+  return any('open') ? 'open' : (any('addressed') ? 'addressed' : 'open');
+}
+
+function setupBlocks() {
+  D.querySelectorAll('[data-nb-block]').forEach(function (el) {
+    var ids = liveIds(str(el.getAttribute('data-nb-block')).split(/\s+/).filter(Boolean));
+    if (!ids.length) return;
+    var host = el;
+    var isDiagram = el.tagName === 'PRE' || el.classList.contains('mermaid');
+    if (isDiagram) {
+      // A wrapper carries the badge: the diagram's own text is its source (and its block key).
+      host = h('div', { class: 'nb-block-wrap' });
+      el.parentNode.insertBefore(host, el);
+      host.appendChild(el);
+    }
+    host.classList.add('nb-block-has');
+    host.setAttribute('data-nb-status', hostStatus(ids));
+    if (ids.every(function (id) { var c = S.comments.get(id); return c && c.hold === true; })) host.classList.add('nb-held');
+    host.appendChild(badge(ids, t(isDiagram ? 'kDiagram' : 'kImage')));
+    ids.forEach(function (id) { if (!S.blocks.has(id)) S.blocks.set(id, host); });
+  });
+}
+
+/* ----- code anchors (CSS Custom Highlight API) */
+
+var codeRepaintQueued = false;
+var codeObservers = [];
+
+function setupCode(islands) {
+  D.querySelectorAll('.nb-code-anchor').forEach(function (a) {
+    var p = a.parentElement;
+    if (p && p.tagName === 'P' && !p.textContent.trim() &&
+        Array.prototype.every.call(p.children, function (ch) { return ch.classList.contains('nb-code-anchor'); })) {
+      p.classList.add('nb-code-anchor-host');
+    }
+  });
+  var codeComments = S.order.filter(function (c) {
+    return anch(c).code && statusOf(c) !== 'resolved';
+  });
+  if (!codeComments.length) return;
+  // The code blocks of each island's chapter: those before the island and after the previous one.
+  var all = Array.prototype.slice.call(D.querySelectorAll('main pre:not(.mermaid) > code'));
+  var perIsland = new Map();
+  islands.forEach(function (isl, i) {
+    var prev = islands[i - 1];
+    perIsland.set(isl, all.filter(function (code) {
+      var before = isl.compareDocumentPosition(code) & Node.DOCUMENT_POSITION_PRECEDING;
+      var afterPrev = !prev || (prev.compareDocumentPosition(code) & Node.DOCUMENT_POSITION_FOLLOWING);
+      return before && afterPrev;
+    }));
+  });
+  codeComments.forEach(function (c) {
+    var id = str(c.id);
+    var spec = obj(anch(c).code);
+    var codes = perIsland.get(S.islandOf.get(id)) || all;
+    var code = codes[num(spec.block, -1)];
+    if (!code) return;
+    S.code.set(id, { code: code, spec: spec, range: null });
+  });
+  paintCode();
+  // highlight.js (or anything else) may rebuild the code nodes later: repaint then.
+  var seen = new Set();
+  S.code.forEach(function (entry) {
+    if (seen.has(entry.code)) return;
+    seen.add(entry.code);
+    var pre = entry.code.parentElement;
+    if (pre && !pre.querySelector(':scope > .nb-badge')) {
+      var ids = [];
+      S.code.forEach(function (e2, id2) { if (e2.code === entry.code) ids.push(id2); });
+      pre.classList.add('nb-code-has');
+      pre.appendChild(badge(ids, t('kCode')));
+    }
+    if (window.MutationObserver) {
+      var mo = new MutationObserver(queueCodeRepaint);
+      mo.observe(entry.code, { childList: true, subtree: true, characterData: true });
+      codeObservers.push(mo);
+    }
+  });
+  window.addEventListener('load', queueCodeRepaint);
+}
+
+function queueCodeRepaint() {
+  if (codeRepaintQueued) return;
+  codeRepaintQueued = true;
+  (window.requestAnimationFrame || setTimeout)(function () {
+    codeRepaintQueued = false;
+    safely('code repaint', paintCode);
+  });
+}
+
+/** UTF-16 index in `s` of the code-point offset `cp` (the Rust side counts chars). */
+function unitsFromCp(s, cp) {
+  var i = 0;
+  for (var n = 0; n < cp && i < s.length; n++) {
+    var u = s.charCodeAt(i);
+    i += (u >= 0xd800 && u <= 0xdbff && i + 1 < s.length) ? 2 : 1;
+  }
+  return i;
+}
+function rangeFromUnits(root, start, end) {
+  var walker = D.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  var pos = 0;
+  var range = D.createRange();
+  var started = false;
+  for (var node = walker.nextNode(); node; node = walker.nextNode()) {
+    var len = node.data.length;
+    if (!started && start <= pos + len) {
+      if (start === pos + len && len > 0) { pos += len; continue; }
+      range.setStart(node, start - pos);
+      started = true;
+    }
+    if (started && end <= pos + len) {
+      range.setEnd(node, end - pos);
+      return range;
+    }
+    pos += len;
+  }
+  return null;
+}
+function codeRange(code, spec) {
+  var full = code.textContent || '';
+  var text = str(spec.text);
+  if (!text) return null;
+  var start = unitsFromCp(full, Math.max(0, num(spec.offset, 0)));
+  if (full.substr(start, text.length) !== text) {
+    // The offset is stale (or counted differently): take the occurrence nearest to it.
+    var best = -1;
+    for (var i = full.indexOf(text); i >= 0; i = full.indexOf(text, i + 1)) {
+      if (best < 0 || Math.abs(i - start) < Math.abs(best - start)) best = i;
+    }
+    if (best < 0) return null;
+    start = best;
+  }
+  return rangeFromUnits(code, start, start + text.length);
+}
+
+function paintCode() {
+  var ranges = [];
+  var addressed = [];
+  S.code.forEach(function (entry, id) {
+    entry.range = codeRange(entry.code, entry.spec);
+    if (!entry.range) return;
+    ranges.push(entry.range);
+    var c = S.comments.get(id);
+    if (c && statusOf(c) === 'addressed') addressed.push(entry.range);
+  });
+  if (!S.hasHighlights) return;
+  CSS.highlights.set('nb-code', new Highlight(...ranges));
+  var ha = new Highlight(...addressed);
+  ha.priority = 1;
+  CSS.highlights.set('nb-code-addressed', ha);
+}
+
+function codeIdsAt(target, x, y) {
+  var code = target.closest && target.closest('pre > code');
+  if (!code) return [];
+  var ids = [];
+  S.code.forEach(function (entry, id) {
+    if (entry.code !== code || !entry.range) return;
+    var rects = entry.range.getClientRects();
+    for (var i = 0; i < rects.length; i++) {
+      var r = rects[i];
+      if (x >= r.left - 4 && x <= r.right + 4 && y >= r.top - 2 && y <= r.bottom + 2) {
+        ids.push(id);
+        return;
+      }
+    }
+  });
+  return ids;
+}
