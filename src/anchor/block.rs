@@ -1,6 +1,8 @@
 //! Block anchors (images and diagrams): re-matching `{kind, key, section, index}` against the
 //! page's blocks. Content wins over position; position alone is trusted only when the section
 //! is unchanged.
+//!
+//! Part of the anchor layer (3); may call the text model and the shared helpers.
 
 use super::{Flags, Place, Resolution, Status};
 use crate::text::PageText;

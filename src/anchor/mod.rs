@@ -7,6 +7,8 @@
 //! * [`myers`] — the bit-parallel approximate matcher both rely on.
 //!
 //! A page is prepared once ([`PageIndex`]) and shared by all of its anchors.
+//!
+//! Layer 3. May call: `text` and the shared helpers.
 
 pub mod block;
 pub mod myers;

@@ -10,6 +10,8 @@
 //! Conventions: text positions are indices into the symbol slice; a match *end* is exclusive.
 //! `D[i][j]` is the minimal edit distance between `pattern[..i]` and some substring of the text
 //! ending at `j`, so `D[0][j] = 0` and `D[i][0] = i`.
+//!
+//! Part of the anchor layer (3); standard library only.
 
 /// Bits per block.
 const W: usize = 64;

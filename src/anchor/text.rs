@@ -13,6 +13,8 @@
 //!    agreement and `w` = [`SECTION_WEIGHT`] (small: the section breaks ties between equal
 //!    contexts, it never outweighs an edit in the context); accept the best if `S ≥ τ`, with
 //!    deterministic tie-breaks.
+//!
+//! Part of the anchor layer (3); may call the text model and the shared helpers.
 
 use super::myers;
 use super::{Flags, PageIndex, Resolution, Status};

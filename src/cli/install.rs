@@ -3,6 +3,8 @@
 //! files (written with a version stamp, listed in `additional-js`/`additional-css`), the store
 //! in `build.extra-watch-dirs` so `mdbook serve` rebuilds when comments change, and `init`
 //! when there is no store. Running it again changes nothing.
+//!
+//! Part of the CLI (layer 10); may call every layer below it.
 
 use super::{Ctx, say};
 use crate::assets;

@@ -2,6 +2,8 @@
 //! shapes: `GET/POST/PATCH/DELETE comments`, `GET journal`, `GET diff`, plus `GET status` (the
 //! client's probe and live-reload long-poll). Every write goes through the store library
 //! (locked, atomic) and changes only the one comment file concerned. Bodies are validated.
+//!
+//! Part of the serve layer (9); may call the book layer (page ids, diffs), `store` and the shared helpers.
 
 use crate::book::{PageIds, Repo};
 use crate::store::comment::{SCOPES, STATUSES};

@@ -1,6 +1,8 @@
 //! The write guard of the original notabene dev server, as a pure function: loopback Origin
 //! (anti-CSRF), loopback Host (anti-DNS-rebinding), optional `NOTABENE_TOKEN`. Reads get the
 //! Host check too.
+//!
+//! Part of the serve layer (9); standard library only.
 
 /// What the guard looks at.
 #[derive(Debug, Clone, Copy, Default)]

@@ -7,6 +7,8 @@
 //! a burst of connections (a browser opens up to six at once) one of them can wait in the
 //! queue, unread, until some keep-alive connection closes — minutes later; the page never
 //! finishes loading.
+//!
+//! Part of the serve layer (9); standard library only.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};

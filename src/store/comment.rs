@@ -1,5 +1,7 @@
 //! The comment object: an ordered JSON map (unknown fields kept verbatim) with typed
 //! accessors for the fields the contract defines, and the mutations the CLI performs.
+//!
+//! Part of the store layer (1); may call the shared helpers only.
 
 use serde_json::{Map, Value, json};
 

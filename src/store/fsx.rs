@@ -1,6 +1,8 @@
 //! Safe file operations for the store: atomic writes (temp file in the same directory, fsync,
 //! rename, directory fsync), directory creation that never follows a symlink, and the
 //! store-wide OS advisory lock that serialises every read-modify-write.
+//!
+//! Part of the store layer (1); may call the shared helpers only.
 
 use crate::{Error, Result, bail};
 use std::fs::{self, File};

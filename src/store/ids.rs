@@ -1,6 +1,8 @@
 //! Identifiers, timestamps and authors in the exact formats of the store contract:
 //! comment ids `c_<base36 ms><4 base36>`, journal ids `j-YYYY-MM-DD-<6 base36>`,
 //! timestamps `2026-07-28T09:00:00.000Z`, authors `Name <email>`.
+//!
+//! Part of the store layer (1); may call the shared helpers only.
 
 use crate::util::base36;
 use crate::{Error, Result};

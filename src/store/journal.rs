@@ -2,6 +2,8 @@
 //! why. Entries are validated before they are appended; an append is locked, atomic, and
 //! re-read to confirm; re-appending an identical entry is a no-op, a different one with the
 //! same id is refused.
+//!
+//! Part of the store layer (1); may call the shared helpers only.
 
 use super::{Store, fsx, ids, json};
 use crate::{Error, Result, bail};

@@ -3,6 +3,8 @@
 //! serde_json's pretty printer already matches JavaScript for strings, objects, arrays and
 //! integers; only floating-point numbers differ (`1.0` vs `1`, `1e21` vs `1e+21`), so a
 //! formatter wraps the pretty one and prints numbers the way `Number.prototype.toString` does.
+//!
+//! Part of the store layer (1); may call the shared helpers only.
 
 use serde::Serialize;
 use serde_json::ser::{CompactFormatter, Formatter, PrettyFormatter};

@@ -1,6 +1,8 @@
 //! `migrate`: converts legacy v1 array files into one file per comment (v3 layout), under the
 //! store lock, atomically, idempotently. Members that cannot be moved (no id, or an existing
 //! different file with that id) stay in their array and are reported — nothing is dropped.
+//!
+//! Part of the store layer (1); may call the shared helpers only.
 
 use super::SCHEMA_VERSION;
 use super::{Location, Meta, Snapshot, Store, fsx, ids, json};

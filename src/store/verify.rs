@@ -1,6 +1,8 @@
 //! `comments verify`: the read-only audit of a store. Every invariant the review pages and the
 //! agent protocol rely on, checked in one pass, reported as findings with the original
 //! notabene's codes, levels and messages. It reports; it never repairs.
+//!
+//! Part of the store layer (1); may call the shared helpers only.
 
 use super::SCHEMA_VERSION;
 use super::journal::{self, Journal};

@@ -1,6 +1,8 @@
 //! Commentable blocks — images and ```` ```mermaid ```` diagrams — and their identity, exactly as
 //! the original notabene defines it: one shared 0-based index in document order, a content key
 //! (`image:<src as written>`, `mermaid:<djb2 of the trimmed source in base 36>`) and a label.
+//!
+//! Part of the text layer (2); may call the shared helpers.
 
 /// The kind of a commentable block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -19,6 +19,8 @@
 //!    keeps a leading/trailing run as one space.
 //!
 //! Case is kept.
+//!
+//! Part of the text layer (2); may call the shared helpers.
 
 use std::ops::Range;
 

@@ -1,5 +1,7 @@
 //! `comments add`: a new comment on a selection, a block or a page, validated as the API
 //! validates it, written as one new file. Part of the CLI.
+//!
+//! Part of the CLI (layer 10); may call every layer below it.
 
 use super::{MAX_QUOTE, check_body};
 use crate::book::pages;

@@ -4,6 +4,8 @@
 //!
 //! Files: this one parses the subcommands and runs the thread mutations (reply, done, reopen,
 //! hold, rm); `add` creates comments; `verify` audits the store.
+//!
+//! Part of the CLI (layer 10); may call every layer below it.
 
 mod add;
 mod verify;
