@@ -180,16 +180,26 @@ impl ViewInput<'_> {
     }
 
     /// The /comments data as JSON text: the book's `space` and every comment in its
-    /// [`Lean::List`] form (anchoring status, chapter, URL), newest update first.
+    /// [`Lean::List`] form (anchoring status, chapter, URL), newest update first. Comments on
+    /// other languages' pages are left out (their text is in those builds, never an orphan
+    /// here) and counted by language in `otherLanguages`.
     pub fn comments(&self) -> String {
         use crate::store::json::ObjectWriter;
         let comments = &self.anchors.comments;
+        let mut other_languages: BTreeMap<&str, usize> = BTreeMap::new();
+        for l in &self.anchors.located {
+            if let Some(lang) = &l.other_language {
+                *other_languages.entry(lang).or_default() += 1;
+            }
+        }
         // Sort keys read once (a comment field lookup hashes the key).
         let keys: Vec<(&str, &str)> = comments
             .iter()
             .map(|c| (c.updated_at(), c.id().unwrap_or("")))
             .collect();
-        let mut order: Vec<usize> = (0..comments.len()).collect();
+        let mut order: Vec<usize> = (0..comments.len())
+            .filter(|&ci| self.anchors.located[ci].other_language.is_none())
+            .collect();
         order.sort_by(|&a, &b| {
             keys[b]
                 .0
@@ -216,6 +226,9 @@ impl ViewInput<'_> {
         let mut w = ObjectWriter::new(&mut out);
         w.member("view", "comments");
         w.member("space", space);
+        if !other_languages.is_empty() {
+            w.member("otherLanguages", &other_languages);
+        }
         let list = w.key("comments");
         list.push(b'[');
         for (n, part) in parts.iter().enumerate() {

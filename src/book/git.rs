@@ -77,6 +77,11 @@ impl Repo {
         }
     }
 
+    /// No repository: every lookup finds nothing.
+    pub fn none() -> Repo {
+        Repo { root: None }
+    }
+
     /// The repository root, if any.
     pub fn root(&self) -> Option<&Path> {
         self.root.as_deref()
@@ -179,6 +184,176 @@ impl Repo {
             _ => Diff::empty(Source::None, None, "no-git"),
         }
     }
+}
+
+/// How git relates a file of an earlier commit to one of the working tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum MoveKind {
+    /// Renamed (or moved): the old path is gone.
+    Rename,
+    /// Copied: the old path may still exist (a split chapter's second part).
+    Copy,
+}
+
+impl MoveKind {
+    /// `git rename` or `git copy`, as the build report and `anchoring.followed.by` say it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MoveKind::Rename => "git rename",
+            MoveKind::Copy => "git copy",
+        }
+    }
+}
+
+/// A Markdown file git says moved: repository-relative paths and git's similarity (0–100).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Move {
+    /// The path in the earlier commit.
+    pub from: String,
+    /// The path in the working tree.
+    pub to: String,
+    /// Rename or copy.
+    pub kind: MoveKind,
+    /// git's similarity index.
+    pub similarity: u8,
+}
+
+impl Repo {
+    /// The commit to compare with for a file last known at `path` when a comment was last
+    /// updated at `updated_at` (ISO 8601): the newest commit at or before that instant that
+    /// holds the file, else the last commit that added or changed it.
+    pub fn base_for(&self, path: &str, updated_at: Option<&str>) -> Option<String> {
+        let root = self.root.as_deref()?;
+        if let Some(t) = updated_at {
+            let before = format!("--before={t}");
+            if let Some((0, c)) = git(root, &["rev-list", "-1", &before, "HEAD"]) {
+                let c = c.trim();
+                if !c.is_empty()
+                    && matches!(
+                        git(root, &["cat-file", "-e", &format!("{c}:{path}")]),
+                        Some((0, _))
+                    )
+                {
+                    return Some(c.to_string());
+                }
+            }
+        }
+        match git(
+            root,
+            &[
+                "log",
+                "-1",
+                "--format=%H",
+                "--diff-filter=AMR",
+                "HEAD",
+                "--",
+                path,
+            ],
+        ) {
+            Some((0, c)) if !c.trim().is_empty() => Some(c.trim().to_string()),
+            _ => None,
+        }
+    }
+
+    /// The text of the first ATX heading (`# Title`) of `path` in commit `base`.
+    pub fn first_heading(&self, base: &str, path: &str) -> Option<String> {
+        let root = self.root.as_deref()?;
+        let Some((0, text)) = git(root, &["show", &format!("{base}:{path}")]) else {
+            return None;
+        };
+        text.lines()
+            .map(str::trim_start)
+            .find(|l| l.starts_with('#'))
+            .map(|l| {
+                l.trim_start_matches('#')
+                    .trim()
+                    .trim_end_matches('#')
+                    .trim()
+                    .to_string()
+            })
+    }
+
+    /// Every Markdown file renamed or copied between commit `base` and the working tree as
+    /// it is now — commits since, the index, unstaged edits and files git does not track yet —
+    /// with git's own rename and copy detection. The repository's index is not touched: a
+    /// private copy of it gets the working tree's state.
+    pub fn moves_since(&self, base: &str) -> Vec<Move> {
+        let Some(root) = self.root.as_deref() else {
+            return Vec::new();
+        };
+        let Ok(tmp) = tempfile::Builder::new().prefix("notabene-index-").tempdir() else {
+            return Vec::new();
+        };
+        let index = tmp.path().join("index");
+        if let Some((0, real)) = git(root, &["rev-parse", "--git-path", "index"]) {
+            let real = root.join(real.trim());
+            if real.is_file() && std::fs::copy(&real, &index).is_err() {
+                return Vec::new();
+            }
+        }
+        let with_index = |args: &[&str]| -> Option<(i32, String)> {
+            let out = Command::new("git")
+                .arg("-C")
+                .arg(root)
+                .args(["-c", "core.quotepath=off"])
+                .args(args)
+                .env("GIT_INDEX_FILE", &index)
+                .env("LC_ALL", "C")
+                .output()
+                .ok()?;
+            Some((
+                out.status.code().unwrap_or(-1),
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+            ))
+        };
+        let md = ":(glob)**/*.md";
+        if !matches!(with_index(&["add", "-A", "--", md]), Some((0, _))) {
+            return Vec::new();
+        }
+        let Some((0, out)) = with_index(&[
+            "diff",
+            "--cached",
+            "--no-ext-diff",
+            "-M",
+            "-C",
+            "-C",
+            "--name-status",
+            "-z",
+            base,
+            "--",
+            md,
+        ]) else {
+            return Vec::new();
+        };
+        parse_name_status(&out)
+    }
+}
+
+/// Parses `git diff --name-status -z` output, keeping renames and copies.
+fn parse_name_status(out: &str) -> Vec<Move> {
+    let mut fields = out.split('\0').filter(|f| !f.is_empty());
+    let mut moves = Vec::new();
+    while let Some(status) = fields.next() {
+        let kind = match status.as_bytes().first() {
+            Some(b'R') => Some(MoveKind::Rename),
+            Some(b'C') => Some(MoveKind::Copy),
+            _ => None,
+        };
+        let Some(kind) = kind else {
+            fields.next();
+            continue;
+        };
+        let (Some(from), Some(to)) = (fields.next(), fields.next()) else {
+            break;
+        };
+        moves.push(Move {
+            from: from.to_string(),
+            to: to.to_string(),
+            kind,
+            similarity: status[1..].parse().unwrap_or(0),
+        });
+    }
+    moves
 }
 
 /// The git work tree root containing `dir`, if any.

@@ -127,6 +127,23 @@ impl PageIds {
         file.is_file().then_some(file)
     }
 
+    /// `page` without the locale it carries, if any (`src/guide/setup.fr` → `src/guide/setup`
+    /// with the suffix strategy, `src/fr/guide/setup` → `src/guide/setup` with directories).
+    pub fn without_locale(&self, page: &str) -> String {
+        let (head, rest) = match self.strip_prefix(page) {
+            Some(rest) => (&page[..page.len() - rest.len()], rest),
+            None => ("", page),
+        };
+        let Some(loc) = self.carried_locale(rest) else {
+            return page.to_string();
+        };
+        let bare = match self.strategy {
+            LocaleStrategy::Suffix => rest.strip_suffix(&format!(".{loc}")),
+            LocaleStrategy::Directory => rest.strip_prefix(&format!("{loc}/")),
+        };
+        format!("{head}{}", bare.unwrap_or(rest))
+    }
+
     /// Whether `page` is under the prefix (belongs to this book).
     pub fn owns(&self, page: &str) -> bool {
         self.strip_prefix(page).is_some()

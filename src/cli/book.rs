@@ -214,6 +214,17 @@ fn heal(ctx: &Ctx, min_confidence: f64, dry_run: bool) -> Result<i32> {
             Value::Object(anchor),
         ));
     }
+    // Followed comments: re-keyed to the page they were found on.
+    let moves: Vec<(String, String, String)> = anchors
+        .located
+        .iter()
+        .enumerate()
+        .filter_map(|(ci, l)| {
+            let (f, ch) = (l.followed.as_ref()?, l.chapter?);
+            let id = anchors.comments[ci].id()?.to_string();
+            Some((id, f.from.clone(), anchors.chapters[ch].page.clone()))
+        })
+        .collect();
     for (id, a) in &updates {
         say!(
             "{} {id}: «{}»",
@@ -226,27 +237,122 @@ fn heal(ctx: &Ctx, min_confidence: f64, dry_run: bool) -> Result<i32> {
                 .collect::<String>()
         );
     }
-    if dry_run || updates.is_empty() {
+    for (id, from, to) in &moves {
         say!(
-            "notabene: {} anchor(s) {}.",
-            updates.len(),
-            if dry_run { "would be healed" } else { "healed" }
+            "{} {id}: {from} → {to}",
+            if dry_run { "would move" } else { "moved" }
         );
+    }
+    let summary = |verb_anchor: &str, verb_move: &str| {
+        say!("notabene: {} anchor(s) {verb_anchor}.", updates.len());
+        if !moves.is_empty() {
+            say!(
+                "notabene: {} comment(s) {verb_move} to the page they were found on.",
+                moves.len()
+            );
+        }
+    };
+    if dry_run || (updates.is_empty() && moves.is_empty()) {
+        if dry_run {
+            summary("would be healed", "would be moved");
+        } else {
+            summary("healed", "moved");
+        }
         return Ok(0);
     }
     let store = &ctx.store;
     let _lock = store.lock()?;
     let snap = store.load()?;
-    let ids_list: Vec<String> = updates.iter().map(|(id, _)| id.clone()).collect();
-    let found: Vec<_> = store.find(&snap, &ids_list)?.into_iter().cloned().collect();
     let ts = ids::iso(ids::now()?);
-    for (mut rec, (_, anchor)) in found.into_iter().zip(updates.iter()) {
+    let moved_ids: std::collections::BTreeSet<&str> =
+        moves.iter().map(|(id, _, _)| id.as_str()).collect();
+    let ids_list: Vec<String> = updates
+        .iter()
+        .map(|(id, _)| id.clone())
+        .filter(|id| !moved_ids.contains(id.as_str()))
+        .collect();
+    let found: Vec<_> = store.find(&snap, &ids_list)?.into_iter().cloned().collect();
+    for mut rec in found {
+        let anchor = &updates
+            .iter()
+            .find(|(id, _)| rec.comment.id() == Some(id))
+            .expect("found by id")
+            .1;
         rec.comment.set("anchor", anchor.clone());
         rec.comment.set("updatedAt", ts.clone().into());
         store.write_record(&rec)?;
     }
-    say!("notabene: {} anchor(s) healed.", updates.len());
+    // Members of one legacy array go from the last to the first, so the positions read in
+    // `snap` stay right while the array shrinks.
+    let position = |id: &str| {
+        snap.comments()
+            .find(|r| r.comment.id() == Some(id))
+            .map(|r| match r.location {
+                crate::store::Location::Legacy { index } => (r.file.clone(), usize::MAX - index),
+                crate::store::Location::File => (r.file.clone(), 0),
+            })
+    };
+    let mut ordered: Vec<&(String, String, String)> = moves.iter().collect();
+    ordered.sort_by_cached_key(|(id, _, _)| position(id));
+    for (id, from, to) in ordered {
+        let anchor = updates.iter().find(|(u, _)| u == id).map(|u| &u.1);
+        rekey(store, &snap, id, from, to, anchor, &ts)?;
+    }
+    summary("healed", "moved");
     Ok(0)
+}
+
+/// Moves comment `id` from page `from` to page `to` (with its healed anchor, if any). When an
+/// interrupted earlier move left it on both pages, the copy on `to` is kept and the one on
+/// `from` removed, if the two differ only in `page` and `updatedAt`.
+fn rekey(
+    store: &crate::store::Store,
+    snap: &crate::store::Snapshot,
+    id: &str,
+    from: &str,
+    to: &str,
+    anchor: Option<&Value>,
+    ts: &str,
+) -> Result<()> {
+    let copies: Vec<&crate::store::Record> = snap
+        .comments()
+        .filter(|r| r.comment.id() == Some(id))
+        .collect();
+    let old: Vec<&&crate::store::Record> = copies
+        .iter()
+        .filter(|r| r.comment.page() == Some(from))
+        .collect();
+    let new = copies.iter().find(|r| r.comment.page() == Some(to));
+    let [old] = old.as_slice() else {
+        bail!(
+            "comment {id:?} is stored {} time(s) on {from}; run `notabene comments verify`",
+            old.len()
+        );
+    };
+    if let Some(new) = new {
+        let strip = |r: &crate::store::Record| {
+            let mut m = r.comment.as_map().clone();
+            m.shift_remove("page");
+            m.shift_remove("updatedAt");
+            m
+        };
+        if strip(new) != strip(old) {
+            bail!(
+                "comment {id:?} is stored on {from} and on {to} with different contents; nothing moved ({})",
+                new.file
+            );
+        }
+        store.delete_record(old)?;
+        return Ok(());
+    }
+    let mut comment = old.comment.clone();
+    comment.set("page", to.into());
+    if let Some(a) = anchor {
+        comment.set("anchor", a.clone());
+    }
+    comment.set("updatedAt", ts.into());
+    store.rekey(old, comment)?;
+    Ok(())
 }
 
 /// `supports <renderer>`: exit 0 when the preprocessor runs for it, 1 otherwise.

@@ -1,7 +1,8 @@
 //! From an mdBook book and a store to [`BookAnchors`]: the chapters that have a source file
 //! (with their page ids and repository-relative paths), the store's comments read for a build,
 //! and the anchoring with the book's text options and threshold. The preprocessor, the
-//! `notabene` renderer and `notabene anchors` all anchor through [`anchor`].
+//! `notabene` renderer and `notabene anchors` all anchor through [`anchor`], which also
+//! follows comments to other pages ([`super::follow`]).
 //!
 //! Part of the resolve layer; may call the book layer, `anchor`, `text` and `store`.
 
@@ -81,12 +82,23 @@ pub fn anchor(
     let options = TextOptions::from_config(&book_cfg.mdbook)?;
     let threshold = book_cfg.config.threshold.unwrap_or(DEFAULT_THRESHOLD);
     let chapters = chapters(book, &ids);
-    let anchors = super::anchor_book(
+    let mut anchors = super::anchor_book(
         chapters,
         comments,
         &options,
         threshold,
         crate::util::par::default_threads(),
     );
+    for (ci, c) in anchors.comments.iter().enumerate() {
+        let l = &mut anchors.located[ci];
+        if l.chapter.is_none()
+            && let Some(page) = c.page()
+            && ids.owns(page)
+            && ids.locale_of(page) != ids.language
+        {
+            l.other_language = Some(ids.locale_of(page).to_string());
+        }
+    }
+    anchors.ambiguous = super::follow::follow(&mut anchors, &ids, &book_cfg.root, threshold);
     Ok((anchors, ids))
 }

@@ -10,6 +10,7 @@
 //! Layer 5. May call: the book layer, `anchor`, `text`, `store` and the shared helpers.
 
 pub mod book;
+pub mod follow;
 pub mod report;
 
 use crate::anchor::{self, Place, Resolution, StoredAnchor};
@@ -52,12 +53,48 @@ pub enum Lean {
 }
 
 /// Where a comment landed.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Located {
-    /// Index of the chapter holding the comment's page, if it is in this book.
+    /// Index of the chapter holding the comment: its page's, or the one it was followed to.
     pub chapter: Option<usize>,
     /// The anchoring result (`None` for page-scope comments and comments not in this book).
     pub resolution: Option<Resolution>,
+    /// Set when the comment was found on another page than the stored one.
+    pub followed: Option<Followed>,
+    /// For a comment whose page is not in the book and that was found nowhere: the closest
+    /// rejected candidate, in chapter `.0`.
+    pub elsewhere: Option<(usize, Resolution)>,
+    /// For a comment not in the book whose page belongs to another language's build: that
+    /// language.
+    pub other_language: Option<String>,
+}
+
+/// Where a followed comment came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Followed {
+    /// The page it is stored under.
+    pub from: String,
+    /// How its new page was found.
+    pub by: FollowedBy,
+}
+
+/// How a followed comment's new page was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FollowedBy {
+    /// git renamed or copied the stored page's file.
+    Git(crate::book::git::MoveKind),
+    /// Its quote and context, in another chapter.
+    Quote,
+}
+
+impl FollowedBy {
+    /// `git rename`, `git copy` or `quote`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FollowedBy::Git(k) => k.as_str(),
+            FollowedBy::Quote => "quote",
+        }
+    }
 }
 
 /// The anchoring of every comment of a book.
@@ -72,6 +109,8 @@ pub struct BookAnchors {
     pub located: Vec<Located>,
     /// The comments of each chapter (indices into `comments`, in store order).
     pub by_chapter: Vec<Vec<usize>>,
+    /// Comments that matched several pages equally well (not followed), with the chapters.
+    pub ambiguous: Vec<(usize, Vec<usize>)>,
     /// Byte offset of every line start of each chapter's Markdown.
     line_starts: Vec<Vec<usize>>,
 }
@@ -114,7 +153,7 @@ pub fn anchor_book(
         .iter()
         .map(|&chapter| Located {
             chapter,
-            resolution: None,
+            ..Located::default()
         })
         .collect();
     let mut texts = Vec::with_capacity(results.len());
@@ -132,6 +171,7 @@ pub fn anchor_book(
         comments,
         located,
         by_chapter: per_chapter,
+        ambiguous: Vec::new(),
         line_starts,
     }
 }
@@ -150,12 +190,14 @@ pub struct Counts {
 }
 
 impl BookAnchors {
-    /// The anchoring status word of comment `ci`: exact, fuzzy, orphan or page.
+    /// The anchoring status word of comment `ci`: exact, fuzzy, orphan or page; for a comment
+    /// of another language's build, `other-language`.
     pub fn status(&self, ci: usize) -> &'static str {
         let l = &self.located[ci];
         match (&l.chapter, &l.resolution) {
             (Some(_), None) => "page",
             (_, Some(r)) => r.status.as_str(),
+            (None, None) if l.other_language.is_some() => "other-language",
             (None, None) => "orphan",
         }
     }
@@ -215,6 +257,22 @@ impl BookAnchors {
         let Some(ch) = l.chapter else {
             m.insert("confidence".into(), Value::Null);
             m.insert("reason".into(), "page-not-in-book".into());
+            if let Some(lang) = &l.other_language {
+                m.insert("language".into(), lang.clone().into());
+            }
+            if let Some((ch, r)) = &l.elsewhere
+                && let Some(p) = &r.suggestion
+            {
+                m.insert(
+                    "suggestion".into(),
+                    json!({
+                        "text": self.texts[*ch].text[p.text.clone()].to_string(),
+                        "source": self.source_json(*ch, p),
+                        "page": self.chapters[*ch].page,
+                        "confidence": r.confidence,
+                    }),
+                );
+            }
             return Value::Object(m);
         };
         let chapter = &self.chapters[ch];
@@ -246,6 +304,12 @@ impl BookAnchors {
             json!({ "text": text.text[p.text.clone()].to_string(), "source": self.source_json(ch, p) })
         });
         m.insert("suggestion".into(), suggestion.unwrap_or(Value::Null));
+        if let Some(f) = &l.followed {
+            m.insert(
+                "followed".into(),
+                json!({ "from": f.from, "to": chapter.page, "by": f.by.as_str() }),
+            );
+        }
         if let Some(r) = r {
             m.insert(
                 "flags".into(),
@@ -294,7 +358,8 @@ impl BookAnchors {
         for (k, v) in c {
             let skip = match k.as_str() {
                 "space" => v.as_str() == Some(space),
-                "page" => form == Lean::Island,
+                // A followed comment keeps its stored page: the write API finds it there.
+                "page" => form == Lean::Island && self.located[ci].followed.is_none(),
                 "hold" => *v == Value::Bool(false),
                 "resolution" => v.is_null(),
                 "updatedAt" => c.get("createdAt") == Some(v),
@@ -320,6 +385,15 @@ impl BookAnchors {
         }
         let mut aw = ObjectWriter::new(w.key("anchoring"));
         aw.member("status", self.status(ci));
+        if let Some(f) = &self.located[ci].followed {
+            let mut fw = ObjectWriter::new(aw.key("followed"));
+            fw.member("from", &f.from);
+            if let Some(ch) = self.located[ci].chapter {
+                fw.member("to", &self.chapters[ch].page);
+            }
+            fw.member("by", f.by.as_str());
+            fw.end();
+        }
         match form {
             Lean::Island => {
                 if let Some(b) = self.located[ci].resolution.as_ref().and_then(|r| r.block) {

@@ -99,12 +99,62 @@ pub fn report(anchors: &BookAnchors, ids: &PageIds, cfg: &Book) -> Result<()> {
             anchor::Status::Exact => {}
         }
     }
+    // Followed comments, by stored page, new page and evidence.
+    let mut followed: BTreeMap<(&str, &str, &str), usize> = BTreeMap::new();
+    for (ci, l) in anchors.located.iter().enumerate() {
+        if let (Some(f), Some(ch)) = (&l.followed, l.chapter)
+            && live(&anchors.comments[ci])
+        {
+            *followed
+                .entry((
+                    f.from.as_str(),
+                    anchors.chapters[ch].page.as_str(),
+                    f.by.as_str(),
+                ))
+                .or_default() += 1;
+        }
+    }
+    for ((from, to, by), n) in followed {
+        let noun = if n == 1 { "comment" } else { "comments" };
+        let _ = writeln!(out, "notabene: {n} {noun} followed {from} → {to} ({by})");
+    }
+    for (ci, chapters) in &anchors.ambiguous {
+        let c = &anchors.comments[*ci];
+        let pages: Vec<&str> = chapters
+            .iter()
+            .map(|&ch| anchors.chapters[ch].page.as_str())
+            .collect();
+        let _ = writeln!(
+            out,
+            "notabene: warning: comment {} on {} matches {} equally well; not followed",
+            c.id().unwrap_or_default(),
+            c.page().unwrap_or_default(),
+            pages.join(" and ")
+        );
+    }
     for (page, list) in missing {
         let _ = writeln!(
             out,
             "notabene: warning: {} comment(s) on page {page:?}, which is not in this book ({})",
             list.len(),
             list.join(", ")
+        );
+    }
+    // Comments of other languages' builds: counted, never orphaned here.
+    let mut languages: BTreeMap<&str, usize> = BTreeMap::new();
+    for l in &anchors.located {
+        if let Some(lang) = &l.other_language {
+            *languages.entry(lang).or_default() += 1;
+        }
+    }
+    if !languages.is_empty() {
+        let n: usize = languages.values().sum();
+        let each: Vec<String> = languages.iter().map(|(l, n)| format!("{l}: {n}")).collect();
+        let noun = if n == 1 { "comment" } else { "comments" };
+        let _ = writeln!(
+            out,
+            "notabene: {n} {noun} of other languages ({}), shown in their own builds",
+            each.join(", ")
         );
     }
     let mut err = std::io::stderr().lock();

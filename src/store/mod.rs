@@ -316,6 +316,35 @@ impl Store {
         }
     }
 
+    /// Moves a record to `page`: `comment` (the record's comment with `page` and `updatedAt`
+    /// already set by the caller) is written as `<page>/<id>.json`, complete and fsynced,
+    /// before the old file (or legacy array member) is removed. A crash in between leaves the
+    /// comment twice — `verify` reports the duplicate id — never nowhere. Call with the lock
+    /// held. Returns the new record.
+    ///
+    /// `NOTABENE_FAILPOINT=rekey-after-write` aborts the process between the two steps (for
+    /// the crash-safety test).
+    pub fn rekey(&self, rec: &Record, comment: Comment) -> Result<Record> {
+        let page = comment.page().unwrap_or_default().to_string();
+        validate_page_id(&page)?;
+        let id = comment.id().unwrap_or_default();
+        let moved = Record {
+            file: format!("{page}/{}.json", ids::sanitize_id(id)),
+            location: Location::File,
+            comment,
+        };
+        if moved.file == rec.file {
+            self.write_record(&moved)?;
+            return Ok(moved);
+        }
+        self.write_record(&moved)?;
+        if std::env::var("NOTABENE_FAILPOINT").as_deref() == Ok("rekey-after-write") {
+            std::process::abort();
+        }
+        self.delete_record(rec)?;
+        Ok(moved)
+    }
+
     /// Deletes a record: its file, or its member of a legacy array (the array file goes when
     /// it empties). Empty page directories are removed. Call with the lock held.
     pub fn delete_record(&self, rec: &Record) -> Result<()> {

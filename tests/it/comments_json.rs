@@ -297,11 +297,17 @@ fn check_anchoring(b: &Built, id: &str, c: &Value, a: &Value, prefix: &str) {
     let k = keys(a);
     let page = c["page"].as_str().unwrap();
 
-    // A comment whose page is not in this build (the French ones in an English build).
-    if k == ["status", "confidence", "reason"] {
+    // A comment whose page is not in this build (the French ones in an English build): of
+    // another language, never an orphan here.
+    if k == ["status", "confidence", "reason", "language"] {
         assert_eq!(
-            (status, &a["confidence"], &a["reason"]),
-            ("orphan", &Value::Null, &json!("page-not-in-book")),
+            (status, &a["confidence"], &a["reason"], &a["language"]),
+            (
+                "other-language",
+                &Value::Null,
+                &json!("page-not-in-book"),
+                &json!("fr")
+            ),
             "{id}"
         );
         assert!(page.ends_with(".fr"), "{id}: {page} is in the book");
@@ -714,7 +720,7 @@ fn html_markers_and_islands_agree_with_the_json() {
 }
 
 #[test]
-fn the_comments_page_lists_every_comment_lean_newest_first() {
+fn the_comments_page_lists_every_comment_of_its_language_lean_newest_first() {
     let b = built();
     let doc = html(&b.html, "comments.html");
     let raw: String = doc
@@ -726,8 +732,16 @@ fn the_comments_page_lists_every_comment_lean_newest_first() {
     let data: Value = serde_json::from_str(&raw).unwrap();
     assert_eq!(data["view"], json!("comments"));
     assert_eq!(data["space"], json!("book"));
+    // Comments on other languages' pages are counted apart, not listed.
+    assert_eq!(data["otherLanguages"], json!({ "fr": 2 }));
     // comments.json in the list's order: newest update first, then id.
-    let mut want: Vec<&Value> = b.doc["comments"].as_array().unwrap().iter().collect();
+    let mut want: Vec<&Value> = b.doc["comments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["anchoring"]["status"] != "other-language")
+        .collect();
+    assert_eq!(want.len(), 14);
     want.sort_by(|a, b| {
         (b["updatedAt"].as_str(), a["id"].as_str())
             .cmp(&(a["updatedAt"].as_str(), b["id"].as_str()))

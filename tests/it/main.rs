@@ -17,6 +17,7 @@ mod browser;
 mod cli_setup;
 mod comments_json;
 mod concurrency;
+mod following;
 mod install;
 mod layers;
 mod mdbook_serve;

@@ -28,11 +28,14 @@ const REPORT: &str =
     "notabene: 12 comments on 6 pages — 9 exact, 1 fuzzy, 1 orphaned, 1 page-level";
 const FUZZY_WARNING: &str = "notabene: warning: fuzzy anchor c_mwm6a3iye2uy on book-example/src/guide/configuration (0.97): «Intervals shorter than five seconds are accepted»";
 const ORPHAN_WARNING: &str = "notabene: warning: orphaned anchor c_mwqa9e2k7d1f on book-example/src/reference/cli: «The --dry-run flag prints the planned uploads with…»";
+/// The French comments, counted apart in an English build (never orphaned there).
+const OTHER_LANGUAGES: &str =
+    "notabene: 2 comments of other languages (fr: 2), shown in their own builds";
 const SUPPORTED: &str = ">=0.5.0, <0.6.0";
 
 /// The report lines of an English build of book-example.
 fn report() -> String {
-    format!("{REPORT}\n{FUZZY_WARNING}\n{ORPHAN_WARNING}\n")
+    format!("{REPORT}\n{FUZZY_WARNING}\n{ORPHAN_WARNING}\n{OTHER_LANGUAGES}\n")
 }
 
 /// A copy of book-example at `<tmp>/book-example` in a fresh git work tree.
@@ -318,7 +321,8 @@ fn french_builds_use_french_page_ids_and_comments() {
         (out.code, out.stderr.as_str()),
         (
             0,
-            "notabene: 2 comments on 2 pages — 1 exact, 0 fuzzy, 0 orphaned, 1 page-level\n"
+            "notabene: 2 comments on 2 pages — 1 exact, 0 fuzzy, 0 orphaned, 1 page-level\n\
+             notabene: 14 comments of other languages (en: 14), shown in their own builds\n"
         )
     );
     let dir = tmp.path().join("out-fr");
@@ -400,7 +404,8 @@ fn french_builds_use_french_page_ids_and_comments() {
         (out.code, out.stderr.as_str()),
         (
             0,
-            "notabene: 2 comments on 2 pages — 1 exact, 0 fuzzy, 0 orphaned, 1 page-level\n"
+            "notabene: 2 comments on 2 pages — 1 exact, 0 fuzzy, 0 orphaned, 1 page-level\n\
+             notabene: 14 comments of other languages (en: 14), shown in their own builds\n"
         )
     );
     let dir = tmp.path().join("out-fr-dir");
@@ -615,6 +620,8 @@ fn fail_on_fails_the_build_for_the_configured_statuses() {
                 .to_string()
                 + FUZZY_WARNING
                 + "\n"
+                + OTHER_LANGUAGES
+                + "\n"
         )
     );
     // …until a quoted sentence is deleted from its chapter.
@@ -761,7 +768,7 @@ fn anchors_json_agrees_with_the_build() {
                 assert!(c["page"].as_str().unwrap().ends_with(".fr"), "{id}");
                 assert_eq!(
                     (status, c["anchoring"]["reason"].as_str()),
-                    ("orphan", Some("page-not-in-book")),
+                    ("other-language", Some("page-not-in-book")),
                     "{id}"
                 );
             }

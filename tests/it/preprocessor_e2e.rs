@@ -26,6 +26,8 @@ use support::*;
 const REPORT: &str =
     "notabene: 12 comments on 6 pages — 9 exact, 1 fuzzy, 1 orphaned, 1 page-level";
 const FUZZY_WARNING: &str = "notabene: warning: fuzzy anchor c_mwm6a3iye2uy on book-example/src/guide/configuration (0.97): «Intervals shorter than five seconds are accepted»";
+const OTHER_LANGUAGES: &str =
+    "notabene: 2 comments of other languages (fr: 2), shown in their own builds";
 const ORPHAN_WARNING: &str = "notabene: warning: orphaned anchor c_mwqa9e2k7d1f on book-example/src/reference/cli: «The --dry-run flag prints the planned uploads with…»";
 
 /// (HTML file, page id, the island's comments as (id, status, anchoring status)).
@@ -165,7 +167,7 @@ fn book_example_through_the_cli_and_the_json_protocol() {
         (
             0,
             "notabene: built book-example — open out-cli/index.html\n",
-            format!("{REPORT}\n{FUZZY_WARNING}\n{ORPHAN_WARNING}\n").as_str()
+            format!("{REPORT}\n{FUZZY_WARNING}\n{ORPHAN_WARNING}\n{OTHER_LANGUAGES}\n").as_str()
         )
     );
 

@@ -431,6 +431,15 @@ function renderCommentsView(app, data) {
     h('label', { class: 'nb-field' }, h('span', { text: t('hold') }), hold),
     h('label', { class: 'nb-field' }, h('span', { text: t('page') }), page),
     count));
+  var others = obj(data.otherLanguages);
+  var langs = Object.keys(others).sort();
+  if (langs.length) {
+    var n = langs.reduce(function (sum, l) { return sum + num(others[l], 0); }, 0);
+    root.appendChild(h('p', {
+      class: 'nb-other-languages',
+      text: t('otherLanguages', { n: n, langs: langs.map(function (l) { return l + ': ' + num(others[l], 0); }).join(', ') })
+    }));
+  }
   var list = h('ol', { class: 'nb-rows' });
   var empty = h('p', { class: 'nb-empty', text: t('noMatch'), hidden: true });
   root.appendChild(list);

@@ -1,0 +1,392 @@
+//! Following comments across pages: a comment whose page is not in the book (a chapter
+//! renamed, moved, split, merged, or the whole book moved), and a live text comment orphaned
+//! on its own page (its paragraph moved to another chapter), is looked for in the rest of the
+//! book.
+//!
+//! 1. **git's evidence**, page by page: the Markdown files git says were renamed or copied from
+//!    the page's file since its comments were last updated (commits since, the index, unstaged
+//!    edits, files not yet tracked — [`Repo::moves_since`]). A text comment is anchored in
+//!    each file its page went to and follows the best; a block comment follows its block, a
+//!    page comment its page (on a split, to the part that keeps the chapter's title).
+//! 2. **Quote and context** in every chapter, for a live text comment git did not place: the
+//!    same scoring and threshold as on its own page. Chapters are short-listed by exact pieces
+//!    of the quote (one pass over the book's text); a match whose best two pages score within
+//!    [`AMBIGUOUS`] of each other is not followed, and is reported.
+//!
+//! A comment that is found nowhere stays where it was (not in the book, or orphaned), with the
+//! best rejected candidate anywhere as its suggestion: a deleted chapter's comments are not
+//! followed. Nothing here runs when no comment is missing.
+//!
+//! Part of the resolve layer; may call the book layer (page ids, git), `anchor`, `text`,
+//! `store` and the shared helpers.
+
+use super::{BookAnchors, Followed, FollowedBy, is_live};
+use crate::anchor::{PageIndex, Resolution, Status, StoredAnchor, block, text};
+use crate::book::PageIds;
+use crate::book::git::{MoveKind, Repo};
+use crate::text::normalize::normalize;
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+/// Two pages whose best matches score within this of each other are a tie: not followed.
+pub const AMBIGUOUS: f64 = 0.02;
+/// Pieces of a quote searched for exactly to short-list chapters (normalised chars each).
+const PROBE_LEN: usize = 12;
+
+/// What following decided for one comment.
+#[derive(Debug, Clone)]
+enum Decision {
+    /// Anchored on chapter `to`.
+    Follow {
+        to: usize,
+        resolution: Option<Resolution>,
+        by: FollowedBy,
+    },
+    /// Matches on several pages equally well: the pages, for the report.
+    Ambiguous(Vec<usize>),
+    /// Found nowhere; the best rejected candidate (chapter, resolution), if any.
+    Nowhere(Option<(usize, Resolution)>),
+}
+
+/// The files a page id may name, relative to the repository root (page ids are
+/// repository-relative when `page-prefix` is left to its default): `<page>.md`, then, for a
+/// page carrying a locale, the file without it (gettext translates one file).
+fn page_files(ids: &PageIds, page: &str) -> Vec<String> {
+    let mut files = vec![format!("{page}.md")];
+    let base = format!("{}.md", ids.without_locale(page));
+    if base != files[0] {
+        files.push(base);
+    }
+    files
+}
+
+/// Follows what can be followed in `anchors` (see the module header). Returns the pages
+/// whose comments matched several pages equally, by comment: `(comment, [chapters])`.
+pub fn follow(
+    anchors: &mut BookAnchors,
+    ids: &PageIds,
+    root: &Path,
+    threshold: f64,
+) -> Vec<(usize, Vec<usize>)> {
+    let candidates: Vec<usize> = (0..anchors.comments.len())
+        .filter(|&ci| is_candidate(anchors, ids, ci))
+        .collect();
+    if candidates.is_empty() {
+        return Vec::new();
+    }
+    // The repository is looked up only when some page is missing.
+    let repo = if candidates
+        .iter()
+        .any(|&ci| anchors.located[ci].chapter.is_none())
+    {
+        Repo::discover(root)
+    } else {
+        Repo::none()
+    };
+    let decisions = decide(anchors, ids, &repo, threshold, &candidates);
+    let mut ambiguous = Vec::new();
+    for (ci, d) in decisions {
+        match d {
+            Decision::Follow { to, resolution, by } => {
+                let from = anchors.comments[ci].page().unwrap_or_default().to_string();
+                if let Some(old) = anchors.located[ci].chapter {
+                    anchors.by_chapter[old].retain(|&c| c != ci);
+                }
+                let list = &mut anchors.by_chapter[to];
+                let at = list.partition_point(|&c| c < ci);
+                list.insert(at, ci);
+                let l = &mut anchors.located[ci];
+                l.chapter = Some(to);
+                l.resolution = resolution;
+                l.followed = Some(Followed { from, by });
+            }
+            Decision::Ambiguous(pages) => ambiguous.push((ci, pages)),
+            Decision::Nowhere(Some((ch, r))) if anchors.located[ci].chapter.is_none() => {
+                anchors.located[ci].elsewhere = Some((ch, r));
+            }
+            Decision::Nowhere(_) => {}
+        }
+    }
+    ambiguous
+}
+
+/// A comment of this build's language whose page is not in the book, or a live text comment
+/// orphaned on its page.
+fn is_candidate(anchors: &BookAnchors, ids: &PageIds, ci: usize) -> bool {
+    let c = &anchors.comments[ci];
+    let l = &anchors.located[ci];
+    match l.chapter {
+        None => c.page().is_some_and(|p| ids.locale_of(p) == ids.language),
+        Some(_) => {
+            c.scope() == Some("selection")
+                && is_live(c)
+                && l.resolution
+                    .as_ref()
+                    .is_some_and(|r| r.status == Status::Orphan)
+        }
+    }
+}
+
+fn decide(
+    anchors: &BookAnchors,
+    ids: &PageIds,
+    repo: &Repo,
+    threshold: f64,
+    candidates: &[usize],
+) -> Vec<(usize, Decision)> {
+    let targets = git_targets(anchors, ids, repo, candidates);
+    // Page indexes, built only for the chapters some comment needs.
+    let mut indexes: HashMap<usize, PageIndex> = HashMap::new();
+    let mut out = Vec::new();
+    let mut by_quote = Vec::new();
+    for &ci in candidates {
+        let c = &anchors.comments[ci];
+        let page = c.page().unwrap_or_default();
+        let anchor = StoredAnchor::from_comment(c.as_map());
+        match (targets.get(page), anchor) {
+            (Some((base, file, to)), Some(StoredAnchor::Page)) => {
+                let (ch, kind) = keeps_title(anchors, repo, base, file, to);
+                out.push((ci, followed(ch, None, kind)));
+                continue;
+            }
+            (Some((_, _, to)), Some(StoredAnchor::Block(b))) => {
+                let (ch, kind, r) = to
+                    .iter()
+                    .map(|&(ch, k)| (ch, k, block::resolve(&anchors.texts[ch], &b)))
+                    .min_by(|a, b| {
+                        (a.2.status, -a.2.confidence)
+                            .partial_cmp(&(b.2.status, -b.2.confidence))
+                            .unwrap_or(std::cmp::Ordering::Equal)
+                    })
+                    .expect("a page with targets has one");
+                out.push((ci, followed(ch, Some(r), kind)));
+                continue;
+            }
+            (Some((_, _, to)), Some(StoredAnchor::Text(t))) => {
+                let mut best: Option<(usize, MoveKind, Resolution)> = None;
+                for &(ch, k) in to {
+                    let idx = indexes
+                        .entry(ch)
+                        .or_insert_with(|| PageIndex::new(&anchors.texts[ch]));
+                    let r = text::resolve(idx, &t, threshold);
+                    if best.as_ref().is_none_or(|b| r.confidence > b.2.confidence) {
+                        best = Some((ch, k, r));
+                    }
+                }
+                if let Some((ch, k, r)) = best.filter(|b| b.2.status != Status::Orphan) {
+                    out.push((ci, followed(ch, Some(r), k)));
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        if let Some(StoredAnchor::Text(t)) = anchor
+            && is_live(c)
+        {
+            by_quote.push((ci, t));
+        }
+    }
+    if by_quote.is_empty() {
+        return out;
+    }
+    // The quote in every chapter: chapters short-listed in one pass over the book's text.
+    let quotes: Vec<&str> = by_quote.iter().map(|(_, t)| t.quote).collect();
+    let shortlists = BookProbe::new(anchors).chapters_with(&quotes);
+    for ((ci, t), chapters) in by_quote.into_iter().zip(shortlists) {
+        let own = anchors.located[ci].chapter;
+        let mut scored: Vec<(usize, Resolution)> = chapters
+            .into_iter()
+            .filter(|&ch| Some(ch) != own)
+            .map(|ch| {
+                let idx = indexes
+                    .entry(ch)
+                    .or_insert_with(|| PageIndex::new(&anchors.texts[ch]));
+                (ch, text::resolve(idx, &t, threshold))
+            })
+            .collect();
+        scored.sort_by(|a, b| {
+            b.1.confidence
+                .partial_cmp(&a.1.confidence)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(a.0.cmp(&b.0))
+        });
+        let decision = match scored.as_slice() {
+            [] => Decision::Nowhere(None),
+            [(ch, r), rest @ ..] if r.status != Status::Orphan => {
+                let ties: Vec<usize> = rest
+                    .iter()
+                    .filter(|(_, o)| o.status != Status::Orphan)
+                    .filter(|(_, o)| r.confidence - o.confidence < AMBIGUOUS)
+                    .map(|(c, _)| *c)
+                    .collect();
+                if ties.is_empty() {
+                    Decision::Follow {
+                        to: *ch,
+                        resolution: Some(r.clone()),
+                        by: FollowedBy::Quote,
+                    }
+                } else {
+                    Decision::Ambiguous(std::iter::once(*ch).chain(ties).collect())
+                }
+            }
+            [(ch, r), ..] => Decision::Nowhere(r.suggestion.is_some().then(|| (*ch, r.clone()))),
+        };
+        out.push((ci, decision));
+    }
+    out
+}
+
+fn followed(to: usize, resolution: Option<Resolution>, kind: MoveKind) -> Decision {
+    Decision::Follow {
+        to,
+        resolution,
+        by: FollowedBy::Git(kind),
+    }
+}
+
+/// git's evidence for one page: the commit compared with, the page's file in it, and the
+/// chapters that file went to (renames first).
+type GitTargets = (String, String, Vec<(usize, MoveKind)>);
+
+/// For each missing page of the candidates: the commit compared with, the page's file in it,
+/// and the chapters git says that file went to (renames first).
+fn git_targets<'a>(
+    anchors: &'a BookAnchors,
+    ids: &PageIds,
+    repo: &Repo,
+    candidates: &[usize],
+) -> BTreeMap<&'a str, GitTargets> {
+    let mut targets = BTreeMap::new();
+    if repo.root().is_none() {
+        return targets;
+    }
+    let by_source: HashMap<&str, usize> = anchors
+        .chapters
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.source.as_str(), i))
+        .collect();
+    let mut earliest: BTreeMap<&str, &str> = BTreeMap::new();
+    for &ci in candidates {
+        let c = &anchors.comments[ci];
+        if anchors.located[ci].chapter.is_some() {
+            continue;
+        }
+        let Some(page) = c.page() else { continue };
+        let e = earliest.entry(page).or_insert(c.updated_at());
+        if c.updated_at() < *e {
+            *e = c.updated_at();
+        }
+    }
+    let mut by_base: HashMap<String, Vec<crate::book::git::Move>> = HashMap::new();
+    for (page, updated) in earliest {
+        let updated = Some(updated).filter(|u| !u.is_empty());
+        let Some((file, base)) = page_files(ids, page)
+            .into_iter()
+            .find_map(|f| repo.base_for(&f, updated).map(|b| (f, b)))
+        else {
+            continue;
+        };
+        let moves = by_base
+            .entry(base.clone())
+            .or_insert_with(|| repo.moves_since(&base));
+        let mut to: Vec<(usize, MoveKind)> = moves
+            .iter()
+            .filter(|m| m.from == file)
+            .filter_map(|m| by_source.get(m.to.as_str()).map(|&ch| (ch, m.kind)))
+            .collect();
+        to.sort_by_key(|&(ch, kind)| (kind, ch));
+        to.dedup_by_key(|t| t.0);
+        if !to.is_empty() {
+            targets.insert(page, (base, file, to));
+        }
+    }
+    targets
+}
+
+/// Of the files a page went to, the one that keeps the chapter's title (its first heading in
+/// commit `base`) — or, when git saw the other part only, the one chapter of the book with
+/// that title; else the first rename target.
+fn keeps_title(
+    anchors: &BookAnchors,
+    repo: &Repo,
+    base: &str,
+    file: &str,
+    targets: &[(usize, MoveKind)],
+) -> (usize, MoveKind) {
+    let title = repo
+        .first_heading(base, file)
+        .map(|t| normalize(&t).as_string());
+    if let Some(title) = title {
+        let titled = |ch: usize| {
+            anchors.texts[ch]
+                .headings
+                .first()
+                .is_some_and(|h| normalize(&h.text).as_string() == title)
+        };
+        if let Some(&t) = targets.iter().find(|t| titled(t.0)) {
+            return t;
+        }
+        let mut all = (0..anchors.texts.len()).filter(|&ch| titled(ch));
+        if let (Some(ch), None) = (all.next(), all.next()) {
+            return (ch, MoveKind::Copy);
+        }
+    }
+    targets[0]
+}
+
+/// The book's text, searched once for exact pieces of many quotes.
+struct BookProbe {
+    /// Every chapter's text, with the byte where each chapter starts.
+    text: String,
+    starts: Vec<usize>,
+}
+
+impl BookProbe {
+    fn new(anchors: &BookAnchors) -> BookProbe {
+        let mut text = String::new();
+        let mut starts = Vec::with_capacity(anchors.texts.len());
+        for t in &anchors.texts {
+            starts.push(text.len());
+            text.push_str(&normalize(&t.text).as_string());
+            text.push('\u{0}');
+        }
+        BookProbe { text, starts }
+    }
+
+    /// For each quote, the chapters holding a piece of it (its start, middle or end) exactly.
+    fn chapters_with(&self, quotes: &[&str]) -> Vec<Vec<usize>> {
+        let mut pieces: Vec<String> = Vec::new();
+        let mut owner: Vec<usize> = Vec::new();
+        for (qi, quote) in quotes.iter().enumerate() {
+            let q: Vec<char> = normalize(quote).chars;
+            if q.is_empty() {
+                continue;
+            }
+            let n = PROBE_LEN.min(q.len());
+            let mut mine: Vec<String> = [0, (q.len() - n) / 2, q.len() - n]
+                .iter()
+                .map(|&a| q[a..a + n].iter().collect())
+                .collect();
+            mine.sort();
+            mine.dedup();
+            for p in mine {
+                pieces.push(p);
+                owner.push(qi);
+            }
+        }
+        let mut out = vec![Vec::new(); quotes.len()];
+        let Ok(ac) = aho_corasick::AhoCorasick::new(&pieces) else {
+            return out;
+        };
+        for m in ac.find_overlapping_iter(&self.text) {
+            let ch = self.starts.partition_point(|&s| s <= m.start()) - 1;
+            out[owner[m.pattern().as_usize()]].push(ch);
+        }
+        for list in &mut out {
+            list.sort_unstable();
+            list.dedup();
+        }
+        out
+    }
+}

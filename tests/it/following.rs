@@ -1,0 +1,590 @@
+//! Comments follow the book as it changes: one scenario per structural edit of a real book
+//! (the nomicon) in a real git repository — rename committed, rename staged, a plain `mv` git
+//! does not know, a move to another directory, a split at a heading, a merge, a paragraph moved
+//! to another chapter, the book's directory moved, a chapter deleted, and a control.
+//!
+//! For each: every comment lands on the right page at the right text and none on a wrong page
+//! (`notabene anchors --json`); `anchors heal` re-keys the followed ones into the contract's
+//! layout, `comments verify` then reports no error, a second heal changes nothing, and the
+//! anchoring afterwards places every comment `exact` on its own page.
+
+use crate::common;
+use crate::support;
+use mdbook_notabene::store::{Store, new_comment};
+use mdbook_notabene::text::{TextOptions, page_text};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const TS: &str = "2026-07-28T09:00:00.000Z";
+
+/// The comments of every scenario: (key, chapter file under src without `.md`, quote or
+/// `None` for a page comment).
+const COMMENTS: &[(&str, &str, Option<&str>)] = &[
+    (
+        "r1",
+        "races",
+        Some("Safe Rust guarantees an absence of data races"),
+    ),
+    (
+        "r2",
+        "races",
+        Some("Interior mutability makes this more complicated"),
+    ),
+    ("rp", "races", None),
+    (
+        "l1",
+        "leaking",
+        Some("Ownership-based resource management is intended to simplify composition"),
+    ),
+    (
+        "l2",
+        "leaking",
+        Some("Rc is an interesting case because at first glance"),
+    ),
+    ("lp", "leaking", None),
+    (
+        "c1",
+        "coercions",
+        Some("Types can implicitly be coerced to change in certain contexts."),
+    ),
+    (
+        "p1",
+        "poisoning",
+        Some("anything that witnesses an exception"),
+    ),
+    (
+        "e1",
+        "exotic-sizes",
+        Some("Most of the time, we expect types to have a statically known and positive size."),
+    ),
+    ("k1", "casts", Some("Casts are a superset of coercions")),
+];
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
+        .args(args)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .expect("run git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Where a comment landed: (page, anchoring status, matched text, `followed.by`).
+type Landed = (Option<String>, String, Option<String>, Option<String>);
+
+/// A comment id for a key (`c_` + key, padded as the contract's ids are).
+fn id(key: &str) -> String {
+    format!("c_follow{key}")
+}
+
+/// A git repository at `<tmp>` holding the nomicon at `<tmp>/nomicon`, its store holding
+/// [`COMMENTS`], all committed.
+struct Scenario {
+    _tmp: tempfile::TempDir,
+    repo: PathBuf,
+    book: PathBuf,
+}
+
+impl Scenario {
+    fn new() -> Scenario {
+        let tmp = common::tempdir();
+        let repo = tmp.path().to_path_buf();
+        let book = repo.join("nomicon");
+        common::copy_dir(&support::corpus("nomicon"), &book);
+        common::git_init(&repo);
+        std::fs::create_dir_all(book.join(".notabene")).unwrap();
+        let store = Store::new(book.join(".notabene"));
+        let _lock = store.lock().unwrap();
+        store.ensure_meta().unwrap();
+        for (key, chapter, quote) in COMMENTS {
+            let page = format!("nomicon/src/{chapter}");
+            let (scope, anchor) = match quote {
+                Some(q) => {
+                    let md = common::read(&book.join(format!("src/{chapter}.md")));
+                    let pt = page_text(&md, &TextOptions::default());
+                    let a = pt
+                        .text
+                        .find(q)
+                        .unwrap_or_else(|| panic!("{q:?} in {chapter}"));
+                    ("selection", support::capture(&pt, a, a + q.len()))
+                }
+                None => ("page", Value::Null),
+            };
+            let c = new_comment(
+                &id(key),
+                "book",
+                &page,
+                scope,
+                anchor,
+                "Ann <a@example.com>",
+                key,
+                TS,
+            );
+            store
+                .write_record(&mdbook_notabene::store::Record {
+                    file: format!("{page}/{}.json", id(key)),
+                    location: mdbook_notabene::store::Location::File,
+                    comment: c,
+                })
+                .unwrap();
+        }
+        drop(_lock);
+        git(&repo, &["add", "-A"]);
+        git(&repo, &["commit", "-qm", "the book and its review"]);
+        Scenario {
+            _tmp: tmp,
+            repo,
+            book,
+        }
+    }
+
+    fn src(&self, rel: &str) -> PathBuf {
+        self.book.join("src").join(rel)
+    }
+
+    /// Replaces `from` by `to` in SUMMARY.md (the chapter list).
+    fn summary(&self, from: &str, to: &str) {
+        let p = self.src("SUMMARY.md");
+        let text = common::read(&p);
+        assert!(text.contains(from), "SUMMARY.md holds {from:?}");
+        common::write(&p, &text.replacen(from, to, 1));
+    }
+
+    /// `notabene <args>` in the book (its store by default).
+    fn notabene(&self, book: &Path, args: &[&str]) -> common::Out {
+        let mut all = vec!["--book", book.to_str().unwrap()];
+        all.extend_from_slice(args);
+        common::run_with(
+            &self.repo,
+            &all,
+            None,
+            &[("NOTABENE_NOW", "2026-12-01T10:00:00.000Z")],
+        )
+    }
+
+    /// Where each comment landed: key → (page it landed on, status, matched text, followed.by).
+    fn landed(&self, book: &Path) -> BTreeMap<String, Landed> {
+        let out = self.notabene(book, &["anchors", "--json"]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let doc: Value = serde_json::from_str(&out.stdout).unwrap();
+        let mut m = BTreeMap::new();
+        for c in doc["comments"].as_array().unwrap() {
+            let key = c["id"]
+                .as_str()
+                .unwrap()
+                .trim_start_matches("c_follow")
+                .to_string();
+            let a = &c["anchoring"];
+            let page = if a["followed"].is_object() {
+                a["followed"]["to"].as_str().map(str::to_string)
+            } else if a["url"].is_string() {
+                c["page"].as_str().map(str::to_string)
+            } else {
+                None
+            };
+            m.insert(
+                key,
+                (
+                    page,
+                    a["status"].as_str().unwrap().to_string(),
+                    a["text"].as_str().map(str::to_string),
+                    a["followed"]["by"].as_str().map(str::to_string),
+                ),
+            );
+        }
+        m
+    }
+
+    /// Checks every comment against `expected` (key → chapter it must land on, `None`: found
+    /// nowhere), then heals and checks the store and a second heal.
+    fn check(&self, book: &Path, prefix: &str, expected: &[(&str, Option<&str>)]) {
+        let want: BTreeMap<&str, Option<&str>> = expected.iter().copied().collect();
+        let landed = self.landed(book);
+        for (key, chapter, quote) in COMMENTS {
+            let target = want.get(key).copied().unwrap_or(Some(chapter));
+            let (page, status, text, _) = &landed[*key];
+            match target {
+                None => assert_eq!(
+                    (page.as_deref(), status.as_str()),
+                    (None, "orphan"),
+                    "{key}: a deleted chapter's comment is found nowhere"
+                ),
+                Some(t) => {
+                    assert_eq!(
+                        page.as_deref(),
+                        Some(format!("{prefix}/{t}").as_str()),
+                        "{key}: page"
+                    );
+                    if let Some(q) = quote {
+                        assert!(status == "exact" || status == "fuzzy", "{key}: {status}");
+                        assert_eq!(text.as_deref(), Some(*q), "{key}: text");
+                    } else {
+                        assert_eq!(status, "page", "{key}");
+                    }
+                }
+            }
+        }
+        // Heal: the followed comments move to their pages.
+        let out = self.notabene(book, &["anchors", "heal"]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let store = Store::new(book.join(".notabene"));
+        let snap = store.load().unwrap();
+        for r in snap.comments() {
+            let page = r.comment.page().unwrap();
+            assert_eq!(
+                r.file,
+                format!("{page}/{}.json", r.comment.id().unwrap()),
+                "layout"
+            );
+        }
+        let verify = self.notabene(book, &["comments", "verify", "--json"]);
+        let report: Value = serde_json::from_str(&verify.stdout).unwrap();
+        assert_eq!(report["errors"], json!(0), "{}", verify.stdout);
+        let before = common::tree(&book.join(".notabene"));
+        let again = self.notabene(book, &["anchors", "heal"]);
+        assert_eq!(again.code, 0, "{}", again.stderr);
+        assert!(
+            !again.stdout.contains("moved "),
+            "a second heal moves nothing: {}",
+            again.stdout
+        );
+        assert_eq!(
+            common::tree(&book.join(".notabene")),
+            before,
+            "a second heal changes nothing"
+        );
+        // Anchored again: every comment exact on its own page, none followed.
+        let after = self.landed(book);
+        for (key, chapter, quote) in COMMENTS {
+            let (page, status, _, by) = &after[*key];
+            match want.get(key).copied().unwrap_or(Some(chapter)) {
+                None => assert_eq!(status, "orphan", "{key}"),
+                Some(t) => {
+                    assert_eq!(
+                        page.as_deref(),
+                        Some(format!("{prefix}/{t}").as_str()),
+                        "{key}"
+                    );
+                    assert_eq!(by, &None, "{key}: on its own page now");
+                    let want_status = if quote.is_some() { "exact" } else { "page" };
+                    assert_eq!(status, want_status, "{key}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn control_nothing_moves() {
+    let s = Scenario::new();
+    let landed = s.landed(&s.book);
+    assert!(landed.values().all(|l| l.3.is_none()), "{landed:?}");
+    s.check(&s.book, "nomicon/src", &[]);
+}
+
+const RACES_RENAMED: &[(&str, Option<&str>)] = &[
+    ("r1", Some("data-races")),
+    ("r2", Some("data-races")),
+    ("rp", Some("data-races")),
+];
+
+#[test]
+fn rename_committed() {
+    let s = Scenario::new();
+    git(
+        &s.repo,
+        &["mv", "nomicon/src/races.md", "nomicon/src/data-races.md"],
+    );
+    s.summary("(races.md)", "(data-races.md)");
+    git(&s.repo, &["commit", "-qam", "rename races"]);
+    let landed = s.landed(&s.book);
+    assert_eq!(landed["r1"].3.as_deref(), Some("git rename"));
+    // The build reports it in one line.
+    support::refresh_client(&s.book);
+    let out = s.notabene(&s.book, &["install", s.book.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let build = s.notabene(
+        &s.book,
+        &[
+            "build",
+            s.book.to_str().unwrap(),
+            "-d",
+            s.repo.join("out").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(build.code, 0, "{}", build.stderr);
+    assert!(
+        build
+            .stderr
+            .contains("notabene: 3 comments followed nomicon/src/races → nomicon/src/data-races (git rename)\n"),
+        "{}",
+        build.stderr
+    );
+    assert!(
+        !build.stderr.contains("not in this book"),
+        "{}",
+        build.stderr
+    );
+    s.check(&s.book, "nomicon/src", RACES_RENAMED);
+}
+
+#[test]
+fn rename_staged() {
+    let s = Scenario::new();
+    git(
+        &s.repo,
+        &["mv", "nomicon/src/races.md", "nomicon/src/data-races.md"],
+    );
+    s.summary("(races.md)", "(data-races.md)");
+    assert_eq!(s.landed(&s.book)["rp"].3.as_deref(), Some("git rename"));
+    s.check(&s.book, "nomicon/src", RACES_RENAMED);
+}
+
+#[test]
+fn plain_mv_git_does_not_know() {
+    let s = Scenario::new();
+    std::fs::rename(s.src("races.md"), s.src("data-races.md")).unwrap();
+    s.summary("(races.md)", "(data-races.md)");
+    assert_eq!(s.landed(&s.book)["rp"].3.as_deref(), Some("git rename"));
+    s.check(&s.book, "nomicon/src", RACES_RENAMED);
+}
+
+#[test]
+fn move_to_another_directory() {
+    let s = Scenario::new();
+    std::fs::create_dir_all(s.src("concurrency")).unwrap();
+    git(
+        &s.repo,
+        &[
+            "mv",
+            "nomicon/src/races.md",
+            "nomicon/src/concurrency/races.md",
+        ],
+    );
+    s.summary("(races.md)", "(concurrency/races.md)");
+    git(&s.repo, &["commit", "-qam", "move races"]);
+    let to = Some("concurrency/races");
+    s.check(
+        &s.book,
+        "nomicon/src",
+        &[("r1", to), ("r2", to), ("rp", to)],
+    );
+}
+
+#[test]
+fn split_at_a_heading_both_parts_renamed() {
+    let s = Scenario::new();
+    let text = common::read(&s.src("leaking.md"));
+    let at = text.find("## Rc").unwrap();
+    common::write(&s.src("leaking-basics.md"), &text[..at]);
+    common::write(&s.src("leaking-rc.md"), &text[at..]);
+    std::fs::remove_file(s.src("leaking.md")).unwrap();
+    s.summary(
+        "  * [Leaking](leaking.md)",
+        "  * [Leaking](leaking-basics.md)\n  * [Rc](leaking-rc.md)",
+    );
+    // The page comment goes to the part that keeps the chapter's title.
+    s.check(
+        &s.book,
+        "nomicon/src",
+        &[
+            ("l1", Some("leaking-basics")),
+            ("l2", Some("leaking-rc")),
+            ("lp", Some("leaking-basics")),
+        ],
+    );
+}
+
+#[test]
+fn merge_of_two_chapters() {
+    let s = Scenario::new();
+    let casts = common::read(&s.src("casts.md"));
+    let coercions = common::read(&s.src("coercions.md"));
+    common::write(
+        &s.src("casts.md"),
+        &format!(
+            "{casts}\n{}",
+            coercions.replacen("# Coercions", "## Coercions", 1)
+        ),
+    );
+    git(&s.repo, &["rm", "-q", "nomicon/src/coercions.md"]);
+    s.summary("  * [Coercions](coercions.md)\n", "");
+    let landed = s.landed(&s.book);
+    assert_eq!(landed["c1"].0.as_deref(), Some("nomicon/src/casts"));
+    s.check(&s.book, "nomicon/src", &[("c1", Some("casts"))]);
+}
+
+#[test]
+fn a_commented_paragraph_moved_to_another_chapter() {
+    let s = Scenario::new();
+    let poisoning = common::read(&s.src("poisoning.md"));
+    let start = poisoning.find("This is *usually* fine").unwrap();
+    let end = start + poisoning[start..].find("\n\n").unwrap() + 2;
+    let paragraph = &poisoning[start..end];
+    common::write(
+        &s.src("poisoning.md"),
+        &format!("{}{}", &poisoning[..start], &poisoning[end..]),
+    );
+    let races = common::read(&s.src("races.md"));
+    common::write(&s.src("races.md"), &format!("{races}\n{paragraph}"));
+    let landed = s.landed(&s.book);
+    assert_eq!(landed["p1"].3.as_deref(), Some("quote"));
+    s.check(&s.book, "nomicon/src", &[("p1", Some("races"))]);
+}
+
+#[test]
+fn the_book_moved_in_its_repository() {
+    let s = Scenario::new();
+    std::fs::create_dir_all(s.repo.join("docs")).unwrap();
+    git(&s.repo, &["mv", "nomicon", "docs/nomicon"]);
+    git(&s.repo, &["commit", "-qm", "move the book"]);
+    let book = s.repo.join("docs/nomicon");
+    let everyone: Vec<(&str, Option<&str>)> =
+        COMMENTS.iter().map(|(k, ch, _)| (*k, Some(*ch))).collect();
+    s.check(&book, "docs/nomicon/src", &everyone);
+}
+
+#[test]
+fn a_deleted_chapter_keeps_its_comments_nowhere() {
+    let s = Scenario::new();
+    git(&s.repo, &["rm", "-q", "nomicon/src/exotic-sizes.md"]);
+    s.summary("  * [Exotically Sized Types](exotic-sizes.md)\n", "");
+    git(&s.repo, &["commit", "-qm", "drop exotic sizes"]);
+    s.check(&s.book, "nomicon/src", &[("e1", None)]);
+}
+
+/// Re-keying is crash-safe: killed between writing the new file and removing the old one, the
+/// comment is stored twice (`verify` says so), never lost, and the next `heal` finishes.
+#[test]
+fn a_crash_while_re_keying_loses_nothing() {
+    let s = Scenario::new();
+    git(
+        &s.repo,
+        &["mv", "nomicon/src/races.md", "nomicon/src/data-races.md"],
+    );
+    s.summary("(races.md)", "(data-races.md)");
+    let book = s.book.to_str().unwrap();
+    let crashed = common::run_with(
+        &s.repo,
+        &["--book", book, "anchors", "heal"],
+        None,
+        &[("NOTABENE_FAILPOINT", "rekey-after-write")],
+    );
+    assert_ne!(crashed.code, 0, "the failpoint aborts the process");
+    let ids = |s: &Scenario| -> Vec<(String, String)> {
+        let snap = Store::new(s.book.join(".notabene")).load().unwrap();
+        let mut v: Vec<(String, String)> = snap
+            .comments()
+            .map(|r| (r.comment.id().unwrap().to_string(), r.file.clone()))
+            .collect();
+        v.sort();
+        v
+    };
+    let after_crash = ids(&s);
+    // Every comment is still there; the first one moved is there twice.
+    for (key, _, _) in COMMENTS {
+        assert!(after_crash.iter().any(|(i, _)| *i == id(key)), "{key} lost");
+    }
+    let twice: Vec<&(String, String)> = after_crash
+        .iter()
+        .filter(|(i, _)| after_crash.iter().filter(|(j, _)| j == i).count() == 2)
+        .collect();
+    assert_eq!(twice.len(), 2, "{after_crash:?}");
+    let dup = &twice[0].0;
+    let verify = s.notabene(&s.book, &["comments", "verify"]);
+    assert_eq!(verify.code, 1, "{}", verify.stdout);
+    assert!(
+        verify
+            .stdout
+            .contains(&format!("duplicate comment id \"{dup}\"")),
+        "{}",
+        verify.stdout
+    );
+    // The next heal finishes the move and the rest.
+    let healed = s.notabene(&s.book, &["anchors", "heal"]);
+    assert_eq!(healed.code, 0, "{}", healed.stderr);
+    let after = ids(&s);
+    assert_eq!(after.len(), COMMENTS.len(), "{after:?}");
+    for (i, file) in &after {
+        if ["c_followr1", "c_followr2", "c_followrp"].contains(&i.as_str()) {
+            assert_eq!(file, &format!("nomicon/src/data-races/{i}.json"));
+        }
+    }
+    let verify = s.notabene(&s.book, &["comments", "verify", "--json"]);
+    let report: Value = serde_json::from_str(&verify.stdout).unwrap();
+    assert_eq!(report["errors"], json!(0), "{}", verify.stdout);
+}
+
+/// `--dry-run` lists the moves and writes nothing; a legacy v1 array member is moved out of
+/// its array.
+#[test]
+fn heal_dry_run_and_legacy_members() {
+    let s = Scenario::new();
+    // races' comments as one legacy array file.
+    let store = s.book.join(".notabene");
+    let dir = store.join("nomicon/src/races");
+    let mut members = Vec::new();
+    for key in ["r1", "r2", "rp"] {
+        let f = dir.join(format!("{}.json", id(key)));
+        members.push(serde_json::from_str::<Value>(&common::read(&f)).unwrap());
+        std::fs::remove_file(f).unwrap();
+    }
+    std::fs::remove_dir(&dir).unwrap();
+    let originals = members.clone();
+    common::write(
+        &store.join("nomicon/src/races.json"),
+        &mdbook_notabene::store::json::to_js_pretty(&Value::Array(members)),
+    );
+    git(&s.repo, &["add", "-A"]);
+    git(&s.repo, &["commit", "-qm", "legacy"]);
+    git(
+        &s.repo,
+        &["mv", "nomicon/src/races.md", "nomicon/src/data-races.md"],
+    );
+    s.summary("(races.md)", "(data-races.md)");
+    let before = common::tree(&store);
+    let dry = s.notabene(&s.book, &["anchors", "heal", "--dry-run"]);
+    assert_eq!(dry.code, 0, "{}", dry.stderr);
+    assert_eq!(
+        dry.stdout,
+        "would move c_followr1: nomicon/src/races → nomicon/src/data-races\n\
+         would move c_followr2: nomicon/src/races → nomicon/src/data-races\n\
+         would move c_followrp: nomicon/src/races → nomicon/src/data-races\n\
+         notabene: 0 anchor(s) would be healed.\n\
+         notabene: 3 comment(s) would be moved to the page they were found on.\n"
+    );
+    assert_eq!(common::tree(&store), before, "a dry run writes nothing");
+    let out = s.notabene(&s.book, &["anchors", "heal"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        !store.join("nomicon/src/races.json").exists(),
+        "the emptied array is gone"
+    );
+    for (n, key) in ["r1", "r2", "rp"].iter().enumerate() {
+        let text = common::read(&store.join(format!("nomicon/src/data-races/{}.json", id(key))));
+        let moved: Value = serde_json::from_str(&text).unwrap();
+        // Every other byte as it was.
+        let mut want = originals[n].clone();
+        want["page"] = json!("nomicon/src/data-races");
+        want["updatedAt"] = json!("2026-12-01T10:00:00.000Z");
+        assert_eq!(moved, want, "{key}");
+        assert_eq!(
+            text,
+            mdbook_notabene::store::json::to_js_pretty(&moved),
+            "canonical bytes"
+        );
+    }
+    s.check(&s.book, "nomicon/src", RACES_RENAMED);
+}
