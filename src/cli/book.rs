@@ -67,13 +67,16 @@ pub(crate) fn build(ctx: &Ctx, a: &BuildArgs) -> Result<i32> {
     Ok(0)
 }
 
-fn anchor_current(ctx: &Ctx) -> Result<(Book, BookAnchors, String)> {
+fn anchor_current(ctx: &Ctx) -> Result<(Book, BookAnchors, crate::book::PageIds)> {
     let Some(book) = ctx.book.clone() else {
         bail!("this command needs a book: no book.toml found (pass --book DIR)");
     };
     // The store of this command (flags and environment apply).
     let (anchors, ids) = crate::engine::anchor_current(&book, &ctx.store)?;
-    Ok((book, anchors, ids.prefix))
+    if let Some(m) = &anchors.mismatch {
+        eprintln!("notabene: warning: {}", m.message(&ids));
+    }
+    Ok((book, anchors, ids))
 }
 
 pub(crate) fn anchors(ctx: &Ctx, a: &AnchorsArgs) -> Result<i32> {
@@ -84,14 +87,14 @@ pub(crate) fn anchors(ctx: &Ctx, a: &AnchorsArgs) -> Result<i32> {
     {
         return heal(ctx, *min_confidence, *dry_run);
     }
-    let (book, anchors, prefix) = anchor_current(ctx)?;
+    let (book, anchors, ids) = anchor_current(ctx)?;
     let keep = |ci: usize| {
         a.page
             .as_deref()
             .is_none_or(|p| anchors.comments[ci].page() == Some(p))
     };
     if a.json {
-        let mut doc = crate::render::document(&anchors, &book, &prefix);
+        let mut doc = crate::render::document(&anchors, &book, &ids.prefix);
         if a.page.is_some()
             && let Some(list) = doc.get_mut("comments").and_then(Value::as_array_mut)
         {

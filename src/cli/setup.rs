@@ -183,15 +183,25 @@ pub(crate) fn doctor(ctx: &Ctx, as_json: bool) -> Result<i32> {
     let store = &ctx.store;
     let git_root = crate::book::git::git_toplevel(ctx.work_dir());
     let book = ctx.book.as_ref();
-    let (open, total, meta) = if store.exists() {
+    let (open, total, meta, mismatch) = if store.exists() {
         let snap = store.load_unchecked()?;
         let open = snap
             .comments()
             .filter(|r| r.comment.is_actionable())
             .count();
-        (open, snap.comments().count(), store.meta())
+        let mismatch = book.and_then(|b| {
+            let ids = crate::book::PageIds::new(b);
+            let pages = book_pages(&ids);
+            crate::resolve::book::mismatch(
+                &ids,
+                &pages,
+                snap.comments().filter_map(|r| r.comment.page()),
+            )
+            .map(|m| m.message(&ids))
+        });
+        (open, snap.comments().count(), store.meta(), mismatch)
     } else {
-        (0, 0, Meta::Missing)
+        (0, 0, Meta::Missing, None)
     };
     let schema = match meta {
         Meta::Version(v) => json!(v as u64),
@@ -230,6 +240,7 @@ pub(crate) fn doctor(ctx: &Ctx, as_json: bool) -> Result<i32> {
             "schemaVersion": schema,
             "comments": total,
             "openComments": open,
+            "mismatch": mismatch,
         },
         "protocol": {
             "path": ctx.show(&proto_path),
@@ -270,6 +281,9 @@ pub(crate) fn doctor(ctx: &Ctx, as_json: bool) -> Result<i32> {
             ctx.show(store.root())
         );
     }
+    if let Some(m) = &mismatch {
+        say!("          warning: {m}");
+    }
     let proto_state = match (&proto_text, proto_text.as_deref() == Some(PROTOCOL)) {
         (None, _) => "missing: run `notabene protocol --write`",
         (Some(_), true) => "current",
@@ -294,4 +308,33 @@ pub(crate) fn doctor(ctx: &Ctx, as_json: bool) -> Result<i32> {
         }
     );
     Ok(0)
+}
+
+/// The page ids of every Markdown file under the book's src directory (SUMMARY.md aside): the
+/// pages the book can have, without loading it.
+fn book_pages(ids: &crate::book::PageIds) -> std::collections::BTreeSet<String> {
+    fn walk(
+        dir: &Path,
+        base: &Path,
+        ids: &crate::book::PageIds,
+        out: &mut std::collections::BTreeSet<String>,
+    ) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, base, ids, out);
+            } else if p.extension().is_some_and(|x| x == "md")
+                && let Ok(rel) = p.strip_prefix(base)
+                && rel != Path::new("SUMMARY.md")
+            {
+                out.insert(ids.for_chapter(rel));
+            }
+        }
+    }
+    let mut out = std::collections::BTreeSet::new();
+    walk(&ids.src_dir, &ids.src_dir, ids, &mut out);
+    out
 }

@@ -93,12 +93,110 @@ pub fn anchor(
         let l = &mut anchors.located[ci];
         if l.chapter.is_none()
             && let Some(page) = c.page()
-            && ids.owns(page)
             && ids.locale_of(page) != ids.language
         {
             l.other_language = Some(ids.locale_of(page).to_string());
         }
     }
+    let pages: std::collections::BTreeSet<String> =
+        anchors.chapters.iter().map(|c| c.page.clone()).collect();
+    anchors.mismatch = mismatch(
+        &ids,
+        &pages,
+        anchors.comments.iter().filter_map(|c| c.page()),
+    );
     anchors.ambiguous = super::follow::follow(&mut anchors, &ids, &book_cfg.root, threshold);
     Ok((anchors, ids))
+}
+
+/// The store does not match the book: most of the store's comments for this language are on
+/// pages the book does not have. `suggested` is the one `page-prefix` that would place the
+/// most of them (when it places at least half), `missing` how many are off the book.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mismatch {
+    /// Comments of this language whose stored page is not a page of the book.
+    pub missing: usize,
+    /// Comments of this language in the store.
+    pub total: usize,
+    /// The prefix their pages are under, when one substitution places most of them.
+    pub suggested: Option<String>,
+    /// How many of them the suggested prefix places.
+    pub placed: usize,
+}
+
+impl Mismatch {
+    /// The one-line diagnostic (without the `notabene: warning: ` head).
+    pub fn message(&self, ids: &PageIds) -> String {
+        let ours = if ids.prefix.is_empty() {
+            "the book's src directory".to_string()
+        } else {
+            format!("{:?}", ids.prefix)
+        };
+        match &self.suggested {
+            Some(p) => format!(
+                "{} of the store's {} comments for this language are on pages this book does not have; they are under {p:?}, this book's pages under {ours} — set page-prefix = {p:?} in [preprocessor.notabene] (book.toml)",
+                self.missing, self.total
+            ),
+            None => format!(
+                "{} of the store's {} comments for this language are on pages this book does not have (this book's pages are under {ours}; see `notabene anchors`)",
+                self.missing, self.total
+            ),
+        }
+    }
+}
+
+/// Checks the store's pages against the book's: `pages` are the book's page ids. Returns a
+/// [`Mismatch`] when most of this language's comments (at least one) are off the book.
+pub fn mismatch<'a>(
+    ids: &PageIds,
+    pages: &std::collections::BTreeSet<String>,
+    stored_pages: impl Iterator<Item = &'a str>,
+) -> Option<Mismatch> {
+    let rests: std::collections::BTreeSet<&str> = pages
+        .iter()
+        .map(|p| {
+            if ids.prefix.is_empty() {
+                p.as_str()
+            } else {
+                p.strip_prefix(&format!("{}/", ids.prefix)).unwrap_or(p)
+            }
+        })
+        .collect();
+    let (mut total, mut missing) = (0, 0);
+    let mut by_prefix: std::collections::BTreeMap<String, usize> = Default::default();
+    for page in stored_pages {
+        if ids.locale_of(page) != ids.language {
+            continue;
+        }
+        total += 1;
+        if pages.contains(page) {
+            continue;
+        }
+        missing += 1;
+        for (i, _) in page.match_indices('/') {
+            if rests.contains(&page[i + 1..]) {
+                *by_prefix.entry(page[..i].to_string()).or_default() += 1;
+            }
+        }
+        if rests.contains(page) {
+            *by_prefix.entry(String::new()).or_default() += 1;
+        }
+    }
+    if missing == 0 || missing * 2 < total {
+        return None;
+    }
+    let best = by_prefix
+        .into_iter()
+        .filter(|(p, _)| *p != ids.prefix)
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)));
+    let (suggested, placed) = match best {
+        Some((p, n)) if n * 2 >= missing => (Some(p), n),
+        _ => (None, 0),
+    };
+    Some(Mismatch {
+        missing,
+        total,
+        suggested,
+        placed,
+    })
 }

@@ -111,6 +111,8 @@ pub struct BookAnchors {
     pub by_chapter: Vec<Vec<usize>>,
     /// Comments that matched several pages equally well (not followed), with the chapters.
     pub ambiguous: Vec<(usize, Vec<usize>)>,
+    /// Set when the store's pages do not match the book's ([`book::mismatch`]).
+    pub mismatch: Option<book::Mismatch>,
     /// Byte offset of every line start of each chapter's Markdown.
     line_starts: Vec<Vec<usize>>,
 }
@@ -172,6 +174,7 @@ pub fn anchor_book(
         located,
         by_chapter: per_chapter,
         ambiguous: Vec::new(),
+        mismatch: None,
         line_starts,
     }
 }

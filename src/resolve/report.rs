@@ -99,6 +99,9 @@ pub fn report(anchors: &BookAnchors, ids: &PageIds, cfg: &Book) -> Result<()> {
             anchor::Status::Exact => {}
         }
     }
+    if let Some(m) = &anchors.mismatch {
+        let _ = writeln!(out, "notabene: warning: {}", m.message(ids));
+    }
     // Followed comments, by stored page, new page and evidence.
     let mut followed: BTreeMap<(&str, &str, &str), usize> = BTreeMap::new();
     for (ci, l) in anchors.located.iter().enumerate() {

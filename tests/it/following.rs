@@ -451,6 +451,13 @@ fn the_book_moved_in_its_repository() {
     git(&s.repo, &["mv", "nomicon", "docs/nomicon"]);
     git(&s.repo, &["commit", "-qm", "move the book"]);
     let book = s.repo.join("docs/nomicon");
+    // The store says so in one line naming the fix …
+    let out = s.notabene(&book, &["anchors"]);
+    assert_eq!(
+        out.stderr,
+        "notabene: warning: 10 of the store's 10 comments for this language are on pages this book does not have; they are under \"nomicon/src\", this book's pages under \"docs/nomicon/src\" — set page-prefix = \"nomicon/src\" in [preprocessor.notabene] (book.toml)\n"
+    );
+    // … while every comment follows its file (git rename) until `heal` re-keys them.
     let everyone: Vec<(&str, Option<&str>)> =
         COMMENTS.iter().map(|(k, ch, _)| (*k, Some(*ch))).collect();
     s.check(&book, "docs/nomicon/src", &everyone);
@@ -587,4 +594,61 @@ fn heal_dry_run_and_legacy_members() {
         );
     }
     s.check(&s.book, "nomicon/src", RACES_RENAMED);
+}
+
+/// A book copied out of its repository: its page ids lose the repository path, and every
+/// build, `anchors` and `doctor` say in one line which `page-prefix` puts them back.
+#[test]
+fn a_book_copied_outside_its_repository_says_which_prefix_fixes_it() {
+    let tmp = common::tempdir();
+    let book = tmp.path().join("book-example");
+    common::copy_dir(&support::book_example(), &book);
+    let _ = std::fs::remove_dir_all(book.join("book"));
+    let line = "notabene: warning: 14 of the store's 14 comments for this language are on pages this book does not have; they are under \"book-example/src\", this book's pages under \"src\" — set page-prefix = \"book-example/src\" in [preprocessor.notabene] (book.toml)";
+    let b = book.to_str().unwrap();
+    let anchors = common::run(tmp.path(), &["--book", b, "anchors"]);
+    assert_eq!(anchors.stderr, format!("{line}\n"));
+    let build = common::run(
+        tmp.path(),
+        &["build", b, "-d", tmp.path().join("out").to_str().unwrap()],
+    );
+    assert_eq!(build.code, 0, "{}", build.stderr);
+    assert!(build.stderr.lines().any(|l| l == line), "{}", build.stderr);
+    assert!(!build.stderr.contains("0 comments"), "{}", build.stderr);
+    let doctor = common::run(tmp.path(), &["--book", b, "doctor"]);
+    assert!(
+        doctor.stdout.contains(&line["notabene: ".len()..]),
+        "{}",
+        doctor.stdout
+    );
+    let json: Value =
+        serde_json::from_str(&common::run(tmp.path(), &["--book", b, "doctor", "--json"]).stdout)
+            .unwrap();
+    assert_eq!(
+        json["store"]["mismatch"],
+        json!(&line["notabene: warning: ".len()..])
+    );
+    // With the prefix it names, the comments are back on their pages and the line is gone.
+    let toml = common::read(&book.join("book.toml"));
+    common::write(
+        &book.join("book.toml"),
+        &toml.replacen(
+            "[preprocessor.notabene]",
+            "[preprocessor.notabene]\npage-prefix = \"book-example/src\"",
+            1,
+        ),
+    );
+    let fixed = common::run(
+        tmp.path(),
+        &["build", b, "-d", tmp.path().join("out2").to_str().unwrap()],
+    );
+    assert_eq!(fixed.code, 0, "{}", fixed.stderr);
+    assert!(
+        fixed.stderr.starts_with(
+            "notabene: 12 comments on 6 pages — 9 exact, 1 fuzzy, 1 orphaned, 1 page-level\n"
+        ),
+        "{}",
+        fixed.stderr
+    );
+    assert!(!fixed.stderr.contains("page-prefix"), "{}", fixed.stderr);
 }
