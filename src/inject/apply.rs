@@ -4,7 +4,7 @@
 
 use super::TextMark;
 use super::raw_tags::RawTags;
-use super::runs::{Run, Snap, inline_text_ranges, runs_of};
+use super::runs::{Chapter, Run, Snap, inline_text_ranges, runs_of};
 use crate::text::PageText;
 use crate::util::escape::escape_html;
 use std::collections::BTreeMap;
@@ -30,10 +30,28 @@ pub(super) fn mark_inserts(
 ) {
     let inline_text = inline_text_ranges(page);
     let mut by_level: BTreeMap<(u32, u32), Vec<Run>> = BTreeMap::new();
+    let mut labels: Vec<(usize, String)> = Vec::new();
+    let chapter = Chapter {
+        md,
+        page,
+        tags,
+        inline_text: &inline_text,
+    };
     for (i, m) in marks.iter().enumerate() {
-        for r in runs_of(md, page, tags, &inline_text, i, &m.text, mode) {
+        for r in runs_of(&chapter, i, &m.text, mode, &mut labels) {
             by_level.entry(r.level).or_default().push(r);
         }
+    }
+    // Reference links a mark enters get their label written out, once each.
+    labels.sort();
+    labels.dedup();
+    for (at, text) in labels {
+        out.push(Insert {
+            at,
+            order: 2,
+            seq: 0,
+            text,
+        });
     }
     for runs in by_level.values() {
         let mut cuts: Vec<usize> = runs.iter().flat_map(|r| [r.src.start, r.src.end]).collect();

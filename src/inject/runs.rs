@@ -6,6 +6,16 @@ use super::raw_tags::RawTags;
 use crate::text::{NO_INLINE, PageText, SegKind};
 use std::ops::Range;
 
+/// What marks are cut against: the chapter's Markdown, its text model, its raw tags and the
+/// text range of each inline element.
+#[derive(Clone, Copy)]
+pub(super) struct Chapter<'a> {
+    pub(super) md: &'a str,
+    pub(super) page: &'a PageText,
+    pub(super) tags: &'a RawTags,
+    pub(super) inline_text: &'a [Option<Range<usize>>],
+}
+
 /// One contiguous piece of a mark at one nesting level.
 #[derive(Debug, Clone)]
 pub(super) struct Run {
@@ -38,7 +48,36 @@ pub(super) enum Snap {
     Space,
 }
 
+/// Scripts written without spaces between words (Han, kana, Thai, Lao, Khmer, Myanmar, full-
+/// width forms): a space-delimited "word" there is a whole clause.
+fn spaceless(c: char) -> bool {
+    matches!(c as u32,
+        0x0E00..=0x0EFF // Thai, Lao
+        | 0x1000..=0x109F // Myanmar
+        | 0x1780..=0x17FF // Khmer
+        | 0x3040..=0x30FF // Hiragana, Katakana
+        | 0x31F0..=0x31FF // Katakana extensions
+        | 0x3400..=0x4DBF // CJK extension A
+        | 0x4E00..=0x9FFF // CJK unified ideographs
+        | 0xF900..=0xFAFF // CJK compatibility ideographs
+        | 0xFF00..=0xFFEF // half- and full-width forms
+        | 0x20000..=0x3134F) // CJK extensions B–G
+}
+
+fn katakana(c: char) -> bool {
+    matches!(c as u32, 0x30A0..=0x30FF | 0x31F0..=0x31FF | 0xFF66..=0xFF9F)
+}
+
+/// Whether a word boundary lies between `outer` and `inner` in a spaceless script: Unicode
+/// word segmentation (UAX #29) joins Katakana runs and nothing else there, so the quote's own
+/// edge is kept (finer than a clause).
+fn spaceless_edge(outer: char, inner: char) -> bool {
+    (spaceless(outer) || spaceless(inner)) && !(katakana(outer) && katakana(inner))
+}
+
 /// Widens `[a, b)` to word (or whitespace) boundaries without leaving the block of its ends.
+/// Latin and other spaced scripts snap to whole words; spaceless scripts (Japanese, Chinese,
+/// Thai…) keep the quote's edges, as Unicode word segmentation finds no wider word there.
 pub(super) fn snap(page: &PageText, a: usize, b: usize, mode: Snap) -> (usize, usize) {
     let text = &page.text;
     let stops = |c: char| match mode {
@@ -49,14 +88,19 @@ pub(super) fn snap(page: &PageText, a: usize, b: usize, mode: Snap) -> (usize, u
     let (ba, bb) = (block_at(a), block_at(b.saturating_sub(1).max(a)));
     let mut a2 = a;
     while let Some(c) = text[..a2].chars().next_back() {
-        if stops(c) || block_at(a2 - c.len_utf8()) != ba {
+        let inner = text[a2..].chars().next();
+        if stops(c)
+            || block_at(a2 - c.len_utf8()) != ba
+            || inner.is_some_and(|i| spaceless_edge(c, i))
+        {
             break;
         }
         a2 -= c.len_utf8();
     }
     let mut b2 = b;
     while let Some(c) = text[b2..].chars().next() {
-        if stops(c) || block_at(b2) != bb {
+        let inner = text[..b2].chars().next_back();
+        if stops(c) || block_at(b2) != bb || inner.is_some_and(|i| spaceless_edge(c, i)) {
             break;
         }
         b2 += c.len_utf8();
@@ -64,16 +108,41 @@ pub(super) fn snap(page: &PageText, a: usize, b: usize, mode: Snap) -> (usize, u
     (a2, b2)
 }
 
-/// The runs of one text mark.
+/// Whether a link's source `[text][label]` names its label (a full reference), rather than
+/// taking it from its text (`[text]`).
+fn is_full_reference(whole: &str) -> bool {
+    let bytes = whole.as_bytes();
+    let mut depth = 0usize;
+    for i in (0..bytes.len()).rev() {
+        match bytes[i] {
+            b']' if i == 0 || bytes[i - 1] != b'\\' => depth += 1,
+            b'[' if i == 0 || bytes[i - 1] != b'\\' => {
+                depth -= 1;
+                if depth == 0 {
+                    return i > 0 && bytes[i - 1] == b']' && i + 2 < bytes.len();
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// The runs of one text mark; a reference link whose text the mark enters adds its label to
+/// `labels` (offset, text to insert).
 pub(super) fn runs_of(
-    md: &str,
-    page: &PageText,
-    tags: &RawTags,
-    inline_text: &[Option<Range<usize>>],
+    chapter: &Chapter,
     mark: usize,
     range: &Range<usize>,
     mode: Snap,
+    labels: &mut Vec<(usize, String)>,
 ) -> Vec<Run> {
+    let Chapter {
+        md,
+        page,
+        tags,
+        inline_text,
+    } = *chapter;
     let (a, b) = snap(page, range.start, range.end, mode);
     let mut runs: Vec<Run> = Vec::new();
     let first = page.segments.partition_point(|s| s.text.end <= a);
@@ -114,22 +183,33 @@ pub(super) fn runs_of(
         {
             src.start -= 1;
         }
-        // Lift out of inline elements covered whole, and out of reference links
-        // (`[text]`, `[text][]`, `[text][label]`), whose text may be their label: markup
-        // inside would unlink them. The `[]` of a collapsed reference goes with its link.
+        // Lift out of inline elements covered whole. A shortcut or collapsed reference link
+        // (`[text]`, `[text][]`) takes its label from its text, which markup inside would
+        // change: it gets its label written out (`[text][text]`) so the mark can go inside.
         let mut inline = seg.inline;
         while inline != NO_INLINE {
             let el = &page.inlines[inline as usize];
-            let reference = md[el.src.clone()].ends_with(']');
+            let whole = &md[el.src.clone()];
+            let reference = whole.ends_with(']') && !is_full_reference(whole);
+            let collapsed = reference && md[el.src.end..].starts_with("[]");
             let covered =
                 matches!(&inline_text[inline as usize], Some(r) if r.start >= a && r.end <= b);
-            if !covered && !reference {
+            if !covered {
+                if reference && whole.len() >= 2 {
+                    let label = &whole[1..whole.len() - 1];
+                    if collapsed {
+                        labels.push((el.src.end + 1, label.to_string()));
+                    } else {
+                        labels.push((el.src.end, format!("[{label}]")));
+                    }
+                }
                 break;
             }
-            let mut end = el.src.end;
-            if reference && md[end..].starts_with("[]") {
-                end += 2;
-            }
+            let end = if collapsed {
+                el.src.end + 2
+            } else {
+                el.src.end
+            };
             src = src.start.min(el.src.start)..src.end.max(end);
             inline = el.parent;
         }

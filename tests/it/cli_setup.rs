@@ -276,7 +276,7 @@ fn doctor_json_shape_and_values() {
             ".git: isRepo,root",
             ".book: root,title,language,src,srcExists",
             ".config: path,table,space,pagePrefix,review,enable,warnings",
-            ".store: path,exists,schemaVersion,comments,openComments",
+            ".store: path,exists,schemaVersion,comments,openComments,mismatch",
             ".protocol: path,present,version,current",
             ".agents: path,present,block",
         ]
@@ -292,7 +292,7 @@ fn doctor_json_shape_and_values() {
                 "path": "book/book.toml", "table": "[preprocessor.notabene]", "space": "book",
                 "pagePrefix": "book/src", "review": "auto", "enable": true, "warnings": []
             },
-            "store": { "path": "book/.notabene", "exists": false, "schemaVersion": null, "comments": 0, "openComments": 0 },
+            "store": { "path": "book/.notabene", "exists": false, "schemaVersion": null, "comments": 0, "openComments": 0, "mismatch": null },
             "protocol": { "path": "book/.notabene/protocol.md", "present": false, "version": null, "current": false },
             "agents": { "path": "AGENTS.md", "present": false, "block": false }
         })
@@ -328,7 +328,7 @@ fn doctor_json_shape_and_values() {
         serde_json::from_str(nb(&tmp, &["doctor", "--json"]).ok()).unwrap();
     assert_eq!(
         report["store"],
-        serde_json::json!({ "path": "book/.notabene", "exists": true, "schemaVersion": 3, "comments": 3, "openComments": 1 })
+        serde_json::json!({ "path": "book/.notabene", "exists": true, "schemaVersion": 3, "comments": 3, "openComments": 1, "mismatch": null })
     );
     assert_eq!(
         report["protocol"],

@@ -20,6 +20,7 @@ mod concurrency;
 mod following;
 mod install;
 mod layers;
+mod marks;
 mod mdbook_serve;
 mod migrate;
 mod preprocessor_cli;

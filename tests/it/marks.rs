@@ -1,0 +1,144 @@
+//! Marks cover exactly the quote: inside link text (also with emphasis inside the link), and in
+//! scripts written without spaces (Japanese, Chinese), where word boundaries are Unicode's
+//! (UAX #29) or the quote itself. Golden: the chapter's Markdown after injection, byte for byte.
+
+use mdbook_notabene::inject::{Injection, TextMark, inject};
+use mdbook_notabene::text::{TextOptions, page_text};
+use pretty_assertions::assert_eq;
+
+/// `md` with a mark on the first occurrence of `quote` in its rendered text.
+fn marked(md: &str, quote: &str) -> String {
+    let options = TextOptions::default();
+    let pt = page_text(md, &options);
+    let at = pt
+        .text
+        .find(quote)
+        .unwrap_or_else(|| panic!("{quote:?} in {:?}", pt.text));
+    let inj = Injection {
+        marks: vec![TextMark {
+            id: "c_1".into(),
+            status: "open".into(),
+            text: at..at + quote.len(),
+        }],
+        ..Injection::default()
+    };
+    let (out, outcome) = inject(md, &pt, &inj, &options);
+    assert!(!outcome.marks_dropped, "marks kept");
+    out
+}
+
+const M: &str = "<mark class=\"nb-mark\" data-nb-id=\"c_1\" data-nb-status=\"open\">";
+
+/// The HTML of `md` as pulldown-cmark renders it with mdBook's options, and the text of its
+/// `<mark>` elements.
+fn rendered_marks(md: &str) -> (String, Vec<String>) {
+    let parser =
+        mdbook_markdown::new_cmark_parser(md, &mdbook_markdown::MarkdownOptions::default());
+    let mut html = String::new();
+    mdbook_markdown::pulldown_cmark::html::push_html(&mut html, parser);
+    let doc = scraper::Html::parse_fragment(&html);
+    let marks = doc
+        .select(&scraper::Selector::parse("mark").unwrap())
+        .map(|m| m.text().collect())
+        .collect();
+    (html, marks)
+}
+
+/// Golden: the injected Markdown, and the rendered mark's text equals the quote.
+fn check(md: &str, quote: &str, want: &str) {
+    let got = marked(md, quote);
+    assert_eq!(got, want);
+    let (html, marks) = rendered_marks(&got);
+    assert_eq!(marks, vec![quote.to_string()], "{html}");
+}
+
+#[test]
+fn inside_link_text() {
+    check(
+        "See [Encoding States and Behavior as Types](#encoding) for more.\n",
+        "and Behavior",
+        &format!("See [Encoding States {M}and Behavior</mark> as Types](#encoding) for more.\n"),
+    );
+    let (html, _) = rendered_marks(&marked(
+        "See [Encoding States and Behavior as Types](#encoding) for more.\n",
+        "and Behavior",
+    ));
+    assert!(
+        html.contains("<a href=\"#encoding\">Encoding States <mark"),
+        "{html}"
+    );
+}
+
+#[test]
+fn inside_emphasis_inside_link_text() {
+    check(
+        "See [Encoding *States and Behavior* as Types](#encoding) for more.\n",
+        "and Behavior",
+        &format!("See [Encoding *States {M}and Behavior</mark>* as Types](#encoding) for more.\n"),
+    );
+}
+
+#[test]
+fn inside_the_text_of_reference_links() {
+    // Shortcut and collapsed references take their label from their text: it is written out.
+    let defs = "\n[Encoding States and Behavior as Types]: #encoding\n";
+    check(
+        &format!("See [Encoding States and Behavior as Types] for more.\n{defs}"),
+        "and Behavior",
+        &format!(
+            "See [Encoding States {M}and Behavior</mark> as Types][Encoding States and Behavior as Types] for more.\n{defs}"
+        ),
+    );
+    check(
+        &format!("See [Encoding States and Behavior as Types][] for more.\n{defs}"),
+        "and Behavior",
+        &format!(
+            "See [Encoding States {M}and Behavior</mark> as Types][Encoding States and Behavior as Types] for more.\n{defs}"
+        ),
+    );
+    // A full reference names its label already.
+    check(
+        "See [Encoding States and Behavior as Types][enc] for more.\n\n[enc]: #encoding\n",
+        "and Behavior",
+        &format!(
+            "See [Encoding States {M}and Behavior</mark> as Types][enc] for more.\n\n[enc]: #encoding\n"
+        ),
+    );
+    let (html, _) = rendered_marks(&marked(
+        &format!("See [Encoding States and Behavior as Types] for more.\n{defs}"),
+        "and Behavior",
+    ));
+    assert!(
+        html.contains("<a href=\"#encoding\">"),
+        "still a link: {html}"
+    );
+}
+
+#[test]
+fn japanese_and_chinese_quotes() {
+    check(
+        "所有権はRustの最もユニークな機能であり、言語全体に深い影響を与えています。\n",
+        "ユニークな機能",
+        &format!(
+            "所有権はRustの最も{M}ユニークな機能</mark>であり、言語全体に深い影響を与えています。\n"
+        ),
+    );
+    check(
+        "所有权是Rust最独特的功能，对语言的其余部分有着深远的影响。\n",
+        "独特的功能",
+        &format!("所有权是Rust最{M}独特的功能</mark>，对语言的其余部分有着深远的影响。\n"),
+    );
+}
+
+#[test]
+fn latin_words_and_katakana_runs_still_snap_whole() {
+    // Part of a Latin word: the whole word, as before.
+    let got = marked("Encoding States and Behavior as Types.\n", "ehavio");
+    assert_eq!(
+        got,
+        format!("Encoding States and {M}Behavior</mark> as Types.\n")
+    );
+    // Part of a Katakana word: UAX #29 keeps Katakana runs whole.
+    let got = marked("最もユニークな機能\n", "ニー");
+    assert_eq!(got, format!("最も{M}ユニーク</mark>な機能\n"));
+}
