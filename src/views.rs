@@ -71,12 +71,25 @@ pub struct ViewInput<'a> {
 }
 
 impl ViewInput<'_> {
+    /// The chapter of `page`: its own, else the one its comments were followed to because
+    /// git renamed its file (journal `changes[].page` is history and keeps the old page).
+    fn chapter_of_page(&self, page: &str) -> Option<&crate::resolve::Chapter> {
+        let chapters = &self.anchors.chapters;
+        chapters.iter().find(|c| c.page == page).or_else(|| {
+            self.anchors
+                .located
+                .iter()
+                .filter(|l| {
+                    l.followed.as_ref().is_some_and(|f| {
+                        f.from == page && matches!(f.by, crate::resolve::FollowedBy::Git(_))
+                    })
+                })
+                .find_map(|l| l.chapter.map(|ch| &chapters[ch]))
+        })
+    }
+
     fn url_of_page(&self, page: &str) -> Option<String> {
-        self.anchors
-            .chapters
-            .iter()
-            .find(|c| c.page == page)
-            .map(|c| c.url.clone())
+        self.chapter_of_page(page).map(|c| c.url.clone())
     }
 
     fn comment_index(&self, id: &str) -> Option<usize> {
@@ -128,7 +141,10 @@ impl ViewInput<'_> {
                     .map(|ch| {
                         let page = text_of(ch.get("page")).to_string();
                         let git_ref = ch.get("ref").and_then(Value::as_str).filter(|r| !r.is_empty()).map(str::to_string);
-                        let file = self.ids.source_file(&page);
+                        let file = self
+                            .ids
+                            .source_file(&page)
+                            .or_else(|| self.chapter_of_page(&page).and_then(|c| self.ids.source_file(&c.page)));
                         let diff = diffs
                             .entry((page.clone(), git_ref.clone()))
                             .or_insert_with(|| serde_json::to_value(self.repo.diff(file.as_deref(), git_ref.as_deref())).unwrap_or(Value::Null))
@@ -150,7 +166,7 @@ impl ViewInput<'_> {
                             "what": text_of(ch.get("what")),
                             "why": text_of(ch.get("why")),
                             "url": self.url_of_page(&page),
-                            "chapter": self.anchors.chapters.iter().find(|c| c.page == page).map(|c| c.name.clone()),
+                            "chapter": self.chapter_of_page(&page).map(|c| c.name.clone()),
                             "file": file.as_deref().and_then(|f| self.repo.relative(f)),
                             "diff": diff,
                             "also": also,

@@ -652,3 +652,79 @@ fn a_book_copied_outside_its_repository_says_which_prefix_fixes_it() {
     );
     assert!(!fixed.stderr.contains("page-prefix"), "{}", fixed.stderr);
 }
+
+/// Journal `changes[].page` is history: after a rename it still names the old page, and
+/// /review still shows the diff of the file that page became.
+#[test]
+fn review_finds_the_diff_of_a_renamed_file() {
+    let s = Scenario::new();
+    git(
+        &s.repo,
+        &["mv", "nomicon/src/races.md", "nomicon/src/data-races.md"],
+    );
+    s.summary("(races.md)", "(data-races.md)");
+    let races = common::read(&s.src("data-races.md"));
+    common::write(
+        &s.src("data-races.md"),
+        &format!("{races}\nA sentence the agent added.\n"),
+    );
+    let book = s.book.to_str().unwrap();
+    let entry = r#"{"id": "j-2026-12-01-rename", "date": "2026-12-01", "title": "Races", "summary": "Clarified.", "changes": [{"page": "nomicon/src/races", "commentIds": ["c_followr1"], "what": "Added a sentence", "why": "Asked for"}]}"#;
+    let out = common::run_with(
+        &s.repo,
+        &["--book", book, "journal", "add", "--json"],
+        Some(entry),
+        &[],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = s.notabene(
+        &s.book,
+        &[
+            "comments",
+            "done",
+            "c_followr1",
+            "--note",
+            "Added",
+            "--journal",
+            "j-2026-12-01-rename",
+            "--status",
+            "addressed",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(s.notabene(&s.book, &["install", book]).code, 0);
+    let out_dir = s.repo.join("out");
+    let build = s.notabene(&s.book, &["build", book, "-d", out_dir.to_str().unwrap()]);
+    assert_eq!(build.code, 0, "{}", build.stderr);
+    let doc = support::html(&out_dir, "review.html");
+    let data: Value = serde_json::from_str(
+        &doc.select(&support::sel("script.nb-view-data"))
+            .next()
+            .unwrap()
+            .text()
+            .collect::<String>(),
+    )
+    .unwrap();
+    let card = data["cards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["comment"]["id"] == "c_followr1")
+        .expect("a card for the addressed comment");
+    let change = &card["changes"][0];
+    assert_eq!(
+        change["page"],
+        json!("nomicon/src/races"),
+        "history as written"
+    );
+    assert_eq!(change["file"], json!("nomicon/src/data-races.md"));
+    assert_eq!(change["url"], json!("data-races.html"));
+    assert_eq!(change["diff"]["reason"], Value::Null, "{change}");
+    assert!(
+        change["diff"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("+A sentence the agent added."),
+        "{change}"
+    );
+}

@@ -18,6 +18,7 @@ mod cli_setup;
 mod comments_json;
 mod concurrency;
 mod following;
+mod gettext;
 mod install;
 mod layers;
 mod marks;

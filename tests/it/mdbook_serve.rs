@@ -36,22 +36,7 @@ const NEW_ID: &str = "c_mzzserve0001";
 
 /// The real `mdbook`: on `PATH`, else in `$CARGO_HOME/bin` or `~/.cargo/bin`.
 fn find_mdbook() -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let executable = |p: &Path| {
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
-    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).collect())
-        .unwrap_or_default();
-    if let Some(home) = std::env::var_os("CARGO_HOME") {
-        dirs.push(PathBuf::from(home).join("bin"));
-    }
-    if let Some(home) = std::env::var_os("HOME") {
-        dirs.push(PathBuf::from(home).join(".cargo/bin"));
-    }
-    dirs.into_iter()
-        .map(|d| d.join("mdbook"))
-        .find(|p| executable(p))
+    support::find_tool("mdbook")
 }
 
 /// A running `mdbook serve`, killed when dropped.

@@ -27,6 +27,27 @@ pub const TS: &str = "2026-07-28T09:00:00.000Z";
 /// Raw-text context captured on each side of a quote (as the browser client does).
 pub const CONTEXT: usize = 40;
 
+/// An installed tool (`mdbook`, `mdbook-gettext`): on `PATH`, else in `$CARGO_HOME/bin` or
+/// `~/.cargo/bin` (where `.ci/run` installs them).
+pub fn find_tool(name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    if let Some(home) = std::env::var_os("CARGO_HOME") {
+        dirs.push(PathBuf::from(home).join("bin"));
+    }
+    if let Some(home) = std::env::var_os("HOME") {
+        dirs.push(PathBuf::from(home).join(".cargo/bin"));
+    }
+    dirs.into_iter()
+        .map(|d| d.join(name))
+        .find(|p| executable(p))
+}
+
 /// The built plugin binary.
 pub fn plugin_bin() -> &'static str {
     env!("CARGO_BIN_EXE_mdbook-notabene")

@@ -1,0 +1,162 @@
+//! A gettext book (Rust by Example with its Japanese translation, through the real
+//! `mdbook-gettext` preprocessor): comments left on the Japanese pages are never orphans of the
+//! English build — its /comments page counts them apart and its report in one line — and the
+//! Japanese build anchors every one of them `exact`.
+
+use crate::common;
+use crate::support::{self, *};
+use mdbook_notabene::store::{Location, Record, Store, new_comment};
+use mdbook_notabene::text::{TextOptions, page_text};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use std::path::Path;
+
+const COMMENTS: usize = 8;
+
+/// Japanese quotes (10 chars, all of them Japanese script) from the translated chapters.
+fn japanese_comments(root: &Path, out: &Path) -> Vec<(String, String, Value)> {
+    let mut config: mdbook_driver::config::Config =
+        common::read(&root.join("book.toml")).parse().unwrap();
+    config.book.language = Some("ja".into());
+    add_plugin(&mut config, json!({ "enable": false }));
+    let md = load(root, config, out);
+    let options = TextOptions::default();
+    let mut picked = Vec::new();
+    for ch in chapters(&md) {
+        if picked.len() == COMMENTS {
+            break;
+        }
+        let english = std::fs::read_to_string(root.join("src").join(&ch.source_path)).unwrap();
+        if ch.content == english {
+            continue;
+        }
+        let pt = page_text(&ch.content, &options);
+        let chars: Vec<(usize, char)> = pt.text.char_indices().collect();
+        let japanese = |c: char| matches!(c as u32, 0x3040..=0x30FF | 0x4E00..=0x9FFF);
+        let Some(w) = chars.windows(10).find(|w| {
+            w.iter().all(|&(_, c)| japanese(c)) && {
+                let q: String = w.iter().map(|&(_, c)| c).collect();
+                pt.text.matches(&q).count() == 1
+            }
+        }) else {
+            continue;
+        };
+        let a = w[0].0;
+        let b = w[9].0 + w[9].1.len_utf8();
+        let rel = slash(&ch.source_path.with_extension(""));
+        picked.push((
+            format!("rust-by-example/src/{rel}.ja"),
+            pt.text[a..b].to_string(),
+            support::capture(&pt, a, b),
+        ));
+    }
+    assert_eq!(
+        picked.len(),
+        COMMENTS,
+        "translated chapters with a Japanese quote"
+    );
+    picked
+}
+
+#[test]
+fn translated_comments_are_never_orphans_of_the_english_build() {
+    if support::find_tool("mdbook-gettext").is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set but mdbook-gettext is missing (.ci/run installs it: cargo install mdbook-i18n-helpers --version 0.4.0 --locked)"
+        );
+        eprintln!("note: skipping the gettext test: no mdbook-gettext on PATH or in ~/.cargo/bin");
+        return;
+    }
+    let path = {
+        let mut dirs = vec![
+            support::find_tool("mdbook-gettext")
+                .unwrap()
+                .parent()
+                .unwrap()
+                .to_path_buf(),
+        ];
+        dirs.extend(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        ));
+        std::env::join_paths(dirs).unwrap().into_string().unwrap()
+    };
+    let tmp = common::tempdir();
+    let root = stage(&corpus("rust-by-example"), tmp.path(), "rust-by-example");
+    let b = root.to_str().unwrap();
+    let out = common::run(tmp.path(), &["install", b]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let comments = japanese_comments(&root, &tmp.path().join("probe"));
+    let store = Store::new(root.join(".notabene"));
+    {
+        let _lock = store.lock().unwrap();
+        for (n, (page, quote, anchor)) in comments.iter().enumerate() {
+            let id = format!("c_ja{n:04}");
+            let c = new_comment(
+                &id,
+                "book",
+                page,
+                "selection",
+                anchor.clone(),
+                "Aiko <a@example.jp>",
+                quote,
+                "2026-07-28T09:00:00.000Z",
+            );
+            store
+                .write_record(&Record {
+                    file: format!("{page}/{id}.json"),
+                    location: Location::File,
+                    comment: c,
+                })
+                .unwrap();
+        }
+    }
+    let env = [("PATH", path.as_str())];
+
+    // English: counted apart, listed nowhere as orphans.
+    let en_out = tmp.path().join("en");
+    let en = common::run_with(
+        tmp.path(),
+        &["build", b, "-d", en_out.to_str().unwrap()],
+        None,
+        &env,
+    );
+    assert_eq!(en.code, 0, "{}", en.stderr);
+    assert_eq!(
+        en.stderr,
+        format!(
+            "notabene: 0 comments on 0 pages — 0 exact, 0 fuzzy, 0 orphaned\nnotabene: {COMMENTS} comments of other languages (ja: {COMMENTS}), shown in their own builds\n"
+        )
+    );
+    let doc = html(&en_out, "comments.html");
+    let data: Value = serde_json::from_str(
+        &doc.select(&sel("script.nb-view-data"))
+            .next()
+            .unwrap()
+            .text()
+            .collect::<String>(),
+    )
+    .unwrap();
+    assert_eq!(data["otherLanguages"], json!({ "ja": COMMENTS }));
+    assert_eq!(
+        data["comments"],
+        json!([]),
+        "no translated comment listed (as an orphan or else)"
+    );
+
+    // Japanese: every one exact, on its page.
+    let ja_out = tmp.path().join("ja");
+    let ja = common::run_with(
+        tmp.path(),
+        &["build", b, "-d", ja_out.to_str().unwrap()],
+        None,
+        &[("PATH", path.as_str()), ("MDBOOK_BOOK__LANGUAGE", "ja")],
+    );
+    assert_eq!(ja.code, 0, "{}", ja.stderr);
+    assert_eq!(
+        ja.stderr,
+        format!(
+            "notabene: {COMMENTS} comments on {COMMENTS} pages — {COMMENTS} exact, 0 fuzzy, 0 orphaned\n"
+        )
+    );
+}
