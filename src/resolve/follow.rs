@@ -30,8 +30,8 @@ use std::path::Path;
 
 /// Two pages whose best matches score within this of each other are a tie: not followed.
 pub const AMBIGUOUS: f64 = 0.02;
-/// Pieces of a quote searched for exactly to short-list chapters (normalised chars each).
-const PROBE_LEN: usize = 12;
+/// Pieces of a quote searched for exactly to short-list chapters (chars each).
+const PROBE_LEN: usize = 16;
 
 /// What following decided for one comment.
 #[derive(Debug, Clone)]
@@ -192,17 +192,28 @@ fn decide(
     // The quote in every chapter: chapters short-listed in one pass over the book's text.
     let quotes: Vec<&str> = by_quote.iter().map(|(_, t)| t.quote).collect();
     let shortlists = BookProbe::new(anchors).chapters_with(&quotes);
-    for ((ci, t), chapters) in by_quote.into_iter().zip(shortlists) {
-        let own = anchors.located[ci].chapter;
+    // Every short-listed chapter indexed once, then every quote resolved, in parallel.
+    let threads = crate::util::par::default_threads();
+    let needed: Vec<usize> = shortlists
+        .iter()
+        .flatten()
+        .copied()
+        .filter(|ch| !indexes.contains_key(ch))
+        .collect::<std::collections::BTreeSet<usize>>()
+        .into_iter()
+        .collect();
+    let built =
+        crate::util::par::par_map(&needed, threads, |&ch| PageIndex::new(&anchors.texts[ch]));
+    indexes.extend(needed.into_iter().zip(built));
+    let jobs: Vec<((usize, text::TextAnchor), Vec<usize>)> =
+        by_quote.into_iter().zip(shortlists).collect();
+    let decided = crate::util::par::par_map(&jobs, threads, |((ci, t), chapters)| {
+        let own = anchors.located[*ci].chapter;
         let mut scored: Vec<(usize, Resolution)> = chapters
-            .into_iter()
+            .iter()
+            .copied()
             .filter(|&ch| Some(ch) != own)
-            .map(|ch| {
-                let idx = indexes
-                    .entry(ch)
-                    .or_insert_with(|| PageIndex::new(&anchors.texts[ch]));
-                (ch, text::resolve(idx, &t, threshold))
-            })
+            .map(|ch| (ch, text::resolve(&indexes[&ch], t, threshold)))
             .collect();
         scored.sort_by(|a, b| {
             b.1.confidence
@@ -231,8 +242,9 @@ fn decide(
             }
             [(ch, r), ..] => Decision::Nowhere(r.suggestion.is_some().then(|| (*ch, r.clone()))),
         };
-        out.push((ci, decision));
-    }
+        (*ci, decision)
+    });
+    out.extend(decided);
     out
 }
 
@@ -336,30 +348,24 @@ fn keeps_title(
 }
 
 /// The book's text, searched once for exact pieces of many quotes.
-struct BookProbe {
-    /// Every chapter's text, with the byte where each chapter starts.
-    text: String,
-    starts: Vec<usize>,
+struct BookProbe<'a> {
+    texts: &'a [crate::text::PageText],
 }
 
-impl BookProbe {
-    fn new(anchors: &BookAnchors) -> BookProbe {
-        let mut text = String::new();
-        let mut starts = Vec::with_capacity(anchors.texts.len());
-        for t in &anchors.texts {
-            starts.push(text.len());
-            text.push_str(&normalize(&t.text).as_string());
-            text.push('\u{0}');
+impl<'a> BookProbe<'a> {
+    fn new(anchors: &'a BookAnchors) -> BookProbe<'a> {
+        BookProbe {
+            texts: &anchors.texts,
         }
-        BookProbe { text, starts }
     }
 
-    /// For each quote, the chapters holding a piece of it (its start, middle or end) exactly.
+    /// For each quote, the chapters holding the most of its pieces (its start, middle and end,
+    /// exactly as stored): where the quote is, even with one piece edited.
     fn chapters_with(&self, quotes: &[&str]) -> Vec<Vec<usize>> {
         let mut pieces: Vec<String> = Vec::new();
-        let mut owner: Vec<usize> = Vec::new();
+        let mut owner: Vec<(usize, usize)> = Vec::new();
         for (qi, quote) in quotes.iter().enumerate() {
-            let q: Vec<char> = normalize(quote).chars;
+            let q: Vec<char> = quote.trim().chars().collect();
             if q.is_empty() {
                 continue;
             }
@@ -368,24 +374,32 @@ impl BookProbe {
                 .iter()
                 .map(|&a| q[a..a + n].iter().collect())
                 .collect();
-            mine.sort();
             mine.dedup();
-            for p in mine {
+            for (k, p) in mine.into_iter().enumerate() {
                 pieces.push(p);
-                owner.push(qi);
+                owner.push((qi, k));
             }
         }
         let mut out = vec![Vec::new(); quotes.len()];
         let Ok(ac) = aho_corasick::AhoCorasick::new(&pieces) else {
             return out;
         };
-        for m in ac.find_overlapping_iter(&self.text) {
-            let ch = self.starts.partition_point(|&s| s <= m.start()) - 1;
-            out[owner[m.pattern().as_usize()]].push(ch);
+        // (quote, chapter) → which of its pieces were seen there.
+        let mut seen: BTreeMap<(usize, usize), u8> = BTreeMap::new();
+        for (ch, t) in self.texts.iter().enumerate() {
+            for m in ac.find_overlapping_iter(&t.text) {
+                let (qi, k) = owner[m.pattern().as_usize()];
+                *seen.entry((qi, ch)).or_default() |= 1 << k;
+            }
         }
-        for list in &mut out {
-            list.sort_unstable();
-            list.dedup();
+        let mut best = vec![0u32; quotes.len()];
+        for (&(qi, _), bits) in &seen {
+            best[qi] = best[qi].max(bits.count_ones());
+        }
+        for ((qi, ch), bits) in seen {
+            if bits.count_ones() == best[qi] {
+                out[qi].push(ch);
+            }
         }
         out
     }

@@ -61,7 +61,12 @@ const COMMENTS: &[(&str, &str, Option<&str>)] = &[
         Some("Most of the time, we expect types to have a statically known and positive size."),
     ),
     ("k1", "casts", Some("Casts are a superset of coercions")),
+    // A block comment: the chapter's image.
+    ("b1", "meet-safe-and-unsafe", Some(IMAGE)),
 ];
+
+/// In [`COMMENTS`], a block comment on the chapter's first image.
+const IMAGE: &str = "!image";
 
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
@@ -111,6 +116,15 @@ impl Scenario {
         for (key, chapter, quote) in COMMENTS {
             let page = format!("nomicon/src/{chapter}");
             let (scope, anchor) = match quote {
+                Some(&IMAGE) => {
+                    let md = common::read(&book.join(format!("src/{chapter}.md")));
+                    let pt = page_text(&md, &TextOptions::default());
+                    let b = &pt.blocks[0];
+                    (
+                        "block",
+                        json!({ "kind": b.kind.as_str(), "key": b.key, "label": b.label, "section": b.section, "index": b.index }),
+                    )
+                }
                 Some(q) => {
                     let md = common::read(&book.join(format!("src/{chapter}.md")));
                     let pt = page_text(&md, &TextOptions::default());
@@ -227,7 +241,9 @@ impl Scenario {
                         Some(format!("{prefix}/{t}").as_str()),
                         "{key}: page"
                     );
-                    if let Some(q) = quote {
+                    if *quote == Some(IMAGE) {
+                        assert_eq!(status, "exact", "{key}: the image");
+                    } else if let Some(q) = quote {
                         assert!(status == "exact" || status == "fuzzy", "{key}: {status}");
                         assert_eq!(text.as_deref(), Some(*q), "{key}: text");
                     } else {
@@ -338,6 +354,65 @@ fn rename_committed() {
         build.stderr
     );
     s.check(&s.book, "nomicon/src", RACES_RENAMED);
+}
+
+#[test]
+fn a_block_comment_follows_its_page() {
+    let s = Scenario::new();
+    git(
+        &s.repo,
+        &[
+            "mv",
+            "nomicon/src/meet-safe-and-unsafe.md",
+            "nomicon/src/safe-and-unsafe.md",
+        ],
+    );
+    s.summary("(meet-safe-and-unsafe.md)", "(safe-and-unsafe.md)");
+    git(&s.repo, &["commit", "-qam", "rename"]);
+    assert_eq!(s.landed(&s.book)["b1"].3.as_deref(), Some("git rename"));
+    s.check(&s.book, "nomicon/src", &[("b1", Some("safe-and-unsafe"))]);
+}
+
+/// A paragraph found on two pages equally well is not followed: it stays an orphan on its
+/// page, and the build says why.
+#[test]
+fn a_match_on_two_pages_is_not_followed() {
+    let s = Scenario::new();
+    let poisoning = common::read(&s.src("poisoning.md"));
+    let start = poisoning.find("This is *usually* fine").unwrap();
+    let end = start + poisoning[start..].find("\n\n").unwrap() + 2;
+    let paragraph = poisoning[start..end].to_string();
+    common::write(
+        &s.src("poisoning.md"),
+        &format!("{}{}", &poisoning[..start], &poisoning[end..]),
+    );
+    for ch in ["races.md", "leaking.md"] {
+        let text = common::read(&s.src(ch));
+        common::write(&s.src(ch), &format!("{text}\n{paragraph}"));
+    }
+    let landed = s.landed(&s.book);
+    assert_eq!(
+        landed["p1"],
+        (
+            Some("nomicon/src/poisoning".to_string()),
+            "orphan".to_string(),
+            None,
+            None
+        )
+    );
+    let book = s.book.to_str().unwrap();
+    assert_eq!(s.notabene(&s.book, &["install", book]).code, 0);
+    let out = s.notabene(
+        &s.book,
+        &["build", book, "-d", s.repo.join("out").to_str().unwrap()],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.lines().any(|l| l
+            == "notabene: warning: comment c_followp1 on nomicon/src/poisoning matches nomicon/src/leaking and nomicon/src/races equally well; not followed"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]

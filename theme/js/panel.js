@@ -26,6 +26,10 @@ function renderThread(c, opts) {
     }
   }
   if (opts.orphan) wrap.appendChild(h('p', { class: 'nb-note', text: t('detachedLong') }));
+  var followed = obj(anch(c).followed);
+  if (followed.from) {
+    wrap.appendChild(h('p', { class: 'nb-note nb-followed', text: t('followed', { from: str(followed.from), by: str(followed.by) }) }));
+  }
   var list = h('ol', { class: 'nb-msgs' });
   arr(c.thread).forEach(function (m) {
     m = obj(m);
