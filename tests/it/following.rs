@@ -116,7 +116,7 @@ impl Scenario {
         for (key, chapter, quote) in COMMENTS {
             let page = format!("nomicon/src/{chapter}");
             let (scope, anchor) = match quote {
-                Some(&IMAGE) => {
+                Some(IMAGE) => {
                     let md = common::read(&book.join(format!("src/{chapter}.md")));
                     let pt = page_text(&md, &TextOptions::default());
                     let b = &pt.blocks[0];
@@ -530,7 +530,7 @@ fn the_book_moved_in_its_repository() {
     let out = s.notabene(&book, &["anchors"]);
     assert_eq!(
         out.stderr,
-        "notabene: warning: 10 of the store's 10 comments for this language are on pages this book does not have; they are under \"nomicon/src\", this book's pages under \"docs/nomicon/src\" — set page-prefix = \"nomicon/src\" in [preprocessor.notabene] (book.toml)\n"
+        "notabene: warning: 11 of the store's 11 comments for this language are on pages this book does not have; they are under \"nomicon/src\", this book's pages under \"docs/nomicon/src\" — set page-prefix = \"nomicon/src\" in [preprocessor.notabene] (book.toml)\n"
     );
     // … while every comment follows its file (git rename) until `heal` re-keys them.
     let everyone: Vec<(&str, Option<&str>)> =
