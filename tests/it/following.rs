@@ -543,7 +543,33 @@ fn a_deleted_chapter_keeps_its_comments_nowhere() {
     let s = Scenario::new();
     git(&s.repo, &["rm", "-q", "nomicon/src/exotic-sizes.md"]);
     s.summary("  * [Exotically Sized Types](exotic-sizes.md)\n", "");
-    git(&s.repo, &["commit", "-qm", "drop exotic sizes"]);
+    // A sentence elsewhere that starts the same way: the closest rejected candidate.
+    let casts = common::read(&s.src("casts.md"));
+    common::write(
+        &s.src("casts.md"),
+        &format!(
+            "{casts}\nCasts differ here. Most of the time, we expect types to have a statically known, positive size. Or not.\n"
+        ),
+    );
+    git(&s.repo, &["commit", "-qam", "drop exotic sizes"]);
+    let out = s.notabene(
+        &s.book,
+        &["anchors", "--json", "--page", "nomicon/src/exotic-sizes"],
+    );
+    let doc: Value = serde_json::from_str(&out.stdout).unwrap();
+    let a = &doc["comments"][0]["anchoring"];
+    assert_eq!(
+        (&a["status"], &a["reason"]),
+        (&json!("orphan"), &json!("page-not-in-book"))
+    );
+    assert_eq!(a["suggestion"]["page"], json!("nomicon/src/casts"), "{a}");
+    assert!(
+        a["suggestion"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Most of the time, we expect types"),
+        "{a}"
+    );
     s.check(&s.book, "nomicon/src", &[("e1", None)]);
 }
 
