@@ -38,7 +38,8 @@ pub(crate) struct AnchorsArgs {
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum AnchorsCmd {
-    /// Re-capture quote, prefix, suffix and section of confident fuzzy anchors.
+    /// Re-capture quote, prefix, suffix and section of confident fuzzy anchors, and move
+    /// comments found on another page to that page (crash-safe).
     Heal {
         /// Minimum confidence of a fuzzy anchor to heal.
         #[arg(long, default_value_t = 0.9)]
@@ -130,6 +131,14 @@ pub(crate) fn anchors(ctx: &Ctx, a: &AnchorsArgs) -> Result<i32> {
             ),
             _ => String::new(),
         };
+        let followed = match &j["followed"] {
+            Value::Object(f) => format!(
+                " → {} ({})",
+                f["to"].as_str().unwrap_or(""),
+                f["by"].as_str().unwrap_or("")
+            ),
+            _ => String::new(),
+        };
         let text = j["text"]
             .as_str()
             .map(|t| {
@@ -145,7 +154,7 @@ pub(crate) fn anchors(ctx: &Ctx, a: &AnchorsArgs) -> Result<i32> {
             })
             .unwrap_or_default();
         say!(
-            "[{}] {status}{confidence} {}{place}{text}",
+            "[{}] {status}{confidence} {}{followed}{place}{text}",
             c.id().unwrap_or_default(),
             c.page().unwrap_or_default()
         );

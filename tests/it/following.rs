@@ -327,6 +327,13 @@ fn rename_committed() {
     git(&s.repo, &["commit", "-qam", "rename races"]);
     let landed = s.landed(&s.book);
     assert_eq!(landed["r1"].3.as_deref(), Some("git rename"));
+    let listing = s.notabene(&s.book, &["anchors", "--page", "nomicon/src/races"]);
+    assert!(
+        listing.stdout.lines().any(|l| l
+            == "[c_followr1] exact 1.00 nomicon/src/races → nomicon/src/data-races (git rename) nomicon/src/data-races.md:3:1 «Safe Rust guarantees an absence of data races»"),
+        "{}",
+        listing.stdout
+    );
     // The build reports it in one line.
     support::refresh_client(&s.book);
     let out = s.notabene(&s.book, &["install", s.book.to_str().unwrap()]);
