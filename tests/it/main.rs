@@ -1,11 +1,12 @@
 //! The integration tests, as one test binary: one link of the crate and its dependencies
 //! instead of one per file (on two cores this is most of a test build's time). Each module is
-//! one area of behaviour; `common`, `support`, `serve` and `harness` are their shared helpers.
+//! one area of behaviour; `common`, `support` and `serve` are their shared helpers. The
+//! headless-Chromium tests are the second binary, `tests/browser/`: they wait on real time,
+//! so they run on their own rather than beside the heavy book builds here.
 //!
 //! Run one area with `cargo test --test it <module>::` (e.g. `cargo test --test it anchoring::`).
 
 mod common;
-mod harness;
 mod serve;
 mod support;
 
@@ -13,7 +14,6 @@ mod anchoring;
 mod anchoring_property;
 mod anchors_heal;
 mod bad_input;
-mod browser;
 mod cli_setup;
 mod comments_json;
 mod concurrency;
@@ -28,7 +28,6 @@ mod preprocessor_cli;
 mod preprocessor_e2e;
 mod preprocessor_invariants;
 mod serve_api;
-mod serve_browser;
 mod serve_load;
 mod store_roundtrip;
 mod text_model;

@@ -1,4 +1,4 @@
-//! Headless-Chromium harness for the reader-client tests (`tests/it/browser.rs`, `tests/it/serve_browser.rs`).
+//! Headless-Chromium harness for the reader-client tests (`tests/browser/browser.rs`, `tests/browser/serve_browser.rs`).
 //!
 //! * One Chromium per test process while tests overlap: each test holds an `Arc<Browser>`;
 //!   when the last holder drops it, Chromium is closed (and killed if it lingers). A later

@@ -1,4 +1,4 @@
-//! Helpers for the browser tests of `serve` (`tests/it/serve_browser.rs`): a served book with the
+//! Helpers for the browser tests of `serve` (`tests/browser/serve_browser.rs`): a served book with the
 //! current client installed, a second server on another book of the same temporary repository,
 //! page reloads, store polling, and the CLI.
 

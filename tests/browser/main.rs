@@ -1,0 +1,13 @@
+//! The headless-Chromium tests, as their own test binary: `browser` (the reader client on
+//! built pages and fixtures) and `serve_browser` (the write side under `mdbook-notabene serve`,
+//! end to end). They wait on real time (live reloads, rebuilds), so cargo runs them apart from
+//! the book builds of `tests/it`, which would otherwise share the two cores with them.
+//!
+//! Run one area with `cargo test --test browser serve_browser::`.
+
+mod harness;
+#[path = "../it/serve.rs"]
+mod serve;
+
+mod browser;
+mod serve_browser;
