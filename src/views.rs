@@ -75,17 +75,25 @@ impl ViewInput<'_> {
     /// git renamed its file (journal `changes[].page` is history and keeps the old page).
     fn chapter_of_page(&self, page: &str) -> Option<&crate::resolve::Chapter> {
         let chapters = &self.anchors.chapters;
-        chapters.iter().find(|c| c.page == page).or_else(|| {
+        use crate::book::git::MoveKind;
+        use crate::resolve::FollowedBy;
+        // A rename first: on a split, the copy is the other part.
+        let moved = |kind: MoveKind| {
             self.anchors
                 .located
                 .iter()
                 .filter(|l| {
-                    l.followed.as_ref().is_some_and(|f| {
-                        f.from == page && matches!(f.by, crate::resolve::FollowedBy::Git(_))
-                    })
+                    l.followed
+                        .as_ref()
+                        .is_some_and(|f| f.from == page && f.by == FollowedBy::Git(kind))
                 })
                 .find_map(|l| l.chapter.map(|ch| &chapters[ch]))
-        })
+        };
+        chapters
+            .iter()
+            .find(|c| c.page == page)
+            .or_else(|| moved(MoveKind::Rename))
+            .or_else(|| moved(MoveKind::Copy))
     }
 
     fn url_of_page(&self, page: &str) -> Option<String> {

@@ -255,22 +255,16 @@ impl Repo {
         }
     }
 
-    /// The text of the first ATX heading (`# Title`) of `path` in commit `base`.
-    pub fn first_heading(&self, base: &str, path: &str) -> Option<String> {
+    /// The contents of `path` in commit `base`.
+    pub fn show(&self, base: &str, path: &str) -> Option<String> {
         let root = self.root.as_deref()?;
-        let Some((0, text)) = git(root, &["show", &format!("{base}:{path}")]) else {
-            return None;
-        };
-        text.lines()
-            .map(str::trim_start)
-            .find(|l| l.starts_with('#'))
-            .map(|l| {
-                l.trim_start_matches('#')
-                    .trim()
-                    .trim_end_matches('#')
-                    .trim()
-                    .to_string()
-            })
+        match git(
+            root,
+            &["--literal-pathspecs", "show", &format!("{base}:{path}")],
+        ) {
+            Some((0, text)) => Some(text),
+            _ => None,
+        }
     }
 
     /// Every Markdown file renamed or copied between commit `base` and the working tree as
@@ -285,6 +279,14 @@ impl Repo {
             return Vec::new();
         };
         let index = tmp.path().join("index");
+        let objects = tmp.path().join("objects");
+        let Some((0, real_objects)) = git(root, &["rev-parse", "--git-path", "objects"]) else {
+            return Vec::new();
+        };
+        let real_objects = root.join(real_objects.trim());
+        if std::fs::create_dir(&objects).is_err() {
+            return Vec::new();
+        }
         if let Some((0, real)) = git(root, &["rev-parse", "--git-path", "index"]) {
             let real = root.join(real.trim());
             if real.is_file() && std::fs::copy(&real, &index).is_err() {
@@ -298,6 +300,10 @@ impl Repo {
                 .args(["-c", "core.quotepath=off"])
                 .args(args)
                 .env("GIT_INDEX_FILE", &index)
+                // New blobs go to a private object directory too; the repository's objects
+                // are read through it as an alternate, never written.
+                .env("GIT_OBJECT_DIRECTORY", &objects)
+                .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", &real_objects)
                 .env("LC_ALL", "C")
                 .output()
                 .ok()?;

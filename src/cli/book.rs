@@ -294,11 +294,22 @@ fn heal(ctx: &Ctx, min_confidence: f64, dry_run: bool) -> Result<i32> {
         rec.comment.set("updatedAt", ts.clone().into());
         store.write_record(&rec)?;
     }
+    // Every stored copy of each comment, found once.
+    let mut copies: std::collections::BTreeMap<&str, Vec<&crate::store::Record>> =
+        std::collections::BTreeMap::new();
+    for r in snap.comments() {
+        if let Some(id) = r.comment.id() {
+            copies.entry(id).or_default().push(r);
+        }
+    }
+    let healed: std::collections::BTreeMap<&str, &Value> =
+        updates.iter().map(|(id, a)| (id.as_str(), a)).collect();
     // Members of one legacy array go from the last to the first, so the positions read in
     // `snap` stay right while the array shrinks.
     let position = |id: &str| {
-        snap.comments()
-            .find(|r| r.comment.id() == Some(id))
+        copies
+            .get(id)
+            .and_then(|c| c.first())
             .map(|r| match r.location {
                 crate::store::Location::Legacy { index } => (r.file.clone(), usize::MAX - index),
                 crate::store::Location::File => (r.file.clone(), 0),
@@ -307,8 +318,16 @@ fn heal(ctx: &Ctx, min_confidence: f64, dry_run: bool) -> Result<i32> {
     let mut ordered: Vec<&(String, String, String)> = moves.iter().collect();
     ordered.sort_by_cached_key(|(id, _, _)| position(id));
     for (id, from, to) in ordered {
-        let anchor = updates.iter().find(|(u, _)| u == id).map(|u| &u.1);
-        rekey(store, &snap, id, from, to, anchor, &ts)?;
+        let all = copies.get(id.as_str()).map(Vec::as_slice).unwrap_or(&[]);
+        rekey(
+            store,
+            all,
+            id,
+            from,
+            to,
+            healed.get(id.as_str()).copied(),
+            &ts,
+        )?;
     }
     summary("healed", "moved");
     Ok(0)
@@ -316,20 +335,16 @@ fn heal(ctx: &Ctx, min_confidence: f64, dry_run: bool) -> Result<i32> {
 
 /// Moves comment `id` from page `from` to page `to` (with its healed anchor, if any). When an
 /// interrupted earlier move left it on both pages, the copy on `to` is kept and the one on
-/// `from` removed, if the two differ only in `page` and `updatedAt`.
+/// `from` removed, if the two differ only in `page`, `updatedAt` and the healed anchor.
 fn rekey(
     store: &crate::store::Store,
-    snap: &crate::store::Snapshot,
+    copies: &[&crate::store::Record],
     id: &str,
     from: &str,
     to: &str,
     anchor: Option<&Value>,
     ts: &str,
 ) -> Result<()> {
-    let copies: Vec<&crate::store::Record> = snap
-        .comments()
-        .filter(|r| r.comment.id() == Some(id))
-        .collect();
     let old: Vec<&&crate::store::Record> = copies
         .iter()
         .filter(|r| r.comment.page() == Some(from))
@@ -342,10 +357,12 @@ fn rekey(
         );
     };
     if let Some(new) = new {
+        // The interrupted move may also have healed the anchor.
         let strip = |r: &crate::store::Record| {
             let mut m = r.comment.as_map().clone();
             m.shift_remove("page");
             m.shift_remove("updatedAt");
+            m.shift_remove("anchor");
             m
         };
         if strip(new) != strip(old) {

@@ -112,14 +112,19 @@ pub(super) fn snap(page: &PageText, a: usize, b: usize, mode: Snap) -> (usize, u
 /// taking it from its text (`[text]`).
 fn is_full_reference(whole: &str) -> bool {
     let bytes = whole.as_bytes();
+    // A bracket is escaped when an odd number of backslashes stands before it.
+    let escaped = |i: usize| bytes[..i].iter().rev().take_while(|&&b| b == b'\\').count() % 2 == 1;
     let mut depth = 0usize;
     for i in (0..bytes.len()).rev() {
         match bytes[i] {
-            b']' if i == 0 || bytes[i - 1] != b'\\' => depth += 1,
-            b'[' if i == 0 || bytes[i - 1] != b'\\' => {
-                depth -= 1;
+            b']' if !escaped(i) => depth += 1,
+            b'[' if !escaped(i) => {
+                let Some(d) = depth.checked_sub(1) else {
+                    return false;
+                };
+                depth = d;
                 if depth == 0 {
-                    return i > 0 && bytes[i - 1] == b']' && i + 2 < bytes.len();
+                    return i > 0 && bytes[i - 1] == b']' && !escaped(i - 1) && i + 2 < bytes.len();
                 }
             }
             _ => {}

@@ -106,6 +106,18 @@ pub fn anchor(
         anchors.comments.iter().filter_map(|c| c.page()),
     );
     anchors.ambiguous = super::follow::follow(&mut anchors, &ids, &book_cfg.root, threshold);
+    // Without a prefix to name, the line is for comments that stay off the book: when every
+    // one of them was followed to its page (a chapter renamed), there is nothing to say.
+    if anchors
+        .mismatch
+        .as_ref()
+        .is_some_and(|m| m.suggested.is_none())
+        && anchors.located.iter().zip(&anchors.comments).all(|(l, c)| {
+            l.chapter.is_some() || c.page().is_none_or(|p| ids.locale_of(p) != ids.language)
+        })
+    {
+        anchors.mismatch = None;
+    }
     Ok((anchors, ids))
 }
 

@@ -32,6 +32,8 @@ use std::path::Path;
 pub const AMBIGUOUS: f64 = 0.02;
 /// Pieces of a quote searched for exactly to short-list chapters (chars each).
 const PROBE_LEN: usize = 16;
+/// Chapters a quote may be short-listed on; more, and the quote is too common to follow.
+const MAX_SHORTLIST: usize = 16;
 
 /// What following decided for one comment.
 #[derive(Debug, Clone)]
@@ -180,8 +182,18 @@ fn decide(
             }
             _ => {}
         }
+        // Another book's comment (a shared store) is not searched for here: only this book's
+        // pages, or pages under the prefix the store's pages point to.
+        let ours = anchors.located[ci].chapter.is_some()
+            || ids.owns(page)
+            || anchors
+                .mismatch
+                .as_ref()
+                .and_then(|m| m.suggested.as_deref())
+                .is_some_and(|p| p.is_empty() || page.starts_with(&format!("{p}/")));
         if let Some(StoredAnchor::Text(t)) = anchor
             && is_live(c)
+            && ours
         {
             by_quote.push((ci, t));
         }
@@ -326,9 +338,13 @@ fn keeps_title(
     file: &str,
     targets: &[(usize, MoveKind)],
 ) -> (usize, MoveKind) {
-    let title = repo
-        .first_heading(base, file)
-        .map(|t| normalize(&t).as_string());
+    // The old file's first heading as rendered (markup gone), as the chapter's is.
+    let title = repo.show(base, file).and_then(|md| {
+        crate::text::page_text(&md, &crate::text::TextOptions::default())
+            .headings
+            .first()
+            .map(|h| normalize(&h.text).as_string())
+    });
     if let Some(title) = title {
         let titled = |ch: usize| {
             anchors.texts[ch]
@@ -352,6 +368,47 @@ struct BookProbe<'a> {
     texts: &'a [crate::text::PageText],
 }
 
+/// A cheap fold shared by the probe's two sides, so that typography does not hide a quote:
+/// typographic quotes and dashes to ASCII, every whitespace run to one space, invisible
+/// characters dropped (the matching itself uses the full normalisation).
+fn fold(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut space = false;
+    let mut rest = s;
+    while !rest.is_empty() {
+        // A run of plain ASCII (no whitespace) is copied as it is.
+        let plain = rest
+            .bytes()
+            .position(|b| !b.is_ascii() || b.is_ascii_whitespace())
+            .unwrap_or(rest.len());
+        if plain > 0 {
+            out.push_str(&rest[..plain]);
+            space = false;
+            rest = &rest[plain..];
+            continue;
+        }
+        let c = rest.chars().next().expect("not empty");
+        rest = &rest[c.len_utf8()..];
+        let c = match c {
+            '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' => '\'',
+            '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' => '"',
+            '\u{2012}'..='\u{2015}' | '\u{2212}' => '-',
+            '\u{00AD}' | '\u{200B}' | '\u{2060}' | '\u{FEFF}' => continue,
+            c if c.is_whitespace() => {
+                if !space {
+                    out.push(' ');
+                }
+                space = true;
+                continue;
+            }
+            c => c,
+        };
+        space = false;
+        out.push(c);
+    }
+    out
+}
+
 impl<'a> BookProbe<'a> {
     fn new(anchors: &'a BookAnchors) -> BookProbe<'a> {
         BookProbe {
@@ -360,12 +417,13 @@ impl<'a> BookProbe<'a> {
     }
 
     /// For each quote, the chapters holding the most of its pieces (its start, middle and end,
-    /// exactly as stored): where the quote is, even with one piece edited.
+    /// folded): where the quote is, even with one piece edited. A quote whose pieces are on
+    /// more than [`MAX_SHORTLIST`] chapters equally says nothing about where it went.
     fn chapters_with(&self, quotes: &[&str]) -> Vec<Vec<usize>> {
         let mut pieces: Vec<String> = Vec::new();
         let mut owner: Vec<(usize, usize)> = Vec::new();
         for (qi, quote) in quotes.iter().enumerate() {
-            let q: Vec<char> = quote.trim().chars().collect();
+            let q: Vec<char> = fold(quote.trim()).chars().collect();
             if q.is_empty() {
                 continue;
             }
@@ -385,9 +443,13 @@ impl<'a> BookProbe<'a> {
             return out;
         };
         // (quote, chapter) → which of its pieces were seen there.
+        let folded =
+            crate::util::par::par_map(self.texts, crate::util::par::default_threads(), |t| {
+                fold(&t.text)
+            });
         let mut seen: BTreeMap<(usize, usize), u8> = BTreeMap::new();
-        for (ch, t) in self.texts.iter().enumerate() {
-            for m in ac.find_overlapping_iter(&t.text) {
+        for (ch, t) in folded.iter().enumerate() {
+            for m in ac.find_overlapping_iter(t) {
                 let (qi, k) = owner[m.pattern().as_usize()];
                 *seen.entry((qi, ch)).or_default() |= 1 << k;
             }
@@ -401,6 +463,29 @@ impl<'a> BookProbe<'a> {
                 out[qi].push(ch);
             }
         }
+        for list in &mut out {
+            if list.len() > MAX_SHORTLIST {
+                list.clear();
+            }
+        }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fold;
+
+    #[test]
+    fn the_probe_folds_typography_on_both_sides() {
+        assert_eq!(
+            fold("the compiler\u{2019}s  borrow\nchecker"),
+            "the compiler's borrow checker"
+        );
+        assert_eq!(fold("\u{201C}a\u{201D} \u{2014} b\u{00AD}c"), "\"a\" - bc");
+        assert_eq!(
+            fold("the compiler's borrow checker"),
+            "the compiler's borrow checker"
+        );
     }
 }

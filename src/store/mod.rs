@@ -327,15 +327,21 @@ impl Store {
     pub fn rekey(&self, rec: &Record, comment: Comment) -> Result<Record> {
         let page = comment.page().unwrap_or_default().to_string();
         validate_page_id(&page)?;
-        let id = comment.id().unwrap_or_default();
+        let id = comment.id().unwrap_or_default().to_string();
         let moved = Record {
-            file: format!("{page}/{}.json", ids::sanitize_id(id)),
+            file: format!("{page}/{}.json", ids::sanitize_id(&id)),
             location: Location::File,
             comment,
         };
         if moved.file == rec.file {
             self.write_record(&moved)?;
             return Ok(moved);
+        }
+        if self.root.join(&moved.file).exists() {
+            bail!(
+                "cannot move comment {id:?}: another file is already there; nothing moved ({})",
+                moved.file
+            );
         }
         self.write_record(&moved)?;
         if std::env::var("NOTABENE_FAILPOINT").as_deref() == Ok("rekey-after-write") {

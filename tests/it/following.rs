@@ -590,6 +590,12 @@ fn a_crash_while_re_keying_loses_nothing() {
         &["mv", "nomicon/src/races.md", "nomicon/src/data-races.md"],
     );
     s.summary("(races.md)", "(data-races.md)");
+    // r1's quote drifts a little: the interrupted move also heals its anchor.
+    let text = common::read(&s.src("data-races.md"));
+    common::write(
+        &s.src("data-races.md"),
+        &text.replacen("an absence of data races", "an absense of data races", 1),
+    );
     let book = s.book.to_str().unwrap();
     let crashed = common::run_with(
         &s.repo,
@@ -834,5 +840,47 @@ fn review_finds_the_diff_of_a_renamed_file() {
             .unwrap()
             .contains("+A sentence the agent added."),
         "{change}"
+    );
+}
+
+/// Re-keying never writes over another comment's file.
+#[test]
+fn re_keying_never_overwrites_another_file() {
+    let s = Scenario::new();
+    let store = s.book.join(".notabene");
+    // A comment whose id names the same file as one already on the target page.
+    let odd = store.join("nomicon/src/races/odd.json");
+    let mut c: Value = serde_json::from_str(&common::read(
+        &store.join("nomicon/src/races/c_followrp.json"),
+    ))
+    .unwrap();
+    c["id"] = json!("c_follow.x");
+    common::write(&odd, &mdbook_notabene::store::json::to_js_pretty(&c));
+    git(
+        &s.repo,
+        &["mv", "nomicon/src/races.md", "nomicon/src/data-races.md"],
+    );
+    s.summary("(races.md)", "(data-races.md)");
+    let mut other = c.clone();
+    other["id"] = json!("c_followx");
+    other["page"] = json!("nomicon/src/data-races");
+    let taken = store.join("nomicon/src/data-races/c_followx.json");
+    let taken_text = mdbook_notabene::store::json::to_js_pretty(&other);
+    common::write(&taken, &taken_text);
+    let out = s.notabene(&s.book, &["anchors", "heal"]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(
+        out.stderr.contains("cannot move comment \"c_follow.x\": another file is already there; nothing moved (nomicon/src/data-races/c_followx.json)"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        common::read(&taken),
+        taken_text,
+        "the other comment is untouched"
+    );
+    assert!(
+        odd.exists(),
+        "the comment that could not move is where it was"
     );
 }

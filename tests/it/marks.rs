@@ -142,3 +142,13 @@ fn latin_words_and_katakana_runs_still_snap_whole() {
     let got = marked("最もユニークな機能\n", "ニー");
     assert_eq!(got, format!("最も{M}ユニーク</mark>な機能\n"));
 }
+
+#[test]
+fn an_escaped_bracket_in_a_reference_link_is_no_label_end() {
+    // `[foo bar\\]` is a shortcut reference whose text ends in an escaped backslash.
+    let md = "See [foo bar\\\\] now.\n\n[foo bar\\\\]: #x\n";
+    let got = marked(md, "foo");
+    let (html, marks) = rendered_marks(&got);
+    assert_eq!(marks, vec!["foo".to_string()], "{got}\n{html}");
+    assert!(html.contains("<a href=\"#x\">"), "still a link: {html}");
+}
