@@ -838,3 +838,71 @@ fn pages_without_data_are_left_alone() {
     assert!(p.eval_bool("document.querySelector('.nb-header') !== null"));
     p.assert_offline_and_clean();
 }
+
+/// A chapter renamed with `git mv`: its comments are marked on the new page, and a thread says
+/// where the comment is stored and how it was found.
+#[test]
+fn a_followed_comment_says_where_it_came_from() {
+    let mut p = page!(1280, 900);
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path();
+    let book = repo.join("book-example");
+    harness::copy_dir(&harness::repo().join("book-example"), &book);
+    let _ = std::fs::remove_dir_all(book.join("book"));
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(repo)
+            .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
+            .args(args)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "book"]);
+    git(&[
+        "mv",
+        "book-example/src/guide/configuration.md",
+        "book-example/src/guide/config.md",
+    ]);
+    let summary = book.join("src/SUMMARY.md");
+    let text = std::fs::read_to_string(&summary).unwrap();
+    std::fs::write(
+        &summary,
+        text.replace("guide/configuration.md", "guide/config.md"),
+    )
+    .unwrap();
+    let out = repo.join("out");
+    let build = std::process::Command::new(env!("CARGO_BIN_EXE_mdbook-notabene"))
+        .args([
+            "build",
+            book.to_str().unwrap(),
+            "--dest-dir",
+            out.to_str().unwrap(),
+        ])
+        .current_dir(repo)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&build.stderr);
+    assert!(build.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("notabene: 3 comments followed book-example/src/guide/configuration → book-example/src/guide/config (git rename)\n"),
+        "{stderr}"
+    );
+    p.goto(&harness::file_url(&out.join("guide/config.html")));
+    let sel = "mark.nb-mark[data-nb-id=c_mworge1zx4rb]";
+    p.wait_for(&format!("document.querySelector('{sel}')"), SECS);
+    p.click(sel);
+    p.wait_for(
+        "document.querySelector('.nb-pop[role=dialog] .nb-followed')",
+        SECS,
+    );
+    assert_eq!(
+        p.eval_str("document.querySelector('.nb-pop .nb-followed').textContent"),
+        "Found here: stored on book-example/src/guide/configuration (git rename)."
+    );
+    p.screenshot("followed-comment");
+}

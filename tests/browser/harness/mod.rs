@@ -680,7 +680,8 @@ fn extra_comments() -> Vec<Value> {
     ]
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+/// Copies a directory tree.
+pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {
         let e = e.unwrap();
