@@ -119,20 +119,29 @@ function saveScroll() {
 }
 /** After a live reload: back to where the reader was. */
 function restoreScroll() {
+  // `data-nb-scroll="restored"` on <html> once the page is where it will stay.
+  var settled = function () { HTML.setAttribute('data-nb-scroll', 'restored'); };
   var saved = null;
   try {
     saved = JSON.parse(sessionStorage.getItem(SCROLL_KEY) || 'null');
     sessionStorage.removeItem(SCROLL_KEY);
   } catch (e) {
+    settled();
     return;
   }
-  if (!saved || saved.href !== here()) return;
+  if (!saved || saved.href !== here()) {
+    settled();
+    return;
+  }
   W.restoring = true;
   var go = function () { window.scrollTo(num(saved.x, 0), num(saved.y, 0)); };
   go();
   var again = function () {
     go();
-    (window.requestAnimationFrame || setTimeout)(go);
+    (window.requestAnimationFrame || setTimeout)(function () {
+      go();
+      settled();
+    });
   };
   if (D.readyState === 'complete') again();
   else window.addEventListener('load', again);

@@ -142,10 +142,10 @@ pub fn mark_document(p: &mut Page) {
 }
 
 /// Waits for the document marked by `mark_document` to be replaced by a loaded one in write
-/// mode (the live reload after a write).
+/// mode (the live reload after a write), with its scroll position put back.
 pub fn wait_reloaded(p: &mut Page, timeout: Duration) {
     p.wait_for(
-        "!window.__nbOldDocument && document.readyState === 'complete' && document.documentElement.classList.contains('nb-write')",
+        "!window.__nbOldDocument && document.readyState === 'complete' && document.documentElement.classList.contains('nb-write') && document.documentElement.dataset.nbScroll === 'restored'",
         timeout,
     );
 }
