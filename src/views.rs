@@ -210,12 +210,7 @@ impl ViewInput<'_> {
     pub fn comments(&self) -> String {
         use crate::store::json::ObjectWriter;
         let comments = &self.anchors.comments;
-        let mut other_languages: BTreeMap<&str, usize> = BTreeMap::new();
-        for l in &self.anchors.located {
-            if let Some(lang) = &l.other_language {
-                *other_languages.entry(lang).or_default() += 1;
-            }
-        }
+        let other_languages = self.anchors.other_languages();
         // Sort keys read once (a comment field lookup hashes the key).
         let keys: Vec<(&str, &str)> = comments
             .iter()

@@ -205,7 +205,7 @@ impl MoveKind {
     }
 }
 
-/// A Markdown file git says moved: repository-relative paths and git's similarity (0–100).
+/// A Markdown file git says moved, by repository-relative paths.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Move {
     /// The path in the earlier commit.
@@ -214,8 +214,6 @@ pub struct Move {
     pub to: String,
     /// Rename or copy.
     pub kind: MoveKind,
-    /// git's similarity index.
-    pub similarity: u8,
 }
 
 impl Repo {
@@ -356,7 +354,6 @@ fn parse_name_status(out: &str) -> Vec<Move> {
             from: from.to_string(),
             to: to.to_string(),
             kind,
-            similarity: status[1..].parse().unwrap_or(0),
         });
     }
     moves

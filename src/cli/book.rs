@@ -283,14 +283,11 @@ fn heal(ctx: &Ctx, min_confidence: f64, dry_run: bool) -> Result<i32> {
         .map(|(id, _)| id.clone())
         .filter(|id| !moved_ids.contains(id.as_str()))
         .collect();
+    let healed: std::collections::BTreeMap<&str, &Value> =
+        updates.iter().map(|(id, a)| (id.as_str(), a)).collect();
     let found: Vec<_> = store.find(&snap, &ids_list)?.into_iter().cloned().collect();
-    for mut rec in found {
-        let anchor = &updates
-            .iter()
-            .find(|(id, _)| rec.comment.id() == Some(id))
-            .expect("found by id")
-            .1;
-        rec.comment.set("anchor", anchor.clone());
+    for (mut rec, id) in found.into_iter().zip(&ids_list) {
+        rec.comment.set("anchor", healed[id.as_str()].clone());
         rec.comment.set("updatedAt", ts.clone().into());
         store.write_record(&rec)?;
     }
@@ -302,8 +299,6 @@ fn heal(ctx: &Ctx, min_confidence: f64, dry_run: bool) -> Result<i32> {
             copies.entry(id).or_default().push(r);
         }
     }
-    let healed: std::collections::BTreeMap<&str, &Value> =
-        updates.iter().map(|(id, a)| (id.as_str(), a)).collect();
     // Members of one legacy array go from the last to the first, so the positions read in
     // `snap` stay right while the array shrinks.
     let position = |id: &str| {

@@ -205,6 +205,19 @@ impl BookAnchors {
         }
     }
 
+    /// The comments on other languages' pages, counted by language.
+    pub fn other_languages(&self) -> BTreeMap<&str, usize> {
+        let mut out: BTreeMap<&str, usize> = BTreeMap::new();
+        for lang in self
+            .located
+            .iter()
+            .filter_map(|l| l.other_language.as_deref())
+        {
+            *out.entry(lang).or_default() += 1;
+        }
+        out
+    }
+
     /// Counts over the comments `filter` keeps (in this book).
     pub fn counts(&self, filter: impl Fn(&Comment) -> bool) -> Counts {
         let mut c = Counts::default();

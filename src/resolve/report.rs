@@ -144,12 +144,7 @@ pub fn report(anchors: &BookAnchors, ids: &PageIds, cfg: &Book) -> Result<()> {
         );
     }
     // Comments of other languages' builds: counted, never orphaned here.
-    let mut languages: BTreeMap<&str, usize> = BTreeMap::new();
-    for l in &anchors.located {
-        if let Some(lang) = &l.other_language {
-            *languages.entry(lang).or_default() += 1;
-        }
-    }
+    let languages = anchors.other_languages();
     if !languages.is_empty() {
         let n: usize = languages.values().sum();
         let each: Vec<String> = languages.iter().map(|(l, n)| format!("{l}: {n}")).collect();
