@@ -122,6 +122,7 @@ fn main() {
             &options,
             DEFAULT_THRESHOLD,
             threads,
+            mdbook_notabene::resolve::Which::All,
         );
         (a, t.elapsed())
     };

@@ -98,5 +98,5 @@ pub fn anchor_current(book: &Book, store: &Store) -> Result<(BookAnchors, PageId
     let snap = store.load()?;
     snap.warn_unreadable();
     let comments = snap.comments().map(|r| r.comment.clone()).collect();
-    resolve::book::anchor(book, &preprocessed, comments)
+    resolve::book::anchor(book, &preprocessed, comments, resolve::Which::All)
 }

@@ -13,10 +13,12 @@ use crate::Result;
 use crate::book::Book;
 use crate::inject::{self, island};
 use crate::resolve::{self, report};
+use crate::store::Comment;
 use crate::text::TextOptions;
 use mdbook_preprocessor::book::Book as MdBook;
 use mdbook_preprocessor::{Preprocessor, PreprocessorContext};
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 /// Renderers the preprocessor runs for.
 pub fn supports(renderer: &str) -> bool {
@@ -44,8 +46,53 @@ impl Preprocessor for Notabene {
     }
 }
 
+/// The store's comments read ahead of the book: the binary starts reading them from the book
+/// root's `book.toml` while mdBook is still writing the book to its stdin ([`prefetch`]).
+pub struct Prefetched {
+    /// The store that was read.
+    pub store: PathBuf,
+    /// Its comments.
+    pub comments: Vec<Comment>,
+}
+
+/// Reads the store of the book at `root` as its `book.toml` (and `MDBOOK_*` variables) place
+/// it, for the `html` renderer only: `None` when there is nothing to read ahead (no
+/// `book.toml`, the plugin disabled, an unreadable configuration — the run proper reports
+/// those).
+pub fn prefetch(root: &Path) -> Option<Prefetched> {
+    let text = std::fs::read_to_string(root.join("book.toml")).ok()?;
+    let mut config: mdbook_preprocessor::config::Config = text.parse().ok()?;
+    config.update_from_env().ok()?;
+    let cfg = Book::from_mdbook(root, config).ok()?;
+    if !cfg.config.enable {
+        return None;
+    }
+    let store = cfg.store();
+    Some(Prefetched {
+        store: store.root().to_path_buf(),
+        comments: resolve::book::read_comments(&store),
+    })
+}
+
+/// Whether `a` and `b` name the same directory (both missing: the same path).
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
+}
+
 /// The preprocessor's work on one book.
-pub fn run(ctx: &PreprocessorContext, mut book: MdBook) -> Result<MdBook> {
+pub fn run(ctx: &PreprocessorContext, book: MdBook) -> Result<MdBook> {
+    run_with(ctx, book, None)
+}
+
+/// [`run`], with the comments read ahead when they come from the store this run would read.
+pub fn run_with(
+    ctx: &PreprocessorContext,
+    mut book: MdBook,
+    prefetched: Option<Prefetched>,
+) -> Result<MdBook> {
     let cfg = Book::from_mdbook(&ctx.root, ctx.config.clone())?;
     if !cfg.config.enable {
         return Ok(book);
@@ -55,10 +102,18 @@ pub fn run(ctx: &PreprocessorContext, mut book: MdBook) -> Result<MdBook> {
     if ctx.renderer != "html" {
         return Ok(book);
     }
-    let comments = resolve::book::read_comments(&cfg.store());
-    let (anchors, ids) = resolve::book::anchor(&cfg, &book, comments)?;
+    let t0 = std::time::Instant::now();
+    let store = cfg.store();
+    let comments = match prefetched {
+        Some(p) if same_dir(&p.store, store.root()) => p.comments,
+        _ => resolve::book::read_comments(&store),
+    };
+    let t1 = std::time::Instant::now();
+    let (anchors, ids) = resolve::book::anchor(&cfg, &book, comments, resolve::Which::Live)?;
+    let t2 = std::time::Instant::now();
     crate::assets::check_installed(&cfg)?;
     report::report(&anchors, &ids, &cfg)?;
+    let t3 = std::time::Instant::now();
     let options = TextOptions::from_config(&cfg.mdbook)?;
     let threads = crate::util::par::default_threads();
     let summary = crate::store::json::to_js_compact(&island::island_summary(&anchors, &cfg.config));
@@ -101,8 +156,21 @@ pub fn run(ctx: &PreprocessorContext, mut book: MdBook) -> Result<MdBook> {
             "notabene: warning: inline markers on {page} would have changed its text; they are left to the reader client"
         );
     }
+    let t4 = std::time::Instant::now();
     if cfg.config.generated_pages {
         crate::views::append_to(&mut book, &anchors, &ids, &cfg);
+    }
+    let t5 = std::time::Instant::now();
+    if std::env::var_os("NOTABENE_TIMINGS").is_some() {
+        let ms = |a: std::time::Instant, b: std::time::Instant| (b - a).as_secs_f64() * 1e3;
+        eprintln!(
+            "notabene: timings (ms): reading the store {:.1}, anchoring {:.1}, report {:.1}, markers and islands {:.1}, generated pages {:.1}",
+            ms(t0, t1),
+            ms(t1, t2),
+            ms(t2, t3),
+            ms(t3, t4),
+            ms(t4, t5)
+        );
     }
     drop_in_background(anchors);
     Ok(book)

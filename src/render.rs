@@ -79,7 +79,7 @@ pub fn render(ctx: &RenderContext) -> Result<()> {
         return Ok(());
     }
     let comments = resolve::book::read_comments(&cfg.store());
-    let (anchors, ids) = resolve::book::anchor(&cfg, &ctx.book, comments)?;
+    let (anchors, ids) = resolve::book::anchor(&cfg, &ctx.book, comments, resolve::Which::All)?;
     let doc = document(&anchors, &cfg, &ids.prefix);
     std::fs::create_dir_all(&ctx.destination)
         .map_err(|e| Error::io("cannot create the output directory", &ctx.destination, e))?;

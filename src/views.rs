@@ -100,6 +100,14 @@ impl ViewInput<'_> {
         self.chapter_of_page(page).map(|c| c.url.clone())
     }
 
+    /// Comment `ci` in its [`Lean::Card`] form.
+    fn lean_card(&self, ci: usize) -> Value {
+        let mut out = Vec::new();
+        self.anchors
+            .write_lean(ci, Lean::Card, &self.book.config.space, &mut out);
+        serde_json::from_slice(&out).unwrap_or(Value::Null)
+    }
+
     fn comment_index(&self, id: &str) -> Option<usize> {
         self.anchors
             .comments
@@ -120,7 +128,7 @@ impl ViewInput<'_> {
                 cb.id(),
             ))
         });
-        let mut diffs: BTreeMap<(String, Option<String>), Value> = BTreeMap::new();
+        let mut diffs: BTreeMap<(String, Option<String>), (usize, Value)> = BTreeMap::new();
         let cards: Vec<Value> = order
             .into_iter()
             .map(|ci| {
@@ -153,10 +161,12 @@ impl ViewInput<'_> {
                             .ids
                             .source_file(&page)
                             .or_else(|| self.chapter_of_page(&page).and_then(|c| self.ids.source_file(&c.page)));
+                        // Cards share their diffs: one entry per page and ref in `diffs`.
+                        let next = diffs.len();
                         let diff = diffs
                             .entry((page.clone(), git_ref.clone()))
-                            .or_insert_with(|| serde_json::to_value(self.repo.diff(file.as_deref(), git_ref.as_deref())).unwrap_or(Value::Null))
-                            .clone();
+                            .or_insert_with(|| (next, serde_json::to_value(self.repo.diff(file.as_deref(), git_ref.as_deref())).unwrap_or(Value::Null)))
+                            .0;
                         let also: Vec<Value> = ch
                             .get("commentIds")
                             .and_then(Value::as_array)
@@ -182,7 +192,7 @@ impl ViewInput<'_> {
                     })
                     .collect();
                 json!({
-                    "comment": self.anchors.comment_json(ci),
+                    "comment": self.lean_card(ci),
                     "note": resolution.and_then(|r| r.get("note")).and_then(Value::as_str),
                     "entry": entry.map(|e| json!({
                         "id": e.get("id"), "date": e.get("date"), "title": e.get("title"), "summary": e.get("summary"),
@@ -192,10 +202,14 @@ impl ViewInput<'_> {
                 })
             })
             .collect();
+        let mut shared: Vec<(usize, Value)> = diffs.into_values().collect();
+        shared.sort_by_key(|d| d.0);
         json!({
             "view": "review",
             "mode": self.book.config.review.as_str(),
+            "space": self.book.config.space,
             "cards": cards,
+            "diffs": shared.into_iter().map(|d| d.1).collect::<Vec<_>>(),
             "commands": {
                 "approve": "notabene comments done {id} --status resolved",
                 "reject": "notabene comments reopen {id} --reply \"{reason}\"",

@@ -449,8 +449,14 @@ pub fn resolve(idx: &PageIndex, anchor: &TextAnchor, threshold: f64) -> Resoluti
         }
     }
 
-    // Stage 3: the quote alone, for long enough quotes (text moved to a new context).
-    if m >= QUOTE_ALONE_MIN {
+    // Stage 3: the quote alone, for long enough quotes (text moved to a new context) — not
+    // needed when stage 2 found it, edited, in its own intact context, clearly.
+    let found_in_context = best_two(&cands).is_some_and(|(best, second)| {
+        best.sp.min(best.ss) >= 0.9
+            && best.score >= threshold
+            && second.is_none_or(|s| separated(&best, &s))
+    });
+    if m >= QUOTE_ALONE_MIN && !found_in_context {
         let k = m / 5;
         let hits = myers::search(&pat.q, t, k);
         for (end, err) in myers::best_ends(&hits, (m / 2).max(1), 10) {

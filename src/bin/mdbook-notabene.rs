@@ -21,6 +21,12 @@ fn protocol() -> i32 {
     if std::io::stdin().is_terminal() {
         return mdbook_notabene::cli::run(["mdbook-notabene", "--help"]);
     }
+    // mdBook runs a preprocessor in the book's root and writes the book to it slowly (in
+    // many small writes): the store is read meanwhile.
+    let ahead = std::thread::Builder::new()
+        .name("notabene-prefetch".into())
+        .spawn(|| mdbook_notabene::preprocess::prefetch(&std::env::current_dir().ok()?))
+        .ok();
     let mut input = Vec::new();
     if let Err(e) = std::io::stdin().read_to_end(&mut input) {
         eprintln!("notabene: cannot read stdin: {e} (stdin)");
@@ -47,7 +53,8 @@ fn protocol() -> i32 {
         }
     };
     check_mdbook_version(&ctx.mdbook_version);
-    match mdbook_notabene::preprocess::run(&ctx, book) {
+    let prefetched = ahead.and_then(|h| h.join().ok()).flatten();
+    match mdbook_notabene::preprocess::run_with(&ctx, book, prefetched) {
         Ok(book) => {
             // Stdout is line-buffered and JSON has no newlines: buffer the book ourselves.
             let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());

@@ -6,7 +6,7 @@
 //!
 //! Part of the resolve layer; may call the book layer, `anchor`, `text` and `store`.
 
-use super::{BookAnchors, Chapter};
+use super::{BookAnchors, Chapter, Which};
 use crate::Result;
 use crate::anchor::DEFAULT_THRESHOLD;
 use crate::book::{Book, PageIds};
@@ -72,11 +72,13 @@ pub fn read_comments(store: &Store) -> Vec<Comment> {
 }
 
 /// Anchors `comments` in `book` (as preprocessed for the HTML renderer) with the text options
-/// and threshold of `book_cfg`, for its configured language.
+/// and threshold of `book_cfg`, for its configured language; `which` says whether resolved
+/// comments are looked for too.
 pub fn anchor(
     book_cfg: &Book,
     book: &MdBook,
     comments: Vec<Comment>,
+    which: Which,
 ) -> Result<(BookAnchors, PageIds)> {
     let ids = PageIds::new(book_cfg);
     let options = TextOptions::from_config(&book_cfg.mdbook)?;
@@ -88,6 +90,7 @@ pub fn anchor(
         &options,
         threshold,
         crate::util::par::default_threads(),
+        which,
     );
     for (ci, c) in anchors.comments.iter().enumerate() {
         let l = &mut anchors.located[ci];

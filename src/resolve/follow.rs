@@ -117,6 +117,9 @@ pub fn follow(
 fn is_candidate(anchors: &BookAnchors, ids: &PageIds, ci: usize) -> bool {
     let c = &anchors.comments[ci];
     let l = &anchors.located[ci];
+    if anchors.which == super::Which::Live && !is_live(c) {
+        return false;
+    }
     match l.chapter {
         None => c.page().is_some_and(|p| ids.locale_of(p) == ids.language),
         Some(_) => {

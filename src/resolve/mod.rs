@@ -47,9 +47,12 @@ pub enum Lean {
     /// In a chapter's island: also without `page` (the island's); `anchoring` holds `status`
     /// and, where the client paints, `block` (block index) or `code` (block, offset, text).
     Island,
-    /// In the /comments list: `anchoring` holds `status` and `chapter` (its title), and the
-    /// comment's `url` follows (null when its page is not in the book).
+    /// In the /comments list: a resolved comment's thread only as its first message, with
+    /// `replies` (how many follow it); `anchoring` holds `status` and `chapter` (its title),
+    /// and the comment's `url` follows (null when its page is not in the book).
     List,
+    /// On a /review card: the whole thread, `anchoring` as in [`Lean::List`], and `url`.
+    Card,
 }
 
 /// Where a comment landed.
@@ -67,6 +70,8 @@ pub struct Located {
     /// For a comment not in the book whose page belongs to another language's build: that
     /// language.
     pub other_language: Option<String>,
+    /// A resolved comment the build did not look for ([`Which::Live`]).
+    pub not_anchored: bool,
 }
 
 /// Where a followed comment came from.
@@ -113,8 +118,21 @@ pub struct BookAnchors {
     pub ambiguous: Vec<(usize, Vec<usize>)>,
     /// Set when the store's pages do not match the book's ([`book::mismatch`]).
     pub mismatch: Option<book::Mismatch>,
+    /// Which comments were looked for.
+    pub which: Which,
     /// Byte offset of every line start of each chapter's Markdown.
     line_starts: Vec<Vec<usize>>,
+}
+
+/// Which comments a book's anchoring re-finds in the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Which {
+    /// Every comment (`comments.json`, `notabene anchors`).
+    All,
+    /// Open and addressed ones: resolved comments are not shown in the text, so the build
+    /// does not look for them (they keep their page; [`BookAnchors::status`] says
+    /// `not-anchored`).
+    Live,
 }
 
 /// Anchors `comments` in `chapters` using up to `threads` threads.
@@ -124,6 +142,7 @@ pub fn anchor_book(
     options: &TextOptions,
     threshold: f64,
     threads: usize,
+    which: Which,
 ) -> BookAnchors {
     let mut by_page: BTreeMap<&str, usize> = BTreeMap::new();
     for (i, c) in chapters.iter().enumerate() {
@@ -137,6 +156,9 @@ pub fn anchor_book(
             chapter_of[ci] = Some(ch);
         }
     }
+    let wanted = |ci: usize| {
+        which == Which::All || is_live(&comments[ci]) || comments[ci].scope() == Some("page")
+    };
     let jobs: Vec<usize> = (0..chapters.len()).collect();
     let results = crate::util::par::par_map(&jobs, threads, |&ch| {
         let content = &chapters[ch].content;
@@ -146,6 +168,7 @@ pub fn anchor_book(
         let text = page_text(content, options);
         let anchors: Vec<Option<StoredAnchor>> = per_chapter[ch]
             .iter()
+            .filter(|&&ci| wanted(ci))
             .map(|&ci| StoredAnchor::from_comment(comments[ci].as_map()))
             .collect();
         let res = anchor::resolve_page(&text, &anchors, threshold);
@@ -161,8 +184,11 @@ pub fn anchor_book(
     let mut texts = Vec::with_capacity(results.len());
     let mut line_starts = Vec::with_capacity(results.len());
     for (ch, (text, res, lines)) in results.into_iter().enumerate() {
-        for (&ci, r) in per_chapter[ch].iter().zip(res) {
+        for (&ci, r) in per_chapter[ch].iter().filter(|&&ci| wanted(ci)).zip(res) {
             located[ci].resolution = r;
+        }
+        for &ci in per_chapter[ch].iter().filter(|&&ci| !wanted(ci)) {
+            located[ci].not_anchored = true;
         }
         texts.push(text);
         line_starts.push(lines);
@@ -175,6 +201,7 @@ pub fn anchor_book(
         by_chapter: per_chapter,
         ambiguous: Vec::new(),
         mismatch: None,
+        which,
         line_starts,
     }
 }
@@ -198,6 +225,7 @@ impl BookAnchors {
     pub fn status(&self, ci: usize) -> &'static str {
         let l = &self.located[ci];
         match (&l.chapter, &l.resolution) {
+            (Some(_), None) if l.not_anchored => "not-anchored",
             (Some(_), None) => "page",
             (_, Some(r)) => r.status.as_str(),
             (None, None) if l.other_language.is_some() => "other-language",
@@ -396,6 +424,15 @@ impl BookAnchors {
                     }
                     aw.end();
                 }
+                // The list shows a resolved thread's first message and how many replies
+                // follow (the thread itself is in its chapter's island); live threads whole,
+                // so their replies can be searched.
+                ("thread", Value::Array(t))
+                    if form == Lean::List && t.len() > 1 && !is_live(&self.comments[ci]) =>
+                {
+                    write_js_compact(&Value::Array(t[..1].to_vec()), w.key(k));
+                    w.member("replies", &(t.len() - 1));
+                }
                 _ => write_js_compact(v, w.key(k)),
             }
         }
@@ -423,14 +460,14 @@ impl BookAnchors {
                     cw.end();
                 }
             }
-            Lean::List => {
+            Lean::List | Lean::Card => {
                 if let Some(ch) = self.located[ci].chapter {
                     aw.member("chapter", &self.chapters[ch].name);
                 }
             }
         }
         aw.end();
-        if form == Lean::List {
+        if form != Lean::Island {
             w.member("url", &self.url(ci));
         }
         w.end();

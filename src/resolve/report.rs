@@ -20,6 +20,10 @@ fn head(s: &str) -> String {
     }
 }
 
+/// Fuzzy anchors named one per line; the rest are counted (a long-lived store drifts in many
+/// places, and a build log is not where they are read).
+const MAX_FUZZY_LINES: usize = 20;
+
 /// Prints the build report (stderr, written at once) and applies `fail-on`.
 pub fn report(anchors: &BookAnchors, ids: &PageIds, cfg: &Book) -> Result<()> {
     use std::fmt::Write as _;
@@ -50,6 +54,7 @@ pub fn report(anchors: &BookAnchors, ids: &PageIds, cfg: &Book) -> Result<()> {
         counts.orphan
     );
     let mut missing: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    let (mut fuzzy_lines, mut fuzzy_more) = (0, 0);
     for (ci, l) in anchors.located.iter().enumerate() {
         let c = &anchors.comments[ci];
         if !live(c) {
@@ -70,7 +75,9 @@ pub fn report(anchors: &BookAnchors, ids: &PageIds, cfg: &Book) -> Result<()> {
             .and_then(|v| v.as_str())
             .unwrap_or("");
         match r.status {
+            anchor::Status::Fuzzy if fuzzy_lines >= MAX_FUZZY_LINES => fuzzy_more += 1,
             anchor::Status::Fuzzy => {
+                fuzzy_lines += 1;
                 _ = writeln!(
                     out,
                     "notabene: warning: fuzzy anchor {id} on {page} ({:.2}): «{}»",
@@ -98,6 +105,12 @@ pub fn report(anchors: &BookAnchors, ids: &PageIds, cfg: &Book) -> Result<()> {
             }
             anchor::Status::Exact => {}
         }
+    }
+    if fuzzy_more > 0 {
+        let _ = writeln!(
+            out,
+            "notabene: warning: … and {fuzzy_more} more fuzzy anchors (`notabene anchors` lists them all)"
+        );
     }
     if let Some(m) = &anchors.mismatch {
         let _ = writeln!(out, "notabene: warning: {}", m.message(ids));

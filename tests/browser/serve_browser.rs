@@ -544,6 +544,113 @@ fn token_inline_errors_and_drafts_hold_the_live_reload() {
     assert_same_origin_and_clean(&mut p, server.port);
 }
 
+/// A new comment is shown at once: its mark appears in the open page within 200 ms of the
+/// POST (the client shows what the API returned, no rebuild needed), while another comment's
+/// draft stays open and the scroll position stays; the rebuild that follows is held back
+/// (with a note) rather than reloading over the draft.
+#[test]
+fn a_new_comment_shows_at_once_while_another_draft_stays_open() {
+    let mut p = page!(1280, 900);
+    let server = book_example();
+    let url = base(server.port);
+    p.goto(&format!("{url}guide/installing.html"));
+    wait_writable(&mut p);
+    p.eval("localStorage.setItem('notabene:author', 'Nia Now <nia@example.com>')");
+    // Another comment's composer, with a draft: the page-comment box.
+    p.eval("document.querySelector('.nb-page-body').scrollIntoView({block: 'center'})");
+    p.click(".nb-page-body");
+    type_text(&mut p, "A page-level draft, not sent yet.");
+
+    let sentence = "You can install a prebuilt binary, build from source with Cargo, or use the Debian package";
+    let pts = p.eval(&format!(
+        "(() => {{ const r = {RANGE_OF}({s}); if (!r) return null;
+           r.startContainer.parentElement.scrollIntoView({{block: 'center'}});
+           const first = document.createRange(); first.setStart(r.startContainer, r.startOffset); first.setEnd(r.startContainer, r.startOffset + 1);
+           const last = document.createRange(); last.setStart(r.endContainer, r.endOffset - 1); last.setEnd(r.endContainer, r.endOffset);
+           const a = first.getClientRects()[0], b = last.getClientRects()[0];
+           return [a.left + 1, a.top + a.height / 2, b.right - 1, b.top + b.height / 2]; }})()",
+        s = serde_json::to_string(sentence).unwrap()
+    ));
+    let pts: Vec<f64> = pts
+        .as_array()
+        .expect("the sentence is on the page")
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    drag(&mut p, (pts[0], pts[1]), (pts[2], pts[3]));
+    p.wait_for("!document.querySelector('.nb-sel-btn').hidden", SECS);
+    p.click(".nb-sel-btn");
+    p.wait_for(
+        "document.activeElement && document.activeElement.matches('.nb-compose textarea')",
+        SECS,
+    );
+    type_text(&mut p, "Say which Debian releases.");
+    let scroll_before = p.eval_i64("Math.round(scrollY)");
+    // In the page: when the POST left, and when a mark of a comment not in the island appeared.
+    p.eval(&format!(
+        "(() => {{
+           const known = new Set({ISLAND}.comments.map(c => c.id));
+           const fetch0 = window.fetch;
+           window.fetch = function (u, o) {{
+             if (o && o.method === 'POST' && window.__nbPostAt === undefined) window.__nbPostAt = performance.now();
+             return fetch0.apply(this, arguments);
+           }};
+           new MutationObserver(() => {{
+             if (window.__nbMarkAt !== undefined) return;
+             const m = [...document.querySelectorAll('mark.nb-mark[data-nb-id]')].find(m => !known.has(m.dataset.nbId));
+             if (m) {{ window.__nbMarkAt = performance.now(); window.__nbMarkId = m.dataset.nbId; }}
+           }}).observe(document.body, {{ childList: true, subtree: true }});
+         }})()"
+    ));
+    let g = generation(server.port);
+    mark_document(&mut p);
+    ctrl_enter(&mut p);
+    p.wait_for("window.__nbMarkAt !== undefined", SECS);
+    let shown_ms = p
+        .eval("window.__nbMarkAt - window.__nbPostAt")
+        .as_f64()
+        .unwrap();
+    eprintln!("new comment's mark shown {shown_ms:.0} ms after its POST");
+    assert!(
+        shown_ms <= 200.0,
+        "the mark shows within 200 ms of the POST ({shown_ms:.0} ms)"
+    );
+    let id = p.eval_str("window.__nbMarkId");
+    // The mark covers the selected text, and the panel lists the comment.
+    assert_eq!(
+        p.eval_str(&format!(
+            "[...document.querySelectorAll('mark.nb-mark[data-nb-id=\"{id}\"]')].map(m => m.textContent).join('')"
+        )),
+        sentence
+    );
+    // The stored comment is the one shown.
+    let file = find_comment_file(&server.store(), &id);
+    let stored: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    assert_eq!(stored["anchor"]["quote"], sentence);
+    assert_eq!(stored["thread"][0]["body"], "Say which Debian releases.");
+
+    // The rebuild comes; the draft holds the reload back, with a note. Nothing moved.
+    settle(server.port, g, Duration::from_millis(300));
+    p.wait_for(
+        "document.querySelector('.nb-toast .nb-toast-action') && !document.querySelector('.nb-toast').hidden",
+        WRITE,
+    );
+    assert!(
+        p.eval_bool("!!window.__nbOldDocument"),
+        "the page was not reloaded over the draft"
+    );
+    assert_eq!(
+        p.eval_str("document.querySelector('.nb-page-body').value"),
+        "A page-level draft, not sent yet."
+    );
+    assert_eq!(
+        p.eval_i64("Math.round(scrollY)"),
+        scroll_before,
+        "the scroll position stayed"
+    );
+    assert_same_origin_and_clean(&mut p, server.port);
+}
+
 /* ------------------------------------------------- a static site over http */
 
 #[test]

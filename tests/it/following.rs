@@ -819,6 +819,7 @@ fn review_finds_the_diff_of_a_renamed_file() {
             .collect::<String>(),
     )
     .unwrap();
+    let data = support::inline_diffs(&data);
     let card = data["cards"]
         .as_array()
         .unwrap()

@@ -762,6 +762,11 @@ fn anchors_json_agrees_with_the_build() {
             *counts.get_mut(status).unwrap() += 1;
         }
         match from_islands.get(id) {
+            // The build does not look for resolved comments; `anchors` does.
+            Some(s) if s == "not-anchored" => {
+                assert_eq!(c["status"], "resolved", "{id}");
+                assert_ne!(status, "not-anchored", "{id}");
+            }
             Some(s) => assert_eq!(status, s, "{id}"),
             // The French comments are not in the English book.
             None => {

@@ -1159,3 +1159,18 @@ pub fn lean_island(c: &Value, space: &Value) -> Value {
     }
     Value::Object(out)
 }
+
+/// The /review data with every change's shared diff (`diff`, an index into `diffs`) put back
+/// in place.
+pub fn inline_diffs(review: &Value) -> Value {
+    let mut out = review.clone();
+    let diffs = review["diffs"].as_array().cloned().unwrap_or_default();
+    for card in out["cards"].as_array_mut().into_iter().flatten() {
+        for ch in card["changes"].as_array_mut().into_iter().flatten() {
+            if let Some(i) = ch["diff"].as_u64() {
+                ch["diff"] = diffs[i as usize].clone();
+            }
+        }
+    }
+    out
+}

@@ -150,6 +150,7 @@ fn review_inverts_the_journal_and_picks_each_diff_source() {
         &TextOptions::default(),
         DEFAULT_THRESHOLD,
         1,
+        mdbook_notabene::resolve::Which::All,
     );
     let repo = Repo::discover(&book);
     let input = ViewInput {
@@ -159,7 +160,7 @@ fn review_inverts_the_journal_and_picks_each_diff_source() {
         ids: &ids,
         repo: &repo,
     };
-    let review = input.review();
+    let review = crate::support::inline_diffs(&input.review());
     assert_eq!(review["mode"], "approve");
     let file = |f: &str| Value::from(format!("docs/src/{f}.md"));
     assert_eq!(

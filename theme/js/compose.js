@@ -233,6 +233,7 @@ function composeSelection(range) {
     icon: '',
     preview: '“' + truncate(anchor.quote, 120) + '”',
     rect: function () { return range.getBoundingClientRect(); },
+    range: range,
     payload: function (body, author) {
       return { page: W.page, space: W.space, scope: 'selection', anchor: anchor, author: author, body: body };
     }
@@ -283,9 +284,10 @@ function openComposer(o) {
     withAuthor(function (author) {
       busy([save, cancel], true);
       showError(err, null);
-      api('POST', 'comments', o.payload(body, author)).then(function () {
+      api('POST', 'comments', o.payload(body, author)).then(function (created) {
         ta.value = '';
         closeComposer(false);
+        safely('new comment', function () { showCreated(created, o.range); });
         wroteSomething();
       }, function (e) {
         busy([save, cancel], false);

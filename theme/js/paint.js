@@ -68,12 +68,15 @@ function initChapter(islands) {
 /* ----- marks */
 
 function setupMarks() {
-  D.querySelectorAll('mark.nb-mark[data-nb-id]').forEach(function (m) {
-    var id = m.getAttribute('data-nb-id');
-    if (!S.marks.has(id)) S.marks.set(id, []);
-    S.marks.get(id).push(m);
-    var c = S.comments.get(id);
-    if (!c) return;
+  D.querySelectorAll('mark.nb-mark[data-nb-id]').forEach(decorateMark);
+}
+function decorateMark(m) {
+  var id = m.getAttribute('data-nb-id');
+  if (!S.marks.has(id)) S.marks.set(id, []);
+  S.marks.get(id).push(m);
+  var c = S.comments.get(id);
+  if (!c) return;
+  (function () {
     if (c.hold === true) m.classList.add('nb-held');
     m.setAttribute('tabindex', '0');
     m.setAttribute('role', 'button');
@@ -83,7 +86,47 @@ function setupMarks() {
       text: truncate(m.textContent, 60),
       status: statusLabel(statusOf(c)) + (c.hold === true ? ', ' + t('onHold') : '')
     }));
+  })();
+}
+
+/** Wraps the text of `range` in marks of comment `id` (one per text node, nested where
+ * marks overlap); whitespace between blocks is left alone. Returns the marks. */
+function wrapRange(range, id, status) {
+  var root = range.commonAncestorContainer;
+  if (root.nodeType !== 1) root = root.parentNode;
+  var nodes = [];
+  var walker = D.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  for (var n = walker.nextNode(); n; n = walker.nextNode()) {
+    if (range.intersectsNode(n) && !inUI(n)) nodes.push(n);
+  }
+  var marks = [];
+  nodes.forEach(function (node) {
+    var a = node === range.startContainer ? range.startOffset : 0;
+    var b = node === range.endContainer ? range.endOffset : node.data.length;
+    if (b <= a || !node.data.slice(a, b).trim()) return;
+    var middle = a > 0 ? node.splitText(a) : node;
+    if (b - a < middle.data.length) middle.splitText(b - a);
+    var m = h('mark', { class: 'nb-mark', 'data-nb-id': id, 'data-nb-status': status });
+    middle.parentNode.insertBefore(m, middle);
+    m.appendChild(middle);
+    marks.push(m);
   });
+  return marks;
+}
+
+/** A comment the API has just created: shown at once — its mark on the text it was written
+ * on, its entry in the panel — before the rebuilt page arrives (which the live reload then
+ * takes, or holds back while a draft is open). */
+function showCreated(c, range) {
+  c = obj(c);
+  var id = str(c.id);
+  if (!id || S.comments.has(id)) return;
+  if (!c.anchoring) c.anchoring = { status: scopeOf(c) === 'page' ? 'page' : 'exact' };
+  S.comments.set(id, c);
+  S.order.push(c);
+  if (S.islands[0]) S.islandOf.set(id, S.islands[0].el);
+  if (range && scopeOf(c) === 'selection') wrapRange(range, id, statusOf(c)).forEach(decorateMark);
+  if (S.panel) safely('panel', renderPanelList);
 }
 
 function idsAt(target) {

@@ -40,8 +40,11 @@ function diffMode() {
   return m === 'split' ? 'split' : 'unified';
 }
 
+var reviewDiffs = []; // the diffs the cards' changes share (`diff` is an index into it)
 function renderReview(app, data) {
   var cards = arr(data.cards);
+  reviewDiffs = arr(data.diffs);
+  cards.forEach(function (card) { if (card && typeof card.comment === 'object') unlean(card.comment, data); });
   var mode = str(data.mode).toLowerCase();
   var root = h('div', { class: 'nb-review' });
   root.appendChild(h('p', { class: 'nb-view-intro', text: mode === 'approve' ? t('modeApprove') : t('modeAuto') }));
@@ -134,7 +137,7 @@ function changeBlock(ch) {
     ch.what ? ' — ' + str(ch.what) : '');
   sec.appendChild(title);
   if (ch.why) sec.appendChild(h('p', { class: 'nb-why', text: str(ch.why) }));
-  sec.appendChild(diffBlock(obj(ch.diff), ch.file));
+  sec.appendChild(diffBlock(obj(typeof ch.diff === 'number' ? reviewDiffs[ch.diff] : ch.diff), ch.file));
   var also = arr(ch.also);
   if (also.length) {
     var p = h('p', { class: 'nb-also' }, t('alsoCarries'));
@@ -484,7 +487,8 @@ function haystack(c) {
 function commentRow(c) {
   var status = statusOf(c);
   var fm = firstMessage(c);
-  var n = arr(c.thread).length;
+  // A resolved thread comes as its first message and the number of replies (it is on its page).
+  var n = arr(c.thread).length + num(c.replies, 0);
   var url = siteHref(c.url || anch(c).url);
   var pageText = str(anch(c).chapter) || str(c.page);
   var li = h('li', { class: 'nb-row' + (c.hold === true ? ' nb-held' : ''), 'data-nb-id': str(c.id), 'data-nb-status': status });

@@ -1,0 +1,605 @@
+//! A long-lived store on a big book: what notabene adds to a build, by how many comments are
+//! open and how many were resolved long ago.
+//!
+//! The book: rust-by-example's 194 chapters, each filled up to about 10 KB with the chapters
+//! that follow it in the corpus (rust-by-example, then the Rustonomicon) — about 2 MB of
+//! Markdown, the reader client installed, search on, its own preprocessors neutralised. The
+//! stores: comments generated as the browser client captures them (one in ten with a typo,
+//! so the fuzzy search runs), then given their statuses.
+//!
+//! Printed, each next to its baseline measured in the same run:
+//! 1. build ratios through the command path (mdBook running the `mdbook-notabene` binary over
+//!    the JSON protocol, as `mdbook build` does) and in process (`mdbook-notabene build`), for
+//!    1,000 open, 10,000 open and 20,000 of which 18,000 resolved, against the same book built
+//!    without notabene (medians of alternating rounds);
+//! 2. the preprocessor's own time (in process, the book given) and the Markdown it adds, and
+//!    its cost per comment by status;
+//! 3. peak RSS of the preprocessor process with 20,000 comments against `mdbook build` of the
+//!    plain book (when an `mdbook` binary is on PATH).
+//!
+//! `cargo bench --bench scale`; `NB_RUNS=n` sets the rounds (default 5). `NB_PROFILE=n` runs
+//! only the preprocessor's html pass on 10,000 open comments, n times (for `perf record`;
+//! `NB_RESOLVED=k` resolves k of them, `NB_SIZES=1` prints the size of each island and
+//! generated page).
+
+#[path = "../tests/it/common.rs"]
+mod common;
+#[path = "../tests/it/support.rs"]
+mod support;
+
+use mdbook_driver::MDBook;
+use mdbook_driver::config::Config;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use support::*;
+
+/// A renderer named `html` that renders nothing (to get the book as the html renderer would).
+struct HtmlProbe;
+
+impl mdbook_renderer::Renderer for HtmlProbe {
+    fn name(&self) -> &str {
+        "html"
+    }
+    fn render(&self, _: &mdbook_renderer::RenderContext) -> mdbook_renderer::errors::Result<()> {
+        Ok(())
+    }
+}
+
+/// Size each chapter is filled up to.
+const CHAPTER_BYTES: usize = 10_300;
+
+/// The scenarios: name, comments, of which resolved, build-ratio target.
+const SCENARIOS: [(&str, usize, usize, f64); 3] = [
+    ("1,000 open", 1_000, 0, 1.03),
+    ("10,000 open", 10_000, 0, 1.25),
+    ("20,000, of which 18,000 resolved", 20_000, 18_000, 1.10),
+];
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--list") {
+        return;
+    }
+    if args.get(1).map(String::as_str) == Some("--peak-rss-of") {
+        // A small process of its own runs the measured one: a child started from this big
+        // process would inherit its high-water mark at exec.
+        rss_helper(&args[2..]);
+        return;
+    }
+    let runs: usize = std::env::var("NB_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
+    let tmp = common::tempdir();
+    let (root, base) = big_book(tmp.path());
+    let md0 = MDBook::load_with_config(&root, base.clone()).unwrap();
+    let (plain, _) = md0.preprocess_book(&HtmlProbe).unwrap();
+    let book_bytes = markdown_bytes(&plain);
+    let chapters = plain.iter().count();
+
+    // One generated set of 20,000 comments; each scenario's store is a prefix of it.
+    let t = Instant::now();
+    let master = tmp.path().join("master");
+    std::fs::create_dir_all(&master).unwrap();
+    generate_into(&root, &md0, 20_000);
+    std::fs::rename(root.join(".notabene"), &master).unwrap();
+    eprintln!("generated 20,000 comments in {:.1?}", t.elapsed());
+
+    if let Some(n) = std::env::var("NB_PROFILE")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        // `NB_PROFILE=n`: only the preprocessor's html run on 10,000 open comments, n times
+        // (for `perf record`).
+        let resolved = std::env::var("NB_RESOLVED")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        fill_store(&master, &root.join(".notabene"), 10_000, resolved, "open");
+        let mut with = base.clone();
+        with.set(
+            "preprocessor.notabene",
+            serde_json::json!({ "after": ["links"] }),
+        )
+        .unwrap();
+        let cx = mdbook_preprocessor::PreprocessorContext::new(root.clone(), with, "html".into());
+        for _ in 0..n {
+            let t = Instant::now();
+            let out = mdbook_notabene::preprocess::run(&cx, plain.clone()).unwrap();
+            eprintln!("html run: {:.1?}", t.elapsed());
+            if std::env::var_os("NB_SIZES").is_some() {
+                for item in out.iter() {
+                    if let mdbook_preprocessor::book::BookItem::Chapter(c) = item {
+                        if c.source_path.is_none() {
+                            eprintln!("view {} {}", c.name, c.content.len());
+                        } else if let Some(i) = c
+                            .content
+                            .find("<script type=\"application/json\" class=\"nb-data\"")
+                        {
+                            eprintln!("island {}", c.content.len() - i);
+                        }
+                    }
+                }
+            }
+        }
+        return;
+    }
+    let mut rows = Vec::new();
+    for &(name, n, resolved, target) in &SCENARIOS {
+        fill_store(&master, &root.join(".notabene"), n, resolved, "open");
+        let t = measure(&root, &base, &tmp.path().join("out"), runs);
+        rows.push((name, target, t));
+    }
+
+    // The preprocessor alone, by status: 10,000 comments all open, all addressed, all
+    // resolved, and none.
+    let ctx = |c: &Config| {
+        let mut with = c.clone();
+        with.set(
+            "preprocessor.notabene",
+            serde_json::json!({ "after": ["links"] }),
+        )
+        .unwrap();
+        mdbook_preprocessor::PreprocessorContext::new(root.clone(), with, "html".into())
+    };
+    let cx = ctx(&base);
+    let mut own = Vec::new();
+    for (status, n) in [
+        ("none", 0),
+        ("open", 10_000),
+        ("addressed", 10_000),
+        ("resolved", 10_000),
+    ] {
+        fill_store(
+            &master,
+            &root.join(".notabene"),
+            n,
+            if status == "resolved" { n } else { 0 },
+            if status == "addressed" {
+                "addressed"
+            } else {
+                "open"
+            },
+        );
+        let mut times = Vec::new();
+        let mut added = 0;
+        for round in 0..=runs {
+            let t = Instant::now();
+            let out = mdbook_notabene::preprocess::run(&cx, plain.clone()).unwrap();
+            if round > 0 {
+                times.push(t.elapsed());
+            }
+            added = markdown_bytes(&out).saturating_sub(book_bytes);
+        }
+        own.push((status, n, median(&times), added));
+    }
+
+    // What reading the store costs: 10,000 and 20,000 comment files.
+    let mut reading = Vec::new();
+    for n in [10_000, 20_000] {
+        fill_store(&master, &root.join(".notabene"), n, 0, "open");
+        let store = mdbook_notabene::store::Store::new(root.join(".notabene"));
+        let mut times = Vec::new();
+        for round in 0..=runs {
+            let t = Instant::now();
+            let c = mdbook_notabene::resolve::book::read_comments(&store);
+            if round > 0 {
+                times.push(t.elapsed());
+            }
+            assert_eq!(c.len(), n);
+        }
+        reading.push((n, median(&times)));
+    }
+
+    // Peak RSS: the preprocessor process with 20,000 comments, and mdBook on the plain book.
+    fill_store(&master, &root.join(".notabene"), 20_000, 18_000, "open");
+    let rss_pre = preprocessor_peak_rss(&root, &cx, &plain);
+    let rss_mdbook = find_tool("mdbook").map(|mdbook| {
+        let dir = tmp.path().join("rss-book");
+        copy_dir(&root, &dir);
+        std::fs::remove_dir_all(dir.join(".notabene")).unwrap();
+        std::fs::write(dir.join("book.toml"), neutral_toml(&dir)).unwrap();
+        peak_rss(
+            &dir,
+            Path::new("/dev/null"),
+            &[
+                mdbook.to_string_lossy().into_owned(),
+                "build".into(),
+                "-d".into(),
+                tmp.path().join("rss-out").to_string_lossy().into_owned(),
+            ],
+        )
+    });
+
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!();
+    println!(
+        "A book of {chapters} chapters, {} KB of Markdown, search on; medians of {runs} alternating rounds.",
+        book_bytes / 1000
+    );
+    println!();
+    println!(
+        "| store | without (ms) | `mdbook build` path (ms) | ratio | target | in process (ms) | ratio | command / in process | protocol alone, `enable = false` (ms) | ratio |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for (name, target, t) in &rows {
+        let r = t.ratio(&t.command);
+        let cmd_vs_in = median(&t.command).as_secs_f64() / median(&t.with).as_secs_f64();
+        println!(
+            "| {name} | {:.0} | {:.0} | **{r:.3}** | ≤ {target:.2} {} | {:.0} | {:.3} | {cmd_vs_in:.3} {} | {:.0} | {:.3} |",
+            ms(median(&t.without)),
+            ms(median(&t.command)),
+            if r <= *target { "✓" } else { "✗" },
+            ms(median(&t.with)),
+            t.ratio(&t.with),
+            if cmd_vs_in <= 1.05 { "✓" } else { "✗" },
+            ms(median(&t.protocol)),
+            t.ratio(&t.protocol),
+        );
+    }
+    println!();
+    println!(
+        "The preprocessor alone (in process, the book given, html run), 10,000 comments of one status:"
+    );
+    println!();
+    println!("| comments | run (ms) | per comment (µs) | Markdown added (KB) | added / book |");
+    println!("|---|---:|---:|---:|---:|");
+    let none = own[0].2;
+    for (status, n, t, added) in &own {
+        let per = if *n == 0 {
+            "—".to_string()
+        } else {
+            format!(
+                "{:.1}",
+                (t.as_secs_f64() - none.as_secs_f64()) * 1e6 / *n as f64
+            )
+        };
+        println!(
+            "| {n} {status} | {:.1}{} | {per} | {} | {:.2}{} |",
+            ms(*t),
+            if *n == 10_000 && *status == "open" {
+                if ms(*t) <= 150.0 {
+                    " (target ≤ 150 ✓)"
+                } else {
+                    " (target ≤ 150 ✗)"
+                }
+            } else {
+                ""
+            },
+            added / 1000,
+            *added as f64 / book_bytes as f64,
+            if *n == 10_000 && *status == "open" {
+                if *added as f64 <= 2.0 * book_bytes as f64 {
+                    " (target ≤ 2 ✓)"
+                } else {
+                    " (target ≤ 2 ✗)"
+                }
+            } else {
+                ""
+            },
+        );
+    }
+    println!();
+    for (n, t) in &reading {
+        println!(
+            "Reading the store (walk, read, parse, in parallel): {n} comment files {:.1} ms.",
+            ms(*t)
+        );
+    }
+    println!();
+    match rss_mdbook {
+        Some(base_rss) => {
+            let r = rss_pre as f64 / base_rss as f64;
+            println!(
+                "Peak RSS: the preprocessor with 20,000 comments {} MB; `mdbook build` of the plain book {} MB; ratio {r:.2} (target ≤ 4 {}).",
+                rss_pre / 1024,
+                base_rss / 1024,
+                if r <= 4.0 { "✓" } else { "✗" }
+            );
+        }
+        None => println!(
+            "Peak RSS: the preprocessor with 20,000 comments {} MB (no `mdbook` on PATH for the baseline).",
+            rss_pre / 1024
+        ),
+    }
+}
+
+/// Stages rust-by-example with every chapter filled up to [`CHAPTER_BYTES`] from the corpus.
+fn big_book(tmp: &Path) -> (PathBuf, Config) {
+    let root = stage(&corpus("rust-by-example"), tmp, "big-book");
+    let mut base = neutral_config(&root);
+    install_client(&root, &mut base);
+    let md = MDBook::load_with_config(&root, base.clone()).unwrap();
+    let src = root.join("src");
+    let own: Vec<PathBuf> = chapters(&md)
+        .iter()
+        .map(|c| src.join(&c.source_path))
+        .collect();
+    let mut pool: Vec<String> = own
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    let nomicon = corpus("nomicon").join("src");
+    let mut extra = Vec::new();
+    walk_md(&nomicon, &mut extra);
+    extra.sort();
+    pool.extend(
+        extra
+            .iter()
+            .filter(|p| !p.ends_with("SUMMARY.md"))
+            .map(|p| std::fs::read_to_string(p).unwrap()),
+    );
+    for (i, path) in own.iter().enumerate() {
+        let mut text = pool[i].clone();
+        let mut k = i + 1;
+        while text.len() < CHAPTER_BYTES {
+            text.push_str("\n\n");
+            text.push_str(&pool[k % pool.len()]);
+            k += 1;
+        }
+        std::fs::write(path, text).unwrap();
+    }
+    (root, base)
+}
+
+fn walk_md(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            walk_md(&p, out);
+        } else if p.extension().is_some_and(|x| x == "md") {
+            out.push(p);
+        }
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let p = e.path();
+        let q = to.join(e.file_name());
+        if p.is_dir() {
+            copy_dir(&p, &q);
+        } else {
+            std::fs::copy(&p, &q).unwrap();
+        }
+    }
+}
+
+/// The book's `book.toml` without any preprocessor (for the `mdbook` binary).
+fn neutral_toml(dir: &Path) -> String {
+    let mut doc: toml_edit::DocumentMut = std::fs::read_to_string(dir.join("book.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    doc.remove("preprocessor");
+    doc.to_string()
+}
+
+/// Generates `n` comments into the book's store (text anchors, one in ten with a typo).
+fn generate_into(root: &Path, md: &MDBook, n: usize) {
+    let chapters = chapters(md).len();
+    let gens = generate(
+        root,
+        md,
+        &GenOptions {
+            per_chapter: n.div_ceil(chapters) + 2,
+            max_text: Some(n),
+            typo_every: 10,
+            overlap: true,
+            blocks: false,
+            seed: 12,
+            ..GenOptions::default()
+        },
+    );
+    assert_eq!(gens.len(), n);
+}
+
+/// Makes `store` hold the first `n` comments of `master` (in id order), the `resolved` ones
+/// spread evenly among them marked resolved, the others given `live` status.
+fn fill_store(master: &Path, store: &Path, n: usize, resolved: usize, live: &str) {
+    if store.exists() {
+        std::fs::remove_dir_all(store).unwrap();
+    }
+    let mut files = Vec::new();
+    walk_all(master, &mut files);
+    files.sort();
+    let comments: Vec<&PathBuf> = files
+        .iter()
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|f| f.to_string_lossy().starts_with("c_"))
+        })
+        .collect();
+    assert!(comments.len() >= n, "the master store holds {n} comments");
+    let is_comment: std::collections::HashSet<&PathBuf> = comments.iter().copied().collect();
+    for p in files.iter().filter(|p| !is_comment.contains(p)) {
+        let q = store.join(p.strip_prefix(master).unwrap());
+        std::fs::create_dir_all(q.parent().unwrap()).unwrap();
+        std::fs::copy(p, &q).unwrap();
+    }
+    let mut resolved_so_far = 0;
+    // Spread over the book: every (total / n)-th comment of the master set.
+    let chosen = (0..n).map(|j| comments[j * comments.len() / n.max(1)]);
+    for (k, p) in chosen.enumerate() {
+        let text = std::fs::read_to_string(p).unwrap();
+        // Spread the resolved ones evenly: comment k is resolved when the count due by k+1
+        // exceeds the count so far.
+        let due = ((k + 1) * resolved).checked_div(n).unwrap_or(0);
+        let status = if due > resolved_so_far {
+            resolved_so_far += 1;
+            "resolved"
+        } else {
+            live
+        };
+        let text = text.replacen(
+            "\"status\": \"open\"",
+            &format!("\"status\": \"{status}\""),
+            1,
+        );
+        let q = store.join(p.strip_prefix(master).unwrap());
+        std::fs::create_dir_all(q.parent().unwrap()).unwrap();
+        std::fs::write(q, text).unwrap();
+    }
+}
+
+fn walk_all(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            walk_all(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+fn markdown_bytes(book: &mdbook_preprocessor::book::Book) -> usize {
+    book.iter()
+        .map(|i| match i {
+            mdbook_preprocessor::book::BookItem::Chapter(c) => c.content.len(),
+            _ => 0,
+        })
+        .sum()
+}
+
+fn median(v: &[Duration]) -> Duration {
+    let mut v = v.to_vec();
+    v.sort();
+    v[v.len() / 2]
+}
+
+/// Build times of one book and store.
+struct Times {
+    without: Vec<Duration>,
+    with: Vec<Duration>,
+    command: Vec<Duration>,
+    /// The command with `enable = false`: mdBook's JSON protocol alone, the book unchanged.
+    protocol: Vec<Duration>,
+}
+
+impl Times {
+    fn ratio(&self, v: &[Duration]) -> f64 {
+        median(v).as_secs_f64() / median(&self.without).as_secs_f64()
+    }
+}
+
+fn timed(root: &Path, config: &Config, out: &Path, ours: bool) -> Duration {
+    let start = Instant::now();
+    let mut md = MDBook::load_with_config(root, {
+        let mut c = config.clone();
+        c.build.build_dir = out.to_path_buf();
+        c
+    })
+    .expect("load");
+    if ours {
+        md.with_preprocessor(mdbook_notabene::preprocess::Notabene);
+    }
+    md.build().expect("build");
+    start.elapsed()
+}
+
+/// One warm-up build of each kind, then `runs` rounds alternating the three.
+fn measure(root: &Path, base: &Config, out: &Path, runs: usize) -> Times {
+    let without = base.clone();
+    let mut with = base.clone();
+    with.set(
+        "preprocessor.notabene",
+        serde_json::json!({ "after": ["links"] }),
+    )
+    .unwrap();
+    let mut command = base.clone();
+    command
+        .set(
+            "preprocessor.notabene",
+            serde_json::json!({ "after": ["links"], "command": plugin_command() }),
+        )
+        .unwrap();
+    let mut protocol = command.clone();
+    protocol.set("preprocessor.notabene.enable", false).unwrap();
+    let (oa, ob, oc, od) = (
+        out.join("without"),
+        out.join("with"),
+        out.join("command"),
+        out.join("protocol"),
+    );
+    timed(root, &without, &oa, false);
+    timed(root, &with, &ob, true);
+    timed(root, &command, &oc, false);
+    timed(root, &protocol, &od, false);
+    let mut t = Times {
+        without: Vec::new(),
+        with: Vec::new(),
+        command: Vec::new(),
+        protocol: Vec::new(),
+    };
+    for _ in 0..runs {
+        t.without.push(timed(root, &without, &oa, false));
+        t.command.push(timed(root, &command, &oc, false));
+        t.with.push(timed(root, &with, &ob, true));
+        t.protocol.push(timed(root, &protocol, &od, false));
+    }
+    t
+}
+
+/// Peak RSS (KiB) of the `mdbook-notabene` binary run as mdBook runs a preprocessor.
+fn preprocessor_peak_rss(
+    root: &Path,
+    ctx: &mdbook_preprocessor::PreprocessorContext,
+    book: &mdbook_preprocessor::book::Book,
+) -> u64 {
+    let input = root.join("preprocessor-input.json");
+    std::fs::write(&input, serde_json::to_vec(&(ctx, book)).unwrap()).unwrap();
+    let rss = peak_rss(root, &input, &[plugin_bin().to_string()]);
+    std::fs::remove_file(&input).unwrap();
+    rss
+}
+
+/// Peak RSS (KiB) of `argv` run in `cwd` with `stdin` as its input, measured by a helper
+/// process (this benchmark re-run with `--peak-rss-of`).
+fn peak_rss(cwd: &Path, stdin: &Path, argv: &[String]) -> u64 {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .arg("--peak-rss-of")
+        .arg(cwd)
+        .arg(stdin)
+        .args(argv)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// `--peak-rss-of CWD STDIN ARGV…`: runs ARGV and prints its peak resident set (KiB), from
+/// `wait4`.
+fn rss_helper(args: &[String]) {
+    let child = std::process::Command::new(&args[2])
+        .args(&args[3..])
+        .current_dir(&args[0])
+        .stdin(std::fs::File::open(&args[1]).unwrap())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: `rusage` is plain data, written by the kernel; `pid` is our own child, not
+    // yet waited for (`child` is forgotten, never waited for by std).
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(r, pid, "wait4");
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "the measured process failed: {}",
+        args[2..].join(" ")
+    );
+    std::mem::forget(child);
+    println!("{}", usage.ru_maxrss);
+}
