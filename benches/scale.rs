@@ -14,7 +14,9 @@
 //!    without notabene (medians of alternating rounds);
 //! 2. the preprocessor's own time (in process, the book given) and the Markdown it adds, and
 //!    its cost per comment by status;
-//! 3. peak RSS of the preprocessor process with 20,000 comments against `mdbook build` of the
+//! 3. where the floor is: mdBook alone on our markup (a stand-in preprocessor hands it our
+//!    output computed beforehand), and reading the store;
+//! 4. peak RSS of the preprocessor process with 20,000 comments against `mdbook build` of the
 //!    plain book (when an `mdbook` binary is on PATH).
 //!
 //! `cargo bench --bench scale`; `NB_RUNS=n` sets the rounds (default 5). `NB_PROFILE=n` runs
@@ -42,6 +44,22 @@ impl mdbook_renderer::Renderer for HtmlProbe {
     }
     fn render(&self, _: &mdbook_renderer::RenderContext) -> mdbook_renderer::errors::Result<()> {
         Ok(())
+    }
+}
+
+/// Returns a book computed beforehand (to time mdBook's own work on it).
+struct StandIn(mdbook_preprocessor::book::Book);
+
+impl mdbook_preprocessor::Preprocessor for StandIn {
+    fn name(&self) -> &str {
+        "stand-in"
+    }
+    fn run(
+        &self,
+        _: &mdbook_preprocessor::PreprocessorContext,
+        _: mdbook_preprocessor::book::Book,
+    ) -> mdbook_preprocessor::errors::Result<mdbook_preprocessor::book::Book> {
+        Ok(self.0.clone())
     }
 }
 
@@ -174,6 +192,34 @@ fn main() {
         own.push((status, n, median(&times), added));
     }
 
+    // What mdBook alone costs on our markup: a stand-in preprocessor hands it our output,
+    // computed beforehand, against the book unchanged handed over the same way.
+    let mut markup = Vec::new();
+    for &(name, n, resolved, _) in &SCENARIOS {
+        fill_store(&master, &root.join(".notabene"), n, resolved, "open");
+        let ours = mdbook_notabene::preprocess::run(&cx, plain.clone()).unwrap();
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for round in 0..=runs {
+            for (book, times) in [(&plain, &mut a), (&ours, &mut b)] {
+                let mut c = base.clone();
+                c.build.build_dir = tmp.path().join("stand-in");
+                let t = Instant::now();
+                let mut md = MDBook::load_with_config(&root, c).unwrap();
+                md.with_preprocessor(StandIn(book.clone()));
+                md.build().unwrap();
+                if round > 0 {
+                    times.push(t.elapsed());
+                }
+            }
+        }
+        markup.push((
+            name,
+            median(&a),
+            median(&b),
+            markdown_bytes(&ours) - book_bytes,
+        ));
+    }
+
     // What reading the store costs: 10,000 and 20,000 comment files.
     let mut reading = Vec::new();
     for n in [10_000, 20_000] {
@@ -277,6 +323,22 @@ fn main() {
             } else {
                 ""
             },
+        );
+    }
+    println!();
+    println!(
+        "mdBook alone on our markup (a stand-in preprocessor hands it our output computed beforehand):"
+    );
+    println!();
+    println!("| store | book unchanged (ms) | our output (ms) | ratio | Markdown added |");
+    println!("|---|---:|---:|---:|---:|");
+    for (name, a, b, added) in &markup {
+        println!(
+            "| {name} | {:.0} | {:.0} | {:.3} | {} KB |",
+            ms(*a),
+            ms(*b),
+            b.as_secs_f64() / a.as_secs_f64(),
+            added / 1000
         );
     }
     println!();

@@ -234,15 +234,24 @@ pub fn resolve_page(
         .iter()
         .any(|a| matches!(a, Some(StoredAnchor::Text(_))));
     let idx = needs_text.then(|| PageIndex::new(page));
+    // The text anchors together (their exact quotes are found in one pass over the page).
+    let texts: Vec<&text::TextAnchor> = anchors
+        .iter()
+        .filter_map(|a| match a {
+            Some(StoredAnchor::Text(t)) => Some(t),
+            _ => None,
+        })
+        .collect();
+    let mut resolved = match &idx {
+        Some(idx) => text::resolve_all(idx, &texts, threshold),
+        None => Vec::new(),
+    }
+    .into_iter();
     anchors
         .iter()
         .map(|a| match a {
             Some(StoredAnchor::Page) => None,
-            Some(StoredAnchor::Text(t)) => Some(text::resolve(
-                idx.as_ref().expect("index built for text anchors"),
-                t,
-                threshold,
-            )),
+            Some(StoredAnchor::Text(_)) => resolved.next(),
             Some(StoredAnchor::Block(b)) => Some(block::resolve(page, b)),
             None => Some(Resolution::orphan()),
         })

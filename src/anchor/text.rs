@@ -355,6 +355,68 @@ fn best_suffix_start(pat: &[u32], text: &[u32]) -> (usize, usize) {
 /// Resolves one text anchor on a prepared page.
 pub fn resolve(idx: &PageIndex, anchor: &TextAnchor, threshold: f64) -> Resolution {
     let pat = pattern(anchor);
+    let exact: Vec<usize> = idx
+        .string
+        .match_indices(pat.q_string.as_str())
+        .take(MAX_OCCURRENCES)
+        .map(|(byte, _)| byte)
+        .collect();
+    resolve_pattern(idx, &pat, &exact, threshold)
+}
+
+/// Resolves every text anchor of a page: the exact occurrences of all their quotes are found
+/// in one pass over the page (Aho–Corasick), each anchor then as [`resolve`] does.
+pub fn resolve_all(idx: &PageIndex, anchors: &[&TextAnchor], threshold: f64) -> Vec<Resolution> {
+    let pats: Vec<Pattern> = anchors.iter().map(|a| pattern(a)).collect();
+    let mut exact: Vec<Vec<usize>> = vec![Vec::new(); pats.len()];
+    // Distinct non-empty quotes, each with the anchors that have it.
+    let mut quotes: Vec<&str> = Vec::new();
+    let mut holders: Vec<Vec<usize>> = Vec::new();
+    let mut seen: std::collections::HashMap<&str, usize> = Default::default();
+    for (i, p) in pats.iter().enumerate() {
+        if p.q_string.is_empty() {
+            continue;
+        }
+        let k = *seen.entry(p.q_string.as_str()).or_insert_with(|| {
+            quotes.push(p.q_string.as_str());
+            holders.push(Vec::new());
+            quotes.len() - 1
+        });
+        holders[k].push(i);
+    }
+    if !quotes.is_empty()
+        // An NFA: a page is searched once, so a DFA would cost more to build than it saves.
+        && let Ok(ac) = aho_corasick::AhoCorasick::builder()
+            .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
+            .build(&quotes)
+    {
+        // Per quote, the occurrences `match_indices` would give: left to right, not
+        // overlapping each other (overlapping matches come in order of their end, which for
+        // one quote is the order of their start).
+        let mut found: Vec<Vec<usize>> = vec![Vec::new(); quotes.len()];
+        let mut next_free = vec![0usize; quotes.len()];
+        for m in ac.find_overlapping_iter(idx.string.as_str()) {
+            let k = m.pattern().as_usize();
+            if m.start() >= next_free[k] && found[k].len() < MAX_OCCURRENCES {
+                found[k].push(m.start());
+                next_free[k] = m.end();
+            }
+        }
+        for (k, list) in found.into_iter().enumerate() {
+            for &i in &holders[k] {
+                exact[i] = list.clone();
+            }
+        }
+    }
+    pats.iter()
+        .zip(&exact)
+        .map(|(p, e)| resolve_pattern(idx, p, e, threshold))
+        .collect()
+}
+
+/// Resolves one anchor's pattern, given the byte offsets in `idx.string` of its quote's
+/// exact occurrences.
+fn resolve_pattern(idx: &PageIndex, pat: &Pattern, exact: &[usize], threshold: f64) -> Resolution {
     let m = pat.q.len();
     if m == 0 || idx.is_empty() {
         return Resolution::orphan();
@@ -365,13 +427,9 @@ pub fn resolve(idx: &PageIndex, anchor: &TextAnchor, threshold: f64) -> Resoluti
     let mut held: Vec<Candidate> = Vec::new();
 
     // Stage 1: exact occurrences.
-    for (byte, _) in idx
-        .string
-        .match_indices(pat.q_string.as_str())
-        .take(MAX_OCCURRENCES)
-    {
+    for &byte in exact {
         let a = idx.char_index(byte);
-        cands.push(score(idx, &pat, &blocks, a, a + m, 1.0));
+        cands.push(score(idx, pat, &blocks, a, a + m, 1.0));
     }
     // A clear winner ends the search, unless a candidate with an edited quote but a better
     // context could still beat it: such a candidate scores at most `ceiling`.
