@@ -466,7 +466,7 @@ fn resolve_pattern(idx: &PageIndex, pat: &Pattern, exact: &[usize], threshold: f
                 if qend > qstart {
                     let c = score(
                         idx,
-                        &pat,
+                        pat,
                         &blocks,
                         lo + qstart,
                         lo + qend,
@@ -496,7 +496,7 @@ fn resolve_pattern(idx: &PageIndex, pat: &Pattern, exact: &[usize], threshold: f
             let y = x + y;
             if y > x && (y - x) * 3 >= m && y - x <= m * 3 {
                 let d = myers::edit_distance(&pat.q, &t[x..y]);
-                let c = score(idx, &pat, &blocks, x, y, similarity(d, m));
+                let c = score(idx, pat, &blocks, x, y, similarity(d, m));
                 // Only an intact context on both sides justifies a rewritten quote.
                 if c.sp >= 0.9 && c.ss >= 0.9 {
                     cands.push(c);
@@ -520,7 +520,7 @@ fn resolve_pattern(idx: &PageIndex, pat: &Pattern, exact: &[usize], threshold: f
         for (end, err) in myers::best_ends(&hits, (m / 2).max(1), 10) {
             let (start, _) = myers::match_start(&pat.q, t, end, k);
             if end > start {
-                cands.push(score(idx, &pat, &blocks, start, end, similarity(err, m)));
+                cands.push(score(idx, pat, &blocks, start, end, similarity(err, m)));
             }
         }
     }
