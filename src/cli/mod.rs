@@ -78,7 +78,7 @@ enum Command {
         /// Port (default: the first free one from 3000).
         #[arg(long)]
         port: Option<u16>,
-        /// Listen on every interface (trusted networks only).
+        /// Listen on every interface; the API then needs a token (NOTABENE_TOKEN, or one printed in the URL).
         #[arg(long)]
         host: bool,
         /// Open a browser.

@@ -228,10 +228,9 @@ impl Api<'_> {
             .map(str::trim)
             .filter(|a| !a.is_empty())
             .unwrap_or(self.default_author);
-        let _lock = self.store.lock().map_err(|e| err(500, e.message()))?;
         self.store
-            .check_compatible()
-            .map_err(|e| err(409, e.message()))?;
+            .ensure_meta()
+            .map_err(|e| err(500, e.message()))?;
         let now = ids::now().map_err(|e| err(500, e.message()))?;
         let ts = ids::iso(now);
         // A fresh id, drawn again in the unlikely case it is taken (same millisecond).
@@ -247,21 +246,24 @@ impl Api<'_> {
                 &ts,
             )
         };
-        let taken = |c: &crate::store::Comment| {
-            let name = format!("{}.json", ids::sanitize_id(c.id().unwrap_or_default()));
-            self.store.root().join(page).join(name).exists()
-        };
-        let mut comment = fresh();
-        while taken(&comment) {
-            comment = fresh();
+        // Written and fsynced before the lock: under it, only the schema check and the
+        // rename that never replaces a file (a taken id is drawn again).
+        loop {
+            let comment = fresh();
+            let prepared = self
+                .store
+                .prepare_create(&comment)
+                .map_err(|e| err(500, e.message()))?;
+            let lock = self.store.lock().map_err(|e| err(500, e.message()))?;
+            self.store
+                .check_compatible()
+                .map_err(|e| err(409, e.message()))?;
+            let created = prepared.create().map_err(|e| err(500, e.message()))?;
+            drop(lock);
+            if created {
+                return Ok((201, Value::Object(comment.as_map().clone())));
+            }
         }
-        self.store
-            .ensure_meta()
-            .map_err(|e| err(500, e.message()))?;
-        self.store
-            .create(&comment)
-            .map_err(|e| err(500, e.message()))?;
-        Ok((201, Value::Object(comment.as_map().clone())))
     }
 
     fn find(&self, o: &Map<String, Value>) -> Result<crate::store::Record, Reply> {
@@ -331,50 +333,55 @@ impl Api<'_> {
             .filter(|a| !a.is_empty())
             .unwrap_or(self.default_author)
             .to_string();
+        let change = |c: &mut Comment, ts: &str| -> Result<(), Reply> {
+            if let Some(body) = &edit {
+                if c.status() != Some("open") || c.thread().len() != 1 {
+                    return Err(err(
+                        409,
+                        "only an open comment without replies can be edited",
+                    ));
+                }
+                if let Some(Value::Array(t)) = c.as_map().get("thread").cloned() {
+                    let mut t = t;
+                    if let Some(Value::Object(first)) = t.get_mut(0) {
+                        first.insert("body".into(), body.clone().into());
+                    }
+                    c.set("thread", Value::Array(t));
+                }
+            }
+            if let Some(s) = status {
+                c.set("status", s.into());
+                match s {
+                    // Reopening (or rejecting) clears the stale resolution.
+                    "open" => c.set("resolution", Value::Null),
+                    // A human resolve without a resolution records one, with its actor.
+                    _ if resolution.is_none() && c.get("resolution").is_none_or(Value::is_null) => {
+                        c.set("resolution", json!({ "note": "", "by": actor }));
+                    }
+                    _ => {}
+                }
+            }
+            if let Some(r) = &resolution {
+                c.set("resolution", r.clone());
+            }
+            if let Some(h) = hold {
+                c.set("hold", h.into());
+            }
+            if let Some((author, body)) = &reply {
+                c.push_message(author.as_deref().unwrap_or(&actor), body, ts);
+            }
+            c.set("updatedAt", ts.into());
+            Ok(())
+        };
+        let now = || ids::now().map(ids::iso).map_err(|e| err(500, e.message()));
+        // Under the lock throughout (an optimistic write outside it lost to retries on a
+        // comment many reviewers answer at once).
         let _lock = self.store.lock().map_err(|e| err(500, e.message()))?;
         self.store
             .check_compatible()
             .map_err(|e| err(409, e.message()))?;
         let mut rec = self.find(o)?;
-        let ts = ids::iso(ids::now().map_err(|e| err(500, e.message()))?);
-        let c: &mut Comment = &mut rec.comment;
-        if let Some(body) = edit {
-            if c.status() != Some("open") || c.thread().len() != 1 {
-                return Err(err(
-                    409,
-                    "only an open comment without replies can be edited",
-                ));
-            }
-            if let Some(Value::Array(t)) = c.as_map().get("thread").cloned() {
-                let mut t = t;
-                if let Some(Value::Object(first)) = t.get_mut(0) {
-                    first.insert("body".into(), body.into());
-                }
-                c.set("thread", Value::Array(t));
-            }
-        }
-        if let Some(s) = status {
-            c.set("status", s.into());
-            match s {
-                // Reopening (or rejecting) clears the stale resolution.
-                "open" => c.set("resolution", Value::Null),
-                // A human resolve without a resolution records one, with its actor.
-                _ if resolution.is_none() && c.get("resolution").is_none_or(Value::is_null) => {
-                    c.set("resolution", json!({ "note": "", "by": actor }));
-                }
-                _ => {}
-            }
-        }
-        if let Some(r) = resolution {
-            c.set("resolution", r);
-        }
-        if let Some(h) = hold {
-            c.set("hold", h.into());
-        }
-        if let Some((author, body)) = reply {
-            c.push_message(author.as_deref().unwrap_or(&actor), &body, &ts);
-        }
-        c.set("updatedAt", ts.into());
+        change(&mut rec.comment, &now()?)?;
         self.store
             .write_record(&rec)
             .map_err(|e| err(500, e.message()))?;

@@ -1,8 +1,15 @@
-//! The write guard of the original notabene dev server, as a pure function: loopback Origin
-//! (anti-CSRF), loopback Host (anti-DNS-rebinding), optional `NOTABENE_TOKEN`. Reads get the
-//! Host check too.
+//! The API guard, as a pure function. A request to the API — a read or a write, the live-reload
+//! socket included — is allowed only when:
+//! * its `Host` is the server's own name and port (`127.0.0.1`, `localhost` or `[::1]` with
+//!   the bound port; with `--host`, any name with that port, since the token then stands in);
+//! * its `Origin` is absent or equals the server's own origin exactly: `http://` plus that
+//!   `Host` (a page on another loopback port, over https, from another site, `null` or
+//!   malformed is refused — so is a DNS-rebinding page, whose Host is not ours);
+//! * it carries the token, when there is one (`NOTABENE_TOKEN`, or the one `--host` generates):
+//!   `x-notabene-token`, or `token=` in the query for the WebSocket, compared in constant time —
+//!   writes always, reads with `--host` (on loopback the Host check already stops rebinding).
 //!
-//! Part of the serve layer (9); standard library only.
+//! Static pages get the Host check only. Part of the serve layer (9); standard library only.
 
 /// What the guard looks at.
 #[derive(Debug, Clone, Copy, Default)]
@@ -11,7 +18,7 @@ pub struct Request<'a> {
     pub origin: Option<&'a str>,
     /// The `Host` header.
     pub host: Option<&'a str>,
-    /// The `x-notabene-token` header.
+    /// The `x-notabene-token` header (or the WebSocket's `token=`).
     pub token: Option<&'a str>,
 }
 
@@ -20,183 +27,226 @@ pub struct Request<'a> {
 pub struct Policy<'a> {
     /// `--host`: bound to every interface (trusted networks only).
     pub host_mode: bool,
-    /// `NOTABENE_TOKEN`, when set.
+    /// The bound port.
+    pub port: u16,
+    /// The token every API request must carry, when there is one.
     pub token: Option<&'a str>,
 }
 
-/// Whether `hostname` (no port, brackets stripped) is a loopback name.
-pub fn is_loopback(hostname: &str) -> bool {
-    let h = hostname
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .to_ascii_lowercase();
-    h == "localhost"
-        || h == "::1"
-        || h.strip_prefix("127.").is_some_and(|rest| {
-            rest.split('.').count() == 3 && rest.split('.').all(|p| p.parse::<u8>().is_ok())
-        })
-}
+/// The loopback names the server answers to.
+const LOOPBACK: [&str; 3] = ["127.0.0.1", "localhost", "[::1]"];
 
-/// The hostname of a `Host` header value (`name:port`, `[::1]:port`).
-pub fn host_name(host: &str) -> &str {
-    let host = host.trim();
-    if let Some(rest) = host.strip_prefix('[') {
-        return rest.split(']').next().unwrap_or("");
-    }
-    host.rsplit_once(':').map(|(h, _)| h).unwrap_or(host)
-}
-
-/// The hostname of an `Origin` value (`scheme://host[:port]`), if well formed.
-fn origin_host(origin: &str) -> Option<&str> {
-    let (scheme, rest) = origin.split_once("://")?;
-    if scheme.is_empty() || rest.is_empty() || rest.contains('/') {
+/// Splits a `Host` value into name and port (`name:port`, `[::1]:port`); `None` when it has
+/// no port or is malformed.
+fn split_host(host: &str) -> Option<(&str, u16)> {
+    let (name, port) = host.rsplit_once(':')?;
+    if name.is_empty() || name.ends_with(':') || (name.contains(':') && !name.starts_with('[')) {
         return None;
     }
-    let name = host_name(rest);
-    (!name.is_empty()).then_some(name)
+    let port = port.parse().ok()?;
+    Some((name, port))
 }
 
-fn host_check(req: &Request, policy: &Policy, verb: &str) -> Result<(), String> {
-    if !policy.host_mode && !req.host.map(host_name).is_some_and(is_loopback) {
-        return Err(format!("{verb} refused: non-loopback Host"));
+/// The Host check: `Ok` when `host` names this server.
+fn host_ok(host: Option<&str>, policy: &Policy) -> Result<(), &'static str> {
+    let Some(host) = host else {
+        return Err("no Host");
+    };
+    let Some((name, port)) = split_host(host) else {
+        return Err("bad Host");
+    };
+    if !policy.host_mode && !LOOPBACK.iter().any(|l| l.eq_ignore_ascii_case(name)) {
+        return Err("non-loopback Host");
+    }
+    if port != policy.port {
+        return Err("Host is not this server");
     }
     Ok(())
 }
 
-/// Checks a mutating request, in the original's order; the error is the 403 reason.
-pub fn check_write(req: &Request, policy: &Policy) -> Result<(), String> {
+/// Equality in time independent of where the first difference is.
+fn same_secret(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut diff = (a.len() != b.len()) as u8;
+    for i in 0..a.len().max(b.len()) {
+        diff |= a.get(i).copied().unwrap_or(0) ^ b.get(i).copied().unwrap_or(0);
+    }
+    diff == 0
+}
+
+/// Checks an API request; the error is the 403 reason. The token, when there is one, is
+/// required of writes, and with `--host` of reads too.
+pub fn check_api(req: &Request, policy: &Policy, writing: bool) -> Result<(), String> {
+    let verb = if writing { "write" } else { "read" };
+    host_ok(req.host, policy).map_err(|r| format!("{verb} refused: {r}"))?;
     if let Some(origin) = req.origin {
-        let Some(oh) = origin_host(origin) else {
-            return Err("write refused: bad Origin".into());
-        };
-        let same_host = policy.host_mode
-            && req
-                .host
-                .map(host_name)
-                .is_some_and(|h| h.eq_ignore_ascii_case(oh));
-        if !is_loopback(oh) && !same_host {
-            return Err("write refused: cross-origin".into());
+        let own = req.host.map(|h| format!("http://{h}"));
+        if !own.is_some_and(|o| o.eq_ignore_ascii_case(origin.trim())) {
+            return Err(format!("{verb} refused: cross-origin"));
         }
     }
-    host_check(req, policy, "write")?;
     if let Some(expected) = policy.token
-        && req.token != Some(expected)
+        && (writing || policy.host_mode)
+        && !req.token.is_some_and(|t| same_secret(t, expected))
     {
-        return Err("write refused: invalid or missing token".into());
+        return Err(format!("{verb} refused: invalid or missing token"));
     }
     Ok(())
 }
 
-/// Checks a read: the Host check (against DNS rebinding).
-pub fn check_read(req: &Request, policy: &Policy) -> Result<(), String> {
-    host_check(req, policy, "read")
+/// Checks a request for a static page: the Host check (against DNS rebinding).
+pub fn check_page(req: &Request, policy: &Policy) -> Result<(), String> {
+    host_ok(req.host, policy).map_err(|r| format!("read refused: {r}"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn w(
+    const PORT: u16 = 3005;
+
+    fn api(
         origin: Option<&str>,
         host: Option<&str>,
         token: Option<&str>,
         policy: Policy,
     ) -> Result<(), String> {
-        check_write(
+        check_api(
             &Request {
                 origin,
                 host,
                 token,
             },
             &policy,
+            true,
         )
     }
 
+    fn local() -> Policy<'static> {
+        Policy {
+            host_mode: false,
+            port: PORT,
+            token: None,
+        }
+    }
+
     #[test]
-    fn write_guard_in_order() {
-        let lo = Policy::default();
-        assert_eq!(w(None, Some("127.0.0.1:3000"), None, lo), Ok(()));
-        assert_eq!(
-            w(
-                Some("http://localhost:3000"),
-                Some("localhost:3000"),
-                None,
-                lo
+    fn own_origin_on_every_loopback_name() {
+        for name in ["127.0.0.1", "localhost", "[::1]"] {
+            let host = format!("{name}:{PORT}");
+            let origin = format!("http://{host}");
+            assert_eq!(
+                api(Some(&origin), Some(&host), None, local()),
+                Ok(()),
+                "{host}"
+            );
+            assert_eq!(api(None, Some(&host), None, local()), Ok(()), "{host}");
+        }
+    }
+
+    #[test]
+    fn anything_else_is_refused_with_its_reason() {
+        let host = format!("127.0.0.1:{PORT}");
+        let cases = [
+            (
+                Some("http://127.0.0.1:8080"),
+                Some(host.as_str()),
+                "write refused: cross-origin",
             ),
-            Ok(())
-        );
-        assert_eq!(
-            w(Some("http://[::1]:3000"), Some("[::1]:3000"), None, lo),
-            Ok(())
-        );
-        assert_eq!(
-            w(
+            (
+                Some("https://127.0.0.1:3005"),
+                Some(host.as_str()),
+                "write refused: cross-origin",
+            ),
+            (
+                Some("http://localhost:3005"),
+                Some(host.as_str()),
+                "write refused: cross-origin",
+            ),
+            (
                 Some("https://evil.example"),
-                Some("127.0.0.1:3000"),
-                None,
-                lo
+                Some(host.as_str()),
+                "write refused: cross-origin",
             ),
-            Err("write refused: cross-origin".into())
-        );
-        assert_eq!(
-            w(Some("null"), Some("127.0.0.1:3000"), None, lo),
-            Err("write refused: bad Origin".into())
-        );
-        assert_eq!(
-            w(None, Some("evil.example:3000"), None, lo),
-            Err("write refused: non-loopback Host".into())
-        );
-        assert_eq!(
-            w(None, None, None, lo),
-            Err("write refused: non-loopback Host".into())
-        );
-        let tok = Policy {
-            token: Some("s3cret"),
-            ..Policy::default()
-        };
-        assert_eq!(
-            w(None, Some("localhost"), None, tok),
-            Err("write refused: invalid or missing token".into())
-        );
-        assert_eq!(
-            w(None, Some("localhost"), Some("nope"), tok),
-            Err("write refused: invalid or missing token".into())
-        );
-        assert_eq!(w(None, Some("localhost"), Some("s3cret"), tok), Ok(()));
-        let lan = Policy {
+            (
+                Some("null"),
+                Some(host.as_str()),
+                "write refused: cross-origin",
+            ),
+            (
+                Some("not a url"),
+                Some(host.as_str()),
+                "write refused: cross-origin",
+            ),
+            (
+                None,
+                Some("rebind.example:3005"),
+                "write refused: non-loopback Host",
+            ),
+            (
+                Some("http://rebind.example:3005"),
+                Some("rebind.example:3005"),
+                "write refused: non-loopback Host",
+            ),
+            (
+                None,
+                Some("127.0.0.1:8080"),
+                "write refused: Host is not this server",
+            ),
+            (
+                None,
+                Some("evil.example:80"),
+                "write refused: non-loopback Host",
+            ),
+            (None, Some("127.0.0.1"), "write refused: bad Host"),
+            (None, None, "write refused: no Host"),
+        ];
+        for (origin, host, reason) in cases {
+            assert_eq!(
+                api(origin, host, None, local()),
+                Err(reason.to_string()),
+                "{origin:?} {host:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn host_mode_takes_any_name_but_requires_the_token() {
+        let policy = Policy {
             host_mode: true,
-            ..Policy::default()
+            port: PORT,
+            token: Some("s3cret"),
         };
+        let host = "rebind.example:3005";
+        let origin = "http://rebind.example:3005";
         assert_eq!(
-            w(
-                Some("http://192.168.1.5:3000"),
-                Some("192.168.1.5:3000"),
-                None,
-                lan
-            ),
+            api(Some(origin), Some(host), None, policy),
+            Err("write refused: invalid or missing token".into())
+        );
+        assert_eq!(
+            api(Some(origin), Some(host), Some("s3creT"), policy),
+            Err("write refused: invalid or missing token".into())
+        );
+        assert_eq!(
+            api(Some(origin), Some(host), Some("s3cret"), policy),
             Ok(())
         );
         assert_eq!(
-            w(
-                Some("http://evil.example"),
-                Some("192.168.1.5:3000"),
-                None,
-                lan
+            api(
+                Some("http://other.example:3005"),
+                Some(host),
+                Some("s3cret"),
+                policy
             ),
             Err("write refused: cross-origin".into())
         );
-        assert_eq!(
-            check_read(
-                &Request {
-                    host: Some("attacker.example"),
-                    ..Request::default()
-                },
-                &lo
-            ),
-            Err("read refused: non-loopback Host".into())
-        );
-        assert!(
-            is_loopback("127.1.2.3") && !is_loopback("127.evil.com") && !is_loopback("0.0.0.0")
-        );
+    }
+
+    #[test]
+    fn secrets_compare_whole() {
+        assert!(same_secret("abc", "abc"));
+        assert!(!same_secret("abc", "abd"));
+        assert!(!same_secret("abc", "abcd"));
+        assert!(!same_secret("", "a"));
     }
 }

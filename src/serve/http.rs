@@ -1,276 +1,295 @@
-//! The HTTP/1.1 transport of `serve`: one thread and one request per connection
-//! (`Connection: close`), on `std::net` only.
+//! The transport of `serve`, on the stack mdBook's own `serve` uses: hyper's HTTP/1.1 on tokio,
+//! axum's WebSocket for live reload, tower-http's `ServeDir` for the built site.
 //!
-//! It replaces tiny_http 0.12, whose connection pool can leave a connection unserved: a
-//! keep-alive connection holds a pool thread until the browser closes it, and the pool counts
-//! its idle threads before the ones it just woke update that count, so when a page load opens
-//! a burst of connections (a browser opens up to six at once) one of them can wait in the
-//! queue, unread, until some keep-alive connection closes — minutes later; the page never
-//! finishes loading.
+//! Limits: a request head of at most [`MAX_HEAD`] bytes (else 431), read within
+//! [`HEAD_DEADLINE`] (else the connection is closed), at most [`MAX_CONNECTIONS`] connections
+//! at once (more wait to be accepted), an API body of at most [`api::MAX_REQUEST`] (413).
+//! hyper answers malformed framing — two different `Content-Length`s, an invalid one, bad
+//! chunking — with a 400 before any handler runs, so nothing is written. Static paths are
+//! percent-decoded by `ServeDir` (`+` stays a plus), which refuses traversal.
 //!
-//! Part of the serve layer (9); standard library only.
+//! Routes: `/__notabene/ws` (live reload: the build generation, pushed), `/__notabene/api/…`
+//! (the guarded API; `status?since=N` long-polls as a fallback), anything else the site.
+//!
+//! Part of the serve layer (9); calls `api` and `guard`.
 
-use std::io::{self, BufRead, BufReader, Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream};
+use super::{Context, api, guard};
+use axum::body::Body;
+use axum::extract::FromRequest;
+use axum::extract::ws::{Message, WebSocketUpgrade};
+use axum::http::{HeaderValue, Request, Response, StatusCode, header};
+use axum::response::IntoResponse;
+use std::convert::Infallible;
+use std::sync::Arc;
 use std::time::Duration;
+use tokio::net::TcpListener;
 
 /// Largest accepted request head (request line and headers).
-const MAX_HEAD: usize = 64 * 1024;
+pub const MAX_HEAD: usize = 64 * 1024;
+/// Time a client has to send a whole request head.
+pub const HEAD_DEADLINE: Duration = Duration::from_secs(10);
+/// Connections served at once.
+pub const MAX_CONNECTIONS: usize = 1024;
+/// How long a `status?since=` long poll waits for a build.
+const LONG_POLL: Duration = Duration::from_secs(25);
 
-/// A listening socket.
-pub struct Server {
-    listener: TcpListener,
-}
-
-impl Server {
-    /// Binds `(host, port)` (port 0: any free port).
-    pub fn http(addr: (&str, u16)) -> io::Result<Server> {
-        Ok(Server {
-            listener: TcpListener::bind(addr)?,
-        })
-    }
-
-    /// The bound port.
-    pub fn port(&self) -> u16 {
-        self.listener.local_addr().map(|a| a.port()).unwrap_or(0)
-    }
-
-    /// Accepted connections, forever.
-    pub fn incoming(&self) -> impl Iterator<Item = TcpStream> + '_ {
-        self.listener.incoming().filter_map(Result::ok)
-    }
-}
-
-/// One request: its head, and its body still on the socket.
-pub struct Request {
-    method: String,
-    url: String,
-    headers: Vec<(String, String)>,
-    body_length: Option<usize>,
-    expect_continue: bool,
-    body: io::Take<BufReader<TcpStream>>,
-    out: TcpStream,
-}
-
-fn reason(code: u16) -> &'static str {
-    match code {
-        100 => "Continue",
-        200 => "OK",
-        201 => "Created",
-        204 => "No Content",
-        304 => "Not Modified",
-        400 => "Bad Request",
-        403 => "Forbidden",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        408 => "Request Timeout",
-        409 => "Conflict",
-        411 => "Length Required",
-        413 => "Payload Too Large",
-        431 => "Request Header Fields Too Large",
-        500 => "Internal Server Error",
-        501 => "Not Implemented",
-        _ => "",
-    }
-}
-
-impl Request {
-    /// Reads the head of the request on a new connection. Malformed requests are answered
-    /// here (400, 411, 431, 501) and give `None`, as does a connection closed before a request.
-    pub fn read(stream: TcpStream) -> Option<Request> {
-        let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
-        let _ = stream.set_write_timeout(Some(Duration::from_secs(30)));
-        let _ = stream.set_nodelay(true);
-        let out = stream.try_clone().ok()?;
-        let mut reader = BufReader::new(stream);
-        let mut lines: Vec<String> = Vec::new();
-        let mut size = 0usize;
-        loop {
-            let mut line = Vec::new();
-            let limit = (MAX_HEAD + 1 - size.min(MAX_HEAD)) as u64;
-            let n = (&mut reader)
-                .take(limit)
-                .read_until(b'\n', &mut line)
-                .ok()?;
-            if n == 0 {
-                return None;
-            }
-            size += n;
-            if size > MAX_HEAD {
-                let _ = Response::from_data(b"request head too large".to_vec())
-                    .with_status_code(431)
-                    .write_to(&out, false);
-                return None;
-            }
-            let text = String::from_utf8_lossy(&line)
-                .trim_end_matches(['\r', '\n'])
-                .to_string();
-            if text.is_empty() {
-                if lines.is_empty() {
-                    continue; // blank lines before the request line are tolerated
+/// Binds the server: loopback (`127.0.0.1`, and `[::1]` on the same port when the machine has
+/// it) or, with `host`, every IPv4 interface; `port` or the first free one from 3000.
+pub async fn bind(host: bool, port: Option<u16>) -> crate::Result<Vec<TcpListener>> {
+    let v4 = if host { "0.0.0.0" } else { "127.0.0.1" };
+    let first = match port {
+        Some(p) => TcpListener::bind((v4, p))
+            .await
+            .map_err(|e| crate::Error::new(format!("cannot listen on {v4}:{p}: {e} (--port)")))?,
+        None => {
+            let mut found = None;
+            for p in 3000..3100 {
+                if let Ok(l) = TcpListener::bind((v4, p)).await {
+                    found = Some(l);
+                    break;
                 }
-                break;
             }
-            lines.push(text);
+            found.ok_or_else(|| crate::Error::new("no free port between 3000 and 3099 (--port)"))?
         }
-        let bad = |code: u16, msg: &str| {
-            let _ = Response::from_data(msg.as_bytes().to_vec())
-                .with_status_code(code)
-                .write_to(&out, false);
-        };
-        let mut first = lines[0].split(' ').filter(|s| !s.is_empty());
-        let (Some(method), Some(url), Some(version)) = (first.next(), first.next(), first.next())
-        else {
-            bad(400, "bad request line");
-            return None;
-        };
-        if !version.starts_with("HTTP/1.") {
-            bad(400, "only HTTP/1.x is supported");
-            return None;
-        }
-        let mut headers = Vec::new();
-        for l in &lines[1..] {
-            let Some((k, v)) = l.split_once(':') else {
-                bad(400, "bad header line");
-                return None;
-            };
-            headers.push((k.trim().to_string(), v.trim().to_string()));
-        }
-        let find = |name: &str| {
-            headers
-                .iter()
-                .find(|(k, _)| k.eq_ignore_ascii_case(name))
-                .map(|(_, v)| v.as_str())
-        };
-        if find("Transfer-Encoding").is_some_and(|v| !v.eq_ignore_ascii_case("identity")) {
-            bad(
-                411,
-                "send a Content-Length (chunked bodies are not supported)",
-            );
-            return None;
-        }
-        let body_length = match find("Content-Length") {
-            None => None,
-            Some(v) => match v.parse::<usize>() {
-                Ok(n) => Some(n),
-                Err(_) => {
-                    bad(400, "bad Content-Length");
-                    return None;
-                }
-            },
-        };
-        let expect_continue =
-            find("Expect").is_some_and(|v| v.eq_ignore_ascii_case("100-continue"));
-        let method = method.to_string();
-        let url = url.to_string();
-        Some(Request {
-            method,
-            url,
-            body: reader.take(body_length.unwrap_or(0) as u64),
-            headers,
-            body_length,
-            expect_continue,
-            out,
-        })
+    };
+    let port = first
+        .local_addr()
+        .map_err(|e| crate::Error::new(format!("cannot read the bound port: {e}")))?
+        .port();
+    let mut out = vec![first];
+    if !host && let Ok(l) = TcpListener::bind(("::1", port)).await {
+        out.push(l);
     }
+    Ok(out)
+}
 
-    /// The method (`GET`, `POST`, …).
-    pub fn method(&self) -> &str {
-        &self.method
+/// Serves on `listeners` until the process ends.
+pub(super) async fn run(listeners: Vec<TcpListener>, ctx: Arc<Context>) {
+    let limit = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let tasks: Vec<_> = listeners
+        .into_iter()
+        .map(|l| tokio::spawn(accept(l, Arc::clone(&ctx), Arc::clone(&limit))))
+        .collect();
+    for t in tasks {
+        let _ = t.await;
     }
+}
 
-    /// The request target as sent (path and query).
-    pub fn url(&self) -> &str {
-        &self.url
+async fn accept(listener: TcpListener, ctx: Arc<Context>, limit: Arc<tokio::sync::Semaphore>) {
+    loop {
+        let Ok(permit) = Arc::clone(&limit).acquire_owned().await else {
+            return;
+        };
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        let ctx = Arc::clone(&ctx);
+        tokio::spawn(async move {
+            let _permit = permit;
+            let service = hyper::service::service_fn(move |req| {
+                let ctx = Arc::clone(&ctx);
+                async move { Ok::<_, Infallible>(route(req.map(Body::new), ctx).await) }
+            });
+            let conn = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEAD_DEADLINE)
+                .max_buf_size(MAX_HEAD)
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                .with_upgrades();
+            let _ = conn.await;
+        });
     }
+}
 
-    /// A header's value (case-insensitive name); the first one when repeated.
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
+/// A JSON response that is never cached or sniffed.
+fn json(code: u16, body: &serde_json::Value) -> Response<Body> {
+    let mut r = Response::new(Body::from(serde_json::to_vec(body).unwrap_or_default()));
+    *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json; charset=utf-8"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    r
+}
+
+fn refused(reason: String) -> Response<Body> {
+    json(403, &serde_json::json!({ "error": reason }))
+}
+
+/// The value of `key` in a query string (not decoded: tokens and numbers need no decoding).
+fn query_value<'q>(query: &'q str, key: &str) -> Option<&'q str> {
+    query.split('&').find_map(|kv| {
+        kv.split_once('=')
+            .filter(|(k, _)| *k == key)
+            .map(|(_, v)| v)
+    })
+}
+
+/// A header's value as text (one that is not text cannot match anything: a NUL stands in).
+fn header_text(req: &Request<Body>, name: &str) -> Option<String> {
+    req.headers().get(name).map(|v| {
+        v.to_str()
+            .map(str::to_string)
+            .unwrap_or_else(|_| "\u{0}".into())
+    })
+}
+
+async fn route(req: Request<Body>, ctx: Arc<Context>) -> Response<Body> {
+    // hyper bounds the read buffer, not a head that arrives whole: measured here.
+    let head: usize = req.uri().to_string().len()
+        + req
+            .headers()
             .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+            .map(|(k, v)| k.as_str().len() + v.len() + 4)
+            .sum::<usize>();
+    if head > MAX_HEAD {
+        return json(
+            431,
+            &serde_json::json!({ "error": "request head too large" }),
+        );
     }
-
-    /// The declared body length.
-    pub fn body_length(&self) -> Option<usize> {
-        self.body_length
-    }
-
-    /// The body (at most `Content-Length` bytes).
-    pub fn as_reader(&mut self) -> &mut dyn Read {
-        if self.expect_continue {
-            self.expect_continue = false;
-            let _ = (&self.out).write_all(b"HTTP/1.1 100 Continue\r\n\r\n");
+    let path = req.uri().path().to_string();
+    let query = req.uri().query().unwrap_or("").to_string();
+    let origin = header_text(&req, "origin");
+    let host = header_text(&req, "host");
+    let token_header = header_text(&req, "x-notabene-token");
+    let policy = ctx.policy();
+    let is_ws = path == "/__notabene/ws";
+    let api_rest = path.strip_prefix("/__notabene/api/").map(str::to_string);
+    if is_ws || api_rest.is_some() {
+        let writing = !matches!(req.method().as_str(), "GET" | "HEAD");
+        let g = guard::Request {
+            origin: origin.as_deref(),
+            host: host.as_deref(),
+            // A WebSocket cannot carry a header: its token comes in the query.
+            token: token_header
+                .as_deref()
+                .or_else(|| is_ws.then(|| query_value(&query, "token")).flatten()),
+        };
+        if let Err(reason) = guard::check_api(&g, &policy, writing) {
+            return refused(reason);
         }
-        &mut self.body
-    }
-
-    /// Sends the response and closes the connection.
-    pub fn respond(mut self, response: Response) -> io::Result<()> {
-        let head_only = self.method.eq_ignore_ascii_case("HEAD");
-        let result = response.write_to(&self.out, head_only);
-        let _ = self.out.shutdown(Shutdown::Write);
-        // Read what the client still sends (an unread body), so that closing does not reset
-        // the connection before the client has read the response.
-        if !self.expect_continue {
-            let _ = self
-                .body
-                .get_ref()
-                .get_ref()
-                .set_read_timeout(Some(Duration::from_millis(500)));
-            let _ = io::copy(&mut (&mut self.body).take(8 * 1024 * 1024), &mut io::sink());
+    } else {
+        let g = guard::Request {
+            origin: None,
+            host: host.as_deref(),
+            token: None,
+        };
+        if let Err(reason) = guard::check_page(&g, &policy) {
+            return refused(reason);
         }
-        result
+    }
+    if is_ws {
+        return live_reload(req, ctx).await;
+    }
+    if let Some(rest) = api_rest {
+        return api_request(req, ctx, rest, query).await;
+    }
+    static_file(req, &ctx).await
+}
+
+/// The live-reload socket: sends `{"generation": N}` now and after every build.
+async fn live_reload(req: Request<Body>, ctx: Arc<Context>) -> Response<Body> {
+    let ws = match WebSocketUpgrade::from_request(req, &()).await {
+        Ok(ws) => ws,
+        Err(rejection) => return rejection.into_response(),
+    };
+    ws.on_upgrade(move |mut socket| async move {
+        let mut rx = ctx.site.generation.subscribe();
+        loop {
+            let g = *rx.borrow_and_update();
+            let msg = serde_json::json!({ "generation": g }).to_string();
+            if socket.send(Message::Text(msg.into())).await.is_err() {
+                return;
+            }
+            tokio::select! {
+                changed = rx.changed() => if changed.is_err() { return },
+                incoming = socket.recv() => match incoming {
+                    None | Some(Err(_)) | Some(Ok(Message::Close(_))) => return,
+                    Some(Ok(_)) => {}
+                },
+            }
+        }
+    })
+}
+
+async fn api_request(
+    req: Request<Body>,
+    ctx: Arc<Context>,
+    rest: String,
+    query: String,
+) -> Response<Body> {
+    if rest == "status" {
+        let since: u64 = query_value(&query, "since")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        let mut rx = ctx.site.generation.subscribe();
+        if since > 0 {
+            let _ = tokio::time::timeout(LONG_POLL, rx.wait_for(|g| *g > since)).await;
+        }
+        let g = *rx.borrow();
+        let builds = *ctx.site.builds.lock().expect("builds lock");
+        return json(
+            200,
+            &serde_json::json!({ "api": 1, "generation": g, "builds": builds, "writable": true }),
+        );
+    }
+    let too_long = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok())
+        .is_some_and(|n| n > api::MAX_REQUEST);
+    if too_long {
+        return json(413, &serde_json::json!({ "error": "payload too large" }));
+    }
+    let method = req.method().as_str().to_string();
+    let body = match axum::body::to_bytes(req.into_body(), api::MAX_REQUEST).await {
+        Ok(b) => b,
+        Err(e) if format!("{e:?}").contains("LengthLimit") => {
+            return json(413, &serde_json::json!({ "error": "payload too large" }));
+        }
+        Err(_) => {
+            return json(
+                400,
+                &serde_json::json!({ "error": "cannot read the request body" }),
+            );
+        }
+    };
+    // Store writes lock and fsync: off the async workers.
+    let answer = tokio::task::spawn_blocking(move || {
+        let pages = ctx.site.pages.read().expect("pages lock").clone();
+        let api = api::Api {
+            store: &ctx.store,
+            pages: &pages,
+            ids: &ctx.ids,
+            repo: &ctx.repo,
+            space: &ctx.space,
+            default_author: &ctx.author,
+        };
+        api.handle(&method, &rest, &query, &body)
+    })
+    .await;
+    match answer {
+        Ok((code, value)) => json(code, &value),
+        Err(_) => json(500, &serde_json::json!({ "error": "internal error" })),
     }
 }
 
-/// A response with its whole body in memory.
-pub struct Response {
-    code: u16,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
-impl Response {
-    /// A 200 response with this body.
-    pub fn from_data(body: Vec<u8>) -> Response {
-        Response {
-            code: 200,
-            headers: Vec::new(),
-            body,
-        }
-    }
-
-    /// Sets the status code.
-    pub fn with_status_code(mut self, code: u16) -> Response {
-        self.code = code;
-        self
-    }
-
-    /// Adds a header (`Content-Length` and `Connection` are set by the transport).
-    pub fn with_header(mut self, name: &str, value: &str) -> Response {
-        if !name.eq_ignore_ascii_case("Content-Length") && !name.eq_ignore_ascii_case("Connection")
-        {
-            self.headers.push((name.to_string(), value.to_string()));
-        }
-        self
-    }
-
-    fn write_to(&self, mut out: &TcpStream, head_only: bool) -> io::Result<()> {
-        let mut head = format!("HTTP/1.1 {} {}\r\n", self.code, reason(self.code));
-        for (k, v) in &self.headers {
-            head.push_str(&format!("{k}: {v}\r\n"));
-        }
-        head.push_str(&format!(
-            "Content-Length: {}\r\nConnection: close\r\n\r\n",
-            self.body.len()
-        ));
-        let mut bytes = head.into_bytes();
-        if !head_only {
-            bytes.extend_from_slice(&self.body);
-        }
-        out.write_all(&bytes)?;
-        out.flush()
+/// A file of the current build (`index.html` for a directory, the book's `404.html` with a
+/// 404 for anything missing).
+async fn static_file(req: Request<Body>, ctx: &Context) -> Response<Body> {
+    let dir = ctx.site.dir.read().expect("site lock").clone();
+    let mut files = tower_http::services::ServeDir::new(&dir)
+        .not_found_service(tower_http::services::ServeFile::new(dir.join("404.html")));
+    match files.try_call(req).await {
+        Ok(r) => r.map(Body::new),
+        Err(_) => json(500, &serde_json::json!({ "error": "cannot read the site" })),
     }
 }

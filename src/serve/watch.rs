@@ -41,6 +41,17 @@ pub(super) fn snapshot(paths: &[PathBuf]) -> Snapshot {
     out
 }
 
+/// Lowers this thread's scheduling priority (and that of the threads it starts, the
+/// build's workers): on a busy machine the server answers requests first and the rebuild
+/// takes what is left (Linux: nice is per thread).
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: setpriority has no memory effects; `0` names the calling thread on Linux.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
+    }
+}
+
 /// Starts the watcher thread: poll, debounce, rebuild into `work/site-N`, swap, wake waiting
 /// pages. `initial` is the state the first build saw.
 pub(super) fn spawn(
@@ -54,6 +65,7 @@ pub(super) fn spawn(
         let root = root.to_path_buf();
         let work_dir = work.to_path_buf();
         std::thread::spawn(move || {
+            lower_priority();
             let mut last = initial;
             let mut n = 1u64;
             loop {
@@ -82,10 +94,7 @@ pub(super) fn spawn(
                             std::mem::replace(&mut *site.dir.write().expect("site lock"), dest);
                         *site.pages.write().expect("pages lock") = pages;
                         *site.builds.lock().expect("builds lock") += 1;
-                        let mut g = site.generation.lock().expect("generation lock");
-                        *g += 1;
-                        site.changed.notify_all();
-                        drop(g);
+                        site.generation.send_modify(|g| *g += 1);
                         let _ = std::fs::remove_dir_all(old);
                     }
                     Err(e) => eprintln!("notabene: {e}"),

@@ -84,6 +84,50 @@ pub fn check_no_symlink(root: &Path, rel: &Path) -> Result<()> {
     Ok(())
 }
 
+/// A new file written and fsynced under a temporary name, to be put in place with
+/// [`Prepared::create`] — the slow part of a write done before the store lock is taken.
+pub struct Prepared {
+    tmp: tempfile::NamedTempFile,
+    target: PathBuf,
+    dir: PathBuf,
+}
+
+/// Writes `contents` to a temp file beside `root/rel` and fsyncs it (see [`Prepared`]).
+pub fn prepare(root: &Path, rel: &Path, contents: &[u8]) -> Result<Prepared> {
+    let parent_rel = rel.parent().unwrap_or(Path::new(""));
+    let dir = ensure_dir(root, parent_rel)?;
+    check_no_symlink(root, rel)?;
+    let target = contained(root, rel)?;
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempfile_in(&dir)
+        .map_err(|e| Error::io("cannot create a temporary file", &dir, e))?;
+    tmp.write_all(contents)
+        .and_then(|()| tmp.as_file().sync_all())
+        .map_err(|e| Error::io("cannot write", &target, e))?;
+    Ok(Prepared { tmp, target, dir })
+}
+
+impl Prepared {
+    /// Puts the file in place unless one is there already (then `Ok(false)`, nothing
+    /// changed, the temp file removed), and fsyncs the directory.
+    pub fn create(self) -> Result<bool> {
+        match self.tmp.persist_noclobber(&self.target) {
+            Ok(_) => {
+                sync_dir(&self.dir);
+                Ok(true)
+            }
+            Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(Error::io("cannot create", &self.target, e.error)),
+        }
+    }
+}
+
 /// Writes `contents` to `root/rel` atomically: a temp file in the same directory, fsync,
 /// rename over the target, fsync of the directory. Readers see the old or the new file,
 /// never a half-written one. Parent directories are created; symlinks are refused.

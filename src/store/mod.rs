@@ -407,6 +407,25 @@ impl Store {
         Ok(file)
     }
 
+    /// The slow half of [`Store::create`], to run before taking the store lock: the new
+    /// comment file written and fsynced under a temporary name. Put it in place with
+    /// [`fsx::Prepared::create`] while holding the lock.
+    pub fn prepare_create(&self, comment: &Comment) -> Result<fsx::Prepared> {
+        let (Some(id), Some(page)) = (comment.id(), comment.page()) else {
+            bail!("a comment needs an id and a page (id, page)");
+        };
+        validate_page_id(page)?;
+        let name = ids::sanitize_id(id);
+        if name.is_empty() {
+            bail!("comment id {id:?} has no file-name characters (id)");
+        }
+        fsx::prepare(
+            &self.root,
+            Path::new(&format!("{page}/{name}.json")),
+            json::to_js_pretty(comment.as_map()).as_bytes(),
+        )
+    }
+
     fn read_array(&self, rel: &Path) -> Result<Vec<Value>> {
         let path = self.root.join(rel);
         let text =

@@ -602,6 +602,8 @@ fn a_new_comment_shows_at_once_while_another_draft_stays_open() {
            }}).observe(document.body, {{ childList: true, subtree: true }});
          }})()"
     ));
+    // Live reload comes over the WebSocket: no long poll.
+    p.wait_for("document.documentElement.dataset.nbLive === 'socket'", SECS);
     let g = generation(server.port);
     mark_document(&mut p);
     ctrl_enter(&mut p);
@@ -648,6 +650,49 @@ fn a_new_comment_shows_at_once_while_another_draft_stays_open() {
         scroll_before,
         "the scroll position stayed"
     );
+    assert!(
+        p.eval_bool(
+            "!performance.getEntriesByType('resource').some(e => e.name.includes('status?since='))"
+        ),
+        "the rebuild was announced over the socket, not a long poll"
+    );
+    assert_same_origin_and_clean(&mut p, server.port);
+}
+
+/// `serve --host` prints a generated token in the URL to open: the page keeps it, takes it out
+/// of the address bar, and its API requests (the live-reload socket included) carry it.
+#[test]
+fn host_mode_the_page_keeps_the_printed_token() {
+    let mut p = page!(1280, 900);
+    let server = Server::start_with(&["--host"], &[], install);
+    let token = server
+        .url_token
+        .clone()
+        .expect("a token in the printed URL");
+    p.goto(&format!(
+        "{}reference/cli.html?nb-token={token}",
+        base(server.port)
+    ));
+    wait_writable(&mut p);
+    assert_eq!(p.eval_str("localStorage.getItem('notabene:token')"), token);
+    assert_eq!(
+        p.eval_str("location.search"),
+        "",
+        "the token left the address bar"
+    );
+    p.wait_for("document.documentElement.dataset.nbLive === 'socket'", SECS);
+    p.eval("localStorage.setItem('notabene:author', 'Hana Host')");
+    let dir = server.store().join("book-example/src/reference/cli");
+    let before = comment_files(&dir);
+    p.eval("document.querySelector('.nb-page-body').scrollIntoView({block: 'center'})");
+    p.click(".nb-page-body");
+    type_text(&mut p, "Written with the printed token.");
+    mark_document(&mut p);
+    p.click(".nb-page-send");
+    let c = wait_new_comment(&dir, &before, WRITE);
+    assert_eq!(c["thread"][0]["body"], "Written with the printed token.");
+    // The socket (with the token) announces the rebuild: the page reloads.
+    wait_reloaded(&mut p, WRITE);
     assert_same_origin_and_clean(&mut p, server.port);
 }
 

@@ -28,6 +28,7 @@ mod preprocessor_cli;
 mod preprocessor_e2e;
 mod preprocessor_invariants;
 mod serve_api;
+mod serve_http;
 mod serve_load;
 mod store_roundtrip;
 mod text_model;

@@ -15,6 +15,8 @@ pub struct Server {
     pub port: u16,
     /// The book root.
     pub book: PathBuf,
+    /// The token in the URL it printed (`--host` without `NOTABENE_TOKEN`).
+    pub url_token: Option<String>,
     _tmp: tempfile::TempDir,
 }
 
@@ -45,6 +47,11 @@ impl Server {
     /// Copies book-example into `<tmp>/book-example` (a git repository at `<tmp>`, so page
     /// ids are `book-example/src/…`), applies `prepare`, and starts `serve` on a free port.
     pub fn start(env: &[(&str, &str)], prepare: impl FnOnce(&Path)) -> Server {
+        Server::start_with(&[], env, prepare)
+    }
+
+    /// [`Server::start`] with more arguments to `serve` (`--host`).
+    pub fn start_with(args: &[&str], env: &[(&str, &str)], prepare: impl FnOnce(&Path)) -> Server {
         let tmp = tempfile::tempdir().unwrap();
         let book = tmp.path().join("book-example");
         copy_dir(
@@ -75,6 +82,7 @@ impl Server {
         prepare(&book);
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_mdbook-notabene"));
         cmd.args(["serve", book.to_str().unwrap(), "--port", "0"])
+            .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .env("NOTABENE_AUTHOR", "Sam Server")
@@ -89,16 +97,19 @@ impl Server {
         BufReader::new(child.stdout.take().unwrap())
             .read_line(&mut line)
             .unwrap();
-        let port: u16 = line
-            .trim()
-            .rsplit(':')
-            .next()
-            .and_then(|p| p.trim_end_matches('/').parse().ok())
+        // `notabene: serving … at http://127.0.0.1:PORT/[?nb-token=TOKEN]`
+        let url = line.trim().rsplit(' ').next().unwrap_or("");
+        let port: u16 = url
+            .strip_prefix("http://127.0.0.1:")
+            .and_then(|rest| rest.split('/').next())
+            .and_then(|p| p.parse().ok())
             .unwrap_or_else(|| panic!("no port in {line:?}"));
+        let url_token = url.split_once("?nb-token=").map(|(_, t)| t.to_string());
         Server {
             child,
             port,
             book,
+            url_token,
             _tmp: tmp,
         }
     }
@@ -161,7 +172,8 @@ impl Server {
     }
 }
 
-/// One HTTP/1.1 request with `Connection: close`; returns status and body.
+/// One HTTP/1.1 request with `Connection: close`; returns status and body. A `Host` in
+/// `headers` replaces the default (`127.0.0.1:PORT`); an empty one sends none.
 pub fn request(
     port: u16,
     method: &str,
@@ -169,8 +181,18 @@ pub fn request(
     headers: &[(&str, &str)],
     body: &[u8],
 ) -> (u16, String) {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    request_to("127.0.0.1", port, method, path, headers, body)
+}
+
+/// [`request`] to `ip` (`127.0.0.1` or `::1`).
+pub fn request_to(
+    ip: &str,
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, String) {
     let mut head = format!(
         "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
         body.len()
@@ -179,14 +201,45 @@ pub fn request(
         head.push_str(&format!("Host: 127.0.0.1:{port}\r\n"));
     }
     for (k, v) in headers {
-        head.push_str(&format!("{k}: {v}\r\n"));
+        if !(k.eq_ignore_ascii_case("host") && v.is_empty()) {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
     }
     head.push_str("\r\n");
-    s.write_all(head.as_bytes()).unwrap();
-    let _ = s.write_all(body);
+    let mut bytes = head.into_bytes();
+    bytes.extend_from_slice(body);
+    raw_request(ip, port, &bytes)
+}
+
+/// Sends `bytes` as they are and reads the answer to the end: (status, body; a chunked body
+/// is de-chunked). Status 0: no answer.
+pub fn raw_request(ip: &str, port: u16, bytes: &[u8]) -> (u16, String) {
+    let mut s = TcpStream::connect((ip, port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let _ = s.write_all(bytes);
     let mut raw = Vec::new();
     let _ = s.read_to_end(&mut raw);
     let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let chunked = head.lines().any(|l| {
+        l.to_ascii_lowercase()
+            .starts_with("transfer-encoding: chunked")
+    });
+    let text = if chunked {
+        let mut out = String::new();
+        let mut r = rest;
+        while let Some((size, after)) = r.split_once("\r\n") {
+            let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+            if n == 0 {
+                break;
+            }
+            out.push_str(&after[..n.min(after.len())]);
+            r = after.get(n + 2..).unwrap_or("");
+        }
+        format!("{head}\r\n\r\n{out}")
+    } else {
+        text.clone()
+    };
     let status = text
         .split(' ')
         .nth(1)

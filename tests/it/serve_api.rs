@@ -1,4 +1,4 @@
-//! `serve`'s write API over real HTTP: the guard (Origin, Host, token), validation (size,
+//! `serve`'s write API over real HTTP (the guard is `serve_http`'s): validation (size,
 //! scope, anchor, page), the original's request and response shapes, human resolutions that
 //! keep `comments verify` clean, and a rebuild after every write.
 
@@ -32,90 +32,6 @@ fn refused(
         common::tree(&server.store()) == before,
         "the store changed after a refused request"
     );
-}
-
-fn new_page_comment() -> String {
-    json!({ "page": PAGE, "space": "book", "scope": "page", "body": "A page note" }).to_string()
-}
-
-#[test]
-fn guard_refuses_cross_origin_foreign_host_and_bad_tokens() {
-    let server = Server::start(&[("NOTABENE_TOKEN", "s3cret")], |_| {});
-    let api = "/__notabene/api/comments";
-    let tok = ("x-notabene-token", "s3cret");
-    refused(
-        &server,
-        "POST",
-        api,
-        &[("Origin", "https://evil.example"), tok],
-        &new_page_comment(),
-        403,
-        "write refused: cross-origin",
-    );
-    refused(
-        &server,
-        "POST",
-        api,
-        &[("Origin", "not a url"), tok],
-        &new_page_comment(),
-        403,
-        "write refused: bad Origin",
-    );
-    refused(
-        &server,
-        "POST",
-        api,
-        &[("Host", "evil.example:80"), tok],
-        &new_page_comment(),
-        403,
-        "write refused: non-loopback Host",
-    );
-    refused(
-        &server,
-        "GET",
-        "/__notabene/api/journal",
-        &[("Host", "rebind.example")],
-        "",
-        403,
-        "read refused: non-loopback Host",
-    );
-    refused(
-        &server,
-        "GET",
-        "/index.html",
-        &[("Host", "rebind.example")],
-        "",
-        403,
-        "read refused: non-loopback Host",
-    );
-    refused(
-        &server,
-        "POST",
-        api,
-        &[],
-        &new_page_comment(),
-        403,
-        "write refused: invalid or missing token",
-    );
-    refused(
-        &server,
-        "PATCH",
-        api,
-        &[("x-notabene-token", "wrong")],
-        "{}",
-        403,
-        "write refused: invalid or missing token",
-    );
-    let (code, text) = server.request(
-        "POST",
-        api,
-        &[
-            ("Origin", &format!("http://localhost:{}", server.port)),
-            tok,
-        ],
-        new_page_comment().as_bytes(),
-    );
-    assert_eq!(code, 201, "{text}");
 }
 
 #[test]

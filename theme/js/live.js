@@ -170,19 +170,55 @@ function maybeReload() {
   reloadNow();
 }
 
-/** Long-polls the build generation; a new build reloads the page. */
+/** A build generation from the server: a new one reloads the page (lower: the server was
+ * restarted, its site may differ too). */
+function onGeneration(g) {
+  if (g === W.generation) return;
+  W.generation = g;
+  W.reloadWanted = true;
+  maybeReload();
+}
+
+/** Follows the build generation over the live-reload WebSocket; long-polls when no socket
+ * can be opened. */
 function watch() {
+  if (typeof window.WebSocket !== 'function') return longPoll();
+  var opened = false;
+  var retry = 0;
+  var connect = function () {
+    var token = ls('notabene:token');
+    var url = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host +
+      '/__notabene/ws' + (token ? '?token=' + encodeURIComponent(token) : '');
+    var ws;
+    try { ws = new WebSocket(url); } catch (e) { return longPoll(); }
+    ws.onopen = function () {
+      opened = true;
+      retry = 0;
+      HTML.setAttribute('data-nb-live', 'socket');
+    };
+    ws.onmessage = function (ev) {
+      var d = null;
+      try { d = JSON.parse(ev.data); } catch (e) { return; }
+      onGeneration(num(obj(d).generation, W.generation));
+    };
+    ws.onclose = function () {
+      // Never opened: no socket here, long-poll. Dropped: the server restarted; again.
+      if (!opened) return longPoll();
+      retry++;
+      setTimeout(connect, Math.min(30000, 250 * Math.pow(2, Math.min(retry, 7))));
+    };
+  };
+  connect();
+}
+
+/** Long-polls the build generation (the fallback of the live-reload socket). */
+function longPoll() {
+  HTML.setAttribute('data-nb-live', 'poll');
   var failures = 0;
   var loop = function () {
     api('GET', 'status?since=' + W.generation).then(function (d) {
       failures = 0;
-      var g = num(obj(d).generation, W.generation);
-      if (g !== W.generation) {
-        // Higher: rebuilt. Lower: the server was restarted (its site may differ too).
-        W.generation = g;
-        W.reloadWanted = true;
-        maybeReload();
-      }
+      onGeneration(num(obj(d).generation, W.generation));
       setTimeout(loop, 20);
     }, function () {
       failures++;
@@ -192,9 +228,20 @@ function watch() {
   loop();
 }
 
+/** A token handed over in the URL (`?nb-token=`, printed by `serve --host`): kept in this
+ * browser, taken out of the address bar. */
+function adoptToken() {
+  var m = /[?&]nb-token=([^&#]*)/.exec(location.search);
+  if (!m) return;
+  try { lsSet('notabene:token', decodeURIComponent(m[1])); } catch (e) { return; }
+  var rest = location.search.replace(/([?&])nb-token=[^&#]*&?/, '$1').replace(/[?&]$/, '');
+  try { history.replaceState(history.state, '', location.pathname + rest + location.hash); } catch (e) { /* file: */ }
+}
+
 /** Asks the server whether this page is served by `mdbook-notabene serve`. */
 function probe() {
   if (!/^https?:$/.test(location.protocol) || typeof window.fetch !== 'function') return;
+  adoptToken();
   api('GET', 'status').then(function (d) {
     d = obj(d);
     if (d.api !== 1 || typeof d.generation !== 'number') return;
