@@ -260,7 +260,8 @@ impl Api<'_> {
                 .map_err(|e| err(409, e.message()))?;
             let created = prepared.create().map_err(|e| err(500, e.message()))?;
             drop(lock);
-            if created {
+            if let Some(sync) = created {
+                sync.finish();
                 return Ok((201, Value::Object(comment.as_map().clone())));
             }
         }
@@ -376,15 +377,18 @@ impl Api<'_> {
         let now = || ids::now().map(ids::iso).map_err(|e| err(500, e.message()));
         // Under the lock throughout (an optimistic write outside it lost to retries on a
         // comment many reviewers answer at once).
-        let _lock = self.store.lock().map_err(|e| err(500, e.message()))?;
+        let lock = self.store.lock().map_err(|e| err(500, e.message()))?;
         self.store
             .check_compatible()
             .map_err(|e| err(409, e.message()))?;
         let mut rec = self.find(o)?;
         change(&mut rec.comment, &now()?)?;
-        self.store
-            .write_record(&rec)
+        let sync = self
+            .store
+            .write_record_deferred(&rec)
             .map_err(|e| err(500, e.message()))?;
+        drop(lock);
+        sync.finish();
         Ok((200, Value::Object(rec.comment.as_map().clone())))
     }
 

@@ -114,15 +114,12 @@ pub fn prepare(root: &Path, rel: &Path, contents: &[u8]) -> Result<Prepared> {
 }
 
 impl Prepared {
-    /// Puts the file in place unless one is there already (then `Ok(false)`, nothing
-    /// changed, the temp file removed), and fsyncs the directory.
-    pub fn create(self) -> Result<bool> {
+    /// Puts the file in place unless one is there already (then `Ok(None)`, nothing
+    /// changed, the temp file removed); the directory's fsync is returned.
+    pub fn create(self) -> Result<Option<DirSync>> {
         match self.tmp.persist_noclobber(&self.target) {
-            Ok(_) => {
-                sync_dir(&self.dir);
-                Ok(true)
-            }
-            Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+            Ok(_) => Ok(Some(DirSync(self.dir))),
+            Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => Ok(None),
             Err(e) => Err(Error::io("cannot create", &self.target, e.error)),
         }
     }
@@ -132,6 +129,24 @@ impl Prepared {
 /// rename over the target, fsync of the directory. Readers see the old or the new file,
 /// never a half-written one. Parent directories are created; symlinks are refused.
 pub fn write_atomic(root: &Path, rel: &Path, contents: &[u8]) -> Result<()> {
+    write_atomic_deferred(root, rel, contents).map(DirSync::finish)
+}
+
+/// The fsync of a directory after a rename in it, left to the caller: a writer holding the
+/// store lock releases it first (the rename is what other writers see; the directory's fsync
+/// only makes it durable, and is done before the write is reported).
+#[must_use = "finish() makes the rename durable"]
+pub struct DirSync(PathBuf);
+
+impl DirSync {
+    /// Fsyncs the directory.
+    pub fn finish(self) {
+        sync_dir(&self.0);
+    }
+}
+
+/// [`write_atomic`], but the directory's fsync is returned, not done.
+pub fn write_atomic_deferred(root: &Path, rel: &Path, contents: &[u8]) -> Result<DirSync> {
     let parent_rel = rel.parent().unwrap_or(Path::new(""));
     let dir = ensure_dir(root, parent_rel)?;
     check_no_symlink(root, rel)?;
@@ -159,8 +174,7 @@ pub fn write_atomic(root: &Path, rel: &Path, contents: &[u8]) -> Result<()> {
     }
     tmp.persist(&target)
         .map_err(|e| Error::io("cannot replace", &target, e.error))?;
-    sync_dir(&dir);
-    Ok(())
+    Ok(DirSync(dir))
 }
 
 /// Removes `root/rel` (a file), refusing symlinked paths, and syncs the directory.

@@ -292,9 +292,15 @@ impl Store {
 
     /// Writes a record back where it came from. Call with the lock held.
     pub fn write_record(&self, rec: &Record) -> Result<()> {
+        self.write_record_deferred(rec).map(fsx::DirSync::finish)
+    }
+
+    /// [`Store::write_record`], the directory's fsync left to the caller (to do once the
+    /// lock is released).
+    pub fn write_record_deferred(&self, rec: &Record) -> Result<fsx::DirSync> {
         let rel = Path::new(&rec.file);
         match rec.location {
-            Location::File => fsx::write_atomic(
+            Location::File => fsx::write_atomic_deferred(
                 &self.root,
                 rel,
                 json::to_js_pretty(rec.comment.as_map()).as_bytes(),
@@ -311,7 +317,7 @@ impl Store {
                     );
                 };
                 *slot = Value::Object(rec.comment.as_map().clone());
-                fsx::write_atomic(&self.root, rel, json::to_js_pretty(&arr).as_bytes())
+                fsx::write_atomic_deferred(&self.root, rel, json::to_js_pretty(&arr).as_bytes())
             }
         }
     }
