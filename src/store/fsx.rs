@@ -123,6 +123,24 @@ impl Prepared {
             Err(e) => Err(Error::io("cannot create", &self.target, e.error)),
         }
     }
+
+    /// Puts the file in place, over the old one (whose permissions it keeps); the
+    /// directory's fsync is returned.
+    pub fn replace(self) -> Result<DirSync> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = fs::metadata(&self.target)
+                .map(|m| m.permissions().mode() & 0o777)
+                .unwrap_or(0o644);
+            fs::set_permissions(self.tmp.path(), fs::Permissions::from_mode(mode))
+                .map_err(|e| Error::io("cannot set permissions", self.tmp.path(), e))?;
+        }
+        self.tmp
+            .persist(&self.target)
+            .map_err(|e| Error::io("cannot replace", &self.target, e.error))?;
+        Ok(DirSync(self.dir))
+    }
 }
 
 /// Writes `contents` to `root/rel` atomically: a temp file in the same directory, fsync,
@@ -147,34 +165,7 @@ impl DirSync {
 
 /// [`write_atomic`], but the directory's fsync is returned, not done.
 pub fn write_atomic_deferred(root: &Path, rel: &Path, contents: &[u8]) -> Result<DirSync> {
-    let parent_rel = rel.parent().unwrap_or(Path::new(""));
-    let dir = ensure_dir(root, parent_rel)?;
-    check_no_symlink(root, rel)?;
-    let target = contained(root, rel)?;
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .tempfile_in(&dir)
-        .map_err(|e| Error::io("cannot create a temporary file", &dir, e))?;
-    tmp.write_all(contents)
-        .and_then(|()| tmp.as_file().sync_all())
-        .map_err(|e| Error::io("cannot write", &target, e))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = fs::metadata(&target)
-            .map(|m| m.permissions().mode() & 0o777)
-            .unwrap_or(0o644);
-        fs::set_permissions(tmp.path(), fs::Permissions::from_mode(mode))
-            .map_err(|e| Error::io("cannot set permissions", tmp.path(), e))?;
-    }
-    tmp.persist(&target)
-        .map_err(|e| Error::io("cannot replace", &target, e.error))?;
-    Ok(DirSync(dir))
+    prepare(root, rel, contents)?.replace()
 }
 
 /// Removes `root/rel` (a file), refusing symlinked paths, and syncs the directory.

@@ -390,9 +390,8 @@ impl Store {
         Ok(())
     }
 
-    /// Creates a new comment file at `<page>/<sanitised id>.json`; refuses to overwrite.
-    /// Call with the lock held.
-    pub fn create(&self, comment: &Comment) -> Result<String> {
+    /// The file of a new comment: `<page>/<sanitised id>.json`.
+    fn new_comment_file(comment: &Comment) -> Result<String> {
         let (Some(id), Some(page)) = (comment.id(), comment.page()) else {
             bail!("a comment needs an id and a page (id, page)");
         };
@@ -401,7 +400,13 @@ impl Store {
         if name.is_empty() {
             bail!("comment id {id:?} has no file-name characters (id)");
         }
-        let file = format!("{page}/{name}.json");
+        Ok(format!("{page}/{name}.json"))
+    }
+
+    /// Creates a new comment file at `<page>/<sanitised id>.json`; refuses to overwrite.
+    /// Call with the lock held.
+    pub fn create(&self, comment: &Comment) -> Result<String> {
+        let file = Self::new_comment_file(comment)?;
         if self.root.join(&file).exists() {
             bail!("a comment file already exists ({file})");
         }
@@ -417,17 +422,9 @@ impl Store {
     /// comment file written and fsynced under a temporary name. Put it in place with
     /// [`fsx::Prepared::create`] while holding the lock.
     pub fn prepare_create(&self, comment: &Comment) -> Result<fsx::Prepared> {
-        let (Some(id), Some(page)) = (comment.id(), comment.page()) else {
-            bail!("a comment needs an id and a page (id, page)");
-        };
-        validate_page_id(page)?;
-        let name = ids::sanitize_id(id);
-        if name.is_empty() {
-            bail!("comment id {id:?} has no file-name characters (id)");
-        }
         fsx::prepare(
             &self.root,
-            Path::new(&format!("{page}/{name}.json")),
+            Path::new(&Self::new_comment_file(comment)?),
             json::to_js_pretty(comment.as_map()).as_bytes(),
         )
     }

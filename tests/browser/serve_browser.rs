@@ -29,6 +29,27 @@ macro_rules! page {
 const SECS: Duration = Duration::from_secs(10);
 const WRITE: Duration = Duration::from_secs(20);
 
+/// Scrolls `text` (a run of `main` text) into view and selects it with a real mouse drag from
+/// its first character to its last.
+fn drag_over_text(p: &mut Page, text: &str) {
+    let pts = p.eval(&format!(
+        "(() => {{ const r = {RANGE_OF}({s}); if (!r) return null;
+           r.startContainer.parentElement.scrollIntoView({{block: 'center'}});
+           const first = document.createRange(); first.setStart(r.startContainer, r.startOffset); first.setEnd(r.startContainer, r.startOffset + 1);
+           const last = document.createRange(); last.setStart(r.endContainer, r.endOffset - 1); last.setEnd(r.endContainer, r.endOffset);
+           const a = first.getClientRects()[0], b = last.getClientRects()[0];
+           return [a.left + 1, a.top + a.height / 2, b.right - 1, b.top + b.height / 2]; }})()",
+        s = serde_json::to_string(text).unwrap()
+    ));
+    let pts: Vec<f64> = pts
+        .as_array()
+        .expect("the text is on the page")
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    drag(p, (pts[0], pts[1]), (pts[2], pts[3]));
+}
+
 /// Asserts that the page asked nothing of any other origin, and that no script threw.
 fn assert_same_origin_and_clean(p: &mut Page, port: u16) {
     let origin = base(port);
@@ -76,22 +97,7 @@ fn review_loop_select_comment_reload_agent_review_approve() {
     // A real mouse drag over a whole sentence.
     let sentence =
         "Most stations run on a Raspberry Pi, so the ARM builds are the ones we test most heavily.";
-    let pts = p.eval(&format!(
-        "(() => {{ const r = {RANGE_OF}({s}); if (!r) return null;
-           r.startContainer.parentElement.scrollIntoView({{block: 'center'}});
-           const first = document.createRange(); first.setStart(r.startContainer, r.startOffset); first.setEnd(r.startContainer, r.startOffset + 1);
-           const last = document.createRange(); last.setStart(r.endContainer, r.endOffset - 1); last.setEnd(r.endContainer, r.endOffset);
-           const a = first.getClientRects()[0], b = last.getClientRects()[0];
-           return [a.left + 1, a.top + a.height / 2, b.right - 1, b.top + b.height / 2]; }})()",
-        s = serde_json::to_string(sentence).unwrap()
-    ));
-    let pts: Vec<f64> = pts
-        .as_array()
-        .expect("the sentence is on the page")
-        .iter()
-        .map(|v| v.as_f64().unwrap())
-        .collect();
-    drag(&mut p, (pts[0], pts[1]), (pts[2], pts[3]));
+    drag_over_text(&mut p, sentence);
     assert_eq!(
         p.eval_str("String(getSelection())"),
         sentence,
@@ -562,22 +568,7 @@ fn a_new_comment_shows_at_once_while_another_draft_stays_open() {
     type_text(&mut p, "A page-level draft, not sent yet.");
 
     let sentence = "You can install a prebuilt binary, build from source with Cargo, or use the Debian package";
-    let pts = p.eval(&format!(
-        "(() => {{ const r = {RANGE_OF}({s}); if (!r) return null;
-           r.startContainer.parentElement.scrollIntoView({{block: 'center'}});
-           const first = document.createRange(); first.setStart(r.startContainer, r.startOffset); first.setEnd(r.startContainer, r.startOffset + 1);
-           const last = document.createRange(); last.setStart(r.endContainer, r.endOffset - 1); last.setEnd(r.endContainer, r.endOffset);
-           const a = first.getClientRects()[0], b = last.getClientRects()[0];
-           return [a.left + 1, a.top + a.height / 2, b.right - 1, b.top + b.height / 2]; }})()",
-        s = serde_json::to_string(sentence).unwrap()
-    ));
-    let pts: Vec<f64> = pts
-        .as_array()
-        .expect("the sentence is on the page")
-        .iter()
-        .map(|v| v.as_f64().unwrap())
-        .collect();
-    drag(&mut p, (pts[0], pts[1]), (pts[2], pts[3]));
+    drag_over_text(&mut p, sentence);
     p.wait_for("!document.querySelector('.nb-sel-btn').hidden", SECS);
     p.click(".nb-sel-btn");
     p.wait_for(
