@@ -1,8 +1,9 @@
 //! Diffs from real git for the /review page: the change's `ref` commit when the journal gives
 //! one, else the working tree (staged changes included) against HEAD, else the whole file when
 //! it is new and untracked. When there is nothing to show, the reason says which case it is.
-//! Also finds the work tree root a book lives in. Part of the book layer; may call the shared
-//! helpers and the `git` binary.
+//! Also finds the work tree root a book lives in, and reads and sets the repository-local
+//! config and attributes the store's merge driver needs. Part of the book layer; may call the
+//! shared helpers and the `git` binary.
 
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -183,6 +184,31 @@ impl Repo {
             Some((0, _)) => Diff::empty(Source::Worktree, None, "unchanged"),
             _ => Diff::empty(Source::None, None, "no-git"),
         }
+    }
+}
+
+impl Repo {
+    /// The two versions of `file` a [`Repo::diff`] with the same arguments compares: the
+    /// commit's parent and the commit, else HEAD (nothing for a new file) and the working
+    /// tree. `None` when there is nothing to compare.
+    pub fn versions(&self, file: Option<&Path>, git_ref: Option<&str>) -> Option<(String, String)> {
+        let root = self.root.as_ref()?;
+        let rel = self.relative(file?)?;
+        let show = |spec: String| match git(root, &["--literal-pathspecs", "show", &spec]) {
+            Some((0, text)) => Some(text),
+            _ => None,
+        };
+        if let Some(r) = git_ref.filter(|r| !r.trim().is_empty()) {
+            if r.starts_with('-') {
+                return None;
+            }
+            let new = show(format!("{r}:{rel}"))?;
+            let old = show(format!("{r}^:{rel}")).unwrap_or_default();
+            return Some((old, new));
+        }
+        let new = std::fs::read_to_string(root.join(&rel)).ok()?;
+        let old = show(format!("HEAD:{rel}")).unwrap_or_default();
+        Some((old, new))
     }
 }
 
@@ -372,4 +398,39 @@ pub fn git_toplevel(dir: &Path) -> Option<PathBuf> {
     }
     let s = String::from_utf8(out.stdout).ok()?;
     Some(PathBuf::from(s.trim()))
+}
+
+/// The repository-local value of a git config `key` in the repository holding `dir`.
+pub fn local_config(dir: &Path, key: &str) -> Option<String> {
+    match git(dir, &["config", "--local", "--get", key]) {
+        Some((0, out)) => Some(out.trim_end_matches('\n').to_string()),
+        _ => None,
+    }
+}
+
+/// Sets a git config `key` in the local config of the repository holding `dir` (git writes
+/// its config through its own lock file).
+pub fn set_local_config(dir: &Path, key: &str, value: &str) -> crate::Result<()> {
+    match git(dir, &["config", "--local", key, value]) {
+        Some((0, _)) => Ok(()),
+        Some((_, _)) | None => Err(crate::Error::new(format!(
+            "git config --local {key} failed ({})",
+            dir.display()
+        ))),
+    }
+}
+
+/// The value git's attributes give `attr` for `path` (`unspecified` when none), as
+/// `git check-attr` reports it.
+pub fn check_attr(dir: &Path, attr: &str, path: &Path) -> Option<String> {
+    let p = path.to_string_lossy();
+    let (code, out) = git(dir, &["check-attr", attr, "--", &p])?;
+    if code != 0 {
+        return None;
+    }
+    // `<path>: <attr>: <value>`
+    out.lines()
+        .next()
+        .and_then(|l| l.rsplit_once(": "))
+        .map(|(_, v)| v.to_string())
 }

@@ -10,6 +10,7 @@ mod comments;
 mod format;
 mod install;
 mod journal;
+mod merge;
 mod setup;
 
 use crate::book::Book;
@@ -62,6 +63,10 @@ enum Command {
     /// Append to and list the journal.
     #[command(subcommand)]
     Journal(journal::JournalCmd),
+    /// Remove the temp files of interrupted writes (under the store lock).
+    Clean(merge::CleanArgs),
+    /// git's merge driver for store files: `notabene merge-driver %O %A %B %P` (set up by `init`).
+    MergeDriver(merge::MergeDriverArgs),
     /// Convert legacy v1 array files to one file per comment.
     Migrate(MigrateArgs),
     /// Set a book up: preprocessor table, client files, watched store, init.
@@ -170,6 +175,13 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    // Run by git as the merge strategy `git-merge-notabene <base>… -- <head> <remote>…`.
+    if args.first().is_some_and(|a| {
+        Path::new(a).file_name() == Some(std::ffi::OsStr::new(merge::STRATEGY_PROGRAM))
+    }) {
+        return merge::strategy(&args[1..]);
+    }
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => return clap_exit(e),
@@ -191,6 +203,8 @@ where
 fn dispatch(command: Command, book: Option<&Path>, store: Option<&Path>) -> Result<i32> {
     match &command {
         Command::Supports { renderer } => return Ok(book::supports(renderer)),
+        // git runs the driver at the top of the work tree, which need not hold a book.
+        Command::MergeDriver(a) => return merge::merge_driver(a),
         Command::Render => return book::render(),
         Command::Serve {
             dir,
@@ -236,7 +250,11 @@ fn dispatch(command: Command, book: Option<&Path>, store: Option<&Path>) -> Resu
         Command::Build(a) => book::build(&ctx, &a),
         Command::Install { dir } => install::install(&ctx, dir.as_deref()),
         Command::Anchors(a) => book::anchors(&ctx, &a),
-        Command::Supports { .. } | Command::Render | Command::Serve { .. } => {
+        Command::Clean(a) => merge::clean(&ctx, &a),
+        Command::Supports { .. }
+        | Command::Render
+        | Command::Serve { .. }
+        | Command::MergeDriver(_) => {
             unreachable!("handled before the context")
         }
         Command::Migrate(a) => {

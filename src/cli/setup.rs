@@ -1,5 +1,5 @@
 //! Setting a book up for agents: `init` (store, `meta.json`, `protocol.md`, the `AGENTS.md`
-//! block), `protocol`, and the read-only `doctor` report.
+//! block, and the git set-up of `merge.rs`), `protocol`, and the read-only `doctor` report.
 //!
 //! Part of the CLI (layer 10); may call every layer below it.
 
@@ -161,6 +161,9 @@ pub(crate) fn init(ctx: &Ctx, a: &InitArgs) -> Result<i32> {
         }
     }
     say!("notabene: store ready at {}/", ctx.show(store.root()));
+    for line in super::merge::setup(ctx)? {
+        say!("{line}");
+    }
     if !a.no_agents_md {
         say!("{}", write_agents(ctx)?);
     }
@@ -215,6 +218,7 @@ pub(crate) fn doctor(ctx: &Ctx, as_json: bool) -> Result<i32> {
     let agents_block = agents_text
         .as_deref()
         .is_some_and(|t| t.contains(BEGIN) && t.contains(END));
+    let merge = super::merge::state(store, git_root.as_deref());
     let report = json!({
         "version": 1,
         "git": { "isRepo": git_root.is_some(), "root": git_root.as_ref().map(|p| p.display().to_string()) },
@@ -249,6 +253,7 @@ pub(crate) fn doctor(ctx: &Ctx, as_json: bool) -> Result<i32> {
             "current": proto_text.as_deref() == Some(PROTOCOL),
         },
         "agents": { "path": ctx.show(&agents), "present": agents_text.is_some(), "block": agents_block },
+        "merge": merge.json,
     });
     if as_json {
         print!("{}", json::to_js_pretty(&report));
@@ -307,6 +312,9 @@ pub(crate) fn doctor(ctx: &Ctx, as_json: bool) -> Result<i32> {
             "not a repository (no diffs at /review)"
         }
     );
+    if git_root.is_some() {
+        say!("merge     {}", merge.line);
+    }
     Ok(0)
 }
 

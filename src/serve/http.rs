@@ -284,12 +284,23 @@ async fn api_request(
 
 /// A file of the current build (`index.html` for a directory, the book's `404.html` with a
 /// 404 for anything missing).
+///
+/// Every response names the build it came from in a `Server-Timing` entry (`nb-generation`,
+/// its `dur` the generation), which the page reads from its navigation timing: a page served
+/// just before a build finished, whose first status already says the next generation, still
+/// knows it is stale. The generation is read before the site directory, and a build swaps the
+/// directory before it counts, so a page is never older than the generation it names.
 async fn static_file(req: Request<Body>, ctx: &Context) -> Response<Body> {
+    let generation = *ctx.site.generation.borrow();
     let dir = ctx.site.dir.read().expect("site lock").clone();
     let mut files = tower_http::services::ServeDir::new(&dir)
         .not_found_service(tower_http::services::ServeFile::new(dir.join("404.html")));
-    match files.try_call(req).await {
+    let mut response = match files.try_call(req).await {
         Ok(r) => r.map(Body::new),
         Err(_) => json(500, &serde_json::json!({ "error": "cannot read the site" })),
+    };
+    if let Ok(v) = format!("nb-generation;dur={generation}").parse() {
+        response.headers_mut().insert("server-timing", v);
     }
+    response
 }

@@ -102,11 +102,22 @@ pub fn prepare(root: &Path, rel: &Path, contents: &[u8]) -> Result<Prepared> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .tempfile_in(&dir)
-        .map_err(|e| Error::io("cannot create a temporary file", &dir, e))?;
+    let mut tmp = loop {
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .suffix(TEMP_SUFFIX)
+            .tempfile_in(&dir)
+            .map_err(|e| Error::io("cannot create a temporary file", &dir, e))?;
+        // Held until the file is renamed or dropped: `clean` removes only temp files that no
+        // live writer holds. A `clean` between the creation and the lock has removed it:
+        // then start again with a new one.
+        tmp.as_file()
+            .lock_shared()
+            .map_err(|e| Error::io("cannot lock a temporary file", tmp.path(), e))?;
+        if still_named(tmp.as_file(), tmp.path()) {
+            break tmp;
+        }
+    };
     tmp.write_all(contents)
         .and_then(|()| tmp.as_file().sync_all())
         .map_err(|e| Error::io("cannot write", &target, e))?;
@@ -126,7 +137,13 @@ impl Prepared {
 
     /// Puts the file in place, over the old one (whose permissions it keeps); the
     /// directory's fsync is returned.
+    ///
+    /// `NOTABENE_FAILPOINT=before-rename` aborts the process with the temp file written and
+    /// not yet renamed, as a `kill -9` would (for the leftover tests).
     pub fn replace(self) -> Result<DirSync> {
+        if std::env::var_os("NOTABENE_FAILPOINT").is_some_and(|v| v == "before-rename") {
+            std::process::abort();
+        }
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
@@ -141,6 +158,79 @@ impl Prepared {
             .map_err(|e| Error::io("cannot replace", &self.target, e.error))?;
         Ok(DirSync(self.dir))
     }
+}
+
+/// The suffix of every temp file a write makes (`.<name>.<random>.tmp`).
+pub const TEMP_SUFFIX: &str = ".tmp";
+
+/// Whether `path` still names the open `file` (a `clean` may have removed it).
+fn still_named(file: &File, path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (file.metadata(), fs::symlink_metadata(path)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (file, path);
+        true
+    }
+}
+
+/// What [`remove_leftover`] did with one temp file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Leftover {
+    /// Removed.
+    Removed,
+    /// Already gone when its turn came (its writer finished or gave up).
+    Gone,
+    /// A running writer holds it: kept.
+    InUse,
+    /// Not one of ours (another tool's temp file, which takes no lock) and younger than
+    /// [`FOREIGN_MIN_AGE`]: kept, as its writer may still be running.
+    Recent,
+}
+
+/// How old a temp file without our name pattern must be before `clean` removes it.
+pub const FOREIGN_MIN_AGE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Removes the temp file `root/rel` unless a live writer holds it. Ours (`.<name>.….tmp`)
+/// are held by their writer's lock until renamed; other tools' get [`FOREIGN_MIN_AGE`].
+/// Call with the store lock held.
+pub fn remove_leftover(root: &Path, rel: &Path) -> Result<Leftover> {
+    let path = contained(root, rel)?;
+    check_no_symlink(root, rel)?;
+    let ours = rel
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with('.'));
+    let file = match File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Leftover::Gone),
+        Err(e) => return Err(Error::io("cannot open", &path, e)),
+    };
+    if !ours {
+        let age = file
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .unwrap_or_default();
+        if age < FOREIGN_MIN_AGE {
+            return Ok(Leftover::Recent);
+        }
+    }
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(fs::TryLockError::WouldBlock) => return Ok(Leftover::InUse),
+        Err(fs::TryLockError::Error(e)) => return Err(Error::io("cannot lock", &path, e)),
+    }
+    // Removed while we hold its lock: no writer can take it in between.
+    remove_file(root, rel)?;
+    drop(file);
+    Ok(Leftover::Removed)
 }
 
 /// Writes `contents` to `root/rel` atomically: a temp file in the same directory, fsync,

@@ -15,6 +15,7 @@ pub mod fsx;
 pub mod ids;
 pub mod journal;
 pub mod json;
+pub mod merge;
 pub mod migrate;
 pub mod page_id;
 pub mod verify;
@@ -76,6 +77,8 @@ pub struct Snapshot {
     pub records: Vec<Record>,
     /// Files that did not parse.
     pub unreadable: Vec<Unreadable>,
+    /// Temp files (`*.tmp`) left by writes that were killed mid-way, store-relative.
+    pub leftovers: Vec<String>,
 }
 
 impl Snapshot {
@@ -201,8 +204,9 @@ impl Store {
     /// reports a newer store instead of refusing it).
     pub fn load_unchecked(&self) -> Result<Snapshot> {
         let mut files = Vec::new();
+        let mut leftovers = Vec::new();
         if self.exists() {
-            self.walk(&self.root, "", &mut files)?;
+            self.walk(&self.root, "", &mut files, &mut leftovers)?;
         }
         // Files are listed in a deterministic order, then read and parsed in parallel; the
         // snapshot keeps the listing order.
@@ -214,7 +218,10 @@ impl Store {
         let parsed = crate::util::par::par_map(&files, threads, |(path, rel)| {
             read_comment_file(path, rel.clone())
         });
-        let mut snap = Snapshot::default();
+        let mut snap = Snapshot {
+            leftovers,
+            ..Snapshot::default()
+        };
         for part in parsed {
             snap.records.extend(part.records);
             snap.unreadable.extend(part.unreadable);
@@ -222,7 +229,22 @@ impl Store {
         Ok(snap)
     }
 
-    fn walk(&self, dir: &Path, rel: &str, files: &mut Vec<(PathBuf, String)>) -> Result<()> {
+    /// The temp files (`*.tmp`) in the store, store-relative, in a deterministic order.
+    pub fn leftovers(&self) -> Result<Vec<String>> {
+        let (mut files, mut leftovers) = (Vec::new(), Vec::new());
+        if self.exists() {
+            self.walk(&self.root, "", &mut files, &mut leftovers)?;
+        }
+        Ok(leftovers)
+    }
+
+    fn walk(
+        &self,
+        dir: &Path,
+        rel: &str,
+        files: &mut Vec<(PathBuf, String)>,
+        leftovers: &mut Vec<String>,
+    ) -> Result<()> {
         let rd =
             std::fs::read_dir(dir).map_err(|e| Error::io("cannot read store directory", dir, e))?;
         let mut entries: Vec<_> = rd.filter_map(|e| e.ok()).collect();
@@ -236,7 +258,9 @@ impl Store {
                 format!("{rel}/{name}")
             };
             if ft.is_dir() {
-                self.walk(&entry.path(), &child_rel, files)?;
+                self.walk(&entry.path(), &child_rel, files, leftovers)?;
+            } else if ft.is_file() && name.ends_with(".tmp") {
+                leftovers.push(child_rel);
             } else if ft.is_file()
                 && name.ends_with(".json")
                 && !(rel.is_empty() && RESERVED.contains(&name.as_str()))

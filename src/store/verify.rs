@@ -204,6 +204,16 @@ pub fn verify(
             None,
         ));
     }
+    for file in &snap.leftovers {
+        out.push(f(
+            W,
+            "store-temp-file",
+            "temp file of an interrupted write (readers ignore it) — `notabene clean` removes it."
+                .into(),
+            Some(file),
+            None,
+        ));
+    }
     let mut seen: HashMap<String, String> = HashMap::new();
     let mut legacy = 0usize;
     for rec in &snap.records {

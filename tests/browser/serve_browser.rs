@@ -88,6 +88,11 @@ fn review_loop_select_comment_reload_agent_review_approve() {
     let url = base(server.port);
     p.goto(&format!("{url}guide/installing.html"));
     wait_writable(&mut p);
+    // The page knows the build it was served from (a stale page reloads at once).
+    assert_eq!(
+        p.eval_str("JSON.stringify(performance.getEntriesByType('navigation')[0].serverTiming.map(e => [e.name, e.duration]))"),
+        "[[\"nb-generation\",1]]"
+    );
     // No identity yet: the first write asks for it.
     assert_eq!(
         p.eval_str("localStorage.getItem('notabene:author') || ''"),

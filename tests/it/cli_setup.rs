@@ -31,11 +31,54 @@ fn book() -> tempfile::TempDir {
     tmp
 }
 
-/// `notabene --book book args…` run in `<tmp>`.
+/// `notabene --book book args…` run in `<tmp>`, with PATH only the directory holding `git`
+/// (so what `init` says of the octopus strategy does not depend on the machine's PATH).
 fn nb(tmp: &tempfile::TempDir, args: &[&str]) -> common::Out {
     let mut full = vec!["--book", "book"];
     full.extend_from_slice(args);
-    run(tmp.path(), &full)
+    run_with(tmp.path(), &full, None, &[("PATH", git_dir().as_str())])
+}
+
+/// The directory of the `git` on PATH.
+fn git_dir() -> String {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .find(|d| d.join("git").is_file())
+        .expect("git on PATH")
+        .display()
+        .to_string()
+}
+
+/// The store's `.gitattributes` and `.gitignore` as `init` writes them.
+const GITATTRIBUTES: &str = "# Written by `notabene init`: git merges the review store's files with `notabene merge-driver`\n# (set up once per clone by `notabene init`; without it git merges them as text).\n*.json merge=notabene\n";
+const GITIGNORE: &str = "# Written by `notabene init`: temp files of interrupted writes never reach git\n# (`notabene comments verify` lists them, `notabene clean` removes them).\n*.tmp\n";
+
+/// What `init` says of its git set-up in `<tmp>` (the first time, or again).
+fn git_setup(first: bool) -> String {
+    let exe = Path::new(common::bin()).canonicalize().unwrap();
+    let octopus = format!(
+        "notabene: octopus merges keep git's own strategy (it conflicts on the store): put a link named git-merge-notabene to {} on PATH, then run `notabene init` again.\n",
+        exe.display()
+    );
+    if first {
+        format!(
+            "notabene: wrote book/.notabene/.gitattributes (store files merge with the notabene driver).\n\
+             notabene: wrote book/.notabene/.gitignore (temp files stay out of git).\n\
+             notabene: configured the git merge driver in this clone (merge.notabene.driver in .git/config).\n{octopus}"
+        )
+    } else {
+        format!(
+            "notabene: book/.notabene/.gitattributes is current.\n\
+             notabene: book/.notabene/.gitignore is current.\n\
+             notabene: the git merge driver is configured in this clone (merge.notabene.driver).\n{octopus}"
+        )
+    }
+}
+
+/// `init`'s output around its git set-up: `before` (the protocol line, the store line), the
+/// git lines, then `after` (the AGENTS.md line).
+fn init_out(first: bool, before: &str, after: &str) -> String {
+    format!("{before}{}{after}", git_setup(first))
 }
 
 fn store(tmp: &tempfile::TempDir) -> PathBuf {
@@ -58,17 +101,18 @@ fn block(eol: &str) -> String {
     format!("{BEGIN}\n{}\n{END}", body.trim_end()).replace('\n', eol)
 }
 
-const INIT_OUT: &str = "\
-notabene: wrote book/.notabene/protocol.md.
-notabene: store ready at book/.notabene/
-notabene: wrote the notabene block in AGENTS.md.
-";
-
 #[test]
 fn init_on_a_fresh_book_then_again() {
     let tmp = book();
     let before = files(&tmp);
-    assert_eq!(nb(&tmp, &["init"]).ok(), INIT_OUT);
+    assert_eq!(
+        nb(&tmp, &["init"]).ok(),
+        init_out(
+            true,
+            "notabene: wrote book/.notabene/protocol.md.\nnotabene: store ready at book/.notabene/\n",
+            "notabene: wrote the notabene block in AGENTS.md.\n"
+        )
+    );
     let store = store(&tmp);
     assert_eq!(read(&store.join("meta.json")), META);
     assert_eq!(read(&store.join("protocol.md")), PROTOCOL);
@@ -79,10 +123,12 @@ fn init_on_a_fresh_book_then_again() {
         agents.contains("read the full agent protocol in `book/.notabene/protocol.md`"),
         "{agents}"
     );
-    // Exactly three files were added (and the store directory).
+    // Exactly five files were added (and the store directory).
     let mut expected = before;
     for (p, text) in [
         ("AGENTS.md", agents.as_str()),
+        ("book/.notabene/.gitattributes", GITATTRIBUTES),
+        ("book/.notabene/.gitignore", GITIGNORE),
         ("book/.notabene/meta.json", META),
         ("book/.notabene/protocol.md", PROTOCOL),
     ] {
@@ -94,11 +140,11 @@ fn init_on_a_fresh_book_then_again() {
     // A second init changes nothing.
     assert_eq!(
         nb(&tmp, &["init"]).ok(),
-        "\
-notabene: book/.notabene/protocol.md is current.
-notabene: store ready at book/.notabene/
-notabene: AGENTS.md block is current.
-"
+        init_out(
+            false,
+            "notabene: book/.notabene/protocol.md is current.\nnotabene: store ready at book/.notabene/\n",
+            "notabene: AGENTS.md block is current.\n"
+        )
     );
     assert_eq!(files(&tmp), expected);
 }
@@ -111,10 +157,11 @@ fn init_leaves_a_protocol_without_banner_alone_and_refreshes_an_old_one() {
     let out = nb(&tmp, &["init", "--no-agents-md"]);
     assert_eq!(
         out.ok(),
-        "\
-notabene: book/.notabene/protocol.md was not generated by notabene (no banner) — leaving it.
-notabene: store ready at book/.notabene/
-"
+        init_out(
+            true,
+            "notabene: book/.notabene/protocol.md was not generated by notabene (no banner) — leaving it.\nnotabene: store ready at book/.notabene/\n",
+            ""
+        )
     );
     assert_eq!(read(&store.join("protocol.md")), "# Our own protocol\n");
     assert_eq!(read(&store.join("meta.json")), META);
@@ -126,7 +173,11 @@ notabene: store ready at book/.notabene/
     let out = nb(&tmp, &["init", "--no-agents-md"]);
     assert_eq!(
         out.ok(),
-        "notabene: wrote book/.notabene/protocol.md.\nnotabene: store ready at book/.notabene/\n"
+        init_out(
+            false,
+            "notabene: wrote book/.notabene/protocol.md.\nnotabene: store ready at book/.notabene/\n",
+            ""
+        )
     );
     assert_eq!(read(&store.join("protocol.md")), PROTOCOL);
 }
@@ -165,7 +216,11 @@ fn init_appends_the_block_to_a_crlf_agents_md_and_keeps_crlf() {
     let out = nb(&tmp, &["init", "--no-protocol"]);
     assert_eq!(
         out.ok(),
-        "notabene: store ready at book/.notabene/\nnotabene: AGENTS.md block is current.\n"
+        init_out(
+            false,
+            "notabene: store ready at book/.notabene/\n",
+            "notabene: AGENTS.md block is current.\n"
+        )
     );
     assert_eq!(read(&tmp.path().join("AGENTS.md")), agents);
 }
@@ -178,7 +233,11 @@ fn init_replaces_an_outdated_block_in_place() {
     let out = nb(&tmp, &["init", "--no-protocol"]);
     assert_eq!(
         out.ok(),
-        "notabene: store ready at book/.notabene/\nnotabene: wrote the notabene block in AGENTS.md.\n"
+        init_out(
+            true,
+            "notabene: store ready at book/.notabene/\n",
+            "notabene: wrote the notabene block in AGENTS.md.\n"
+        )
     );
     assert_eq!(
         read(&tmp.path().join("AGENTS.md")),
@@ -212,13 +271,19 @@ fn init_without_protocol_and_agents_md() {
     let tmp = book();
     let before = files(&tmp);
     let out = nb(&tmp, &["init", "--no-protocol", "--no-agents-md"]);
-    assert_eq!(out.ok(), "notabene: store ready at book/.notabene/\n");
+    assert_eq!(
+        out.ok(),
+        init_out(true, "notabene: store ready at book/.notabene/\n", "")
+    );
     let mut expected = before;
     expected.insert("book/.notabene".into(), common::Node::Dir);
-    expected.insert(
-        "book/.notabene/meta.json".into(),
-        common::Node::File(META.as_bytes().to_vec()),
-    );
+    for (p, text) in [
+        ("book/.notabene/.gitattributes", GITATTRIBUTES),
+        ("book/.notabene/.gitignore", GITIGNORE),
+        ("book/.notabene/meta.json", META),
+    ] {
+        expected.insert(p.into(), common::Node::File(text.as_bytes().to_vec()));
+    }
     assert_eq!(files(&tmp), expected);
 }
 
@@ -272,13 +337,15 @@ fn doctor_json_shape_and_values() {
     assert_eq!(
         keys,
         [
-            ": version,git,book,config,store,protocol,agents",
+            ": version,git,book,config,store,protocol,agents,merge",
             ".git: isRepo,root",
             ".book: root,title,language,src,srcExists",
             ".config: path,table,space,pagePrefix,review,enable,warnings",
             ".store: path,exists,schemaVersion,comments,openComments,mismatch",
             ".protocol: path,present,version,current",
             ".agents: path,present,block",
+            ".merge: repository,attribute,driver,configured,octopus",
+            ".merge.octopus: strategy,program",
         ]
     );
     let root = tmp.path().canonicalize().unwrap();
@@ -294,7 +361,11 @@ fn doctor_json_shape_and_values() {
             },
             "store": { "path": "book/.notabene", "exists": false, "schemaVersion": null, "comments": 0, "openComments": 0, "mismatch": null },
             "protocol": { "path": "book/.notabene/protocol.md", "present": false, "version": null, "current": false },
-            "agents": { "path": "AGENTS.md", "present": false, "block": false }
+            "agents": { "path": "AGENTS.md", "present": false, "block": false },
+            "merge": {
+                "repository": true, "attribute": "unspecified", "driver": null, "configured": false,
+                "octopus": { "strategy": null, "program": null }
+            }
         })
     );
     // After init, with one open comment, one held and one resolved.
@@ -337,6 +408,15 @@ fn doctor_json_shape_and_values() {
     assert_eq!(
         report["agents"],
         serde_json::json!({ "path": "AGENTS.md", "present": true, "block": true })
+    );
+    let exe = Path::new(common::bin()).canonicalize().unwrap();
+    assert_eq!(
+        report["merge"],
+        serde_json::json!({
+            "repository": true, "attribute": "notabene",
+            "driver": format!("'{}' merge-driver %O %A %B %P", exe.display()), "configured": true,
+            "octopus": { "strategy": null, "program": null }
+        })
     );
 }
 

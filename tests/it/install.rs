@@ -60,6 +60,9 @@ fn fresh_book_golden() {
              notabene: wrote theme/notabene.css (mdbook-notabene {v})\n\
              notabene: wrote {d}/.notabene/protocol.md.\n\
              notabene: store ready at {d}/.notabene/\n\
+             notabene: wrote {d}/.notabene/.gitattributes (store files merge with the notabene driver).\n\
+             notabene: wrote {d}/.notabene/.gitignore (temp files stay out of git).\n\
+             notabene: not a git repository — no merge driver configured (run `notabene init` again in a clone).\n\
              notabene: wrote the notabene block in {d}/AGENTS.md.\n",
             v = env!("CARGO_PKG_VERSION")
         )

@@ -19,6 +19,7 @@ mod comments_json;
 mod concurrency;
 mod following;
 mod gettext;
+mod git_merge;
 mod install;
 mod layers;
 mod marks;

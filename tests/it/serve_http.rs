@@ -497,3 +497,51 @@ fn static_paths_with_special_characters() {
     assert_eq!(code, 404);
     assert!(text.contains("<html"), "the book's 404 page");
 }
+
+/// The value of response header `name` (lower case) of `GET path`.
+fn header_of(port: u16, path: &str, name: &str) -> Option<String> {
+    let bytes =
+        format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.write_all(bytes.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut s, &mut raw);
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let head = text
+        .split("\r\n\r\n")
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    head.lines().find_map(|l| {
+        let (k, v) = l.split_once(": ")?;
+        (k.eq_ignore_ascii_case(name)).then(|| v.to_string())
+    })
+}
+
+#[test]
+fn static_responses_name_the_build_they_come_from() {
+    let server = Server::start(&[], |_| {});
+    let p = server.port;
+    let timing = |path: &str| header_of(p, path, "server-timing");
+    assert_eq!(
+        timing("/index.html").as_deref(),
+        Some("nb-generation;dur=1")
+    );
+    assert_eq!(
+        timing("/no-such-page.html").as_deref(),
+        Some("nb-generation;dur=1")
+    );
+    let g = server.generation();
+    let (code, _) = server.request(
+        "POST",
+        "/__notabene/api/comments",
+        &[("Content-Type", "application/json")],
+        new_page_comment().as_bytes(),
+    );
+    assert_eq!(code, 201);
+    let g2 = server.wait_rebuild(g);
+    assert_eq!(
+        timing("/index.html"),
+        Some(format!("nb-generation;dur={g2}"))
+    );
+}

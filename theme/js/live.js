@@ -238,6 +238,18 @@ function adoptToken() {
   try { history.replaceState(history.state, '', location.pathname + rest + location.hash); } catch (e) { /* file: */ }
 }
 
+/** The build generation this page was served from (serve's `Server-Timing: nb-generation`
+ * entry), or null where the browser does not expose it. */
+function servedGeneration() {
+  try {
+    var nav = performance.getEntriesByType('navigation')[0];
+    var hit = arr(nav && nav.serverTiming).filter(function (e) { return e.name === 'nb-generation'; })[0];
+    return hit && isFinite(hit.duration) && hit.duration > 0 ? hit.duration : null;
+  } catch (e) {
+    return null;
+  }
+}
+
 /** Asks the server whether this page is served by `mdbook-notabene serve`. */
 function probe() {
   if (!/^https?:$/.test(location.protocol) || typeof window.fetch !== 'function') return;
@@ -245,8 +257,11 @@ function probe() {
   api('GET', 'status').then(function (d) {
     d = obj(d);
     if (d.api !== 1 || typeof d.generation !== 'number') return;
-    W.generation = d.generation;
+    var served = servedGeneration();
+    W.generation = served === null ? d.generation : served;
     if (d.writable === true) safely('write mode', enableWrite);
+    // A build that finished between this page's response and the status: reload now.
+    onGeneration(d.generation);
     watch();
   }, function () { /* a static site: stay read-only */ });
 }
