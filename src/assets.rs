@@ -23,6 +23,8 @@ pub const JS: &str = concat!(
     "\n",
     include_str!("../theme/js/dom.js"),
     "\n",
+    include_str!("../theme/js/words.js"),
+    "\n",
     include_str!("../theme/js/paint.js"),
     "\n",
     include_str!("../theme/js/panel.js"),

@@ -17,11 +17,13 @@
 //! | 6 | [`inject`], [`views`], [`assets`] | markers and data islands; /review /comments /journal; the embedded reader client |
 //! | 7 | [`preprocess`], [`render`] | the mdBook adaptors (preprocessor, `comments.json` renderer) |
 //! | 8 | [`engine`] | the embedded mdBook: load, build, preprocess-only pass |
-//! | 9 | [`serve`] | the loopback server: rebuilds, static site, guarded write API |
-//! | 10 | [`cli`] | the agent CLI shared by both binaries |
-//! | 11 | `src/bin/` | the binaries; the mdBook stdin protocols are dispatched there |
+//! | 9 | [`apply`] | suggested edits written into the book's Markdown, their comments closed |
+//! | 10 | [`serve`] | the loopback server: rebuilds, static site, guarded write API |
+//! | 11 | [`cli`] | the agent CLI shared by both binaries |
+//! | 12 | `src/bin/` | the binaries; the mdBook stdin protocols are dispatched there |
 
 pub mod anchor;
+pub mod apply;
 pub mod assets;
 pub mod book;
 pub mod cli;
@@ -51,6 +53,7 @@ pub const LAYERS: &[&[&str]] = &[
     &["inject", "views", "assets"],
     &["preprocess", "render"],
     &["engine"],
+    &["apply"],
     &["serve"],
     &["cli"],
     &["bin"],

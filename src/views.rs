@@ -4,10 +4,12 @@
 //! the reader client renders with `textContent` — comment text never becomes markup.
 //!
 //! Layer 6 (with injection and the client assets). May call: `resolve`, the book layer
-//! (config, page ids, git diffs), `store` (the journal, JSON writers) and the shared helpers.
+//! (config, page ids, git diffs), `text` (a change as readers see it), `store` (the journal,
+//! JSON writers) and the shared helpers.
 
 use crate::book::{Book, PageIds, Repo};
 use crate::resolve::{BookAnchors, Lean};
+use crate::text::{PageText, TextOptions, page_text};
 use crate::util::escape::escape_script_json;
 use mdbook_preprocessor::book::{Book as MdBook, BookItem};
 use serde_json::{Map, Value, json};
@@ -56,6 +58,74 @@ fn snippet(c: &Map<String, Value>) -> String {
     }
 }
 
+/// The paragraphs (rendered lines) that differ between two versions of a chapter's Markdown,
+/// in the text readers see (the text model: link targets, emphasis markers and other syntax
+/// gone): `{section, del, add}` per run of changed paragraphs, `del` and `add` the old and new
+/// text (`\n` between paragraphs, empty for a pure addition or removal), `section` the heading
+/// above it. The client marks the changed words.
+pub fn rendered_changes(old: &str, new: &str, options: &TextOptions) -> Vec<Value> {
+    let (a, b) = (page_text(old, options), page_text(new, options));
+    // Each rendered line, with ` · ` between the cells of a table row (the page's text runs
+    // them together), spaces collapsed; with the text offset it starts at.
+    let lines = |t: &PageText| -> Vec<(usize, String)> {
+        let mut out = Vec::new();
+        let (mut line, mut start, mut block) = (String::new(), 0, None);
+        let mut push = |line: &mut String, start: usize| {
+            let flat = line.split_whitespace().collect::<Vec<_>>().join(" ");
+            if !flat.is_empty() {
+                out.push((start, flat));
+            }
+            line.clear();
+        };
+        for seg in &t.segments {
+            let text = &t.text[seg.text.clone()];
+            for (k, part) in text.split('\n').enumerate() {
+                if k > 0 {
+                    push(&mut line, start);
+                    start = seg.text.start
+                        + text.split('\n').take(k).map(|p| p.len() + 1).sum::<usize>();
+                    block = None;
+                }
+                if part.is_empty() {
+                    continue;
+                }
+                if block.is_some_and(|b| b != seg.block) && !line.trim().is_empty() {
+                    line.push_str(" · ");
+                }
+                if line.is_empty() {
+                    start = seg.text.start;
+                }
+                line.push_str(part);
+                block = Some(seg.block);
+            }
+        }
+        push(&mut line, start);
+        out
+    };
+    let (la, lb) = (lines(&a), lines(&b));
+    let ta: Vec<&str> = la.iter().map(|l| l.1.as_str()).collect();
+    let tb: Vec<&str> = lb.iter().map(|l| l.1.as_str()).collect();
+    let mut pairs = crate::util::lcs::matches(&ta, &tb);
+    pairs.push((ta.len(), tb.len()));
+    let (mut i, mut j) = (0, 0);
+    let mut out = Vec::new();
+    for (mi, mj) in pairs {
+        if mi > i || mj > j {
+            let section = match lb.get(j).filter(|_| mj > j) {
+                Some(l) => b.section_at(l.0),
+                None => la.get(i).and_then(|l| a.section_at(l.0)),
+            };
+            out.push(json!({
+                "section": section,
+                "del": ta[i..mi].join("\n"),
+                "add": tb[j..mj].join("\n"),
+            }));
+        }
+        (i, j) = (mi + 1, mj + 1);
+    }
+    out
+}
+
 /// Everything the views need from the book: comments with anchoring, journal, URLs per page.
 pub struct ViewInput<'a> {
     /// The anchored comments.
@@ -100,6 +170,12 @@ impl ViewInput<'_> {
         self.chapter_of_page(page).map(|c| c.url.clone())
     }
 
+    /// The order of /review's cards and suggestions: page, creation time, id.
+    fn card_order(&self, ci: usize) -> (Option<&str>, &str, Option<&str>) {
+        let c = &self.anchors.comments[ci];
+        (c.page(), text_of(c.get("createdAt")), c.id())
+    }
+
     /// Comment `ci` in its [`Lean::Card`] form.
     fn lean_card(&self, ci: usize) -> Value {
         let mut out = Vec::new();
@@ -115,20 +191,37 @@ impl ViewInput<'_> {
             .position(|c| c.id() == Some(id))
     }
 
+    /// A change's diff for the client: git's unified diff, and `rendered`, the changed
+    /// paragraphs as readers see them (see [`rendered_changes`]).
+    fn diff_value(
+        &self,
+        file: Option<&std::path::Path>,
+        git_ref: Option<&str>,
+        options: &TextOptions,
+    ) -> Value {
+        let diff = self.repo.diff(file, git_ref);
+        let has_text = !diff.text.is_empty();
+        let mut v = serde_json::to_value(diff).unwrap_or(Value::Null);
+        if has_text
+            && let (Some(m), Some((old, new))) =
+                (v.as_object_mut(), self.repo.versions(file, git_ref))
+        {
+            m.insert(
+                "rendered".into(),
+                rendered_changes(&old, &new, options).into(),
+            );
+        }
+        v
+    }
+
     /// The /review data: one card per addressed comment, sorted by page, creation time, id.
     pub fn review(&self) -> Value {
         let mut order: Vec<usize> = (0..self.anchors.comments.len())
             .filter(|&ci| self.anchors.comments[ci].status() == Some("addressed"))
             .collect();
-        order.sort_by(|&a, &b| {
-            let (ca, cb) = (&self.anchors.comments[a], &self.anchors.comments[b]);
-            (ca.page(), text_of(ca.get("createdAt")), ca.id()).cmp(&(
-                cb.page(),
-                text_of(cb.get("createdAt")),
-                cb.id(),
-            ))
-        });
+        order.sort_by_key(|&ci| self.card_order(ci));
         let mut diffs: BTreeMap<(String, Option<String>), (usize, Value)> = BTreeMap::new();
+        let options = TextOptions::from_config(&self.book.mdbook).unwrap_or_default();
         let cards: Vec<Value> = order
             .into_iter()
             .map(|ci| {
@@ -165,7 +258,7 @@ impl ViewInput<'_> {
                         let next = diffs.len();
                         let diff = diffs
                             .entry((page.clone(), git_ref.clone()))
-                            .or_insert_with(|| (next, serde_json::to_value(self.repo.diff(file.as_deref(), git_ref.as_deref())).unwrap_or(Value::Null)))
+                            .or_insert_with(|| (next, self.diff_value(file.as_deref(), git_ref.as_deref(), &options)))
                             .0;
                         let also: Vec<Value> = ch
                             .get("commentIds")
@@ -204,10 +297,20 @@ impl ViewInput<'_> {
             .collect();
         let mut shared: Vec<(usize, Value)> = diffs.into_values().collect();
         shared.sort_by_key(|d| d.0);
+        // Suggested edits waiting to be applied, in the same order as the cards.
+        let mut waiting: Vec<usize> = (0..self.anchors.comments.len())
+            .filter(|&ci| {
+                let c = &self.anchors.comments[ci];
+                c.status() == Some("open") && c.suggestion().is_some_and(|s| !s.applied)
+            })
+            .collect();
+        waiting.sort_by_key(|&ci| self.card_order(ci));
+        let suggestions: Vec<Value> = waiting.into_iter().map(|ci| self.lean_card(ci)).collect();
         json!({
             "view": "review",
             "mode": self.book.config.review.as_str(),
             "space": self.book.config.space,
+            "suggestions": suggestions,
             "cards": cards,
             "diffs": shared.into_iter().map(|d| d.1).collect::<Vec<_>>(),
             "commands": {

@@ -2,7 +2,7 @@
 //! preprocessor and renderer), `anchors` (the anchoring report without a build), `anchors heal`,
 //! and the mdBook plugin entry points `supports` and `render`. Builds go through the engine.
 //!
-//! Part of the CLI (layer 10); may call every layer below it.
+//! Part of the CLI (layer 11); may call every layer below it.
 
 use super::{Ctx, say};
 use crate::anchor::Status;

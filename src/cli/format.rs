@@ -1,6 +1,6 @@
 //! Human-readable renderings of comments for `comments ls` and `comments show`.
 //!
-//! Part of the CLI (layer 10); may call every layer below it.
+//! Part of the CLI (layer 11); may call every layer below it.
 
 use crate::store::{Comment, Location, Record, ids};
 use serde_json::Value;

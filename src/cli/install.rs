@@ -4,7 +4,7 @@
 //! in `build.extra-watch-dirs` so `mdbook serve` rebuilds when comments change, and `init`
 //! when there is no store. Running it again changes nothing.
 //!
-//! Part of the CLI (layer 10); may call every layer below it.
+//! Part of the CLI (layer 11); may call every layer below it.
 
 use super::{Ctx, say};
 use crate::assets;

@@ -1,7 +1,7 @@
 //! `journal add` (one entry on stdin, validated, appended atomically and idempotently) and
 //! `journal ls`.
 //!
-//! Part of the CLI (layer 10); may call every layer below it.
+//! Part of the CLI (layer 11); may call every layer below it.
 
 use super::{Ctx, say};
 use crate::store::journal::{self, Appended};

@@ -4,7 +4,7 @@
 //! `merge.notabene.driver` and `pull.octopus` in the clone's config), what `doctor` reports
 //! of it, and `clean` (temp files of killed writes, removed under the store lock).
 //!
-//! Part of the CLI (layer 10); may call every layer below it.
+//! Part of the CLI (layer 11); may call every layer below it.
 
 use super::{Ctx, say};
 use crate::book::git;

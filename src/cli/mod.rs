@@ -2,7 +2,7 @@
 //! store/book discovery, and dispatch to the command modules. Errors are one line on stderr,
 //! `notabene: <what> (<where>)`, with exit code 1 (2 for `comments verify` without a store).
 //!
-//! Layer 10, the top of the library. May call: `serve`, `engine`, the mdBook adaptors,
+//! Layer 11, the top of the library. May call: `serve`, `apply`, `engine`, the mdBook adaptors,
 //! `views`, `assets`, `resolve`, the book layer, `anchor`, `store` and the shared helpers.
 
 mod book;

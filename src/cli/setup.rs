@@ -1,7 +1,7 @@
 //! Setting a book up for agents: `init` (store, `meta.json`, `protocol.md`, the `AGENTS.md`
 //! block, and the git set-up of `merge.rs`), `protocol`, and the read-only `doctor` report.
 //!
-//! Part of the CLI (layer 10); may call every layer below it.
+//! Part of the CLI (layer 11); may call every layer below it.
 
 use super::{Ctx, say};
 use crate::store::SCHEMA_VERSION;

@@ -1,9 +1,10 @@
 //! The write API under `/__notabene/api/`, with the original notabene's request and response
 //! shapes: `GET/POST/PATCH/DELETE comments`, `GET journal`, `GET diff`, plus `GET status` (the
-//! client's probe and live-reload long-poll). Every write goes through the store library
+//! client's probe and live-reload long-poll) and `POST apply` (a suggested edit applied, as
+//! `comments apply` does). Every write goes through the store library
 //! (locked, atomic) and changes only the one comment file concerned. Bodies are validated.
 //!
-//! Part of the serve layer (9); may call the book layer (page ids, diffs), `store` and the shared helpers.
+//! Part of the serve layer (10); may call `apply`, the book layer (page ids, diffs), `store` and the shared helpers.
 
 use crate::book::{PageIds, Repo};
 use crate::store::comment::{SCOPES, STATUSES};
@@ -39,6 +40,8 @@ pub struct Api<'a> {
     pub space: &'a str,
     /// Author used when a request names none.
     pub default_author: &'a str,
+    /// The book root (the Apply button loads the book as it is now).
+    pub book_root: &'a std::path::Path,
 }
 
 fn query_values(query: &str, key: &str) -> Vec<String> {
@@ -164,12 +167,13 @@ impl Api<'_> {
             ("POST", "comments") => parsed().and_then(|o| self.create(&o)),
             ("PATCH", "comments") => parsed().and_then(|o| self.patch(&o)),
             ("DELETE", "comments") => parsed().and_then(|o| self.delete(&o)),
+            ("POST", "apply") => parsed().and_then(|o| self.apply(&o)),
             ("GET", "journal") => Ok((
                 200,
                 Value::Array(journal::read(self.store).entries().to_vec()),
             )),
             ("GET", "diff") => Ok(self.diff(query)),
-            (_, "comments" | "journal" | "diff") => Err(err(405, "method not allowed")),
+            (_, "comments" | "journal" | "diff" | "apply") => Err(err(405, "method not allowed")),
             _ => Err(err(404, "not found")),
         };
         result.unwrap_or_else(|e| e)
@@ -218,12 +222,30 @@ impl Api<'_> {
         if space.is_empty() || space != self.space {
             return Err(err(400, "unknown space"));
         }
-        let body = string_field(o, "body", MAX_BODY)?
+        let anchor = validate_anchor(scope, o.get("anchor"))?;
+        // A suggested edit: `{text}` (the quote is the anchor's), selections only.
+        let suggestion = match o.get("suggestion") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(sg)) if scope == "selection" => {
+                let text = string_field(sg, "text", MAX_FIELD)?
+                    .ok_or_else(|| err(400, "suggestion.text must be a string"))?;
+                let quote = anchor.get("quote").and_then(Value::as_str).unwrap_or("");
+                Some((quote.to_string(), text.to_string()))
+            }
+            Some(_) => {
+                return Err(err(400, "suggestion must be {text} on a selection comment"));
+            }
+        };
+        let body = match string_field(o, "body", MAX_BODY)?
             .map(str::trim)
             .filter(|b| !b.is_empty())
-            .ok_or_else(|| err(400, "page, space, scope, body required"))?
-            .to_string();
-        let anchor = validate_anchor(scope, o.get("anchor"))?;
+        {
+            Some(b) => b.to_string(),
+            None => match &suggestion {
+                Some((q, t)) => crate::store::comment::suggestion_body(q, t),
+                None => return Err(err(400, "page, space, scope, body required")),
+            },
+        };
         let author = string_field(o, "author", MAX_FIELD)?
             .map(str::trim)
             .filter(|a| !a.is_empty())
@@ -235,7 +257,7 @@ impl Api<'_> {
         let ts = ids::iso(now);
         // A fresh id, drawn again in the unlikely case it is taken (same millisecond).
         let fresh = || {
-            new_comment(
+            let mut c = new_comment(
                 &ids::comment_id(now),
                 space,
                 page,
@@ -244,7 +266,15 @@ impl Api<'_> {
                 author,
                 &body,
                 &ts,
-            )
+            );
+            if let Some((q, t)) = &suggestion {
+                c.set_after(
+                    "anchor",
+                    "suggestion",
+                    crate::store::comment::suggestion_value(q, t),
+                );
+            }
+            c
         };
         // Written and fsynced before the lock: under it, only the schema check and the
         // rename that never replaces a file (a taken id is drawn again).
@@ -390,6 +420,56 @@ impl Api<'_> {
         drop(lock);
         sync.finish();
         Ok((200, Value::Object(rec.comment.as_map().clone())))
+    }
+
+    /// `POST apply {id, author?}`: what `comments apply ID` does (the Markdown edited, the
+    /// comment closed); 409 with the reason when it cannot be applied.
+    fn apply(&self, o: &Map<String, Value>) -> Result<Reply, Reply> {
+        let id = string_field(o, "id", 256)?.ok_or_else(|| err(400, "id required"))?;
+        let author = string_field(o, "author", MAX_FIELD)?
+            .map(str::trim)
+            .filter(|a| !a.is_empty())
+            .unwrap_or(self.default_author);
+        let book = crate::book::Book::load(self.book_root).map_err(|e| err(500, e.message()))?;
+        // A change made from the browser is journaled like an agent's, so /review shows it.
+        let entry_id = ids::journal_id(ids::now().map_err(|e| err(500, e.message()))?);
+        let opts = crate::apply::Options {
+            author: author.to_string(),
+            journal: Some(entry_id.clone()),
+            ..crate::apply::Options::default()
+        };
+        let done = match crate::apply::apply(&book, self.store, &[id.to_string()], &opts) {
+            Ok(done) => done,
+            Err(e) if e.message().contains("not found under") => return Err(err(404, "not found")),
+            Err(e) => return Err(err(409, e.message())),
+        };
+        let c = &done[0].comment;
+        let what = match c.suggestion() {
+            Some(s) if s.text.is_empty() => format!("Deleted “{}”.", s.quote),
+            Some(s) => format!("Replaced “{}” with “{}”.", s.quote, s.text),
+            None => String::new(),
+        };
+        let why = c
+            .thread()
+            .first()
+            .and_then(|m| m.get("body"))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let entry = json!({
+            "id": entry_id,
+            "title": "Applied a suggested edit",
+            "summary": format!("{what} Applied by {author} from the browser."),
+            "changes": [{ "page": c.page(), "commentIds": [id], "what": what, "why": why }],
+        });
+        journal::prepare_entry(entry)
+            .and_then(|e| journal::append(self.store, e))
+            .map_err(|e| {
+                err(
+                    500,
+                    &format!("applied, but the journal entry failed: {}", e.message()),
+                )
+            })?;
+        Ok((200, Value::Object(c.as_map().clone())))
     }
 
     fn delete(&self, o: &Map<String, Value>) -> Result<Reply, Reply> {

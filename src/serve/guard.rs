@@ -9,7 +9,7 @@
 //!   `x-notabene-token`, or `token=` in the query for the WebSocket, compared in constant time —
 //!   writes always, reads with `--host` (on loopback the Host check already stops rebinding).
 //!
-//! Static pages get the Host check only. Part of the serve layer (9); standard library only.
+//! Static pages get the Host check only. Part of the serve layer (10); standard library only.
 
 /// What the guard looks at.
 #[derive(Debug, Clone, Copy, Default)]

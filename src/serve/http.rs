@@ -11,7 +11,7 @@
 //! Routes: `/__notabene/ws` (live reload: the build generation, pushed), `/__notabene/api/…`
 //! (the guarded API; `status?since=N` long-polls as a fallback), anything else the site.
 //!
-//! Part of the serve layer (9); calls `api` and `guard`.
+//! Part of the serve layer (10); calls `api` and `guard`.
 
 use super::{Context, api, guard};
 use axum::body::Body;
@@ -272,6 +272,7 @@ async fn api_request(
             repo: &ctx.repo,
             space: &ctx.space,
             default_author: &ctx.author,
+            book_root: &ctx.root,
         };
         api.handle(&method, &rest, &query, &body)
     })

@@ -8,7 +8,7 @@
 //! needs); [`api`] is the write API, [`guard`] the origin/host/token checks, [`http`] the
 //! transport (hyper on tokio, with its limits), `watch` the polled rebuilds.
 //!
-//! Layer 9. May call: `engine` (builds), the book layer, `store` and the shared helpers.
+//! Layer 10. May call: `apply` (the Apply button), `engine` (builds), the book layer, `store` and the shared helpers.
 
 pub mod api;
 pub mod guard;
@@ -51,6 +51,8 @@ pub(crate) struct Context {
     author: String,
     /// The book's `space`, for new comments.
     space: String,
+    /// The book root.
+    root: PathBuf,
 }
 
 impl Context {
@@ -160,6 +162,7 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
         port,
         author: crate::store::ids::resolve_author(None, root),
         space: book.config.space.clone(),
+        root: root.to_path_buf(),
     });
     runtime.block_on(http::run(listeners, ctx));
     drop(work);

@@ -15,6 +15,36 @@ pub const SCOPES: &[&str] = &["selection", "page", "block"];
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Comment(Map<String, Value>);
 
+/// A suggested edit carried by a selection comment (`suggestion` in its JSON, after
+/// `anchor`): `quote` is the rendered text it replaces (the anchor's quote when it was made),
+/// `text` the replacement (empty: delete it). `applied` (`{at, by, file}`) is set once
+/// `comments apply` has written it into the Markdown. A field of this build, not of the
+/// original contract: the original keeps it, as it keeps every unknown field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Suggestion<'a> {
+    /// The text to replace.
+    pub quote: &'a str,
+    /// The replacement.
+    pub text: &'a str,
+    /// Whether it was applied.
+    pub applied: bool,
+}
+
+/// The `suggestion` object of a new comment.
+pub fn suggestion_value(quote: &str, text: &str) -> Value {
+    json!({ "quote": quote, "text": text })
+}
+
+/// The thread text of a suggestion made without a body: says what it suggests, for readers
+/// that know only the thread (the original notabene, agents without suggestion support).
+pub fn suggestion_body(quote: &str, text: &str) -> String {
+    if text.is_empty() {
+        format!("Suggested edit: delete “{quote}”.")
+    } else {
+        format!("Suggested edit: replace “{quote}” with “{text}”.")
+    }
+}
+
 /// A thread message `{author, body, ts}`.
 pub fn message(author: &str, body: &str, ts: &str) -> Value {
     json!({ "author": author, "body": body, "ts": ts })
@@ -89,6 +119,33 @@ impl Comment {
             .and_then(Value::as_str)
             .unwrap_or("")
     }
+    /// The suggested edit, when `suggestion` is an object with string `quote` and `text`.
+    pub fn suggestion(&self) -> Option<Suggestion<'_>> {
+        let s = self.0.get("suggestion")?.as_object()?;
+        Some(Suggestion {
+            quote: s.get("quote")?.as_str()?,
+            text: s.get("text")?.as_str()?,
+            applied: s.get("applied").is_some_and(|a| !a.is_null()),
+        })
+    }
+
+    /// Sets `key` to `value`: in place when it exists, else right after `after` (appended
+    /// when `after` is absent).
+    pub fn set_after(&mut self, after: &str, key: &str, value: Value) {
+        if self.0.contains_key(key) || !self.0.contains_key(after) {
+            self.set(key, value);
+            return;
+        }
+        let old = std::mem::take(&mut self.0);
+        for (k, v) in old {
+            let at = k == after;
+            self.0.insert(k, v);
+            if at {
+                self.0.insert(key.to_string(), value.clone());
+            }
+        }
+    }
+
     /// `status == open && !hold`: what agents act on.
     pub fn is_actionable(&self) -> bool {
         self.status() == Some("open") && !self.held()

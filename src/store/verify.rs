@@ -323,6 +323,20 @@ pub fn verify(
                 ));
             }
         }
+        // A suggested edit (an extension of this build) must be one `comments apply` can read.
+        if let Some(sg) = c.get("suggestion").filter(|v| !v.is_null()) {
+            let well_formed = sg.get("quote").is_some_and(Value::is_string)
+                && sg.get("text").is_some_and(Value::is_string);
+            if !well_formed || c.get("scope").and_then(Value::as_str) != Some("selection") {
+                out.push(f(
+                    W,
+                    "comment-bad-suggestion",
+                    "\"suggestion\" must be {quote, text} (strings) on a selection comment; `comments apply` ignores it.".into(),
+                    file,
+                    idr,
+                ));
+            }
+        }
         let status = c.get("status").and_then(Value::as_str).unwrap_or("");
         let resolution = c.get("resolution").filter(|r| truthy(Some(r)));
         if status == "resolved" || status == "addressed" {

@@ -1,11 +1,12 @@
 //! Layer 0 — shared helpers: the crate's error type, a deterministic parallel map, base-36 id
-//! encoding, HTML / `<script>`-JSON escaping and `/`-separated paths.
+//! encoding, HTML / `<script>`-JSON escaping, `/`-separated paths and a small list diff.
 //!
 //! Owns nothing of the product's data. May call: the standard library and external crates
 //! only — no other module of this crate.
 
 pub mod error;
 pub mod escape;
+pub mod lcs;
 pub mod par;
 
 use std::path::Path;

@@ -463,6 +463,109 @@ fn narrow_screen_uses_a_bottom_sheet() {
     p.assert_offline_and_clean();
 }
 
+/// /review word by word: in each changed line pair the changed words are `<del>`/`<ins
+/// class="nb-word">`, unchanged lines have none; "As rendered" shows the change in the page's
+/// text (no Markdown syntax), word-level too.
+#[test]
+fn review_marks_changed_words_and_shows_the_change_as_rendered() {
+    let mut p = page!(1280, 1000);
+    let site = site();
+    p.goto(&site.url("review.html"));
+    p.eval("localStorage.removeItem('notabene:diffMode')");
+    p.reload();
+    let card = |id: &str| format!("document.querySelector('.nb-card[data-nb-id={id}]')");
+    fn p_words(sel: &str, tag: &str) -> String {
+        format!(
+            "JSON.stringify([...{sel}.querySelectorAll('{tag}.nb-word')].map(e => e.textContent))"
+        )
+    }
+    // Configuration: one sentence added to a 50-word paragraph.
+    let conf = card("c_mworonpyb6ns");
+    assert_eq!(
+        p.eval_str(&p_words(&conf, "ins")),
+        r#"[" Set `compress = false` if your collector cannot accept gzip request bodies."]"#
+    );
+    assert_eq!(p.eval_str(&p_words(&conf, "del")), "[]");
+    // The marked words sit in the changed line pair; context and lone added lines have none.
+    assert_eq!(
+        p.eval_i64(&format!(
+            "[...{conf}.querySelectorAll('tr.nb-d-ctx .nb-word, tr.nb-d-hunk .nb-word')].length"
+        )),
+        0
+    );
+    assert_eq!(
+        p.eval_str(&format!(
+            "{conf}.querySelector('ins.nb-word').closest('tr').className"
+        )),
+        "nb-d-add"
+    );
+    let line = p.eval_str(&format!(
+        "{conf}.querySelector('ins.nb-word').closest('td').textContent"
+    ));
+    assert!(
+        line.starts_with("The `[upload]` section controls"),
+        "{line}"
+    );
+    // Sensors: the same in side by side, on both sides of the pair.
+    p.click(".nb-diff-mode[data-mode=split]");
+    let sens = card("c_mwp2po2nk5ji");
+    p.wait_for(
+        &format!("{sens}.querySelector('table.nb-diff-split') !== null"),
+        SECS,
+    );
+    assert_eq!(
+        p.eval_str(&p_words(&sens, "ins")),
+        r#"[" In other words, the stored value is always `raw * calibration + offset`."]"#
+    );
+    assert_eq!(
+        p.eval_i64(&format!(
+            "[...{sens}.querySelectorAll('tr.nb-d-pair')].filter(r => r.querySelector('td.nb-d-del') && r.querySelector('td.nb-d-add')).length"
+        )),
+        1
+    );
+    p.screenshot("review-words-split");
+
+    // As rendered: the page's text, syntax gone, the added words marked.
+    p.click(".nb-diff-mode[data-mode=rendered]");
+    p.wait_for(
+        &format!("{conf}.querySelector('.nb-rendered') !== null"),
+        SECS,
+    );
+    assert_eq!(
+        p.eval_str("localStorage.getItem('notabene:diffMode')"),
+        "rendered"
+    );
+    let changes = p.eval(&format!(
+        "[...{conf}.querySelectorAll('.nb-r-change')].map(c => [c.querySelector('.nb-r-section') ? c.querySelector('.nb-r-section').textContent : null, JSON.stringify([...c.querySelectorAll('.nb-word')].map(w => w.localName + ':' + w.textContent))])"
+    ));
+    assert_eq!(
+        changes,
+        serde_json::json!([
+            [
+                "§ Uploading",
+                r#"["ins: Set compress = false if your collector cannot accept gzip request bodies."]"#
+            ],
+            [
+                "§ Upload settings",
+                r#"["ins:compress · true · Gzip each batch before sending it"]"#
+            ],
+            [
+                "§ Upload settings",
+                r#"["ins:Restart the daemon after editing the file: Skylark reads it only at startup."]"#
+            ]
+        ])
+    );
+    let text = p.eval_str(&format!("{conf}.querySelector('.nb-rendered').textContent"));
+    assert!(!text.contains('`') && !text.contains("[upload]("), "{text}");
+    assert!(
+        text.contains("The [upload] section controls how samples leave the station."),
+        "{text}"
+    );
+    p.eval(&format!("{conf}.scrollIntoView({{block: 'start'}})"));
+    p.screenshot("review-rendered");
+    p.eval("localStorage.removeItem('notabene:diffMode')");
+}
+
 #[test]
 fn review_page_shows_cards_with_real_diffs() {
     let mut p = page!(1280, 1000);
@@ -561,6 +664,54 @@ fn review_page_shows_cards_with_real_diffs() {
     p.assert_offline_and_clean();
 }
 
+/// The word diff itself: Unicode words (accents, apostrophes), punctuation apart, CJK one
+/// character at a time, a space between two changed words joining them into one change.
+#[test]
+fn word_diffs_segment_unicode_words_and_cjk_by_character() {
+    let mut p = page!(800, 600);
+    p.goto(&fixture_url("review.html"));
+    let diff = |p: &mut Page, a: &str, b: &str| {
+        p.eval(&format!(
+            "window.__notabene.wordDiff({}, {}).map(o => o.t + ':' + o.s)",
+            serde_json::to_string(a).unwrap(),
+            serde_json::to_string(b).unwrap()
+        ))
+    };
+    assert_eq!(
+        diff(
+            &mut p,
+            "The café’s door is red.",
+            "The café’s window is blue."
+        ),
+        serde_json::json!([
+            "eq:The café’s ",
+            "del:door",
+            "ins:window",
+            "eq: is ",
+            "del:red",
+            "ins:blue",
+            "eq:."
+        ])
+    );
+    assert_eq!(
+        diff(&mut p, "the quick brown fox", "the slow red fox"),
+        serde_json::json!(["eq:the ", "del:quick brown", "ins:slow red", "eq: fox"])
+    );
+    assert_eq!(
+        diff(&mut p, "我喜欢猫和狗", "我喜欢鸟和狗"),
+        serde_json::json!(["eq:我喜欢", "del:猫", "ins:鸟", "eq:和狗"])
+    );
+    assert_eq!(
+        diff(&mut p, "同じ文です。", "同じ文でした。"),
+        serde_json::json!(["eq:同じ文で", "del:す", "ins:した", "eq:。"])
+    );
+    assert_eq!(diff(&mut p, "same", "same"), serde_json::json!(["eq:same"]));
+    assert_eq!(
+        diff(&mut p, "", "new words"),
+        serde_json::json!(["ins:new words"])
+    );
+}
+
 #[test]
 fn review_fixture_edge_cases() {
     let mut p = page!(1280, 1000);
@@ -635,13 +786,16 @@ fn review_fixture_edge_cases() {
     assert_no_xss(&mut p);
     p.assert_offline_and_clean();
 
-    // Below 640px the diff is unified only.
+    // Below 640px there is no side by side: unified (or as rendered).
     p.set_viewport(600, 900);
     p.reload();
     assert!(p.eval_bool(&format!(
         "{first}.querySelector('table.nb-diff-unified') !== null"
     )));
-    assert!(p.eval_bool("document.querySelector('.nb-diff-mode').disabled"));
+    assert_eq!(
+        p.eval_str("JSON.stringify([...document.querySelectorAll('.nb-diff-mode')].map(b => [b.dataset.mode, b.disabled]))"),
+        r#"[["unified",false],["split",true],["rendered",false]]"#
+    );
 
     // French catalogue, empty review.
     p.set_viewport(1280, 900);

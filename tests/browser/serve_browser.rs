@@ -692,6 +692,173 @@ fn host_mode_the_page_keeps_the_printed_token() {
     assert_same_origin_and_clean(&mut p, server.port);
 }
 
+/* ------------------------------------------------------- suggested edits */
+
+/// Select text → "Suggest a change" → type the replacement: the thread shows the old words
+/// struck and the new ones inserted; Apply (on the page, then on /review for a second one)
+/// writes the Markdown through the API, the page rebuilds with the new text, and /review
+/// shows the applied change word by word.
+#[test]
+fn suggest_a_change_apply_it_and_see_it_rebuilt_and_on_review() {
+    let mut p = page!(1280, 900);
+    let server = book_example();
+    let url = base(server.port);
+    p.goto(&format!("{url}guide/installing.html"));
+    wait_writable(&mut p);
+    p.eval("localStorage.setItem('notabene:author', 'Sam Suggester')");
+    let quote = "the ones we test most heavily";
+    drag_over_text(&mut p, quote);
+    p.wait_for("!document.querySelector('.nb-sel-btn').hidden", SECS);
+    p.click(".nb-sel-btn");
+    p.wait_for(
+        "document.querySelector('.nb-compose .nb-suggest-toggle')",
+        SECS,
+    );
+    p.click(".nb-compose .nb-suggest-toggle");
+    // The replacement starts as the quote, selected: typing replaces it.
+    assert_eq!(
+        p.eval_str("document.activeElement.className"),
+        "nb-input nb-suggest-text"
+    );
+    assert_eq!(p.eval_str("document.activeElement.value"), quote);
+    type_text(&mut p, "the ones we test most thoroughly");
+    let dir = server.store().join("book-example/src/guide/installing");
+    let before = comment_files(&dir);
+    p.click(".nb-compose-save");
+    let c = wait_new_comment(&dir, &before, WRITE);
+    assert_eq!(
+        c["suggestion"],
+        json!({ "quote": quote, "text": "the ones we test most thoroughly" })
+    );
+    assert_eq!(
+        c["thread"][0]["body"],
+        format!("Suggested edit: replace “{quote}” with “the ones we test most thoroughly”.")
+    );
+    let id = c["id"].as_str().unwrap().to_string();
+    let thread = format!(".nb-thread[data-nb-id=\"{id}\"]");
+    let words = |p: &mut Page, sel: &str| {
+        p.eval_str(&format!(
+            "JSON.stringify([...document.querySelectorAll('{sel} .nb-suggestion .nb-word')].map(w => w.localName + ':' + w.textContent))"
+        ))
+    };
+
+    // After the rebuild, its thread offers Apply.
+    wait_reloaded(&mut p, WRITE);
+    p.wait_for(
+        &format!("document.querySelector('mark.nb-mark[data-nb-id=\"{id}\"]')"),
+        SECS,
+    );
+    p.click(&format!("mark.nb-mark[data-nb-id=\"{id}\"]"));
+    p.wait_for(
+        &format!("document.querySelector('.nb-pop {thread} .nb-apply')"),
+        SECS,
+    );
+    assert_eq!(
+        words(&mut p, &format!(".nb-pop {thread}")),
+        r#"["del:heavily","ins:thoroughly"]"#
+    );
+    p.screenshot("serve-suggestion");
+    mark_document(&mut p);
+    p.click(&format!(".nb-pop {thread} .nb-apply"));
+    let chapter = server.book.join("src/guide/installing.md");
+    let deadline = Instant::now() + WRITE;
+    while !std::fs::read_to_string(&chapter)
+        .unwrap()
+        .contains("most thoroughly")
+    {
+        assert!(Instant::now() < deadline, "the chapter was not edited");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let md = std::fs::read_to_string(&chapter).unwrap();
+    assert!(
+        md.contains("the ARM builds are the ones we test most thoroughly."),
+        "{md}"
+    );
+    assert!(!md.contains("most heavily"));
+    // The page rebuilds with the new text; the comment is addressed (approve mode), applied.
+    // (The chapter is written before the comment: a rebuild may see the one and not yet the
+    // other, and the next one both.)
+    wait_reloaded(&mut p, WRITE);
+    p.wait_for(
+        &format!("document.querySelector('main').textContent.includes('the ones we test most thoroughly') && {ISLAND}.comments.some(c => c.id === '{id}' && c.status === 'addressed')"),
+        WRITE,
+    );
+    let entry = island_entry(&mut p, &id);
+    assert_eq!(entry["status"], "addressed", "{entry:#}");
+    assert_eq!(entry["suggestion"]["applied"]["by"], "Sam Suggester");
+    assert_eq!(
+        entry["suggestion"]["applied"]["file"],
+        "src/guide/installing.md"
+    );
+
+    // A second suggestion, applied from /review.
+    let (code, v) = serve::request(
+        server.port,
+        "POST",
+        "/__notabene/api/comments",
+        &[("Content-Type", "application/json")],
+        json!({
+            "page": "book-example/src/guide/installing", "space": "book", "scope": "selection",
+            "anchor": { "quote": "Raspberry Pi", "prefix": "Most stations run on a ", "suffix": ", so the ARM builds are the ones", "section": "Installing Skylark" },
+            "suggestion": { "text": "Raspberry Pi board" },
+            "body": "Say board."
+        })
+        .to_string()
+        .as_bytes(),
+    );
+    assert_eq!(code, 201, "{v}");
+    let second = serde_json::from_str::<Value>(&v).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    settle(
+        server.port,
+        generation(server.port) - 1,
+        Duration::from_millis(300),
+    );
+    p.goto(&format!("{url}review.html"));
+    wait_writable(&mut p);
+    let pending = format!(".nb-suggestions .nb-card[data-nb-id=\"{second}\"]");
+    p.wait_for(
+        &format!("document.querySelector('{pending} .nb-apply')"),
+        WRITE,
+    );
+    assert_eq!(words(&mut p, &pending), r#"["ins: board"]"#);
+    p.screenshot("review-suggestions");
+    mark_document(&mut p);
+    p.click(&format!("{pending} .nb-apply"));
+    let deadline = Instant::now() + WRITE;
+    while !std::fs::read_to_string(&chapter)
+        .unwrap()
+        .contains("Raspberry Pi board")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the chapter was not edited from /review"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // /review, rebuilt: both applied changes are cards, their words marked.
+    wait_reloaded(&mut p, WRITE);
+    let card = format!(".nb-card[data-nb-id=\"{id}\"]");
+    p.wait_for(
+        &format!("document.querySelector('{card} .nb-diff del.nb-word')"),
+        WRITE,
+    );
+    let marked = p.eval_str(&format!(
+        "JSON.stringify([...document.querySelectorAll('{card} .nb-diff .nb-word')].map(w => w.localName + ':' + w.textContent))"
+    ));
+    assert!(
+        marked.contains("\"del:heavily\"") && marked.contains("\"ins:thoroughly\""),
+        "{marked}"
+    );
+    assert!(
+        !p.eval_bool(&format!("!!document.querySelector('{pending}')")),
+        "applied: no longer pending"
+    );
+    assert_same_origin_and_clean(&mut p, server.port);
+}
+
 /* ------------------------------------------------- a static site over http */
 
 #[test]
@@ -699,6 +866,25 @@ fn a_static_site_over_http_stays_read_only() {
     let mut p = page!(1280, 900);
     // The same book, built and published by a plain file server: the API is not there.
     let server = book_example();
+    // A suggested edit in the store: shown, never with an Apply button.
+    let (code, v) = serve::request(
+        server.port,
+        "POST",
+        "/__notabene/api/comments",
+        &[("Content-Type", "application/json")],
+        json!({
+            "page": "book-example/src/guide/installing", "space": "book", "scope": "selection",
+            "anchor": { "quote": "Raspberry Pi", "prefix": "Most stations run on a ", "suffix": ", so the ARM builds", "section": "Installing Skylark" },
+            "suggestion": { "text": "Raspberry Pi board" }
+        })
+        .to_string()
+        .as_bytes(),
+    );
+    assert_eq!(code, 201, "{v}");
+    let suggestion_id = serde_json::from_str::<Value>(&v).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let out = server.book.parent().unwrap().join("published");
     build(&server.book, &out);
     let site = static_site(&out);
@@ -715,6 +901,17 @@ fn a_static_site_over_http_stays_read_only() {
         0,
         "no write UI"
     );
+    p.click(&format!("mark.nb-mark[data-nb-id=\"{suggestion_id}\"]"));
+    p.wait_for(
+        &format!("document.querySelector('.nb-pop .nb-thread[data-nb-id=\"{suggestion_id}\"] .nb-suggestion ins.nb-word')"),
+        SECS,
+    );
+    assert_eq!(
+        p.eval_i64("document.querySelectorAll('.nb-apply').length"),
+        0,
+        "read-only"
+    );
+    p.eval("document.querySelector('.nb-pop .nb-close') && document.querySelector('.nb-pop .nb-close').click()");
     // Selecting text offers nothing.
     p.eval(&format!(
         "(() => {{ const r = {RANGE_OF}('Most stations run on a Raspberry Pi'); getSelection().removeAllRanges(); getSelection().addRange(r); }})()"

@@ -13,6 +13,7 @@ mod support;
 mod anchoring;
 mod anchoring_property;
 mod anchors_heal;
+mod apply;
 mod bad_input;
 mod cli_setup;
 mod comments_json;

@@ -287,3 +287,120 @@ fn the_review_loop_through_the_api() {
     let (code, d) = server.json("DELETE", api, &json!({ "page": PAGE, "id": id }));
     assert_eq!((code, d), (404, json!({ "deleted": false })));
 }
+
+/// `POST apply`: a suggested edit made through the API is applied to the chapter, the
+/// comment closed and linked to a journal entry written for it (so /review shows it); a
+/// second apply, a suggestion on a page comment and an unknown id are refused, nothing written.
+#[test]
+fn suggested_edits_through_the_api() {
+    let server = Server::start(&[], |_| {});
+    let page = "book-example/src/guide/installing";
+    let create = |anchor: Value, suggestion: Value, scope: &str| {
+        let (code, text) = server.request(
+            "POST",
+            "/__notabene/api/comments",
+            &[("Content-Type", "application/json")],
+            json!({ "page": page, "space": "book", "scope": scope, "anchor": anchor, "suggestion": suggestion, "author": "Ann" })
+                .to_string()
+                .as_bytes(),
+        );
+        (code, serde_json::from_str::<Value>(&text).unwrap())
+    };
+    let anchor = json!({ "quote": "most heavily", "prefix": "the ARM builds are the ones we test ", "suffix": ". You can install", "section": "Installing Skylark" });
+    let (code, c) = create(
+        anchor.clone(),
+        json!({ "text": "most thoroughly" }),
+        "selection",
+    );
+    assert_eq!(code, 201, "{c}");
+    assert_eq!(
+        c["suggestion"],
+        json!({ "quote": "most heavily", "text": "most thoroughly" })
+    );
+    assert_eq!(
+        c["thread"][0]["body"],
+        "Suggested edit: replace “most heavily” with “most thoroughly”."
+    );
+    let id = c["id"].as_str().unwrap().to_string();
+    // Not on a page comment.
+    refused(
+        &server,
+        "POST",
+        "/__notabene/api/comments",
+        &[],
+        &json!({ "page": page, "space": "book", "scope": "page", "body": "x", "suggestion": { "text": "y" } }).to_string(),
+        400,
+        "suggestion must be {text} on a selection comment",
+    );
+    let chapter = server.book.join("src/guide/installing.md");
+    let before_md = std::fs::read_to_string(&chapter).unwrap();
+    let (code, text) = server.request(
+        "POST",
+        "/__notabene/api/apply",
+        &[("Content-Type", "application/json")],
+        json!({ "id": id, "author": "Bea" }).to_string().as_bytes(),
+    );
+    assert_eq!(code, 200, "{text}");
+    let applied: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&chapter).unwrap(),
+        before_md.replacen(
+            "the ones we test most heavily.",
+            "the ones we test most thoroughly.",
+            1
+        )
+    );
+    assert_eq!(applied["status"], "addressed");
+    assert_eq!(applied["suggestion"]["applied"]["by"], "Bea");
+    let entry_id = applied["resolution"]["journalEntryId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let journal: Value = serde_json::from_str(
+        &std::fs::read_to_string(server.store().join("journal.json")).unwrap(),
+    )
+    .unwrap();
+    let entry = journal
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == entry_id.as_str())
+        .expect("the journal entry of the apply");
+    assert_eq!(
+        entry["changes"],
+        json!([{ "page": page, "commentIds": [id], "what": "Replaced “most heavily” with “most thoroughly”.", "why": "Suggested edit: replace “most heavily” with “most thoroughly”." }])
+    );
+    assert_eq!(entry["title"], "Applied a suggested edit");
+    // Again: refused, nothing written.
+    refused(
+        &server,
+        "POST",
+        "/__notabene/api/apply",
+        &[],
+        &json!({ "id": id }).to_string(),
+        409,
+        &format!(
+            "the suggestion of {id:?} was already applied; nothing changed (suggestion.applied)"
+        ),
+    );
+    refused(
+        &server,
+        "POST",
+        "/__notabene/api/apply",
+        &[],
+        &json!({ "id": "c_nope" }).to_string(),
+        404,
+        "not found",
+    );
+    refused(
+        &server,
+        "GET",
+        "/__notabene/api/apply",
+        &[],
+        "",
+        405,
+        "method not allowed",
+    );
+    let verify = common::run(&server.book, &["comments", "verify"]);
+    assert_eq!(verify.code, 0, "{}", verify.stdout);
+}

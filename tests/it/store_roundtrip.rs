@@ -341,3 +341,109 @@ fn show_json_of_a_legacy_member_is_the_member() {
         "{member}"
     );
 }
+
+/// A store with suggested edits, written the way the original's JSON writer writes
+/// (`tests/fixtures/suggestion/`, from `generate.mjs`): its readers' view (`ls --json`) is
+/// ours byte for byte, `verify` finds nothing, and `done` / `reopen` keep the suggestion
+/// byte-exact (the bytes the original CLI's object spreads give).
+#[test]
+fn suggestions_round_trip_with_the_original() {
+    let tmp = common::tempdir();
+    let store = tmp.path().join("store");
+    common::copy_dir(&fixture("suggestion/store"), &store);
+    assert_eq!(
+        nb(&tmp, &["comments", "ls", "--json"]).ok(),
+        read(&fixture("suggestion/ls.json"))
+    );
+    assert_eq!(
+        nb(&tmp, &["comments", "verify"]).ok(),
+        "notabene verify: 2 comment(s), 1 journal entr(ies) — 0 error(s), 0 warning(s).\n"
+    );
+    for (name, args) in [
+        (
+            "done",
+            &[
+                "comments",
+                "done",
+                "c_mx2sssugg0001",
+                "--note",
+                "Applied by hand.",
+                "--journal",
+                "j-2026-07-21-sg0001",
+            ][..],
+        ),
+        (
+            "reopen",
+            &[
+                "comments",
+                "reopen",
+                "c_mx2sssugg0002",
+                "--reply",
+                "Not yet: the collector still says retry.",
+            ][..],
+        ),
+    ] {
+        let tmp = common::tempdir();
+        let store = tmp.path().join("store");
+        common::copy_dir(&fixture("suggestion/store"), &store);
+        let before = tree(&store);
+        nb(&tmp, args).ok();
+        let expected = overlay(
+            before.clone(),
+            &fixture(&format!("suggestion/expected/{name}")),
+        );
+        assert_ne!(expected, before);
+        assert_eq!(tree(&store), expected, "case {name}");
+    }
+}
+
+/// What `comments add --suggest` writes is the contract's canonical JSON (what the original's
+/// `JSON.stringify(JSON.parse(file), null, 2) + "\n"` gives back), the suggestion after the
+/// anchor, so the original reads and rewrites it unchanged.
+#[test]
+fn a_suggestion_we_write_is_canonical_for_the_original() {
+    let tmp = common::tempdir();
+    let store = tmp.path().join("store");
+    std::fs::create_dir_all(&store).unwrap();
+    let out = nb(
+        &tmp,
+        &[
+            "comments",
+            "add",
+            "--page",
+            "src/guide/intro",
+            "--quote",
+            "retry policy",
+            "--prefix",
+            "the client applies a ",
+            "--suffix",
+            " before giving up",
+            "--section",
+            "Timeouts",
+            "--suggest",
+            "backoff policy — « exponentielle »",
+            "--author",
+            "Zoë Martin <zoe@example.com>",
+            "--json",
+        ],
+    );
+    let printed = out.ok().to_string();
+    let c: serde_json::Value = serde_json::from_str(&printed).unwrap();
+    let file = store.join(format!(
+        "src/guide/intro/{}.json",
+        c["id"].as_str().unwrap()
+    ));
+    let bytes = read(&file);
+    assert_eq!(bytes, printed);
+    assert_eq!(bytes, mdbook_notabene::store::json::to_js_pretty(&c));
+    // The same object as the fixture written by the original's writer, but for id and times.
+    let mut theirs: serde_json::Value = serde_json::from_str(&read(&fixture(
+        "suggestion/store/src/guide/intro/c_mx2sssugg0001.json",
+    )))
+    .unwrap();
+    for k in ["id", "createdAt", "updatedAt"] {
+        theirs[k] = c[k].clone();
+    }
+    theirs["thread"][0]["ts"] = c["thread"][0]["ts"].clone();
+    assert_eq!(bytes, mdbook_notabene::store::json::to_js_pretty(&theirs));
+}

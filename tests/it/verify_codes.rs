@@ -843,3 +843,44 @@ fn book_example_store_has_only_the_legacy_warning() {
     );
     assert_eq!(common::tree(tmp.path()), before, "verify is read-only");
 }
+
+#[test]
+fn comment_bad_suggestion() {
+    let fx = Fx::new();
+    // Well formed: nothing to say.
+    fx.edit("src/a/c_open.json", |c| {
+        c["scope"] = "selection".into();
+        c["anchor"] = json!({ "quote": "q", "prefix": "", "suffix": "", "section": null });
+        c["suggestion"] = json!({ "quote": "q", "text": "r" });
+    });
+    fx.expect(json!([]), 0);
+    fx.edit("src/a/c_open.json", |c| {
+        c["suggestion"] = json!({ "text": 3 })
+    });
+    fx.expect(
+        json!([fnd(
+            "warning",
+            "comment-bad-suggestion",
+            "\"suggestion\" must be {quote, text} (strings) on a selection comment; `comments apply` ignores it.",
+            Some("src/a/c_open.json"),
+            Some("c_open")
+        )]),
+        0,
+    );
+}
+
+#[test]
+fn store_temp_file() {
+    let fx = Fx::new();
+    fx.put_raw("src/a/.c_open.json.Xy12Ab.tmp", "{\"id\": \"c_op");
+    fx.expect(
+        json!([fnd(
+            "warning",
+            "store-temp-file",
+            "temp file of an interrupted write (readers ignore it) — `notabene clean` removes it.",
+            Some("src/a/.c_open.json.Xy12Ab.tmp"),
+            None
+        )]),
+        0,
+    );
+}

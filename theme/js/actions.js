@@ -272,6 +272,32 @@ function threadActions(c) {
   return box;
 }
 
+/** The Apply button of a suggested edit (an open comment whose suggestion is not applied):
+ * what `comments apply` does, then the page rebuilds with the new text. */
+function addApply(box, c) {
+  var sg = obj(c.suggestion);
+  if (sg.applied || statusOf(c) !== 'open' || box.querySelector('.nb-apply')) return;
+  var b = h('button', { type: 'button', class: 'nb-btn nb-primary nb-apply', text: t('apply') });
+  var msg = h('p', { class: 'nb-error', role: 'alert', hidden: true });
+  b.addEventListener('click', function (e) {
+    e.preventDefault();
+    e.stopPropagation();
+    withAuthor(function (author) {
+      busy([b], true);
+      showError(msg, null);
+      api('POST', 'apply', { id: str(c.id), author: author }).then(function (updated) {
+        replaceThread(obj(updated).id ? updated : c);
+        toast(t('appliedRebuilding'));
+      }, function (err) {
+        busy([b], false);
+        showError(msg, err);
+      });
+    }, b);
+  });
+  box.appendChild(b);
+  box.appendChild(msg);
+}
+
 /** Shows a comment as the server now has it, wherever its thread is on screen. */
 function replaceThread(c) {
   var id = str(c.id);

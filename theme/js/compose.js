@@ -234,8 +234,11 @@ function composeSelection(range) {
     preview: '“' + truncate(anchor.quote, 120) + '”',
     rect: function () { return range.getBoundingClientRect(); },
     range: range,
-    payload: function (body, author) {
-      return { page: W.page, space: W.space, scope: 'selection', anchor: anchor, author: author, body: body };
+    suggestQuote: anchor.quote,
+    payload: function (body, author, suggestion) {
+      var p = { page: W.page, space: W.space, scope: 'selection', anchor: anchor, author: author, body: body };
+      if (suggestion !== null) p.suggestion = { text: suggestion };
+      return p;
     }
   });
 }
@@ -253,6 +256,35 @@ function openComposer(o) {
     'data-nb-draft': ''
   });
   var err = h('p', { class: 'nb-error', role: 'alert', hidden: true });
+  // A selection can carry a suggested edit: the replacement, starting from the quote.
+  var suggesting = false;
+  var sugTa = null;
+  var sugToggle = null;
+  var sugBox = null;
+  if (typeof o.suggestQuote === 'string') {
+    sugTa = h('textarea', {
+      class: 'nb-input nb-suggest-text',
+      rows: '2',
+      'aria-label': t('suggestLabel'),
+      'data-nb-draft-suggest': ''
+    });
+    sugBox = h('label', { class: 'nb-field nb-suggest-field', hidden: true }, h('span', { text: t('suggestLabel') }), sugTa);
+    sugToggle = h('button', { type: 'button', class: 'nb-btn nb-suggest-toggle', 'aria-expanded': 'false', text: '✎ ' + t('suggestChange') });
+    sugToggle.addEventListener('click', function () {
+      suggesting = !suggesting;
+      sugBox.hidden = !suggesting;
+      sugToggle.setAttribute('aria-expanded', suggesting ? 'true' : 'false');
+      ta.placeholder = suggesting ? t('suggestWhy') : t('bodyPlaceholder');
+      if (suggesting) {
+        if (!sugTa.value) sugTa.value = o.suggestQuote;
+        sugTa.setAttribute('data-nb-draft', '');
+        sugTa.focus();
+        sugTa.select();
+      } else {
+        sugTa.removeAttribute('data-nb-draft');
+      }
+    });
+  }
   var save = h('button', { type: 'button', class: 'nb-btn nb-primary nb-compose-save', text: t('save') });
   var cancel = h('button', { type: 'button', class: 'nb-btn nb-compose-cancel', text: t('cancel') });
   var close = h('button', { type: 'button', class: 'nb-close', 'aria-label': t('close'), title: t('close'), text: '×' });
@@ -266,6 +298,8 @@ function openComposer(o) {
   h('div', { class: 'nb-pop-head' }, h('span', { class: 'nb-pop-title', text: t('newComment') }), close),
   h('div', { class: 'nb-pop-body' },
     h('blockquote', { class: 'nb-thread-quote nb-compose-quote' + (o.icon ? ' nb-thread-block' : ''), text: o.preview }),
+    sugToggle,
+    sugBox,
     ta,
     h('p', { class: 'nb-hint', text: t('saveHint') }),
     err,
@@ -276,7 +310,13 @@ function openComposer(o) {
   ta.focus({ preventScroll: true });
   var submit = function () {
     var body = ta.value.trim();
-    if (!body) {
+    var suggestion = suggesting ? sugTa.value : null;
+    if (suggestion !== null && suggestion === o.suggestQuote) {
+      showError(err, t('sameSuggestion'));
+      sugTa.focus();
+      return;
+    }
+    if (!body && suggestion === null) {
       showError(err, t('emptyBody'));
       ta.focus();
       return;
@@ -284,8 +324,9 @@ function openComposer(o) {
     withAuthor(function (author) {
       busy([save, cancel], true);
       showError(err, null);
-      api('POST', 'comments', o.payload(body, author)).then(function (created) {
+      api('POST', 'comments', o.payload(body, author, suggestion)).then(function (created) {
         ta.value = '';
+        if (sugTa) sugTa.value = '';
         closeComposer(false);
         safely('new comment', function () { showCreated(created, o.range); });
         wroteSomething();
@@ -299,11 +340,14 @@ function openComposer(o) {
   save.addEventListener('click', submit);
   cancel.addEventListener('click', function () { closeComposer(true); });
   close.addEventListener('click', function () { closeComposer(true); });
-  ta.addEventListener('keydown', function (e) {
-    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
-      e.preventDefault();
-      submit();
-    }
+  [ta, sugTa].forEach(function (box) {
+    if (!box) return;
+    box.addEventListener('keydown', function (e) {
+      if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+        e.preventDefault();
+        submit();
+      }
+    });
   });
   pop.addEventListener('keydown', function (e) {
     if (e.key === 'Escape') {

@@ -271,8 +271,10 @@ function enableWrite() {
   HTML.classList.add('nb-write');
   D.querySelectorAll('.nb-thread[data-nb-id]').forEach(function (wrap) {
     var opts = threadOpts.get(wrap) || {};
+    var c = S.comments.get(wrap.getAttribute('data-nb-id')) || reviewComments.get(wrap.getAttribute('data-nb-id'));
+    var sb = wrap.querySelector(':scope > .nb-suggestion');
+    if (sb && c) addApply(sb, c);
     if (opts.noActions || wrap.querySelector(':scope > .nb-actions')) return;
-    var c = S.comments.get(wrap.getAttribute('data-nb-id'));
     if (c) wrap.appendChild(threadActions(c));
   });
   // New comments need one chapter per page (print.html carries them all: read-only there).

@@ -25,6 +25,8 @@ function renderThread(c, opts) {
       wrap.appendChild(h('div', { class: 'nb-thread-quote nb-thread-block' }, headEl(c, 90, 70)));
     }
   }
+  var sb = suggestionBox(c);
+  if (sb) wrap.appendChild(sb);
   if (opts.orphan) wrap.appendChild(h('p', { class: 'nb-note', text: t('detachedLong') }));
   var followed = obj(anch(c).followed);
   if (followed.from) {
@@ -56,6 +58,19 @@ function renderThread(c, opts) {
   return wrap;
 }
 var threadOpts = new WeakMap();
+
+/** A suggested edit: the quote with the removed words struck and the new ones inserted;
+ * under serve, an Apply button while it is open and not applied. Null without one. */
+function suggestionBox(c) {
+  var sg = obj(c.suggestion);
+  if (typeof sg.quote !== 'string' || typeof sg.text !== 'string') return null;
+  var applied = !!sg.applied;
+  var box = h('div', { class: 'nb-suggestion', 'data-nb-applied': applied ? 'true' : 'false' },
+    h('span', { class: 'nb-suggestion-label', text: applied ? t('suggestionApplied') : t('suggestion') }));
+  box.appendChild(appendWords(h('p', { class: 'nb-suggestion-text' }), wordDiff(sg.quote, sg.text), 'both'));
+  if (W.on) addApply(box, c);
+  return box;
+}
 
 /* ----- page discussion */
 

@@ -32,22 +32,55 @@ function viewHeader(view, data) {
 
 /* ----- review */
 
-var diffViews = []; // {el, lines} re-rendered when the mode changes
+var diffViews = []; // {el, lines, rendered} re-rendered when the mode changes
+function narrowScreen() {
+  return !!(window.matchMedia && window.matchMedia('(max-width: 639.98px)').matches);
+}
+/** unified, split (not on narrow screens) or rendered ("as rendered": the change in the
+ * page's text). */
 function diffMode() {
-  if (window.matchMedia && window.matchMedia('(max-width: 639.98px)').matches) return 'unified';
   var m = null;
   try { m = localStorage.getItem('notabene:diffMode'); } catch (e) { /* storage off */ }
-  return m === 'split' ? 'split' : 'unified';
+  if (m === 'rendered') return m;
+  return m === 'split' && !narrowScreen() ? 'split' : 'unified';
 }
 
 var reviewDiffs = []; // the diffs the cards' changes share (`diff` is an index into it)
+var reviewComments = new Map(); // id -> the comment of a card or a suggestion on /review
 function renderReview(app, data) {
   var cards = arr(data.cards);
+  var suggestions = arr(data.suggestions).filter(function (c) { return c && typeof c === 'object'; });
   reviewDiffs = arr(data.diffs);
-  cards.forEach(function (card) { if (card && typeof card.comment === 'object') unlean(card.comment, data); });
+  cards.forEach(function (card) {
+    if (card && typeof card.comment === 'object') {
+      unlean(card.comment, data);
+      reviewComments.set(str(card.comment.id), card.comment);
+    }
+  });
+  suggestions.forEach(function (c) {
+    unlean(c, data);
+    reviewComments.set(str(c.id), c);
+  });
   var mode = str(data.mode).toLowerCase();
   var root = h('div', { class: 'nb-review' });
   root.appendChild(h('p', { class: 'nb-view-intro', text: mode === 'approve' ? t('modeApprove') : t('modeAuto') }));
+  if (suggestions.length) {
+    // Suggested edits not applied yet: each with its Apply button under serve.
+    var sec = h('section', { class: 'nb-suggestions' },
+      h('h2', { class: 'nb-suggestions-head', text: t('suggestionsHead', { n: suggestions.length }) }));
+    suggestions.forEach(function (c) {
+      safely('suggestion', function () {
+        var url = siteHref(c.url || anch(c).url);
+        var pageText = str(anch(c).chapter) || str(c.page);
+        var art = h('article', { class: 'nb-card nb-suggestion-card', 'data-nb-id': str(c.id), 'data-nb-status': statusOf(c) });
+        art.appendChild(h('header', { class: 'nb-card-head' },
+          url ? h('a', { class: 'nb-card-page', href: url, text: pageText }) : h('span', { class: 'nb-card-page', text: pageText })));
+        art.appendChild(renderThread(c, { noReviewLink: true, noActions: true }));
+        sec.appendChild(art);
+      });
+    });
+    root.appendChild(sec);
+  }
   if (!cards.length) {
     root.appendChild(h('p', { class: 'nb-empty nb-nothing', text: t('nothingToValidate') }));
     app.appendChild(root);
@@ -56,7 +89,7 @@ function renderReview(app, data) {
   var toolbar = h('div', { class: 'nb-review-toolbar' },
     h('span', { class: 'nb-count-text', text: t('cardsCount', { n: cards.length }) }));
   var modes = h('div', { class: 'nb-diff-modes', role: 'group', 'aria-label': t('diffView') });
-  [['unified', 'unified'], ['split', 'split']].forEach(function (m) {
+  [['unified', 'unified'], ['split', 'split'], ['rendered', 'asRendered']].forEach(function (m) {
     var b = h('button', { type: 'button', class: 'nb-diff-mode', 'data-mode': m[0], 'aria-pressed': 'false', text: t(m[1]) });
     b.addEventListener('click', function () {
       try { localStorage.setItem('notabene:diffMode', m[0]); } catch (e) { /* storage off */ }
@@ -80,15 +113,17 @@ function renderReview(app, data) {
 
 function refreshDiffs() {
   var mode = diffMode();
-  var forced = window.matchMedia && window.matchMedia('(max-width: 639.98px)').matches;
+  var narrow = narrowScreen();
   D.querySelectorAll('.nb-diff-mode').forEach(function (b) {
-    b.setAttribute('aria-pressed', b.getAttribute('data-mode') === mode ? 'true' : 'false');
-    b.disabled = !!forced;
+    var which = b.getAttribute('data-mode');
+    b.setAttribute('aria-pressed', which === mode ? 'true' : 'false');
+    b.disabled = narrow && which === 'split';
   });
   diffViews.forEach(function (v) {
     v.el.textContent = '';
     v.el.setAttribute('data-mode', mode);
-    v.el.appendChild(mode === 'split' ? splitTable(v.lines) : unifiedTable(v.lines));
+    if (mode === 'rendered') v.el.appendChild(renderedView(v.rendered));
+    else v.el.appendChild(mode === 'split' ? splitTable(v.lines) : unifiedTable(v.lines));
   });
 }
 
@@ -167,7 +202,7 @@ function diffBlock(diff, file) {
       label ? h('span', { class: 'nb-diff-source', text: (file ? ' · ' : '') + label }) : null));
   }
   if (source === 'untracked') wrap.appendChild(h('p', { class: 'nb-diff-note', text: t('untracked') }));
-  var lines = text ? parseDiff(text) : [];
+  var lines = text ? pairWords(parseDiff(text)) : [];
   if (!lines.length) {
     var key = { 'no-git': 'noGit', unchanged: 'unchanged', 'page-not-found': 'pageNotFound', 'unknown-ref': 'unknownRef' }[reason] || 'noDiff';
     wrap.appendChild(h('p', { class: 'nb-diff-empty', 'data-reason': reason || source || 'none', text: t(key) }));
@@ -175,8 +210,52 @@ function diffBlock(diff, file) {
   }
   var box = h('div', { class: 'nb-diff' });
   wrap.appendChild(box);
-  diffViews.push({ el: box, lines: lines });
+  diffViews.push({ el: box, lines: lines, rendered: Array.isArray(diff.rendered) ? diff.rendered : null });
   return wrap;
+}
+
+/** "As rendered": each changed paragraph in the page's text, removed and added words marked. */
+function renderedView(changes) {
+  var box = h('div', { class: 'nb-rendered' });
+  if (!changes) {
+    box.appendChild(h('p', { class: 'nb-diff-empty', 'data-reason': 'no-rendered', text: t('noRendered') }));
+    return box;
+  }
+  if (!changes.length) {
+    box.appendChild(h('p', { class: 'nb-diff-empty', 'data-reason': 'markup-only', text: t('markupOnly') }));
+    return box;
+  }
+  changes.forEach(function (c) {
+    c = obj(c);
+    var item = h('div', { class: 'nb-r-change' });
+    if (c.section) item.appendChild(h('div', { class: 'nb-r-section', text: '§ ' + str(c.section) }));
+    item.appendChild(appendWords(h('p', { class: 'nb-r-text' }), wordDiff(str(c.del), str(c.add)), 'both'));
+    box.appendChild(item);
+  });
+  return box;
+}
+
+/** Marks the changed words of each changed line pair: in a run of removed lines followed by
+ * added ones, the k-th removed line with the k-th added one. */
+function pairWords(lines) {
+  var i = 0;
+  while (i < lines.length) {
+    if (lines[i].type !== 'del') { i++; continue; }
+    var dels = [], adds = [];
+    while (i < lines.length && lines[i].type === 'del') dels.push(lines[i++]);
+    while (i < lines.length && lines[i].type === 'add') adds.push(lines[i++]);
+    for (var k = 0; k < Math.min(dels.length, adds.length); k++) {
+      var ops = wordDiff(dels[k].text, adds[k].text);
+      dels[k].words = ops;
+      adds[k].words = ops;
+    }
+  }
+  return lines;
+}
+/** The code cell of a diff line: its text, with the changed words marked when paired. */
+function codeCell(cls, l) {
+  if (!l.words) return td(cls, l.text);
+  return appendWords(h('td', { class: cls }), l.words, l.type === 'del' ? 'old' : 'new');
 }
 
 /** Parses a unified diff into hunk / add / del / ctx / note lines; file headers are dropped. */
@@ -228,7 +307,7 @@ function unifiedTable(lines) {
       return;
     }
     var sign = l.type === 'add' ? '+' : (l.type === 'del' ? '-' : ' ');
-    tb.appendChild(diffRow('nb-d-' + l.type, [td('nb-ln', l.o), td('nb-ln', l.n), td('nb-sign', sign), td('nb-code', l.text)]));
+    tb.appendChild(diffRow('nb-d-' + l.type, [td('nb-ln', l.o), td('nb-ln', l.n), td('nb-sign', sign), codeCell('nb-code', l)]));
   });
   return h('table', { class: 'nb-diff-table nb-diff-unified' }, tb);
 }
@@ -238,7 +317,7 @@ function splitTable(lines) {
   var cell = function (l, side) {
     if (!l) return [td('nb-ln nb-d-none', ''), td('nb-code nb-d-none', '')];
     var cls = l.type === 'ctx' ? 'nb-d-ctx' : 'nb-d-' + l.type;
-    return [td('nb-ln ' + cls, side === 'left' ? l.o : l.n), td('nb-code ' + cls, l.text)];
+    return [td('nb-ln ' + cls, side === 'left' ? l.o : l.n), codeCell('nb-code ' + cls, l)];
   };
   while (i < lines.length) {
     var l = lines[i];

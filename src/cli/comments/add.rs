@@ -1,12 +1,12 @@
-//! `comments add`: a new comment on a selection, a block or a page, validated as the API
-//! validates it, written as one new file. Part of the CLI.
+//! `comments add`: a new comment on a selection (with a suggested edit, `--suggest`), a block
+//! or a page, validated as the API validates it, written as one new file. Part of the CLI.
 //!
-//! Part of the CLI (layer 10); may call every layer below it.
+//! Part of the CLI (layer 11); may call every layer below it.
 
 use super::{MAX_QUOTE, check_body};
 use crate::book::pages;
 use crate::cli::{Ctx, say};
-use crate::store::comment::SCOPES;
+use crate::store::comment::{SCOPES, suggestion_body, suggestion_value};
 use crate::store::{ids, json};
 use crate::{Error, Result, bail};
 use clap::Args;
@@ -17,9 +17,13 @@ pub(crate) struct AddArgs {
     /// Page id, e.g. src/guide/setup.
     #[arg(long)]
     page: String,
-    /// Comment text.
-    #[arg(long)]
-    body: String,
+    /// Comment text (optional with --suggest).
+    #[arg(long, required_unless_present = "suggest")]
+    body: Option<String>,
+    /// A suggested edit: the text that should replace the quote (empty: delete it);
+    /// `comments apply` writes it into the Markdown.
+    #[arg(long, requires = "quote")]
+    suggest: Option<String>,
     /// Quoted rendered text (selection scope).
     #[arg(long, conflicts_with = "block")]
     quote: Option<String>,
@@ -55,7 +59,23 @@ pub(crate) struct AddArgs {
 pub(super) fn add(ctx: &Ctx, a: &AddArgs) -> Result<i32> {
     crate::store::validate_page_id(&a.page)
         .map_err(|e| Error::new(e.message().replace("(page)", "(--page)")))?;
-    let body = check_body(&a.body, "--body")?;
+    if let Some(t) = &a.suggest
+        && t.len() > MAX_QUOTE
+    {
+        bail!(
+            "--suggest is {} bytes; the limit is {MAX_QUOTE} (--suggest)",
+            t.len()
+        );
+    }
+    let default_body = match (&a.suggest, &a.quote) {
+        (Some(t), Some(q)) => Some(suggestion_body(q, t)),
+        _ => None,
+    };
+    let body = match (&a.body, &default_body) {
+        (Some(b), _) => check_body(b, "--body")?,
+        (None, Some(d)) => d.as_str(),
+        (None, None) => bail!("the text must not be empty (--body)"),
+    };
     let short = |v: &Option<String>, flag: &str| -> Result<Value> {
         match v {
             None => Ok(Value::Null),
@@ -138,8 +158,11 @@ pub(super) fn add(ctx: &Ctx, a: &AddArgs) -> Result<i32> {
     {
         id = ids::comment_id(now);
     }
-    let comment =
+    let mut comment =
         crate::store::new_comment(&id, &space, &a.page, scope, anchor, &author, body, &ts);
+    if let (Some(text), Some(quote)) = (&a.suggest, &a.quote) {
+        comment.set_after("anchor", "suggestion", suggestion_value(quote, text));
+    }
     store.ensure_meta()?;
     let file = store.create(&comment)?;
     if a.json {

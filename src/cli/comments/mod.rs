@@ -1,11 +1,11 @@
-//! `comments …`: list, show, add, reply, done, reopen, hold, unhold, rm, verify.
+//! `comments …`: list, show, add, reply, done, reopen, apply, hold, unhold, rm, verify.
 //! Every mutation: lock the store, read it, validate every id, then write only the comment
 //! files concerned.
 //!
 //! Files: this one parses the subcommands and runs the thread mutations (reply, done, reopen,
 //! hold, rm); `add` creates comments; `verify` audits the store.
 //!
-//! Part of the CLI (layer 10); may call every layer below it.
+//! Part of the CLI (layer 11); may call every layer below it.
 
 mod add;
 mod verify;
@@ -68,6 +68,8 @@ pub(crate) enum CommentsCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Apply suggested edits: replace each quote in the chapter's Markdown, then close the comment as `done` does.
+    Apply(ApplyArgs),
     /// Put comments on hold (agents skip them).
     Hold(IdsArgs),
     /// Take comments off hold.
@@ -118,6 +120,28 @@ pub(crate) struct DoneArgs {
     /// Close comments even when on hold.
     #[arg(long)]
     force: bool,
+    /// Print the updated comments.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ApplyArgs {
+    /// Comment ids (each must carry a suggestion).
+    #[arg(required = true)]
+    ids: Vec<String>,
+    /// The journal entry recording the change.
+    #[arg(long)]
+    journal: Option<String>,
+    /// What was done (default: says what was replaced).
+    #[arg(long)]
+    note: Option<String>,
+    /// Apply held comments' suggestions too.
+    #[arg(long)]
+    force: bool,
+    /// Author recorded as the one who applied it (default: git identity).
+    #[arg(long)]
+    author: Option<String>,
     /// Print the updated comments.
     #[arg(long)]
     json: bool,
@@ -200,6 +224,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: CommentsCmd) -> Result<i32> {
             });
             Ok(0)
         }
+        CommentsCmd::Apply(a) => apply(ctx, &a),
         CommentsCmd::Hold(a) => set_hold(ctx, &a, true),
         CommentsCmd::Unhold(a) => set_hold(ctx, &a, false),
         CommentsCmd::Rm { id } => {
@@ -331,6 +356,39 @@ fn done(ctx: &Ctx, a: &DoneArgs) -> Result<i32> {
             review.as_str()
         )
     });
+    Ok(0)
+}
+
+fn apply(ctx: &Ctx, a: &ApplyArgs) -> Result<i32> {
+    let Some(book) = &ctx.book else {
+        bail!("comments apply needs a book: no book.toml found (pass --book DIR)");
+    };
+    let opts = crate::apply::Options {
+        journal: a.journal.clone(),
+        note: a.note.clone(),
+        force: a.force,
+        author: ids::resolve_author(a.author.as_deref(), ctx.work_dir()),
+    };
+    let done = crate::apply::apply(book, &ctx.store, &a.ids, &opts)?;
+    if a.journal.is_none() {
+        eprintln!(
+            "notabene: no --journal <entryId> — the protocol links every resolution to a journal entry."
+        );
+    }
+    if a.json {
+        let arr: Vec<&Map<String, Value>> = done.iter().map(|d| d.comment.as_map()).collect();
+        print!("{}", json::to_js_pretty(&arr));
+    } else {
+        for d in &done {
+            say!(
+                "notabene: applied the suggestion of {} in {}:{} → {}.",
+                d.comment.id().unwrap_or_default(),
+                d.file,
+                d.line,
+                d.comment.status().unwrap_or_default()
+            );
+        }
+    }
     Ok(0)
 }
 

@@ -1,7 +1,7 @@
 //! `comments verify`: the store audit (contract findings, levels, exit codes) in human or
 //! JSON form. Part of the CLI.
 //!
-//! Part of the CLI (layer 10); may call every layer below it.
+//! Part of the CLI (layer 11); may call every layer below it.
 
 use crate::Result;
 use crate::book::pages;

@@ -745,6 +745,22 @@ fn install_client(book: &Path) {
     std::fs::write(&toml_path, doc.to_string()).unwrap();
 }
 
+/// The agent's edits of book-example that its journal records: per chapter, the text each
+/// added (taken out for the commit the working tree is compared with).
+pub const BEFORE_EDITS: &[(&str, &[&str])] = &[
+    (
+        "src/guide/configuration.md",
+        &[
+            " Set `compress = false` if your collector cannot accept gzip request bodies.",
+            "| `compress` | `true` | Gzip each batch before sending it |\n",
+        ],
+    ),
+    (
+        "src/guide/sensors.md",
+        &[" In other words, the stored value is always `raw * calibration + offset`."],
+    ),
+];
+
 fn build_site() -> Site {
     let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     // Sites of earlier runs (one directory per process) are removed after an hour.
@@ -798,9 +814,30 @@ fn build_site() -> Site {
         )
         .unwrap();
     }
+    // HEAD holds the chapters as they were before the agent's edits the journal records (the
+    // book's own history, replayed), the working tree the edits.
+    let edited: Vec<(PathBuf, String)> = BEFORE_EDITS
+        .iter()
+        .map(|(file, _)| {
+            let path = book.join(file);
+            let text = std::fs::read_to_string(&path).unwrap();
+            (path, text)
+        })
+        .collect();
+    for ((path, text), (file, added)) in edited.iter().zip(BEFORE_EDITS) {
+        let mut before = text.clone();
+        for a in *added {
+            assert!(before.contains(a), "{file} holds {a:?}");
+            before = before.replacen(a, "", 1);
+        }
+        std::fs::write(path, before).unwrap();
+    }
     git(&repo_dir, &["init", "-q"]);
     git(&repo_dir, &["add", "-A"]);
     git(&repo_dir, &["commit", "-q", "-m", "book"]);
+    for (path, text) in &edited {
+        std::fs::write(path, text).unwrap();
+    }
     let chapter = book.join("src/guide/configuration.md");
     let mut md = std::fs::read_to_string(&chapter).unwrap();
     md.push_str("\nRestart the daemon after editing the file: Skylark reads it only at startup.\n");
