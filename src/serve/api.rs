@@ -26,6 +26,156 @@ fn err(code: u16, msg: &str) -> Reply {
     (code, json!({ "error": msg }))
 }
 
+/// PATCH requests waiting for the store lock. The first to arrive leads: it takes every
+/// request queued so far, commits them as one group under one lock (each changed file written
+/// and fsynced once, however many requests changed it), answers them, and hands the lead to
+/// the first request that came in meanwhile. Twenty reviewers answering the same comment cost
+/// a few fsyncs, not twenty.
+#[derive(Default)]
+pub struct PatchQueue {
+    state: std::sync::Mutex<QueueState>,
+}
+
+#[derive(Default)]
+struct QueueState {
+    pending: Vec<Job>,
+    leading: bool,
+}
+
+struct Job {
+    page: String,
+    id: String,
+    patch: Patch,
+    done: std::sync::mpsc::Sender<Turn>,
+}
+
+/// What a waiting PATCH is told: its answer, or that it leads the next group.
+enum Turn {
+    Done(Result<Reply, Reply>),
+    Lead,
+}
+
+/// A parsed PATCH: the changes it asks for.
+struct Patch {
+    status: Option<String>,
+    hold: Option<bool>,
+    resolution: Option<Value>,
+    reply: Option<(Option<String>, String)>,
+    edit: Option<String>,
+    actor: String,
+}
+
+impl Patch {
+    fn parse(o: &Map<String, Value>, default_author: &str) -> Result<Patch, Reply> {
+        let status = string_field(o, "status", 32)?;
+        if let Some(s) = status
+            && !STATUSES.contains(&s)
+        {
+            return Err(err(
+                400,
+                "status must be \"open\", \"addressed\" or \"resolved\"",
+            ));
+        }
+        let hold = match o.get("hold") {
+            None | Some(Value::Null) => None,
+            Some(Value::Bool(b)) => Some(*b),
+            Some(_) => return Err(err(400, "hold must be a boolean")),
+        };
+        let resolution = match o.get("resolution") {
+            None => None,
+            Some(Value::Null) => Some(Value::Null),
+            Some(Value::Object(r)) => {
+                let note = string_field(r, "note", MAX_BODY)?.unwrap_or("");
+                let mut m = Map::new();
+                m.insert("note".into(), note.into());
+                if let Some(j) = string_field(r, "journalEntryId", 256)? {
+                    m.insert("journalEntryId".into(), j.into());
+                }
+                Some(Value::Object(m))
+            }
+            Some(_) => {
+                return Err(err(
+                    400,
+                    "resolution must be null or {note, journalEntryId?}",
+                ));
+            }
+        };
+        let reply = match o.get("reply") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(r)) => {
+                let body = body_text(r, "body")?;
+                let author = string_field(r, "author", MAX_FIELD)?
+                    .map(str::trim)
+                    .filter(|a| !a.is_empty())
+                    .map(str::to_string);
+                Some((author, body))
+            }
+            Some(_) => return Err(err(400, "reply must be {author?, body}")),
+        };
+        let edit = match o.get("edit") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(e)) => Some(body_text(e, "body")?),
+            Some(_) => return Err(err(400, "edit must be {body}")),
+        };
+        let actor = string_field(o, "author", MAX_FIELD)?
+            .map(str::trim)
+            .filter(|a| !a.is_empty())
+            .unwrap_or(default_author)
+            .to_string();
+        Ok(Patch {
+            status: status.map(str::to_string),
+            hold,
+            resolution,
+            reply,
+            edit,
+            actor,
+        })
+    }
+
+    /// Applies the changes to `c` at instant `ts` (`updatedAt` included).
+    fn apply(&self, c: &mut Comment, ts: &str) -> Result<(), Reply> {
+        if let Some(body) = &self.edit {
+            if c.status() != Some("open") || c.thread().len() != 1 {
+                return Err(err(
+                    409,
+                    "only an open comment without replies can be edited",
+                ));
+            }
+            if let Some(Value::Array(mut t)) = c.as_map().get("thread").cloned() {
+                if let Some(Value::Object(first)) = t.get_mut(0) {
+                    first.insert("body".into(), body.clone().into());
+                }
+                c.set("thread", Value::Array(t));
+            }
+        }
+        if let Some(s) = &self.status {
+            c.set("status", s.as_str().into());
+            match s.as_str() {
+                // Reopening (or rejecting) clears the stale resolution.
+                "open" => c.set("resolution", Value::Null),
+                // A human resolve without a resolution records one, with its actor.
+                _ if self.resolution.is_none()
+                    && c.get("resolution").is_none_or(Value::is_null) =>
+                {
+                    c.set("resolution", json!({ "note": "", "by": self.actor }));
+                }
+                _ => {}
+            }
+        }
+        if let Some(r) = &self.resolution {
+            c.set("resolution", r.clone());
+        }
+        if let Some(h) = self.hold {
+            c.set("hold", h.into());
+        }
+        if let Some((author, body)) = &self.reply {
+            c.push_message(author.as_deref().unwrap_or(&self.actor), body, ts);
+        }
+        c.set("updatedAt", ts.into());
+        Ok(())
+    }
+}
+
 /// What the API needs from the running server.
 pub struct Api<'a> {
     /// The store.
@@ -42,6 +192,8 @@ pub struct Api<'a> {
     pub default_author: &'a str,
     /// The book root (the Apply button loads the book as it is now).
     pub book_root: &'a std::path::Path,
+    /// PATCHes waiting to be committed together.
+    pub patches: &'a PatchQueue,
 }
 
 fn query_values(query: &str, key: &str) -> Vec<String> {
@@ -308,118 +460,143 @@ impl Api<'_> {
             .ok_or_else(|| err(404, "not found"))
     }
 
+    /// `PATCH comments`: the request is parsed here, then committed with whatever other
+    /// PATCHes are waiting (see [`PatchQueue`]).
     fn patch(&self, o: &Map<String, Value>) -> Result<Reply, Reply> {
-        let status = string_field(o, "status", 32)?;
-        if let Some(s) = status
-            && !STATUSES.contains(&s)
-        {
-            return Err(err(
-                400,
-                "status must be \"open\", \"addressed\" or \"resolved\"",
-            ));
+        let patch = Patch::parse(o, self.default_author)?;
+        let (Some(page), Some(id)) = (string_field(o, "page", 1024)?, string_field(o, "id", 256)?)
+        else {
+            return Err(err(400, "page, id required"));
+        };
+        let (done, answer) = std::sync::mpsc::channel();
+        let lead = {
+            let mut q = self.patches.state.lock().expect("patch queue");
+            q.pending.push(Job {
+                page: page.to_string(),
+                id: id.to_string(),
+                patch,
+                done,
+            });
+            !std::mem::replace(&mut q.leading, true)
+        };
+        if lead {
+            self.lead_group();
         }
-        let hold = match o.get("hold") {
-            None | Some(Value::Null) => None,
-            Some(Value::Bool(b)) => Some(*b),
-            Some(_) => return Err(err(400, "hold must be a boolean")),
-        };
-        let resolution = match o.get("resolution") {
-            None => None,
-            Some(Value::Null) => Some(Value::Null),
-            Some(Value::Object(r)) => {
-                let note = string_field(r, "note", MAX_BODY)?.unwrap_or("");
-                let mut m = Map::new();
-                m.insert("note".into(), note.into());
-                if let Some(j) = string_field(r, "journalEntryId", 256)? {
-                    m.insert("journalEntryId".into(), j.into());
-                }
-                Some(Value::Object(m))
+        loop {
+            match answer.recv() {
+                Ok(Turn::Done(result)) => return result,
+                Ok(Turn::Lead) => self.lead_group(),
+                Err(_) => return Err(err(500, "internal error")),
             }
-            Some(_) => {
-                return Err(err(
-                    400,
-                    "resolution must be null or {note, journalEntryId?}",
-                ));
+        }
+    }
+
+    /// Commits every PATCH queued so far as one group and answers them; then hands the lead
+    /// to the first request that arrived meanwhile (so no leader waits behind later groups).
+    fn lead_group(&self) {
+        let jobs = std::mem::take(&mut self.patches.state.lock().expect("patch queue").pending);
+        let results = self.commit_patches(&jobs);
+        for (job, result) in jobs.into_iter().zip(results) {
+            let _ = job.done.send(Turn::Done(result));
+        }
+        let mut q = self.patches.state.lock().expect("patch queue");
+        match q.pending.first() {
+            Some(next) => {
+                let _ = next.done.send(Turn::Lead);
             }
+            None => q.leading = false,
+        }
+    }
+
+    /// One group: under the store lock, each PATCH applied in arrival order to the comment as
+    /// the earlier ones left it, then each changed file written once; the directories'
+    /// fsyncs after the lock is released, before anyone is answered.
+    fn commit_patches(&self, jobs: &[Job]) -> Vec<Result<Reply, Reply>> {
+        let all = |e: Reply| jobs.iter().map(|_| Err(e.clone())).collect();
+        let lock = match self.store.lock() {
+            Ok(l) => l,
+            Err(e) => return all(err(500, e.message())),
         };
-        let reply = match o.get("reply") {
-            None | Some(Value::Null) => None,
-            Some(Value::Object(r)) => {
-                let body = body_text(r, "body")?;
-                let author = string_field(r, "author", MAX_FIELD)?
-                    .map(str::trim)
-                    .filter(|a| !a.is_empty())
-                    .map(str::to_string);
-                Some((author, body))
-            }
-            Some(_) => return Err(err(400, "reply must be {author?, body}")),
-        };
-        let edit = match o.get("edit") {
-            None | Some(Value::Null) => None,
-            Some(Value::Object(e)) => Some(body_text(e, "body")?),
-            Some(_) => return Err(err(400, "edit must be {body}")),
-        };
-        let actor = string_field(o, "author", MAX_FIELD)?
-            .map(str::trim)
-            .filter(|a| !a.is_empty())
-            .unwrap_or(self.default_author)
-            .to_string();
-        let change = |c: &mut Comment, ts: &str| -> Result<(), Reply> {
-            if let Some(body) = &edit {
-                if c.status() != Some("open") || c.thread().len() != 1 {
-                    return Err(err(
-                        409,
-                        "only an open comment without replies can be edited",
-                    ));
-                }
-                if let Some(Value::Array(t)) = c.as_map().get("thread").cloned() {
-                    let mut t = t;
-                    if let Some(Value::Object(first)) = t.get_mut(0) {
-                        first.insert("body".into(), body.clone().into());
+        if let Err(e) = self.store.check_compatible() {
+            return all(err(409, e.message()));
+        }
+        let mut records: Vec<(crate::store::Record, bool)> = Vec::new();
+        let mut out: Vec<Result<Reply, Reply>> = Vec::with_capacity(jobs.len());
+        let mut touched: Vec<Option<usize>> = Vec::with_capacity(jobs.len());
+        for job in jobs {
+            let known = records.iter().position(|(r, _)| {
+                r.comment.id() == Some(job.id.as_str())
+                    && r.comment.page() == Some(job.page.as_str())
+            });
+            let at = match known {
+                Some(i) => i,
+                None => match self.store.find_on_page(&job.page, &job.id) {
+                    Ok(Some(rec)) => {
+                        records.push((rec, false));
+                        records.len() - 1
                     }
-                    c.set("thread", Value::Array(t));
-                }
-            }
-            if let Some(s) = status {
-                c.set("status", s.into());
-                match s {
-                    // Reopening (or rejecting) clears the stale resolution.
-                    "open" => c.set("resolution", Value::Null),
-                    // A human resolve without a resolution records one, with its actor.
-                    _ if resolution.is_none() && c.get("resolution").is_none_or(Value::is_null) => {
-                        c.set("resolution", json!({ "note": "", "by": actor }));
+                    Ok(None) => {
+                        out.push(Err(err(404, "not found")));
+                        touched.push(None);
+                        continue;
                     }
-                    _ => {}
+                    Err(e) => {
+                        out.push(Err(err(500, e.message())));
+                        touched.push(None);
+                        continue;
+                    }
+                },
+            };
+            let ts = match ids::now() {
+                Ok(t) => ids::iso(t),
+                Err(e) => {
+                    out.push(Err(err(500, e.message())));
+                    touched.push(None);
+                    continue;
+                }
+            };
+            let mut c = records[at].0.comment.clone();
+            match job.patch.apply(&mut c, &ts) {
+                Ok(()) => {
+                    out.push(Ok((200, Value::Object(c.as_map().clone()))));
+                    records[at].0.comment = c;
+                    records[at].1 = true;
+                    touched.push(Some(at));
+                }
+                Err(e) => {
+                    out.push(Err(e));
+                    touched.push(None);
                 }
             }
-            if let Some(r) = &resolution {
-                c.set("resolution", r.clone());
+        }
+        let mut syncs: Vec<crate::store::fsx::DirSync> = Vec::new();
+        let mut failed: Vec<(usize, Reply)> = Vec::new();
+        for (i, (rec, dirty)) in records.iter().enumerate() {
+            if !dirty {
+                continue;
             }
-            if let Some(h) = hold {
-                c.set("hold", h.into());
+            match self.store.write_record_deferred(rec) {
+                Ok(sync) => {
+                    if !syncs.iter().any(|s| s.dir() == sync.dir()) {
+                        syncs.push(sync);
+                    }
+                }
+                Err(e) => failed.push((i, err(500, e.message()))),
             }
-            if let Some((author, body)) = &reply {
-                c.push_message(author.as_deref().unwrap_or(&actor), body, ts);
-            }
-            c.set("updatedAt", ts.into());
-            Ok(())
-        };
-        let now = || ids::now().map(ids::iso).map_err(|e| err(500, e.message()));
-        // Under the lock throughout (an optimistic write outside it lost to retries on a
-        // comment many reviewers answer at once).
-        let lock = self.store.lock().map_err(|e| err(500, e.message()))?;
-        self.store
-            .check_compatible()
-            .map_err(|e| err(409, e.message()))?;
-        let mut rec = self.find(o)?;
-        change(&mut rec.comment, &now()?)?;
-        let sync = self
-            .store
-            .write_record_deferred(&rec)
-            .map_err(|e| err(500, e.message()))?;
+        }
         drop(lock);
-        sync.finish();
-        Ok((200, Value::Object(rec.comment.as_map().clone())))
+        for sync in syncs {
+            sync.finish();
+        }
+        // A file that could not be written fails every request that changed it.
+        for (k, t) in touched.iter().enumerate() {
+            if let Some(i) = t
+                && let Some((_, e)) = failed.iter().find(|(f, _)| f == i)
+            {
+                out[k] = Err(e.clone());
+            }
+        }
+        out
     }
 
     /// `POST apply {id, author?}`: what `comments apply ID` does (the Markdown edited, the

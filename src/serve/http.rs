@@ -273,6 +273,7 @@ async fn api_request(
             space: &ctx.space,
             default_author: &ctx.author,
             book_root: &ctx.root,
+            patches: &ctx.patches,
         };
         api.handle(&method, &rest, &query, &body)
     })

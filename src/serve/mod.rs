@@ -53,6 +53,8 @@ pub(crate) struct Context {
     space: String,
     /// The book root.
     root: PathBuf,
+    /// PATCH requests committed in groups.
+    patches: api::PatchQueue,
 }
 
 impl Context {
@@ -163,6 +165,7 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
         author: crate::store::ids::resolve_author(None, root),
         space: book.config.space.clone(),
         root: root.to_path_buf(),
+        patches: api::PatchQueue::default(),
     });
     runtime.block_on(http::run(listeners, ctx));
     drop(work);

@@ -247,6 +247,11 @@ pub fn write_atomic(root: &Path, rel: &Path, contents: &[u8]) -> Result<()> {
 pub struct DirSync(PathBuf);
 
 impl DirSync {
+    /// The directory to fsync.
+    pub fn dir(&self) -> &Path {
+        &self.0
+    }
+
     /// Fsyncs the directory.
     pub fn finish(self) {
         sync_dir(&self.0);

@@ -314,6 +314,35 @@ impl Store {
             .cloned())
     }
 
+    /// The record as its file holds it now: `None` when the file no longer holds that comment
+    /// at that place (moved, removed, its array reordered). Call with the lock held, for a
+    /// record found before it was taken.
+    pub fn reread(&self, rec: &Record) -> Result<Option<Record>> {
+        self.check_compatible()?;
+        let Ok(bytes) = std::fs::read(self.root.join(&rec.file)) else {
+            return Ok(None);
+        };
+        let value = match serde_json::from_slice::<Value>(&bytes) {
+            Ok(v) => v,
+            Err(_) => return Ok(None),
+        };
+        let comment = match (&rec.location, value) {
+            (Location::File, v @ Value::Object(_)) => Comment::from_value(v),
+            (Location::Legacy { index }, Value::Array(mut items)) if *index < items.len() => {
+                Comment::from_value(items.swap_remove(*index))
+            }
+            _ => return Ok(None),
+        };
+        if comment.id().is_none() || comment.id() != rec.comment.id() {
+            return Ok(None);
+        }
+        Ok(Some(Record {
+            file: rec.file.clone(),
+            location: rec.location.clone(),
+            comment,
+        }))
+    }
+
     /// Writes a record back where it came from. Call with the lock held.
     pub fn write_record(&self, rec: &Record) -> Result<()> {
         self.write_record_deferred(rec).map(fsx::DirSync::finish)

@@ -256,6 +256,10 @@ pub fn raw_request(ip: &str, port: u16, bytes: &[u8]) -> (u16, String) {
 pub struct LoadReport {
     /// Latency of every API write, in microseconds.
     pub latencies_us: Vec<u64>,
+    /// The same, for POSTs (new comments) and PATCHes apart.
+    pub post_us: Vec<u64>,
+    /// PATCH latencies.
+    pub patch_us: Vec<u64>,
     /// Bodies of created comments.
     pub created: Vec<String>,
     /// Bodies of replies.
@@ -338,7 +342,7 @@ pub fn load(server: &Server, clients: usize, ops: usize) -> LoadReport {
                     };
                     let t = Instant::now();
                     let (code, text) = request(port, method, api, &[("Content-Type", "application/json")], body.to_string().as_bytes());
-                    lat.push(t.elapsed().as_micros() as u64);
+                    lat.push((method == "POST", t.elapsed().as_micros() as u64));
                     assert!(code == 200 || code == 201, "{method} {body} → {code} {text}");
                     if code == 201 && j % 5 == 0 {
                         let v: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -351,13 +355,22 @@ pub fn load(server: &Server, clients: usize, ops: usize) -> LoadReport {
         .collect();
     let mut report = LoadReport {
         latencies_us: Vec::new(),
+        post_us: Vec::new(),
+        patch_us: Vec::new(),
         created: Vec::new(),
         replies: Vec::new(),
         cli_runs: (0, 0),
     };
     for h in handles {
         let (l, c, r) = h.join().unwrap();
-        report.latencies_us.extend(l);
+        for (post, us) in l {
+            report.latencies_us.push(us);
+            if post {
+                report.post_us.push(us);
+            } else {
+                report.patch_us.push(us);
+            }
+        }
         report.created.extend(c);
         report.replies.extend(r);
     }

@@ -412,7 +412,7 @@ fn set_hold(ctx: &Ctx, a: &IdsArgs, hold: bool) -> Result<i32> {
     Ok(0)
 }
 
-/// Locks the store, finds every id (all validated by `check` before anything is written),
+/// Finds every id, locks the store (all validated by `check` before anything is written),
 /// applies `change` to each with `updatedAt` bumped, writes them, and returns the records.
 fn mutate(
     store: &Store,
@@ -426,10 +426,23 @@ fn mutate(
             unique.push(id.clone());
         }
     }
-    let _lock = store.lock()?;
+    // The whole store is read to find the files before the lock is taken; under it only
+    // those files are read again (a concurrent move sends us back to a full read, locked).
     let snap = store.load()?;
     snap.warn_unreadable();
-    let found: Vec<Record> = store.find(&snap, &unique)?.into_iter().cloned().collect();
+    let located: Vec<Record> = store.find(&snap, &unique)?.into_iter().cloned().collect();
+    let _lock = store.lock()?;
+    let mut found: Vec<Record> = Vec::with_capacity(located.len());
+    for r in &located {
+        match store.reread(r)? {
+            Some(fresh) => found.push(fresh),
+            None => {
+                let snap = store.load()?;
+                found = store.find(&snap, &unique)?.into_iter().cloned().collect();
+                break;
+            }
+        }
+    }
     for r in &found {
         check(r)?;
     }
