@@ -48,10 +48,12 @@ pub struct Applied {
     pub line: usize,
 }
 
-/// Where a suggestion goes: a byte range of a file, and the text to put there.
+/// Where a suggestion goes: a byte range of a file (canonical path), the source bytes found
+/// there when it was traced, and the text to put there.
 struct Edit {
     path: PathBuf,
     range: Range<usize>,
+    expected: String,
     text: String,
 }
 
@@ -94,27 +96,54 @@ pub fn apply(
             }
         }
     }
-    // Each file once, its edits from the end so earlier offsets stay right.
+    // Each file once, its edits from the end so earlier offsets stay right; every file read,
+    // checked (not a symlink, still holding what was traced) and edited before any is written.
     let mut files: Vec<PathBuf> = edits.iter().map(|(_, e)| e.path.clone()).collect();
     files.sort();
     files.dedup();
     let mut lines = vec![0usize; records.len()];
+    let mut rewritten: Vec<(&PathBuf, String)> = Vec::with_capacity(files.len());
     for path in &files {
+        let shown = display(book, path);
+        if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+            bail!("{shown} is a symlink; apply the suggestion by hand; nothing written ({shown})");
+        }
         let mut text =
             std::fs::read_to_string(path).map_err(|e| Error::io("cannot read", path, e))?;
         let mut here: Vec<&(usize, Edit)> = edits.iter().filter(|(_, e)| &e.path == path).collect();
         for (k, e) in &here {
+            if text.get(e.range.clone()) != Some(e.expected.as_str()) {
+                bail!(
+                    "{shown} changed while the suggestion of {} was being applied; nothing written ({shown})",
+                    records[*k].comment.id().unwrap_or_default()
+                );
+            }
             lines[*k] = text[..e.range.start].matches('\n').count() + 1;
         }
         here.sort_by_key(|(_, e)| std::cmp::Reverse(e.range.start));
         for (_, e) in here {
             text.replace_range(e.range.clone(), &e.text);
         }
+        rewritten.push((path, text));
+    }
+    let mut written: Vec<String> = Vec::new();
+    for (path, text) in &rewritten {
         let dir = path.parent().unwrap_or(Path::new("."));
         let name = path
             .file_name()
             .ok_or_else(|| Error::new(format!("not a file ({})", path.display())))?;
-        fsx::write_atomic(dir, Path::new(name), text.as_bytes())?;
+        fsx::write_atomic(dir, Path::new(name), text.as_bytes()).map_err(|e| {
+            if written.is_empty() {
+                e
+            } else {
+                Error::new(format!(
+                    "{} — already written: {}; no comment was closed",
+                    e.message(),
+                    written.join(", ")
+                ))
+            }
+        })?;
+        written.push(display(book, path));
     }
     // Then the comments, closed as `done` closes them.
     let ts = ids::iso(ids::now()?);
@@ -210,7 +239,12 @@ fn precheck(c: &Comment, force: bool) -> Result<()> {
 
 /// A path for messages and `applied.file`: relative to the book root when below it.
 fn display(book: &Book, path: &Path) -> String {
-    path.strip_prefix(&book.root)
+    let canon = book
+        .root
+        .canonicalize()
+        .unwrap_or_else(|_| book.root.clone());
+    path.strip_prefix(&canon)
+        .or_else(|_| path.strip_prefix(&book.root))
         .map(crate::util::slash_path)
         .unwrap_or_else(|_| path.display().to_string())
 }
@@ -258,22 +292,79 @@ fn locate(book: &Book, anchors: &BookAnchors, c: &Comment) -> Result<Edit> {
         );
     };
     let chapter = &anchors.chapters[ch];
-    let range =
-        plain_source(&anchors.texts[ch], &chapter.content, place.text.clone()).map_err(|why| {
-            Error::new(format!(
-                "the quote of {id:?} {why}; nothing written (anchor.quote)"
-            ))
-        })?;
-    let (path, range) = on_disk(book, chapter, range).map_err(|why| {
+    let why = |why: String| {
         Error::new(format!(
             "the quote of {id:?} {why}; nothing written (anchor.quote)"
         ))
-    })?;
+    };
+    let (range, code) =
+        plain_source(&anchors.texts[ch], &chapter.content, place.text.clone()).map_err(why)?;
+    let expected = chapter.content[range.clone()].to_string();
+    let (path, range, file_text) = on_disk(book, chapter, range).map_err(why)?;
+    let at_line_start = range.start == 0 || file_text[..range.start].ends_with('\n');
+    let text = match code {
+        // In a fenced code block the replacement is the code, as typed.
+        Some(CodeKind::Fenced) => s.text.to_string(),
+        _ if s.text.contains('\n') => bail!(
+            "the suggestion of {id:?} spans lines, which this place cannot take as written; apply it by hand; nothing written (suggestion.text)"
+        ),
+        Some(CodeKind::Indented) => s.text.to_string(),
+        None => escape_markdown(s.text, at_line_start),
+    };
     Ok(Edit {
         path,
         range,
-        text: s.text.to_string(),
+        expected,
+        text,
     })
+}
+
+/// A suggestion is text as readers see it: written into Markdown it must render as that text,
+/// never as markup (emphasis, links, HTML, mdBook's `{{#…}}` directives, a table's `|`), so
+/// every character Markdown could read as syntax is backslash-escaped; at the start of a line,
+/// so is a list or heading marker.
+fn escape_markdown(text: &str, at_line_start: bool) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    // An ordered-list marker (`2.`, `3)`) is escaped at its dot or parenthesis.
+    let digits = text.chars().take_while(char::is_ascii_digit).count();
+    let ordered = at_line_start && digits > 0 && text[digits..].starts_with(['.', ')']);
+    if at_line_start && text.starts_with(['-', '+', '=']) {
+        out.push('\\');
+    }
+    for (i, ch) in text.char_indices() {
+        if (ordered && i == digits)
+            || matches!(
+                ch,
+                '\\' | '`'
+                    | '*'
+                    | '_'
+                    | '['
+                    | ']'
+                    | '<'
+                    | '>'
+                    | '{'
+                    | '}'
+                    | '|'
+                    | '~'
+                    | '#'
+                    | '&'
+                    | '$'
+            )
+        {
+            out.push('\\');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// What kind of code block a quote is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CodeKind {
+    /// ```` ``` ```` or `~~~` fences.
+    Fenced,
+    /// Indented by four spaces.
+    Indented,
 }
 
 /// The Markdown range of the text range `text`, when replacing it keeps every piece of
@@ -284,7 +375,7 @@ fn plain_source(
     pt: &PageText,
     content: &str,
     text: Range<usize>,
-) -> std::result::Result<Range<usize>, String> {
+) -> std::result::Result<(Range<usize>, Option<CodeKind>), String> {
     if text.is_empty() {
         return Err("is empty".into());
     }
@@ -320,7 +411,28 @@ fn plain_source(
     if covered < range.end {
         markup_gap(&content[covered..range.end])?;
     }
-    Ok(range)
+    let code = match segs[0].kind {
+        SegKind::CodeBlock(n) => {
+            if segs.iter().any(|s| s.kind != segs[0].kind) {
+                return Err("spans code and text".into());
+            }
+            let fence = pt
+                .code_blocks
+                .get(n as usize)
+                .map(|cb| content[cb.src.clone()].trim_start())
+                .is_some_and(|src| src.starts_with("```") || src.starts_with("~~~"));
+            Some(if fence {
+                CodeKind::Fenced
+            } else {
+                CodeKind::Indented
+            })
+        }
+        _ if segs.iter().any(|s| matches!(s.kind, SegKind::CodeBlock(_))) => {
+            return Err("spans code and text".into());
+        }
+        _ => None,
+    };
+    Ok((range, code))
 }
 
 fn markup_gap(gap: &str) -> std::result::Result<(), String> {
@@ -334,23 +446,40 @@ fn markup_gap(gap: &str) -> std::result::Result<(), String> {
     }
 }
 
-/// The file and byte range on disk of the chapter's Markdown range `range`: the chapter file
-/// itself, or the file an `{{#include}}` brought in.
+/// The file (canonical path), byte range and text on disk of the chapter's Markdown range
+/// `range`: the chapter file itself, or the file an `{{#include}}` brought in. Each step is
+/// checked against the bytes it claims (an unsure trace is a refusal, never a guess), and the
+/// file must be inside the book.
 fn on_disk(
     book: &Book,
     chapter: &Chapter,
     range: Range<usize>,
-) -> std::result::Result<(PathBuf, Range<usize>), String> {
+) -> std::result::Result<(PathBuf, Range<usize>, String), String> {
+    let prefix = format!("{}/", crate::book::PageIds::new(book).prefix);
     let file = book.src_dir().join(
         chapter
             .source
-            .strip_prefix(&format!("{}/", crate::book::PageIds::new(book).prefix))
+            .strip_prefix(&prefix)
             .unwrap_or(&chapter.source),
     );
-    let Some(disk) = &chapter.disk else {
-        return Ok((file, range));
-    };
     let content = &chapter.content;
+    let slice = &content[range.clone()];
+    let inside = |path: &Path| -> std::result::Result<PathBuf, String> {
+        let canon = path
+            .canonicalize()
+            .map_err(|e| format!("comes from {} which cannot be read: {e}", path.display()))?;
+        let root = book
+            .root
+            .canonicalize()
+            .unwrap_or_else(|_| book.root.clone());
+        if !canon.starts_with(&root) {
+            return Err(format!("comes from {}, outside the book", path.display()));
+        }
+        Ok(canon)
+    };
+    let Some(disk) = &chapter.disk else {
+        return Ok((inside(&file)?, range, content.clone()));
+    };
     // The disk text is literal pieces and `{{#…}}` directives; the pieces are in the content
     // in order, each directive's expansion between them.
     let pieces = directives(disk);
@@ -360,6 +489,11 @@ fn on_disk(
         let lit = &disk[piece.clone()];
         let found = if k == 0 {
             content.starts_with(lit).then_some(0)
+        } else if k + 1 == pieces.literals.len() {
+            content
+                .ends_with(lit)
+                .then(|| content.len() - lit.len())
+                .filter(|&i| i >= at)
         } else if lit.is_empty() {
             Some(at)
         } else {
@@ -375,7 +509,10 @@ fn on_disk(
     for (d, c) in &placed {
         if c.start <= range.start && range.end <= c.end {
             let off = d.start + (range.start - c.start);
-            return Ok((file, off..off + range.len()));
+            if disk.get(off..off + range.len()) != Some(slice) {
+                return Err("cannot be traced back from the expanded chapter to its file".into());
+            }
+            return Ok((inside(&file)?, off..off + range.len(), disk.clone()));
         }
     }
     // In the expansion of directive k (between literal k and k + 1).
@@ -387,10 +524,12 @@ fn on_disk(
         if !(gap.start <= range.start && range.end <= gap.end) {
             continue;
         }
-        let Some(target) = include_target(&disk[directive.clone()]) else {
-            return Err("comes from a `{{#…}}` expansion that is not a file include".into());
+        let Some((target, whole)) = include_target(&disk[directive.clone()]) else {
+            return Err(
+                "comes from a `{{#…}}` expansion other than a file include, or an include with an anchor".into(),
+            );
         };
-        let included = file.parent().unwrap_or(Path::new(".")).join(target);
+        let included = inside(&file.parent().unwrap_or(Path::new(".")).join(target))?;
         let text = std::fs::read_to_string(&included).map_err(|e| {
             format!(
                 "comes from {} which cannot be read: {e}",
@@ -398,23 +537,29 @@ fn on_disk(
             )
         })?;
         let expansion = &content[gap.clone()];
-        let slice = &content[range.clone()];
-        // Where the expansion sits in the included file (whole or a line range), else where
-        // the quoted source alone is, when that is once only.
-        let unique = |hay: &str, needle: &str| -> Option<usize> {
-            let i = hay.find(needle)?;
-            (hay.rfind(needle) == Some(i)).then_some(i)
+        // A whole-file include is the file (mdBook drops its last newline); a line range is
+        // a run of its lines, found once.
+        let base = if whole {
+            (text == expansion || text.strip_suffix('\n') == Some(expansion)).then_some(0)
+        } else {
+            text.find(expansion)
+                .filter(|&i| text.rfind(expansion) == Some(i))
+                .filter(|&i| i == 0 || text[..i].ends_with('\n'))
         };
-        let start = match unique(&text, expansion) {
-            Some(i) => i + (range.start - gap.start),
-            None => unique(&text, slice).ok_or_else(|| {
-                format!(
-                    "cannot be found exactly once in the included file {}",
-                    included.display()
-                )
-            })?,
+        let Some(base) = base else {
+            return Err(format!(
+                "cannot be traced to one place in the included file {}",
+                display(book, &included)
+            ));
         };
-        return Ok((included, start..start + range.len()));
+        let start = base + (range.start - gap.start);
+        if text.get(start..start + range.len()) != Some(slice) {
+            return Err(format!(
+                "cannot be traced to one place in the included file {}",
+                display(book, &included)
+            ));
+        }
+        return Ok((included, start..start + range.len(), text));
     }
     Err("spans the boundary of an included file".into())
 }
@@ -451,34 +596,55 @@ fn directives(disk: &str) -> Pieces {
     }
 }
 
-/// The file of an `{{#include path[:…]}}` (or `rustdoc_include`) directive.
-fn include_target(directive: &str) -> Option<&str> {
+/// The file of an `{{#include path[:lines]}}` directive and whether it is the whole file.
+/// An anchor (`:name`) or `rustdoc_include` (hidden lines) makes an expansion that is not a
+/// run of the file's bytes: `None`, like any other directive.
+fn include_target(directive: &str) -> Option<(&str, bool)> {
     let inner = directive.strip_prefix("{{")?.strip_suffix("}}")?.trim();
-    let rest = inner
-        .strip_prefix("#include")
-        .or_else(|| inner.strip_prefix("#rustdoc_include"))?;
+    let rest = inner.strip_prefix("#include")?;
     if !rest.starts_with(char::is_whitespace) {
         return None;
     }
     let arg = rest.trim();
-    Some(arg.split(':').next().unwrap_or(arg).trim()).filter(|p| !p.is_empty())
+    let (path, spec) = match arg.split_once(':') {
+        Some((p, spec)) => (p.trim(), Some(spec.trim())),
+        None => (arg, None),
+    };
+    if path.is_empty() {
+        return None;
+    }
+    match spec {
+        None => Some((path, true)),
+        // Line ranges: `2`, `2:5`, `:5`, `2:`.
+        Some(sp) if sp.chars().all(|c| c.is_ascii_digit() || c == ':') => Some((path, false)),
+        Some(_) => None,
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::apply::{directives, include_target};
+    use crate::apply::{directives, escape_markdown, include_target};
 
     #[test]
     fn directives_split_a_chapter_into_pieces() {
         let p = directives("a {{#include x.md}} b {{ #title T }} c \\{{#include y}} d");
         assert_eq!(p.directives.len(), 2);
         assert_eq!(p.literals.len(), 3);
-        assert_eq!(include_target("{{#include x.md:2:5}}"), Some("x.md"));
+        assert_eq!(include_target("{{#include x.md}}"), Some(("x.md", true)));
         assert_eq!(
-            include_target("{{#rustdoc_include src/a.rs:anchor}}"),
-            Some("src/a.rs")
+            include_target("{{#include x.md:2:5}}"),
+            Some(("x.md", false))
         );
+        assert_eq!(include_target("{{#include x.md:anchor}}"), None);
+        assert_eq!(include_target("{{#rustdoc_include src/a.rs:2}}"), None);
         assert_eq!(include_target("{{#title T}}"), None);
         assert_eq!(include_target("{{#includes x}}"), None);
+        assert_eq!(
+            escape_markdown("a *b* [c](d) {{#x}} <i>", false),
+            "a \\*b\\* \\[c\\](d) \\{\\{\\#x\\}\\} \\<i\\>"
+        );
+        assert_eq!(escape_markdown("- item", true), "\\- item");
+        assert_eq!(escape_markdown("2. two", true), "2\\. two");
+        assert_eq!(escape_markdown("- item", false), "- item");
     }
 }

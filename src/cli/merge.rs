@@ -182,10 +182,11 @@ fn on_path(program: &str) -> Option<PathBuf> {
 /// Makes `git-merge-notabene` findable on PATH: a link to this program beside it when its
 /// directory is on PATH. Returns where it is, or why not.
 fn ensure_strategy_program() -> std::result::Result<(PathBuf, bool), String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    // One on PATH that runs a program (a link of another install is as good as ours).
     if let Some(found) = on_path(STRATEGY_PROGRAM) {
         return Ok((found, false));
     }
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
     let dir_on_path = std::env::var_os("PATH").is_some_and(|p| {
         std::env::split_paths(&p).any(|d| d.canonicalize().ok() == dir.canonicalize().ok())
@@ -199,9 +200,20 @@ fn ensure_strategy_program() -> std::result::Result<(PathBuf, bool), String> {
     }
     #[cfg(unix)]
     {
+        // A link there that leads nowhere (the program moved) is replaced; a file is not ours.
+        if let Ok(meta) = std::fs::symlink_metadata(&link) {
+            if !meta.file_type().is_symlink() {
+                return Err(format!("{} exists and is not a link", link.display()));
+            }
+            std::fs::remove_file(&link)
+                .map_err(|e| format!("cannot replace {}: {e}", link.display()))?;
+        }
         match std::os::unix::fs::symlink(&exe, &link) {
             Ok(()) => Ok((link, true)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok((link, false)),
+            // Another `init` made it meanwhile.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && link.is_file() => {
+                Ok((link, false))
+            }
             Err(e) => Err(format!("cannot link {}: {e}", link.display())),
         }
     }

@@ -36,6 +36,13 @@ pub struct PatchQueue {
     state: std::sync::Mutex<QueueState>,
 }
 
+impl PatchQueue {
+    /// The queue (a panic elsewhere never leaves it unusable).
+    fn lock(&self) -> std::sync::MutexGuard<'_, QueueState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
 #[derive(Default)]
 struct QueueState {
     pending: Vec<Job>,
@@ -470,7 +477,7 @@ impl Api<'_> {
         };
         let (done, answer) = std::sync::mpsc::channel();
         let lead = {
-            let mut q = self.patches.state.lock().expect("patch queue");
+            let mut q = self.patches.lock();
             q.pending.push(Job {
                 page: page.to_string(),
                 id: id.to_string(),
@@ -494,12 +501,19 @@ impl Api<'_> {
     /// Commits every PATCH queued so far as one group and answers them; then hands the lead
     /// to the first request that arrived meanwhile (so no leader waits behind later groups).
     fn lead_group(&self) {
-        let jobs = std::mem::take(&mut self.patches.state.lock().expect("patch queue").pending);
-        let results = self.commit_patches(&jobs);
+        let jobs = std::mem::take(&mut self.patches.lock().pending);
+        // A panic in a group answers its requests with an error and still hands the lead on.
+        let results =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.commit_patches(&jobs)))
+                .unwrap_or_else(|_| {
+                    jobs.iter()
+                        .map(|_| Err(err(500, "internal error")))
+                        .collect()
+                });
         for (job, result) in jobs.into_iter().zip(results) {
             let _ = job.done.send(Turn::Done(result));
         }
-        let mut q = self.patches.state.lock().expect("patch queue");
+        let mut q = self.patches.lock();
         match q.pending.first() {
             Some(next) => {
                 let _ = next.done.send(Turn::Lead);
@@ -607,6 +621,10 @@ impl Api<'_> {
             .map(str::trim)
             .filter(|a| !a.is_empty())
             .unwrap_or(self.default_author);
+        let snap = self.store.load().map_err(|e| err(500, e.message()))?;
+        if !snap.comments().any(|r| r.comment.id() == Some(id)) {
+            return Err(err(404, "not found"));
+        }
         let book = crate::book::Book::load(self.book_root).map_err(|e| err(500, e.message()))?;
         // A change made from the browser is journaled like an agent's, so /review shows it.
         let entry_id = ids::journal_id(ids::now().map_err(|e| err(500, e.message()))?);
@@ -617,7 +635,6 @@ impl Api<'_> {
         };
         let done = match crate::apply::apply(&book, self.store, &[id.to_string()], &opts) {
             Ok(done) => done,
-            Err(e) if e.message().contains("not found under") => return Err(err(404, "not found")),
             Err(e) => return Err(err(409, e.message())),
         };
         let c = &done[0].comment;

@@ -110,7 +110,9 @@ pub fn prepare(root: &Path, rel: &Path, contents: &[u8]) -> Result<Prepared> {
             .map_err(|e| Error::io("cannot create a temporary file", &dir, e))?;
         // Held until the file is renamed or dropped: `clean` removes only temp files that no
         // live writer holds. A `clean` between the creation and the lock has removed it:
-        // then start again with a new one.
+        // then start again with a new one. (Unix advisory locks only: Windows locks are
+        // mandatory and would refuse our own write; there `clean` goes by age.)
+        #[cfg(unix)]
         tmp.as_file()
             .lock_shared()
             .map_err(|e| Error::io("cannot lock a temporary file", tmp.path(), e))?;
@@ -203,9 +205,11 @@ pub const FOREIGN_MIN_AGE: std::time::Duration = std::time::Duration::from_secs(
 pub fn remove_leftover(root: &Path, rel: &Path) -> Result<Leftover> {
     let path = contained(root, rel)?;
     check_no_symlink(root, rel)?;
-    let ours = rel
-        .file_name()
-        .is_some_and(|n| n.to_string_lossy().starts_with('.'));
+    // Ours hold their advisory lock until renamed (Unix); anything else goes by age.
+    let ours = cfg!(unix)
+        && rel
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with('.'));
     let file = match File::open(&path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Leftover::Gone),

@@ -69,7 +69,20 @@ pub fn merge(path: &str, base: &[u8], ours: &[u8], theirs: &[u8]) -> Merged<Vec<
     let base = parse_side(base, "the common ancestor", true)?;
     let ours = parse_side(ours, "our side", false)?.unwrap_or(Value::Null);
     let theirs = parse_side(theirs, "their side", false)?.unwrap_or(Value::Null);
-    let merged = match (Kind::of(path), ours, theirs) {
+    // A page whose file is `journal.json` or `meta.json` below the store's top holds comments:
+    // the content tells.
+    let holds_comments = |v: &Value| match v {
+        Value::Array(a) => a.iter().any(|m| m.get("thread").is_some()),
+        Value::Object(m) => m.contains_key("thread"),
+        _ => false,
+    };
+    let kind = match Kind::of(path) {
+        Kind::Journal | Kind::Meta if holds_comments(&ours) || holds_comments(&theirs) => {
+            Kind::Comments
+        }
+        k => k,
+    };
+    let merged = match (kind, ours, theirs) {
         (Kind::Journal, Value::Array(o), Value::Array(t)) => {
             let b = match base {
                 None => Vec::new(),
@@ -300,7 +313,11 @@ pub fn merge_comment(
     for key in keys {
         let k = key.as_str();
         let value = match k {
-            "thread" => Some(merge_thread(ours.get(k), theirs.get(k))?),
+            "thread" => Some(merge_thread(
+                base.and_then(|b| b.get(k)),
+                ours.get(k),
+                theirs.get(k),
+            )?),
             "updatedAt" => {
                 if theirs_later {
                     theirs.get(k).cloned()
@@ -325,9 +342,16 @@ pub fn merge_comment(
     Ok(out)
 }
 
-/// The union of two threads' messages, keyed by `ts`, `author` and `body`, in timestamp order
-/// (a stable sort: messages with the same `ts` keep ours-then-theirs order).
-fn merge_thread(ours: Option<&Value>, theirs: Option<&Value>) -> Merged<Value> {
+/// The union of two threads' messages, three-way: a message is known by its `ts` and
+/// `author` (and its rank among messages with both equal); one whose body changed on one side
+/// only takes that change (an edit of the first message); changed on both, both versions are
+/// kept. Every other message of either side is kept, so no reply is lost. Timestamp order (a
+/// stable sort: messages at the same instant keep ours-then-theirs order).
+fn merge_thread(
+    base: Option<&Value>,
+    ours: Option<&Value>,
+    theirs: Option<&Value>,
+) -> Merged<Value> {
     let list = |v: Option<&Value>, which: &str| -> Merged<Vec<Value>> {
         match v {
             None | Some(Value::Null) => Ok(Vec::new()),
@@ -335,28 +359,55 @@ fn merge_thread(ours: Option<&Value>, theirs: Option<&Value>) -> Merged<Value> {
             Some(_) => conflict(format!("{which} thread is not an array (thread)")),
         }
     };
-    let key = |m: &Value| {
-        json::to_js_compact(&[
-            m.get("ts").cloned().unwrap_or(Value::Null),
-            m.get("author").cloned().unwrap_or(Value::Null),
-            m.get("body").cloned().unwrap_or(Value::Null),
-        ])
+    // (ts, author, rank) of each message, rank counting earlier messages with the same two.
+    let keyed = |msgs: Vec<Value>| -> Vec<(String, Value)> {
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        msgs.into_iter()
+            .map(|m| {
+                let who = json::to_js_compact(&[
+                    m.get("ts").cloned().unwrap_or(Value::Null),
+                    m.get("author").cloned().unwrap_or(Value::Null),
+                ]);
+                let n = seen.entry(who.clone()).or_default();
+                *n += 1;
+                (format!("{who}#{n}"), m)
+            })
+            .collect()
     };
-    let mut out = list(ours, "our")?;
-    let mut seen: HashSet<String> = out.iter().map(key).collect();
-    for m in list(theirs, "their")? {
-        if seen.insert(key(&m)) {
+    let b: HashMap<String, Value> = keyed(list(base, "the ancestor's")?).into_iter().collect();
+    let t = keyed(list(theirs, "their")?);
+    let t_map: HashMap<&str, &Value> = t.iter().map(|(k, v)| (k.as_str(), v)).collect();
+    let mut out: Vec<Value> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    for (k, m) in keyed(list(ours, "our")?) {
+        match t_map.get(k.as_str()) {
+            Some(tm) => match pick(b.get(&k), Some(&m), Some(tm)) {
+                Pick::Take(v) => out.push(v.cloned().unwrap_or(m)),
+                Pick::Both => {
+                    out.push(m);
+                    out.push((*tm).clone());
+                }
+            },
+            None => out.push(m),
+        }
+        seen.insert(k);
+    }
+    for (k, m) in t {
+        if !seen.contains(&k) {
             out.push(m);
         }
     }
-    let ts = |m: &Value| {
-        m.get("ts")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    };
-    out.sort_by(|a, b| later(&ts(a), &ts(b)));
+    out.sort_by_cached_key(|m| ts_key(m.get("ts").and_then(Value::as_str).unwrap_or("")));
     Ok(Value::Array(out))
+}
+
+/// A total order on timestamps: parsed instants first, in time order, then unparseable
+/// strings in string order.
+fn ts_key(ts: &str) -> (u8, i64, u32, String) {
+    match chrono::DateTime::parse_from_rfc3339(ts) {
+        Ok(t) => (0, t.timestamp(), t.timestamp_subsec_nanos(), String::new()),
+        Err(_) => (1, 0, 0, ts.to_string()),
+    }
 }
 
 /// The file left for a person when a merge conflicts: both versions whole, between git's
@@ -477,6 +528,66 @@ mod tests {
         want["updatedAt"] = json!("2026-01-02T11:00:00.000Z");
         want["x-extra"] = json!(1);
         assert_eq!(String::from_utf8(got).unwrap(), json::to_js_pretty(&want));
+    }
+
+    #[test]
+    fn an_edit_of_the_first_message_meets_a_reply() {
+        let m0 = msg("2026-01-01T00:00:00.000Z", "first");
+        let edited = msg("2026-01-01T00:00:00.000Z", "first, edited");
+        let m1 = msg("2026-01-02T00:00:00.000Z", "reply");
+        let base = comment(json!([m0]), "open", "2026-01-01T00:00:00.000Z", json!({}));
+        let ours = comment(
+            json!([edited]),
+            "open",
+            "2026-01-01T01:00:00.000Z",
+            json!({}),
+        );
+        let theirs = comment(
+            json!([m0, m1]),
+            "open",
+            "2026-01-02T00:00:00.000Z",
+            json!({}),
+        );
+        let got = merge("p/c_1.json", &pretty(base), &pretty(ours), &pretty(theirs)).unwrap();
+        let got: Value = serde_json::from_slice(&got).unwrap();
+        assert_eq!(got["thread"], json!([edited, m1]));
+        // Both edited, differently: both versions stay.
+        let base = comment(json!([m0]), "open", "2026-01-01T00:00:00.000Z", json!({}));
+        let other = msg("2026-01-01T00:00:00.000Z", "first, edited otherwise");
+        let theirs = comment(
+            json!([other]),
+            "open",
+            "2026-01-01T02:00:00.000Z",
+            json!({}),
+        );
+        let ours = comment(
+            json!([edited]),
+            "open",
+            "2026-01-01T01:00:00.000Z",
+            json!({}),
+        );
+        let got = merge("p/c_1.json", &pretty(base), &pretty(ours), &pretty(theirs)).unwrap();
+        let got: Value = serde_json::from_slice(&got).unwrap();
+        assert_eq!(got["thread"], json!([edited, other]));
+    }
+
+    #[test]
+    fn a_page_named_journal_merges_as_comments_and_odd_timestamps_sort() {
+        let a = comment(
+            json!([msg("zzz", "x"), msg("2026-01-01T00:00:00.000Z", "y")]),
+            "open",
+            "t",
+            json!({}),
+        );
+        let got = merge(
+            "s/p/journal.json",
+            b"",
+            &pretty(json!([a.clone()])),
+            &pretty(json!([a])),
+        )
+        .unwrap();
+        let got: Value = serde_json::from_slice(&got).unwrap();
+        assert_eq!(got[0]["thread"][0]["body"], "y");
     }
 
     #[test]

@@ -792,6 +792,8 @@ fn suggest_a_change_apply_it_and_see_it_rebuilt_and_on_review() {
     );
 
     // A second suggestion, applied from /review.
+    let g = generation(server.port);
+    mark_document(&mut p);
     let (code, v) = serve::request(
         server.port,
         "POST",
@@ -811,11 +813,9 @@ fn suggest_a_change_apply_it_and_see_it_rebuilt_and_on_review() {
         .as_str()
         .unwrap()
         .to_string();
-    settle(
-        server.port,
-        generation(server.port) - 1,
-        Duration::from_millis(300),
-    );
+    // Its rebuild done, and the open page reloaded for it: then /review.
+    settle(server.port, g, Duration::from_millis(300));
+    wait_reloaded(&mut p, WRITE);
     p.goto(&format!("{url}review.html"));
     wait_writable(&mut p);
     let pending = format!(".nb-suggestions .nb-card[data-nb-id=\"{second}\"]");

@@ -373,3 +373,16 @@ fn add_suggest_writes_the_suggestion_after_the_anchor_and_a_readable_body() {
         "notabene: the following required arguments were not provided: --quote <QUOTE> (see --help)",
     );
 }
+
+#[test]
+fn a_suggestion_is_written_as_text_never_as_markup() {
+    assert_applied(
+        "Plain prose",
+        "Plain *prose* {{#include x}} <b>",
+        &CHAPTER.replace(
+            "Plain prose sentence",
+            "Plain \\*prose\\* \\{\\{\\#include x\\}\\} \\<b\\> sentence",
+        ),
+        PART,
+    );
+}
