@@ -24,11 +24,14 @@
 //! `NB_RESOLVED=k` resolves k of them, `NB_SIZES=1` prints the size of each island and
 //! generated page).
 
+#[path = "support/big_book.rs"]
+mod big_book;
 #[path = "../tests/it/common.rs"]
 mod common;
 #[path = "../tests/it/support.rs"]
 mod support;
 
+use big_book::*;
 use mdbook_driver::MDBook;
 use mdbook_driver::config::Config;
 use std::path::{Path, PathBuf};
@@ -62,9 +65,6 @@ impl mdbook_preprocessor::Preprocessor for StandIn {
         Ok(self.0.clone())
     }
 }
-
-/// Size each chapter is filled up to.
-const CHAPTER_BYTES: usize = 10_300;
 
 /// The scenarios: name, comments, of which resolved, build-ratio target.
 const SCENARIOS: [(&str, usize, usize, f64); 3] = [
@@ -366,55 +366,6 @@ fn main() {
     }
 }
 
-/// Stages rust-by-example with every chapter filled up to [`CHAPTER_BYTES`] from the corpus.
-fn big_book(tmp: &Path) -> (PathBuf, Config) {
-    let root = stage(&corpus("rust-by-example"), tmp, "big-book");
-    let mut base = neutral_config(&root);
-    install_client(&root, &mut base);
-    let md = MDBook::load_with_config(&root, base.clone()).unwrap();
-    let src = root.join("src");
-    let own: Vec<PathBuf> = chapters(&md)
-        .iter()
-        .map(|c| src.join(&c.source_path))
-        .collect();
-    let mut pool: Vec<String> = own
-        .iter()
-        .map(|p| std::fs::read_to_string(p).unwrap())
-        .collect();
-    let nomicon = corpus("nomicon").join("src");
-    let mut extra = Vec::new();
-    walk_md(&nomicon, &mut extra);
-    extra.sort();
-    pool.extend(
-        extra
-            .iter()
-            .filter(|p| !p.ends_with("SUMMARY.md"))
-            .map(|p| std::fs::read_to_string(p).unwrap()),
-    );
-    for (i, path) in own.iter().enumerate() {
-        let mut text = pool[i].clone();
-        let mut k = i + 1;
-        while text.len() < CHAPTER_BYTES {
-            text.push_str("\n\n");
-            text.push_str(&pool[k % pool.len()]);
-            k += 1;
-        }
-        std::fs::write(path, text).unwrap();
-    }
-    (root, base)
-}
-
-fn walk_md(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            walk_md(&p, out);
-        } else if p.extension().is_some_and(|x| x == "md") {
-            out.push(p);
-        }
-    }
-}
-
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap().flatten() {
@@ -436,25 +387,6 @@ fn neutral_toml(dir: &Path) -> String {
         .unwrap();
     doc.remove("preprocessor");
     doc.to_string()
-}
-
-/// Generates `n` comments into the book's store (text anchors, one in ten with a typo).
-fn generate_into(root: &Path, md: &MDBook, n: usize) {
-    let chapters = chapters(md).len();
-    let gens = generate(
-        root,
-        md,
-        &GenOptions {
-            per_chapter: n.div_ceil(chapters) + 2,
-            max_text: Some(n),
-            typo_every: 10,
-            overlap: true,
-            blocks: false,
-            seed: 12,
-            ..GenOptions::default()
-        },
-    );
-    assert_eq!(gens.len(), n);
 }
 
 /// Makes `store` hold the first `n` comments of `master` (in id order), the `resolved` ones

@@ -12,7 +12,7 @@ use crate::store::Store;
 use crate::{Error, Result};
 use mdbook_driver::MDBook;
 use mdbook_driver::book::BookItem;
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Loads the book at `root` with our preprocessor (and renderer) in process.
@@ -50,15 +50,20 @@ pub fn build(root: &Path, dest: Option<&Path>) -> Result<PathBuf> {
     Ok(build_with(root, dest)?.build_dir_for("html"))
 }
 
-/// Builds the book at `root` into `dest` and returns the page ids of its chapters (what a
-/// served site holds). `serve` refreshes the client once, before its first build.
-pub fn build_into(root: &Path, dest: &Path) -> Result<BTreeSet<String>> {
+/// Builds the book at `root` into `dest` and returns its chapters' page ids (what a served
+/// site holds) with their HTML files, relative to `dest`. `serve` refreshes the client once,
+/// before its first build.
+pub fn build_into(root: &Path, dest: &Path) -> Result<BTreeMap<String, String>> {
     let md = build_with(root, Some(dest))?;
     let ids = PageIds::new(&Book::load(root)?);
     let pages = md
         .iter()
         .filter_map(|item| match item {
-            BookItem::Chapter(ch) => ch.source_path.as_ref().map(|sp| ids.for_chapter(sp)),
+            BookItem::Chapter(ch) => {
+                let page = ids.for_chapter(ch.source_path.as_ref()?);
+                let html = crate::util::slash_path(&ch.path.as_ref()?.with_extension("html"));
+                Some((page, html))
+            }
             _ => None,
         })
         .collect();

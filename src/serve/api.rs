@@ -10,7 +10,7 @@ use crate::book::{PageIds, Repo};
 use crate::store::comment::{SCOPES, STATUSES};
 use crate::store::{Comment, Store, ids, journal, new_comment};
 use serde_json::{Map, Value, json};
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 
 /// Largest accepted request body.
 pub const MAX_REQUEST: usize = 1024 * 1024;
@@ -188,7 +188,7 @@ pub struct Api<'a> {
     /// The store.
     pub store: &'a Store,
     /// Page ids of the current build's chapters.
-    pub pages: &'a BTreeSet<String>,
+    pub pages: &'a BTreeMap<String, String>,
     /// Page-id scheme (for diffs).
     pub ids: &'a PageIds,
     /// The git repository (for diffs).
@@ -369,7 +369,7 @@ impl Api<'_> {
         if crate::store::validate_page_id(page).is_err() {
             return Err(err(400, "invalid page id"));
         }
-        if !self.pages.contains(page) {
+        if !self.pages.contains_key(page) {
             return Err(err(400, "unknown page"));
         }
         if !SCOPES.contains(&scope) {

@@ -234,10 +234,12 @@ async fn api_request(
             let _ = tokio::time::timeout(LONG_POLL, rx.wait_for(|g| *g > since)).await;
         }
         let g = *rx.borrow();
-        let builds = *ctx.site.builds.lock().expect("builds lock");
+        let (builds, built) = *ctx.site.builds.lock().expect("builds lock");
+        // `generation` moves with every change a page shows (a patched island too), `built`
+        // is the generation of the last full build.
         return json(
             200,
-            &serde_json::json!({ "api": 1, "generation": g, "builds": builds, "writable": true }),
+            &serde_json::json!({ "api": 1, "generation": g, "builds": builds, "built": built, "writable": true }),
         );
     }
     let too_long = req
@@ -275,7 +277,24 @@ async fn api_request(
             book_root: &ctx.root,
             patches: &ctx.patches,
         };
-        api.handle(&method, &rest, &query, &body)
+        let answer = api.handle(&method, &rest, &query, &body);
+        // The comment a write changed: patched into its served chapter's island at once.
+        if method != "GET" && answer.0 < 300 {
+            let request = serde_json::from_slice::<serde_json::Value>(&body).ok();
+            let field = |k: &str| {
+                answer
+                    .1
+                    .get(k)
+                    .and_then(|v| v.as_str())
+                    .map(str::to_string)
+                    .or_else(|| request.as_ref()?.get(k)?.as_str().map(str::to_string))
+            };
+            if let (Some(page), Ok(w)) = (field("page"), ctx.wake.lock()) {
+                let key = field("id").map(|id| crate::store::ids::sanitize_id(&id));
+                let _ = w.send((page, key));
+            }
+        }
+        answer
     })
     .await;
     match answer {

@@ -13,12 +13,13 @@
 pub mod api;
 pub mod guard;
 pub mod http;
+mod patch;
 mod watch;
 
 use crate::book::{Book, PageIds, Repo};
 use crate::store::Store;
 use crate::{Error, Result};
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -55,6 +56,8 @@ pub(crate) struct Context {
     root: PathBuf,
     /// PATCH requests committed in groups.
     patches: api::PatchQueue,
+    /// Names the page of each API write to the watcher (its island is patched at once).
+    wake: Mutex<std::sync::mpsc::Sender<(String, Option<String>)>>,
 }
 
 impl Context {
@@ -70,10 +73,12 @@ impl Context {
 /// The site being served and the build counter pages wait on.
 struct Site {
     dir: RwLock<PathBuf>,
-    pages: RwLock<BTreeSet<String>>,
+    /// Page id → its HTML file in `dir`.
+    pages: RwLock<BTreeMap<String, String>>,
     /// The build generation; live-reload sockets and long polls watch it.
     generation: tokio::sync::watch::Sender<u64>,
-    builds: Mutex<u64>,
+    /// Full builds so far, and the generation the last one published.
+    builds: Mutex<(u64, u64)>,
 }
 
 /// A token for `--host` without `NOTABENE_TOKEN`: 128 random bits, hex.
@@ -117,7 +122,7 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
         dir: RwLock::new(first),
         pages: RwLock::new(pages),
         generation: tokio::sync::watch::Sender::new(1),
-        builds: Mutex::new(1),
+        builds: Mutex::new((1, 1)),
     });
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -152,7 +157,19 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
         let _ = std::process::Command::new("xdg-open").arg(&url).spawn();
     }
 
-    watch::spawn(Arc::clone(&site), root, work.path(), watched, initial);
+    let (wake, woken) = std::sync::mpsc::channel();
+    watch::spawn(
+        Arc::clone(&site),
+        root,
+        work.path(),
+        watched,
+        initial,
+        watch::Patching {
+            store: store.clone(),
+            space: book.config.space.clone(),
+            wake: woken,
+        },
+    );
 
     let ctx = Arc::new(Context {
         site,
@@ -166,6 +183,7 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
         space: book.config.space.clone(),
         root: root.to_path_buf(),
         patches: api::PatchQueue::default(),
+        wake: Mutex::new(wake),
     });
     runtime.block_on(http::run(listeners, ctx));
     drop(work);

@@ -271,6 +271,47 @@ impl Store {
         Ok(())
     }
 
+    /// The comments stored for `page`, in the order a full read gives them: its directory's
+    /// files, then its legacy array's members (unreadable files skipped).
+    pub fn load_page(&self, page: &str) -> Result<Vec<Comment>> {
+        self.check_compatible()?;
+        validate_page_id(page)?;
+        let mut out = Vec::new();
+        let dir = self.root.join(page);
+        if let Ok(rd) = std::fs::read_dir(&dir) {
+            let mut names: Vec<String> = rd
+                .filter_map(|e| e.ok())
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".json"))
+                .collect();
+            names.sort();
+            for name in names {
+                let snap = read_comment_file(&dir.join(&name), format!("{page}/{name}"));
+                out.extend(snap.records.into_iter().map(|r| r.comment));
+            }
+        }
+        let legacy = self.root.join(format!("{page}.json"));
+        if legacy.is_file() {
+            let snap = read_comment_file(&legacy, format!("{page}.json"));
+            out.extend(snap.records.into_iter().map(|r| r.comment));
+        }
+        out.retain(|c| c.id().is_some() && c.page() == Some(page));
+        Ok(out)
+    }
+
+    /// The comment of `page` in the file `<page>/<key>.json` (`key`: its id as file names
+    /// write it); `None` when the file is missing, unreadable or holds another page's comment.
+    pub fn read_file_of(&self, page: &str, key: &str) -> Option<Comment> {
+        validate_page_id(page).ok()?;
+        if key.is_empty() || ids::sanitize_id(key) != key {
+            return None;
+        }
+        let bytes = std::fs::read(self.root.join(page).join(format!("{key}.json"))).ok()?;
+        let comment = Comment::from_value(serde_json::from_slice(&bytes).ok()?);
+        (comment.id().is_some() && comment.page() == Some(page)).then_some(comment)
+    }
+
     /// Finds the records of `ids` (in order). Fails on the first id that is missing or that
     /// more than one file claims.
     pub fn find<'a>(&self, snap: &'a Snapshot, ids: &[String]) -> Result<Vec<&'a Record>> {

@@ -132,7 +132,7 @@ fn review_loop_select_comment_reload_agent_review_approve() {
     p.screenshot("serve-composer");
     let dir = server.store().join("book-example/src/guide/installing");
     let before = comment_files(&dir);
-    mark_document(&mut p);
+    let g_write = generation(server.port);
     ctrl_enter(&mut p);
     // The identity dialog comes first.
     p.wait_for("document.querySelector('dialog.nb-identity[open]')", SECS);
@@ -171,8 +171,9 @@ fn review_loop_select_comment_reload_agent_review_approve() {
     assert_eq!(c["status"], "open");
     let id = c["id"].as_str().unwrap().to_string();
 
-    // The live reload shows it as a mark, anchored exactly, at the same scroll position.
-    wait_reloaded(&mut p, WRITE);
+    // The live reload shows it as a mark (at once, patched in; then rebuilt), anchored
+    // exactly, at the same scroll position.
+    wait_rebuilt(&mut p, server.port, g_write);
     eprintln!(
         "reloaded with the comment {:?} after the write",
         t_write.elapsed()
@@ -724,6 +725,7 @@ fn suggest_a_change_apply_it_and_see_it_rebuilt_and_on_review() {
     type_text(&mut p, "the ones we test most thoroughly");
     let dir = server.store().join("book-example/src/guide/installing");
     let before = comment_files(&dir);
+    let g0 = generation(server.port);
     p.click(".nb-compose-save");
     let c = wait_new_comment(&dir, &before, WRITE);
     assert_eq!(
@@ -743,7 +745,7 @@ fn suggest_a_change_apply_it_and_see_it_rebuilt_and_on_review() {
     };
 
     // After the rebuild, its thread offers Apply.
-    wait_reloaded(&mut p, WRITE);
+    wait_rebuilt(&mut p, server.port, g0);
     p.wait_for(
         &format!("document.querySelector('mark.nb-mark[data-nb-id=\"{id}\"]')"),
         SECS,
@@ -857,6 +859,55 @@ fn suggest_a_change_apply_it_and_see_it_rebuilt_and_on_review() {
         "applied: no longer pending"
     );
     assert_same_origin_and_clean(&mut p, server.port);
+}
+
+/// A comment another reviewer writes reaches an open page at once: the server patches it
+/// into the chapter's island before any rebuild, the page reloads, and the client marks its
+/// quote itself (the rebuild that follows marks it too).
+#[test]
+fn a_comment_from_elsewhere_is_marked_before_the_rebuild() {
+    let mut p = page!(1280, 900);
+    let server = book_example();
+    let url = base(server.port);
+    p.goto(&format!("{url}guide/installing.html"));
+    wait_writable(&mut p);
+    mark_document(&mut p);
+    let t = Instant::now();
+    let (code, v) = serve::request(
+        server.port,
+        "POST",
+        "/__notabene/api/comments",
+        &[("Content-Type", "application/json")],
+        json!({
+            "page": "book-example/src/guide/installing", "space": "book", "scope": "selection",
+            "anchor": { "quote": "Raspberry Pi", "prefix": "Most stations run on a ", "suffix": ", so the ARM builds", "section": "Installing Skylark" },
+            "body": "Which Pi?", "author": "Olga Other"
+        })
+        .to_string()
+        .as_bytes(),
+    );
+    assert_eq!(code, 201, "{v}");
+    let id = serde_json::from_str::<Value>(&v).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The reload the patch causes comes well before the rebuild's (which waits 300 ms for
+    // the store to be quiet, then builds): that page has it pending, marked by the client.
+    wait_next_load(&mut p, WRITE);
+    let seen = p.eval(&format!(
+        "[{ISLAND}.comments.find(c => c.id === '{id}').anchoring.status, [...document.querySelectorAll('mark.nb-mark[data-nb-id=\"{id}\"]')].map(m => m.textContent).join('')]"
+    ));
+    eprintln!("marked {:?} after the POST", t.elapsed());
+    assert_eq!(seen, json!(["pending", "Raspberry Pi"]));
+    p.click(&format!("mark.nb-mark[data-nb-id=\"{id}\"]"));
+    p.wait_for(
+        &format!("document.querySelector('.nb-pop .nb-thread[data-nb-id=\"{id}\"]')"),
+        SECS,
+    );
+    assert!(
+        p.eval_str("document.querySelector('.nb-pop').textContent")
+            .contains("Which Pi?")
+    );
 }
 
 /* ------------------------------------------------- a static site over http */
@@ -1009,13 +1060,13 @@ fn touch_screen_docks_the_comment_button_and_composes_in_a_sheet() {
     p.screenshot("serve-touch-sheet");
     let dir = server.store().join("book-example/src/guide/sensors");
     let before = comment_files(&dir);
-    mark_document(&mut p);
+    let g = generation(server.port);
     p.click(".nb-compose-save");
     let c = wait_new_comment(&dir, &before, WRITE);
     assert_eq!(c["anchor"]["quote"], quote);
     assert_eq!(c["thread"][0]["author"], "Tess Touch");
     let id = c["id"].as_str().unwrap().to_string();
-    wait_reloaded(&mut p, WRITE);
+    wait_rebuilt(&mut p, server.port, g);
     let e = island_entry(&mut p, &id);
     assert_eq!(e["anchoring"]["status"], "exact", "{e:#}");
     assert_same_origin_and_clean(&mut p, server.port);

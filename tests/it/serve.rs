@@ -114,6 +114,37 @@ impl Server {
         }
     }
 
+    /// `serve` on the book at `dir` as it is (no copy; for the benchmarks' own books).
+    pub fn start_dir(dir: &Path) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mdbook-notabene"))
+            .args(["serve", dir.to_str().unwrap(), "--port", "0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .env_remove("NOTABENE_TOKEN")
+            .env_remove("NOTABENE_STORE")
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port: u16 = line
+            .trim()
+            .rsplit(' ')
+            .next()
+            .and_then(|u| u.strip_prefix("http://127.0.0.1:"))
+            .and_then(|rest| rest.split('/').next())
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no port in {line:?}"));
+        Server {
+            child,
+            port,
+            book: dir.to_path_buf(),
+            url_token: None,
+            _tmp: tempfile::tempdir().unwrap(),
+        }
+    }
+
     /// The store directory.
     pub fn store(&self) -> PathBuf {
         self.book.join(".notabene")
@@ -155,13 +186,15 @@ impl Server {
         v["generation"].as_u64().unwrap()
     }
 
-    /// Waits (up to 20 s) until the server has rebuilt past `generation`.
+    /// Waits (up to 20 s) until a full rebuild has published a generation past
+    /// `generation` (an island patch moves the generation, not `built`); returns it.
     pub fn wait_rebuild(&self, generation: u64) -> u64 {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
-            let g = self.generation();
+            let (_, v) = self.json("GET", "/__notabene/api/status", &serde_json::Value::Null);
+            let g = v["built"].as_u64().unwrap();
             if g > generation {
-                return g;
+                return v["generation"].as_u64().unwrap().max(g);
             }
             assert!(
                 Instant::now() < deadline,

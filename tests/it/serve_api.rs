@@ -404,3 +404,95 @@ fn suggested_edits_through_the_api() {
     let verify = common::run(&server.book, &["comments", "verify"]);
     assert_eq!(verify.code, 0, "{}", verify.stdout);
 }
+
+/// A comment written through the API is in the served chapter's island long before the
+/// rebuild anchors it: patched in as `pending`, with its whole anchor; the rebuild then makes
+/// it `exact`. A reply reaches the island the same way, keeping the entry's anchoring.
+#[test]
+fn a_new_comment_is_in_the_served_chapter_before_the_rebuild() {
+    let server = Server::start(&[], |_| {});
+    let page = "book-example/src/guide/installing";
+    let island = |server: &Server| -> Value {
+        let (code, html) = server.request("GET", "/guide/installing.html", &[], b"");
+        assert_eq!(code, 200);
+        let open = format!("data-nb-page=\"{page}\">");
+        let start = html.find(&open).unwrap() + open.len();
+        let end = start + html[start..].find("</script>").unwrap();
+        serde_json::from_str(&html[start..end].replace("<\\/", "</")).unwrap()
+    };
+    let entry = |v: &Value, id: &str| -> Option<Value> {
+        v["comments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == id)
+            .cloned()
+    };
+    let g = server.generation();
+    let anchor = json!({ "quote": "Raspberry Pi", "prefix": "Most stations run on a ", "suffix": ", so the ARM builds", "section": "Installing Skylark" });
+    let (code, text) = server.request(
+        "POST",
+        "/__notabene/api/comments",
+        &[("Content-Type", "application/json")],
+        json!({ "page": page, "space": "book", "scope": "selection", "anchor": anchor, "body": "Which Pi?" })
+            .to_string()
+            .as_bytes(),
+    );
+    assert_eq!(code, 201, "{text}");
+    let id = serde_json::from_str::<Value>(&text).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Patched in before any rebuild: the generation moved, the build count did not.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let pending = loop {
+        if let Some(e) = entry(&island(&server), &id) {
+            break e;
+        }
+        assert!(std::time::Instant::now() < deadline, "never patched in");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    assert_eq!(
+        pending["anchoring"],
+        json!({ "status": "pending" }),
+        "{pending}"
+    );
+    assert_eq!(
+        pending["anchor"], anchor,
+        "the whole anchor, to search with"
+    );
+    assert!(pending.get("page").is_none());
+    // After the rebuild: anchored.
+    let mut g = server.wait_rebuild(g);
+    let anchored = loop {
+        let e = entry(&island(&server), &id).unwrap();
+        if e["anchoring"]["status"] != "pending" {
+            break e;
+        }
+        g = server.wait_rebuild(g);
+    };
+    assert_eq!(anchored["anchoring"]["status"], "exact", "{anchored}");
+    // A reply: in the island at once, the anchoring kept.
+    let (code, _) = server.request(
+        "PATCH",
+        "/__notabene/api/comments",
+        &[("Content-Type", "application/json")],
+        json!({ "page": page, "id": id, "reply": { "body": "A Pi 4." } })
+            .to_string()
+            .as_bytes(),
+    );
+    assert_eq!(code, 200);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let e = entry(&island(&server), &id).unwrap();
+        if e["thread"].as_array().unwrap().len() == 2 {
+            assert_eq!(e["anchoring"]["status"], "exact");
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the reply never reached the island"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}

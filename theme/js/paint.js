@@ -56,6 +56,7 @@ function initChapter(islands) {
     });
   });
   safely('marks', setupMarks);
+  safely('pending', markPending);
   safely('blocks', setupBlocks);
   safely('code', function () { setupCode(islands); });
   safely('discussion', function () { setupDiscussion(islands); });
@@ -112,6 +113,62 @@ function wrapRange(range, id, status) {
     marks.push(m);
   });
   return marks;
+}
+
+/**
+ * Comments `serve` patched into the island before a rebuild could anchor them
+ * (`anchoring.status: "pending"`, with the whole anchor): their quote found in the page's
+ * text — where its prefix and suffix fit best — and marked. Found nowhere, they wait for the
+ * rebuild.
+ */
+function markPending() {
+  var main = mainEl();
+  if (!main) return;
+  S.order.forEach(function (c) {
+    if (anch(c).status !== 'pending' || scopeOf(c) !== 'selection' || statusOf(c) === 'resolved') return;
+    if (D.querySelector('mark.nb-mark[data-nb-id="' + cssEscape(str(c.id)) + '"]')) return;
+    var a = obj(c.anchor);
+    var quote = str(a.quote);
+    if (!quote.trim()) return;
+    var m = textModel(main);
+    var best = -1, bestScore = -1;
+    for (var at = m.text.indexOf(quote); at >= 0; at = m.text.indexOf(quote, at + 1)) {
+      var score = commonSuffix(m.text.slice(Math.max(0, at - 40), at), str(a.prefix)) +
+        commonPrefix(m.text.slice(at + quote.length, at + quote.length + 40), str(a.suffix));
+      if (score > bestScore) { best = at; bestScore = score; }
+    }
+    if (best < 0) return;
+    var range = rangeAt(m, best, best + quote.length);
+    if (range) wrapRange(range, str(c.id), statusOf(c)).forEach(decorateMark);
+  });
+}
+function commonSuffix(a, b) {
+  var n = 0;
+  while (n < a.length && n < b.length && a[a.length - 1 - n] === b[b.length - 1 - n]) n++;
+  return n;
+}
+function commonPrefix(a, b) {
+  var n = 0;
+  while (n < a.length && n < b.length && a[n] === b[n]) n++;
+  return n;
+}
+/** The Range of flat offsets [s, e) of text model `m`. */
+function rangeAt(m, s, e) {
+  var find = function (pos, end) {
+    var lo = 0, hi = m.nodes.length - 1;
+    while (lo < hi) {
+      var mid = (lo + hi + 1) >> 1;
+      if (m.starts[mid] < pos || (!end && m.starts[mid] === pos)) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  };
+  if (!m.nodes.length) return null;
+  var i = find(s, false), j = find(e, true);
+  var r = D.createRange();
+  r.setStart(m.nodes[i], s - m.starts[i]);
+  r.setEnd(m.nodes[j], e - m.starts[j]);
+  return r;
 }
 
 /** A comment the API has just created: shown at once — its mark on the text it was written

@@ -103,6 +103,37 @@ pub fn corpus_next_to(server: &Server, name: &str) -> Extra {
 }
 
 /// The build generation of the server on `port`.
+/// Waits until a full build past generation `after` is done and the page shows it: a page
+/// served from that build or a later one (its `Server-Timing` names it), loaded, writable,
+/// its scroll restored. (A write first reaches open pages as a patched island, one reload
+/// earlier; this waits for the rebuilt page.)
+pub fn wait_rebuilt(p: &mut Page, port: u16, after: u64) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut b = built(port);
+    while b <= after {
+        assert!(
+            Instant::now() < deadline,
+            "no rebuild after generation {after}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+        b = built(port);
+    }
+    p.wait_for(
+        &format!(
+            "(performance.getEntriesByType('navigation')[0].serverTiming.find(e => e.name === 'nb-generation') || {{duration: 0}}).duration >= {b} && document.readyState === 'complete' && document.documentElement.classList.contains('nb-write') && document.documentElement.dataset.nbScroll === 'restored'"
+        ),
+        Duration::from_secs(30),
+    );
+}
+
+/// The generation the last full build published.
+pub fn built(port: u16) -> u64 {
+    let (_, text) = crate::serve::request(port, "GET", "/__notabene/api/status", &[], b"");
+    serde_json::from_str::<Value>(&text).unwrap()["built"]
+        .as_u64()
+        .unwrap()
+}
+
 pub fn generation(port: u16) -> u64 {
     let (_, text) = crate::serve::request(port, "GET", "/__notabene/api/status", &[], b"");
     serde_json::from_str::<Value>(&text).unwrap()["generation"]
@@ -114,7 +145,8 @@ pub fn generation(port: u16) -> u64 {
 pub fn settle(port: u16, after: u64, quiet: Duration) -> u64 {
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut g = generation(port);
-    while g <= after {
+    // A full build past `after` (a patched island moves the generation sooner).
+    while built(port) <= after {
         assert!(
             Instant::now() < deadline,
             "no rebuild after generation {after}"
@@ -142,8 +174,45 @@ pub fn mark_document(p: &mut Page) {
 }
 
 /// Waits for the document marked by `mark_document` to be replaced by a loaded one in write
-/// mode (the live reload after a write), with its scroll position put back.
+/// mode (the live reload after a write), with its scroll position put back — and for the page
+/// to show the server's latest full build with nothing newer pending (a write first reaches
+/// open pages as a patched island, one reload before the rebuilt page).
 pub fn wait_reloaded(p: &mut Page, timeout: Duration) {
+    let ready = "document.readyState === 'complete' && document.documentElement.classList.contains('nb-write') && document.documentElement.dataset.nbScroll === 'restored'";
+    p.wait_for(&format!("!window.__nbOldDocument && {ready}"), timeout);
+    let port = p.eval_i64("+location.port") as u16;
+    // `--host` mode: the API wants the page's token.
+    let token = p.eval_str("localStorage.getItem('notabene:token') || ''");
+    let headers: Vec<(&str, &str)> = if token.is_empty() {
+        vec![]
+    } else {
+        vec![("x-notabene-token", token.as_str())]
+    };
+    let deadline = Instant::now() + timeout;
+    loop {
+        let (_, text) = crate::serve::request(port, "GET", "/__notabene/api/status", &headers, b"");
+        let v: Value = serde_json::from_str(&text).unwrap();
+        let (g, b) = (
+            v["generation"].as_u64().unwrap(),
+            v["built"].as_u64().unwrap(),
+        );
+        let served = p.eval_i64(&format!(
+            "({ready}) ? (performance.getEntriesByType('navigation')[0].serverTiming.find(e => e.name === 'nb-generation') || {{duration: 0}}).duration : -1"
+        ));
+        if g == b && served >= b as i64 {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the page never showed the rebuilt book (generation {g}, built {b}, page {served})"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Waits for the document marked by `mark_document` to be replaced by a loaded one in write
+/// mode, whichever reload it is (the patched island's included).
+pub fn wait_next_load(p: &mut Page, timeout: Duration) {
     p.wait_for(
         "!window.__nbOldDocument && document.readyState === 'complete' && document.documentElement.classList.contains('nb-write') && document.documentElement.dataset.nbScroll === 'restored'",
         timeout,

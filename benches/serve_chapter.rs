@@ -1,0 +1,142 @@
+//! `serve` on the ~2 MB book with 10,000 open comments (release build): how soon a comment
+//! written through the API is in the served chapter (its island patched, before any
+//! rebuild), against the baseline measured in the same run — how soon the full rebuild that
+//! follows has it. Run with `cargo bench --bench serve_chapter` (`NB_WRITES` writes,
+//! default 20).
+
+#[path = "support/big_book.rs"]
+mod big_book;
+#[path = "../tests/it/common.rs"]
+mod common;
+#[path = "../tests/it/serve.rs"]
+mod serve;
+#[path = "../tests/it/support.rs"]
+mod support;
+
+use big_book::*;
+use mdbook_driver::MDBook;
+use serde_json::{Value, json};
+use serve::{Server, quantile};
+use std::time::{Duration, Instant};
+
+fn main() {
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("serve_chapter: run with `cargo bench --bench serve_chapter`");
+        return;
+    }
+    let writes: usize = std::env::var("NB_WRITES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20);
+    let tmp = common::tempdir();
+    let (root, base) = big_book(tmp.path());
+    let md = MDBook::load_with_config(&root, base).unwrap();
+    generate_into(&root, &md, 10_000);
+    // The book set up as a user sets it up.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mdbook-notabene"))
+        .arg("install")
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let server = Server::start_dir(&root);
+    // The chapters and a quote on each (an anchor a comment already has there).
+    let mut targets: Vec<(String, String, Value)> = Vec::new();
+    let mut files = Vec::new();
+    collect(&server.store(), &mut files);
+    files.sort();
+    for f in &files {
+        let c: Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+        let page = c["page"].as_str().unwrap_or("").to_string();
+        // `<prefix>/src/<chapter>` is served as `/<chapter>.html` (README as index.html:
+        // skipped).
+        let html = page
+            .split_once("src/")
+            .map(|(_, p)| format!("/{p}.html"))
+            .filter(|h| !h.ends_with("README.html"));
+        if let Some(html) = html
+            && c["scope"] == "selection"
+            && !targets.iter().any(|t| t.0 == page)
+        {
+            targets.push((page, html, c["anchor"].clone()));
+        }
+    }
+    let (mut patched, mut rebuilt) = (Vec::new(), Vec::new());
+    for k in 0..writes {
+        let (page, html, anchor) = &targets[(k * 7) % targets.len()];
+        let builds = builds(&server);
+        let t = Instant::now();
+        let (code, text) = server.request(
+            "POST",
+            "/__notabene/api/comments",
+            &[("Content-Type", "application/json")],
+            json!({ "page": page, "space": "book", "scope": "selection", "anchor": anchor, "body": format!("bench {k}") })
+                .to_string()
+                .as_bytes(),
+        );
+        assert_eq!(code, 201, "{text}");
+        let id = serde_json::from_str::<Value>(&text).unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let needle = format!("\"id\":\"{id}\"");
+        loop {
+            let (_, body) = server.request("GET", html, &[], b"");
+            if body.contains(&needle) {
+                patched.push(t.elapsed());
+                break;
+            }
+            assert!(t.elapsed() < Duration::from_secs(60), "never in {html}");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // The full rebuild it triggers.
+        while self::builds(&server) == builds {
+            assert!(t.elapsed() < Duration::from_secs(120), "no rebuild");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        rebuilt.push(t.elapsed());
+    }
+    let us = |v: &[Duration]| -> Vec<u64> { v.iter().map(|d| d.as_micros() as u64).collect() };
+    let (mut p, mut r) = (us(&patched), us(&rebuilt));
+    let ms = |x: u64| format!("{:.0}", x as f64 / 1e3);
+    println!("| a new comment (POST) is in the served chapter | p50 (ms) | p95 (ms) |");
+    println!("|---|---:|---:|");
+    println!(
+        "| baseline: after the full rebuild | {} | {} |",
+        ms(quantile(&mut r, 0.5)),
+        ms(quantile(&mut r, 0.95))
+    );
+    println!(
+        "| island patched (target p95 ≤ 500) | {} | {} |",
+        ms(quantile(&mut p, 0.5)),
+        ms(quantile(&mut p, 0.95))
+    );
+    println!(
+        "\n{writes} writes on {} chapters, 10,000 open comments; the full rebuild is {:.1}× slower at p50.",
+        targets.len(),
+        quantile(&mut r, 0.5) as f64 / quantile(&mut p, 0.5).max(1) as f64
+    );
+}
+
+fn builds(server: &Server) -> u64 {
+    let (_, v) = server.json("GET", "/__notabene/api/status", &Value::Null);
+    v["builds"].as_u64().unwrap_or(0)
+}
+
+fn collect(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            collect(&p, out);
+        } else if p.extension().is_some_and(|x| x == "json")
+            && p.file_name()
+                .is_some_and(|n| n != "meta.json" && n != "journal.json")
+        {
+            out.push(p);
+        }
+    }
+}
