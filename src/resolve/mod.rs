@@ -102,6 +102,27 @@ impl FollowedBy {
     }
 }
 
+/// Whether the lean forms leave field `k` (value `v`) of comment `c` out: a default, the
+/// book's `space`, the page when the island says it (`page_known`), and the fields the
+/// writer of the lean form puts itself (`anchoring`, `url`: ours replace a stored one).
+pub fn lean_skips(
+    c: &Map<String, Value>,
+    k: &str,
+    v: &Value,
+    space: &str,
+    page_known: bool,
+) -> bool {
+    match k {
+        "space" => v.as_str() == Some(space),
+        "page" => page_known,
+        "hold" => *v == Value::Bool(false),
+        "resolution" => v.is_null(),
+        "updatedAt" => c.get("createdAt") == Some(v),
+        "anchoring" | "url" => true,
+        _ => false,
+    }
+}
+
 /// The anchoring of every comment of a book.
 pub struct BookAnchors {
     /// Chapters in book order.
@@ -400,18 +421,9 @@ impl BookAnchors {
         let c = self.comments[ci].as_map();
         let mut w = ObjectWriter::new(out);
         for (k, v) in c {
-            let skip = match k.as_str() {
-                "space" => v.as_str() == Some(space),
-                // A followed comment keeps its stored page: the write API finds it there.
-                "page" => form == Lean::Island && self.located[ci].followed.is_none(),
-                "hold" => *v == Value::Bool(false),
-                "resolution" => v.is_null(),
-                "updatedAt" => c.get("createdAt") == Some(v),
-                // Ours replaces whatever a writer stored under that name.
-                "anchoring" | "url" => true,
-                _ => false,
-            };
-            if skip {
+            // A followed comment keeps its stored page: the write API finds it there.
+            let page_known = form == Lean::Island && self.located[ci].followed.is_none();
+            if lean_skips(c, k, v, space, page_known) {
                 continue;
             }
             match (k.as_str(), v) {

@@ -8,7 +8,7 @@
 //! needs); [`api`] is the write API, [`guard`] the origin/host/token checks, [`http`] the
 //! transport (hyper on tokio, with its limits), `watch` the polled rebuilds.
 //!
-//! Layer 10. May call: `apply` (the Apply button), `engine` (builds), the book layer, `store` and the shared helpers.
+//! Layer 10. May call: `apply` (the Apply button), `engine` (builds), `resolve` (the lean island form), the book layer, `store` and the shared helpers.
 
 pub mod api;
 pub mod guard;

@@ -3,7 +3,8 @@
 //! from the store — kept entries take the comment's new fields and keep their anchoring, new
 //! comments come in as `anchoring.status: "pending"` with their whole anchor (the client
 //! finds and marks their quote), removed ones go — and the file is replaced atomically. The
-//! full rebuild that follows anchors them properly. Part of the serve layer.
+//! full rebuild that follows anchors them properly. Part of the serve layer; calls `store` and
+//! `resolve` (the lean form's rules).
 
 use crate::Result;
 use crate::store::json::{ObjectWriter, write_js_compact};
@@ -198,16 +199,7 @@ fn lean(c: &Comment, space: &str, anchoring: &Value) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
     let mut w = ObjectWriter::new(&mut out);
     for (k, v) in m {
-        let skip = match k.as_str() {
-            "space" => v.as_str() == Some(space),
-            "page" => true,
-            "hold" => *v == Value::Bool(false),
-            "resolution" => v.is_null(),
-            "updatedAt" => m.get("createdAt") == Some(v),
-            "anchoring" | "url" => true,
-            _ => false,
-        };
-        if skip {
+        if crate::resolve::lean_skips(m, k, v, space, true) {
             continue;
         }
         match (k.as_str(), v) {
