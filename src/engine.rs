@@ -51,22 +51,33 @@ pub fn build(root: &Path, dest: Option<&Path>) -> Result<PathBuf> {
 }
 
 /// Builds the book at `root` into `dest` and returns its chapters' page ids (what a served
-/// site holds) with their HTML files, relative to `dest`. `serve` refreshes the client once,
+/// site holds) with the HTML files that show each, relative to `dest`. `serve` refreshes the client once,
 /// before its first build.
-pub fn build_into(root: &Path, dest: &Path) -> Result<BTreeMap<String, String>> {
+pub fn build_into(root: &Path, dest: &Path) -> Result<BTreeMap<String, Vec<String>>> {
     let md = build_with(root, Some(dest))?;
     let ids = PageIds::new(&Book::load(root)?);
-    let pages = md
-        .iter()
-        .filter_map(|item| match item {
-            BookItem::Chapter(ch) => {
-                let page = ids.for_chapter(ch.source_path.as_ref()?);
-                let html = crate::util::slash_path(&ch.path.as_ref()?.with_extension("html"));
-                Some((page, html))
-            }
-            _ => None,
-        })
-        .collect();
+    let mut pages: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut first = true;
+    for item in md.iter() {
+        let BookItem::Chapter(ch) = item else {
+            continue;
+        };
+        let (Some(source), Some(path)) = (&ch.source_path, &ch.path) else {
+            continue;
+        };
+        // mdBook writes `README.md` as `index.html`, and the first chapter again as the
+        // site's `index.html`.
+        let path = if path.file_stem().is_some_and(|s| s == "README") {
+            path.with_file_name("index.html")
+        } else {
+            path.with_extension("html")
+        };
+        let files = pages.entry(ids.for_chapter(source)).or_default();
+        files.push(crate::util::slash_path(&path));
+        if std::mem::take(&mut first) && files[0] != "index.html" {
+            files.push("index.html".into());
+        }
+    }
     Ok(pages)
 }
 

@@ -188,7 +188,7 @@ pub struct Api<'a> {
     /// The store.
     pub store: &'a Store,
     /// Page ids of the current build's chapters.
-    pub pages: &'a BTreeMap<String, String>,
+    pub pages: &'a BTreeMap<String, Vec<String>>,
     /// Page-id scheme (for diffs).
     pub ids: &'a PageIds,
     /// The git repository (for diffs).

@@ -289,8 +289,13 @@ async fn api_request(
                     .map(str::to_string)
                     .or_else(|| request.as_ref()?.get(k)?.as_str().map(str::to_string))
             };
+            let kind = match (method.as_str(), rest.as_str()) {
+                ("POST", "comments") => super::patch::Kind::Created,
+                ("DELETE", _) => super::patch::Kind::Removed,
+                _ => super::patch::Kind::Changed,
+            };
             if let (Some(page), Ok(w)) = (field("page"), ctx.wake.lock()) {
-                let key = field("id").map(|id| crate::store::ids::sanitize_id(&id));
+                let key = field("id").map(|id| (crate::store::ids::sanitize_id(&id), kind));
                 let _ = w.send((page, key));
             }
         }

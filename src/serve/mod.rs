@@ -57,7 +57,7 @@ pub(crate) struct Context {
     /// PATCH requests committed in groups.
     patches: api::PatchQueue,
     /// Names the page of each API write to the watcher (its island is patched at once).
-    wake: Mutex<std::sync::mpsc::Sender<(String, Option<String>)>>,
+    wake: Mutex<std::sync::mpsc::Sender<Hint>>,
 }
 
 impl Context {
@@ -70,11 +70,15 @@ impl Context {
     }
 }
 
+/// What the API tells the watcher after a write: the page, and the comment's file key with
+/// what happened to it (no key: read the page whole).
+type Hint = (String, Option<(String, patch::Kind)>);
+
 /// The site being served and the build counter pages wait on.
 struct Site {
     dir: RwLock<PathBuf>,
     /// Page id → its HTML file in `dir`.
-    pages: RwLock<BTreeMap<String, String>>,
+    pages: RwLock<BTreeMap<String, Vec<String>>>,
     /// The build generation; live-reload sockets and long polls watch it.
     generation: tokio::sync::watch::Sender<u64>,
     /// Full builds so far, and the generation the last one published.

@@ -37,11 +37,16 @@ pub(super) fn changed_pages(
             return None;
         }
         let stem = name.trim_end_matches(".json").to_string();
+        let kind = match (before.contains_key(path), after.contains_key(path)) {
+            (false, _) => Kind::Created,
+            (true, false) => Kind::Removed,
+            (true, true) => Kind::Changed,
+        };
         if let Some(keys) = pages
             .entry(dir.to_string())
-            .or_insert_with(|| Some(BTreeSet::new()))
+            .or_insert_with(|| Some(BTreeMap::new()))
         {
-            keys.insert(stem);
+            keys.insert(stem, kind);
         }
     }
     Some(pages)
@@ -50,42 +55,74 @@ pub(super) fn changed_pages(
 /// What to refresh in a page's island: every comment (read from the page's files), or only
 /// the comments whose files are `<page>/<key>.json` (key: the id as its file is named — what
 /// the API wrote, or the files a poll saw change).
-pub(super) type Changes = BTreeMap<String, Option<BTreeSet<String>>>;
+pub(super) type Changes = BTreeMap<String, Option<BTreeMap<String, Kind>>>;
+
+/// What happened to a comment file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// A new comment: it joins the island.
+    Created,
+    /// An existing one changed: its entry is updated (never added: a comment missing from
+    /// this island is shown on another page, where it was followed).
+    Changed,
+    /// It was deleted: its entry goes.
+    Removed,
+}
 
 /// Rewrites the island of each page in `changes` that the site at `site` has a chapter for.
 /// Returns how many chapters were patched.
 pub(super) fn patch_islands(
     site: &Path,
-    chapters: &BTreeMap<String, String>,
+    chapters: &BTreeMap<String, Vec<String>>,
     store: &Store,
     space: &str,
     changes: &Changes,
 ) -> Result<usize> {
     let mut patched = 0;
-    for (page, ids) in changes {
-        let Some(html) = chapters.get(page) else {
+    for (page, keys) in changes {
+        let Some(files) = chapters.get(page) else {
             continue;
         };
-        let path = site.join(html);
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            continue;
-        };
-        // A page with a legacy array file is read whole (its members share one file).
+        // A page with a legacy array file is read whole (its members share one file), and
+        // so is one whose changed file does not hold the comment its name says.
         let legacy = store.root().join(format!("{page}.json")).is_file();
-        let update = match ids {
-            Some(keys) if !legacy => Update::Some(
-                keys.iter()
-                    .map(|k| (k.clone(), store.read_file_of(page, k)))
-                    .collect(),
-            ),
-            _ => Update::All(store.load_page(page)?),
+        let some = keys.as_ref().filter(|_| !legacy).map(|keys| {
+            keys.iter()
+                .map(|(k, kind)| (k.clone(), *kind, store.read_file_of(page, k)))
+                .collect::<Vec<_>>()
+        });
+        let sure = some.as_ref().is_some_and(|v| {
+            v.iter().all(|(k, kind, c)| match c {
+                Some(c) => crate::store::ids::sanitize_id(c.id().unwrap_or_default()) == *k,
+                None => *kind == Kind::Removed,
+            })
+        });
+        let update = match some {
+            Some(v) if sure => Update::Some(v),
+            _ => match store.load_page(page) {
+                Ok(all) => Update::All(all),
+                Err(e) => {
+                    eprintln!("notabene: {e}");
+                    continue;
+                }
+            },
         };
-        if let Some(new) = patch_html(&text, page, space, &update) {
+        for html in files {
+            let path = site.join(html);
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            let Some(new) = patch_html(&text, page, space, &update).filter(|n| *n != text) else {
+                continue;
+            };
             let tmp = path.with_extension("html.nb-patch");
-            std::fs::write(&tmp, new)
-                .and_then(|()| std::fs::rename(&tmp, &path))
-                .map_err(|e| crate::Error::io("cannot patch", &path, e))?;
-            patched += 1;
+            match std::fs::write(&tmp, new).and_then(|()| std::fs::rename(&tmp, &path)) {
+                Ok(()) => patched += 1,
+                Err(e) => {
+                    let _ = std::fs::remove_file(&tmp);
+                    eprintln!("notabene: cannot patch: {e} ({})", path.display());
+                }
+            }
         }
     }
     Ok(patched)
@@ -95,8 +132,9 @@ pub(super) fn patch_islands(
 enum Update {
     /// All the page's comments, in store order.
     All(Vec<Comment>),
-    /// These file keys only: the comment its file holds now, or `None` when it is gone.
-    Some(Vec<(String, Option<Comment>)>),
+    /// These file keys only: what happened, and the comment its file holds now (`None`:
+    /// gone).
+    Some(Vec<(String, Kind, Option<Comment>)>),
 }
 
 /// `html` with the island of `page` brought up to `update`; `None` when the page has no
@@ -117,16 +155,25 @@ fn patch_html(html: &str, page: &str, space: &str, update: &Update) -> Option<St
         .unwrap_or_default();
     let id_of = |c: &Value| c.get("id").and_then(Value::as_str).map(str::to_string);
     let anchoring_of = |c: &Comment, kept: Option<&Value>| {
-        kept.and_then(|e| e.get("anchoring"))
-            .cloned()
-            .unwrap_or_else(|| {
-                let fresh = if c.scope() == Some("page") {
-                    "page"
-                } else {
-                    "pending"
-                };
-                serde_json::json!({ "status": fresh })
-            })
+        let fresh = || {
+            let status = if c.scope() == Some("page") {
+                "page"
+            } else {
+                "pending"
+            };
+            serde_json::json!({ "status": status })
+        };
+        match kept.and_then(|e| e.get("anchoring")) {
+            // A resolved comment the build did not look for, live again (reopened).
+            Some(a)
+                if a.get("status").and_then(Value::as_str) == Some("not-anchored")
+                    && c.status() != Some("resolved") =>
+            {
+                fresh()
+            }
+            Some(a) => a.clone(),
+            None => fresh(),
+        }
     };
     let mut list: Vec<u8> = vec![b'['];
     let mut first = true;
@@ -156,7 +203,7 @@ fn patch_html(html: &str, page: &str, space: &str, update: &Update) -> Option<St
         }
         Update::Some(fresh) => {
             let by_key: HashMap<&str, &Option<Comment>> =
-                fresh.iter().map(|(k, c)| (k.as_str(), c)).collect();
+                fresh.iter().map(|(k, _, c)| (k.as_str(), c)).collect();
             let mut seen: BTreeSet<String> = BTreeSet::new();
             for e in &old {
                 let key = crate::store::ids::sanitize_id(&id_of(e).unwrap_or_default());
@@ -169,8 +216,9 @@ fn patch_html(html: &str, page: &str, space: &str, update: &Update) -> Option<St
                 }
                 seen.insert(key);
             }
-            for (key, c) in fresh {
+            for (key, kind, c) in fresh {
                 if let Some(c) = c
+                    && *kind == Kind::Created
                     && !seen.contains(key)
                 {
                     push(&lean(c, space, &anchoring_of(c, None)));
@@ -222,7 +270,7 @@ fn lean(c: &Comment, space: &str, anchoring: &Value) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
-    use crate::serve::patch::{Update, patch_html};
+    use crate::serve::patch::{Kind, Update, patch_html};
     use crate::store::Comment;
     use serde_json::json;
 
@@ -256,10 +304,17 @@ mod tests {
         assert_eq!(got["page"], "p");
         // The same by ids: c_gone removed, c_a changed, c_b added.
         let by_ids = Update::Some(vec![
-            ("c_gone".into(), None),
-            ("c_a".into(), Some(a)),
-            ("c_b".into(), Some(b)),
+            ("c_gone".into(), Kind::Removed, None),
+            ("c_a".into(), Kind::Changed, Some(a)),
+            ("c_b".into(), Kind::Created, Some(b.clone())),
         ]);
         assert_eq!(patch_html(&html, "p", "book", &by_ids).unwrap(), out);
+        // A changed comment this island does not show (followed elsewhere) is not added.
+        let other = Update::Some(vec![("c_b".into(), Kind::Changed, Some(b))]);
+        assert!(
+            !patch_html(&html, "p", "book", &other)
+                .unwrap()
+                .contains("c_b")
+        );
     }
 }

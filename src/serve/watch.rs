@@ -57,8 +57,9 @@ fn lower_priority() {
 pub(super) struct Patching {
     pub store: crate::store::Store,
     pub space: String,
-    /// (page, the written comment's file key) of each write; no key: read the page whole.
-    pub wake: std::sync::mpsc::Receiver<(String, Option<String>)>,
+    /// (page, the written comment's file key and what happened to it) of each write; no
+    /// key: read the page whole.
+    pub wake: std::sync::mpsc::Receiver<super::Hint>,
 }
 
 /// Starts the watcher thread: poll, debounce, rebuild into `work/site-N`, swap, wake waiting
@@ -144,11 +145,17 @@ pub(super) fn spawn(
                         }
                     };
                     let mut pages = deferred.take();
-                    for (page, id) in hints {
-                        let slot = pages.entry(page).or_insert_with(|| Some(BTreeSet::new()));
-                        match (slot, id) {
-                            (Some(ids), Some(id)) => {
-                                ids.insert(id);
+                    for (page, key) in hints {
+                        let slot = pages.entry(page).or_insert_with(|| Some(BTreeMap::new()));
+                        match (slot, key) {
+                            (Some(keys), Some((key, kind))) => {
+                                // A comment created then changed in one batch is still new.
+                                let k = keys.entry(key).or_insert(kind);
+                                if *k != super::patch::Kind::Created
+                                    || kind == super::patch::Kind::Removed
+                                {
+                                    *k = kind;
+                                }
                             }
                             (slot, _) => *slot = None,
                         }
@@ -191,6 +198,8 @@ pub(super) fn spawn(
                     settled = again;
                 }
                 last = settled;
+                // The build reads the store as it is now: what a storm left is in it.
+                deferred.take();
                 let dest = work_dir.join(format!("site-{n}"));
                 n += 1;
                 match crate::engine::build_into(&root, &dest) {

@@ -496,3 +496,36 @@ fn a_new_comment_is_in_the_served_chapter_before_the_rebuild() {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }
+
+/// The first chapter is `README.md`, which mdBook writes as `index.html`: a comment on it is
+/// patched into `/` too.
+#[test]
+fn a_comment_on_the_readme_chapter_is_patched_into_the_index() {
+    let server = Server::start(&[], |_| {});
+    let (code, text) = server.request(
+        "POST",
+        "/__notabene/api/comments",
+        &[("Content-Type", "application/json")],
+        json!({ "page": "book-example/src/README", "space": "book", "scope": "page", "body": "Say what Skylark is first." })
+            .to_string()
+            .as_bytes(),
+    );
+    assert_eq!(code, 201, "{text}");
+    let id = serde_json::from_str::<Value>(&text).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let (_, html) = server.request("GET", "/", &[], b"");
+        if html.contains(&format!("\"id\":\"{id}\"")) {
+            assert!(
+                html.contains(&format!("\"id\":\"{id}\",\"scope\":\"page\"")),
+                "page scope, no page field"
+            );
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never in index.html");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}

@@ -35,8 +35,9 @@ function isOrphan(c) {
   var scope = scopeOf(c);
   if (scope === 'page') return false;
   if (anch(c).status === 'orphan') return true;
-  // Resolved comments are not painted: not an orphan, just not shown in the text.
-  if (statusOf(c) === 'resolved') return false;
+  // Resolved comments are not painted: not an orphan, just not shown in the text. Nor is
+  // one the server patched in that the rebuild has not anchored yet.
+  if (statusOf(c) === 'resolved' || anch(c).status === 'pending') return false;
   return !located(str(c.id));
 }
 
@@ -124,22 +125,28 @@ function wrapRange(range, id, status) {
 function markPending() {
   var main = mainEl();
   if (!main) return;
+  var m = null;
+  var found = [];
   S.order.forEach(function (c) {
     if (anch(c).status !== 'pending' || scopeOf(c) !== 'selection' || statusOf(c) === 'resolved') return;
     if (D.querySelector('mark.nb-mark[data-nb-id="' + cssEscape(str(c.id)) + '"]')) return;
     var a = obj(c.anchor);
     var quote = str(a.quote);
     if (!quote.trim()) return;
-    var m = textModel(main);
+    // One text model for all: the ranges are wrapped from the last one back, so the text
+    // nodes earlier ranges point into stay as they are.
+    if (!m) m = textModel(main);
     var best = -1, bestScore = -1;
     for (var at = m.text.indexOf(quote); at >= 0; at = m.text.indexOf(quote, at + 1)) {
       var score = commonSuffix(m.text.slice(Math.max(0, at - 40), at), str(a.prefix)) +
         commonPrefix(m.text.slice(at + quote.length, at + quote.length + 40), str(a.suffix));
       if (score > bestScore) { best = at; bestScore = score; }
     }
-    if (best < 0) return;
-    var range = rangeAt(m, best, best + quote.length);
-    if (range) wrapRange(range, str(c.id), statusOf(c)).forEach(decorateMark);
+    if (best >= 0) found.push({ c: c, at: best, range: rangeAt(m, best, best + quote.length) });
+  });
+  found.sort(function (x, y) { return y.at - x.at; });
+  found.forEach(function (f) {
+    if (f.range) wrapRange(f.range, str(f.c.id), statusOf(f.c)).forEach(decorateMark);
   });
 }
 function commonSuffix(a, b) {
