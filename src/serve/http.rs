@@ -194,6 +194,18 @@ async fn route(req: Request<Body>, ctx: Arc<Context>) -> Response<Body> {
     static_file(req, &ctx).await
 }
 
+/// `{"generation": N}`, with `"patched": [pages]` when generation N only patched those
+/// chapters' islands (a page showing none of them need not reload).
+fn generation_message(ctx: &Context, g: u64) -> serde_json::Value {
+    let mut msg = serde_json::json!({ "generation": g });
+    if let Some((pg, pages)) = &*ctx.site.last_patch.lock().expect("patch lock")
+        && *pg == g
+    {
+        msg["patched"] = serde_json::json!(pages);
+    }
+    msg
+}
+
 /// The live-reload socket: sends `{"generation": N}` now and after every build.
 async fn live_reload(req: Request<Body>, ctx: Arc<Context>) -> Response<Body> {
     let ws = match WebSocketUpgrade::from_request(req, &()).await {
@@ -204,7 +216,7 @@ async fn live_reload(req: Request<Body>, ctx: Arc<Context>) -> Response<Body> {
         let mut rx = ctx.site.generation.subscribe();
         loop {
             let g = *rx.borrow_and_update();
-            let msg = serde_json::json!({ "generation": g }).to_string();
+            let msg = generation_message(&ctx, g).to_string();
             if socket.send(Message::Text(msg.into())).await.is_err() {
                 return;
             }
@@ -237,10 +249,12 @@ async fn api_request(
         let (builds, built) = *ctx.site.builds.lock().expect("builds lock");
         // `generation` moves with every change a page shows (a patched island too), `built`
         // is the generation of the last full build.
-        return json(
-            200,
-            &serde_json::json!({ "api": 1, "generation": g, "builds": builds, "built": built, "writable": true }),
-        );
+        let mut answer = generation_message(&ctx, g);
+        answer["api"] = 1.into();
+        answer["builds"] = builds.into();
+        answer["built"] = built.into();
+        answer["writable"] = true.into();
+        return json(200, &answer);
     }
     let too_long = req
         .headers()

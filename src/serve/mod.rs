@@ -83,6 +83,8 @@ struct Site {
     generation: tokio::sync::watch::Sender<u64>,
     /// Full builds so far, and the generation the last one published.
     builds: Mutex<(u64, u64)>,
+    /// The generation of the last island patch and the pages it patched.
+    last_patch: Mutex<Option<(u64, Vec<String>)>>,
 }
 
 /// A token for `--host` without `NOTABENE_TOKEN`: 128 random bits, hex.
@@ -127,6 +129,7 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
         pages: RwLock::new(pages),
         generation: tokio::sync::watch::Sender::new(1),
         builds: Mutex::new((1, 1)),
+        last_patch: Mutex::new(None),
     });
 
     let runtime = tokio::runtime::Builder::new_multi_thread()

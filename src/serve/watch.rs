@@ -97,7 +97,11 @@ pub(super) fn spawn(
                     pages,
                 ) {
                     Ok(0) => {}
-                    Ok(_) => site.generation.send_modify(|g| *g += 1),
+                    Ok(_) => site.generation.send_modify(|g| {
+                        *g += 1;
+                        *site.last_patch.lock().expect("patch lock") =
+                            Some((*g, pages.keys().cloned().collect()));
+                    }),
                     Err(e) => eprintln!("notabene: {e}"),
                 }
             };

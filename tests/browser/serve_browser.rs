@@ -910,6 +910,44 @@ fn a_comment_from_elsewhere_is_marked_before_the_rebuild() {
     );
 }
 
+/// A patch of another chapter's island does not reload a page that shows none of it; the
+/// rebuild that follows does.
+#[test]
+fn a_patch_of_another_chapter_leaves_the_page_alone() {
+    let mut p = page!(1280, 900);
+    let server = book_example();
+    let url = base(server.port);
+    p.goto(&format!("{url}guide/configuration.html"));
+    wait_writable(&mut p);
+    p.wait_for("document.documentElement.dataset.nbLive === 'socket'", SECS);
+    mark_document(&mut p);
+    let g = generation(server.port);
+    let (code, v) = serve::request(
+        server.port,
+        "POST",
+        "/__notabene/api/comments",
+        &[("Content-Type", "application/json")],
+        json!({ "page": "book-example/src/guide/installing", "space": "book", "scope": "page", "body": "Elsewhere." })
+            .to_string()
+            .as_bytes(),
+    );
+    assert_eq!(code, 201, "{v}");
+    // The page heard of the patch (the rebuild comes at least 300 ms later) and stayed.
+    p.wait_for(
+        &format!(
+            "document.documentElement.dataset.nbGeneration === '{}'",
+            g + 1
+        ),
+        SECS,
+    );
+    assert!(
+        p.eval_bool("window.__nbOldDocument === true"),
+        "no reload for another chapter's patch"
+    );
+    // The rebuild reloads it.
+    wait_reloaded(&mut p, WRITE);
+}
+
 /* ------------------------------------------------- a static site over http */
 
 #[test]

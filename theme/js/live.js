@@ -172,9 +172,13 @@ function maybeReload() {
 
 /** A build generation from the server: a new one reloads the page (lower: the server was
  * restarted, its site may differ too). */
-function onGeneration(g) {
+function onGeneration(g, patched) {
   if (g === W.generation) return;
+  var next = g === W.generation + 1;
   W.generation = g;
+  HTML.setAttribute('data-nb-generation', String(g));
+  // The one change since this page's build only patched other chapters' islands: it stays.
+  if (next && Array.isArray(patched) && !S.islands.some(function (isl) { return patched.indexOf(str(isl.data.page)) >= 0; })) return;
   W.reloadWanted = true;
   maybeReload();
 }
@@ -199,7 +203,7 @@ function watch() {
     ws.onmessage = function (ev) {
       var d = null;
       try { d = JSON.parse(ev.data); } catch (e) { return; }
-      onGeneration(num(obj(d).generation, W.generation));
+      onGeneration(num(obj(d).generation, W.generation), obj(d).patched);
     };
     ws.onclose = function () {
       // Never opened: no socket here, long-poll. Dropped: the server restarted; again.
@@ -218,7 +222,7 @@ function longPoll() {
   var loop = function () {
     api('GET', 'status?since=' + W.generation).then(function (d) {
       failures = 0;
-      onGeneration(num(obj(d).generation, W.generation));
+      onGeneration(num(obj(d).generation, W.generation), obj(d).patched);
       setTimeout(loop, 20);
     }, function () {
       failures++;
