@@ -84,11 +84,7 @@ pub fn merge(path: &str, base: &[u8], ours: &[u8], theirs: &[u8]) -> Merged<Vec<
     };
     let merged = match (kind, ours, theirs) {
         (Kind::Journal, Value::Array(o), Value::Array(t)) => {
-            let b = match base {
-                None => Vec::new(),
-                Some(Value::Array(b)) => b,
-                Some(_) => return conflict("the common ancestor's journal is not an array"),
-            };
+            let b = base_array(base, "the common ancestor's journal is not an array")?;
             Value::Array(merge_journal(&b, &o, &t)?)
         }
         (Kind::Journal, _, _) => return conflict("a side's journal is not a JSON array"),
@@ -103,11 +99,7 @@ pub fn merge(path: &str, base: &[u8], ours: &[u8], theirs: &[u8]) -> Merged<Vec<
             Value::Object(merge_comment(b.as_ref(), &o, &t)?)
         }
         (Kind::Comments, Value::Array(o), Value::Array(t)) => {
-            let b = match base {
-                None => Vec::new(),
-                Some(Value::Array(b)) => b,
-                Some(_) => return conflict("the common ancestor is not a v1 comment array"),
-            };
+            let b = base_array(base, "the common ancestor is not a v1 comment array")?;
             Value::Array(merge_array(&b, &o, &t)?)
         }
         (Kind::Comments, _, _) => {
@@ -115,6 +107,16 @@ pub fn merge(path: &str, base: &[u8], ours: &[u8], theirs: &[u8]) -> Merged<Vec<
         }
     };
     Ok(json::to_js_pretty(&merged).into_bytes())
+}
+
+/// The ancestor of two arrays: empty when there is none, a conflict (`why`) when it is not
+/// an array.
+fn base_array(base: Option<Value>, why: &str) -> Merged<Vec<Value>> {
+    match base {
+        None => Ok(Vec::new()),
+        Some(Value::Array(b)) => Ok(b),
+        Some(_) => conflict(why),
+    }
 }
 
 /// Parses one side; an empty base (no common ancestor) is `None`.

@@ -695,6 +695,22 @@ fn host_mode_the_page_keeps_the_printed_token() {
 
 /* ------------------------------------------------------- suggested edits */
 
+/// POSTs a comment as another client would; returns its id.
+fn post_comment(port: u16, body: Value) -> String {
+    let (code, v) = serve::request(
+        port,
+        "POST",
+        "/__notabene/api/comments",
+        &[("Content-Type", "application/json")],
+        body.to_string().as_bytes(),
+    );
+    assert_eq!(code, 201, "{v}");
+    serde_json::from_str::<Value>(&v).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 /// Select text → "Suggest a change" → type the replacement: the thread shows the old words
 /// struck and the new ones inserted; Apply (on the page, then on /review for a second one)
 /// writes the Markdown through the API, the page rebuilds with the new text, and /review
@@ -796,25 +812,15 @@ fn suggest_a_change_apply_it_and_see_it_rebuilt_and_on_review() {
     // A second suggestion, applied from /review.
     let g = generation(server.port);
     mark_document(&mut p);
-    let (code, v) = serve::request(
+    let second = post_comment(
         server.port,
-        "POST",
-        "/__notabene/api/comments",
-        &[("Content-Type", "application/json")],
         json!({
             "page": "book-example/src/guide/installing", "space": "book", "scope": "selection",
             "anchor": { "quote": "Raspberry Pi", "prefix": "Most stations run on a ", "suffix": ", so the ARM builds are the ones", "section": "Installing Skylark" },
             "suggestion": { "text": "Raspberry Pi board" },
             "body": "Say board."
-        })
-        .to_string()
-        .as_bytes(),
+        }),
     );
-    assert_eq!(code, 201, "{v}");
-    let second = serde_json::from_str::<Value>(&v).unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
     // Its rebuild done, and the open page reloaded for it: then /review.
     settle(server.port, g, Duration::from_millis(300));
     wait_reloaded(&mut p, WRITE);
@@ -873,24 +879,14 @@ fn a_comment_from_elsewhere_is_marked_before_the_rebuild() {
     wait_writable(&mut p);
     mark_document(&mut p);
     let t = Instant::now();
-    let (code, v) = serve::request(
+    let id = post_comment(
         server.port,
-        "POST",
-        "/__notabene/api/comments",
-        &[("Content-Type", "application/json")],
         json!({
             "page": "book-example/src/guide/installing", "space": "book", "scope": "selection",
             "anchor": { "quote": "Raspberry Pi", "prefix": "Most stations run on a ", "suffix": ", so the ARM builds", "section": "Installing Skylark" },
             "body": "Which Pi?", "author": "Olga Other"
-        })
-        .to_string()
-        .as_bytes(),
+        }),
     );
-    assert_eq!(code, 201, "{v}");
-    let id = serde_json::from_str::<Value>(&v).unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
     // The reload the patch causes comes well before the rebuild's (which waits 300 ms for
     // the store to be quiet, then builds): that page has it pending, marked by the client.
     wait_next_load(&mut p, WRITE);
@@ -922,16 +918,10 @@ fn a_patch_of_another_chapter_leaves_the_page_alone() {
     p.wait_for("document.documentElement.dataset.nbLive === 'socket'", SECS);
     mark_document(&mut p);
     let g = generation(server.port);
-    let (code, v) = serve::request(
+    post_comment(
         server.port,
-        "POST",
-        "/__notabene/api/comments",
-        &[("Content-Type", "application/json")],
-        json!({ "page": "book-example/src/guide/installing", "space": "book", "scope": "page", "body": "Elsewhere." })
-            .to_string()
-            .as_bytes(),
+        json!({ "page": "book-example/src/guide/installing", "space": "book", "scope": "page", "body": "Elsewhere." }),
     );
-    assert_eq!(code, 201, "{v}");
     // The page heard of the patch (the rebuild comes at least 300 ms later) and stayed.
     p.wait_for(
         &format!(
@@ -956,24 +946,14 @@ fn a_static_site_over_http_stays_read_only() {
     // The same book, built and published by a plain file server: the API is not there.
     let server = book_example();
     // A suggested edit in the store: shown, never with an Apply button.
-    let (code, v) = serve::request(
+    let suggestion_id = post_comment(
         server.port,
-        "POST",
-        "/__notabene/api/comments",
-        &[("Content-Type", "application/json")],
         json!({
             "page": "book-example/src/guide/installing", "space": "book", "scope": "selection",
             "anchor": { "quote": "Raspberry Pi", "prefix": "Most stations run on a ", "suffix": ", so the ARM builds", "section": "Installing Skylark" },
             "suggestion": { "text": "Raspberry Pi board" }
-        })
-        .to_string()
-        .as_bytes(),
+        }),
     );
-    assert_eq!(code, 201, "{v}");
-    let suggestion_id = serde_json::from_str::<Value>(&v).unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
     let out = server.book.parent().unwrap().join("published");
     build(&server.book, &out);
     let site = static_site(&out);
