@@ -180,32 +180,46 @@ pub fn mark_document(p: &mut Page) {
 pub fn wait_reloaded(p: &mut Page, timeout: Duration) {
     let ready = "document.readyState === 'complete' && document.documentElement.classList.contains('nb-write') && document.documentElement.dataset.nbScroll === 'restored'";
     p.wait_for(&format!("!window.__nbOldDocument && {ready}"), timeout);
-    let port = p.eval_i64("+location.port") as u16;
-    // `--host` mode: the API wants the page's token.
-    let token = p.eval_str("localStorage.getItem('notabene:token') || ''");
-    let headers: Vec<(&str, &str)> = if token.is_empty() {
-        vec![]
-    } else {
-        vec![("x-notabene-token", token.as_str())]
-    };
     let deadline = Instant::now() + timeout;
+    let served_expr = format!(
+        "({ready}) ? (performance.getEntriesByType('navigation')[0].serverTiming.find(e => e.name === 'nb-generation') || {{duration: 0}}).duration : -1"
+    );
     loop {
-        let (_, text) = crate::serve::request(port, "GET", "/__notabene/api/status", &headers, b"");
-        let v: Value = serde_json::from_str(&text).unwrap();
-        let (g, b) = (
-            v["generation"].as_u64().unwrap(),
-            v["built"].as_u64().unwrap(),
-        );
-        let served = p.eval_i64(&format!(
-            "({ready}) ? (performance.getEntriesByType('navigation')[0].serverTiming.find(e => e.name === 'nb-generation') || {{duration: 0}}).duration : -1"
-        ));
-        if g == b && served >= b as i64 {
-            return;
+        // The page may be navigating (a later reload) while this asks: that answer is an
+        // error, and the question is asked again.
+        let state = p
+            .try_eval("[+location.port, localStorage.getItem('notabene:token') || '']")
+            .and_then(|page| Ok((page, p.try_eval(&served_expr)?)));
+        if let Ok((page, served)) = state {
+            let port = page[0].as_u64().unwrap_or_default() as u16;
+            // `--host` mode: the API wants the page's token.
+            let token = page[1].as_str().unwrap_or_default();
+            let headers: Vec<(&str, &str)> = if token.is_empty() {
+                vec![]
+            } else {
+                vec![("x-notabene-token", token)]
+            };
+            let (_, text) =
+                crate::serve::request(port, "GET", "/__notabene/api/status", &headers, b"");
+            let v: Value = serde_json::from_str(&text).unwrap();
+            let (g, b) = (
+                v["generation"].as_u64().unwrap(),
+                v["built"].as_u64().unwrap(),
+            );
+            let served = served.as_f64().unwrap_or(-1.0) as i64;
+            if g == b && served >= b as i64 {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the page never showed the rebuilt book (generation {g}, built {b}, page {served})"
+            );
+        } else {
+            assert!(
+                Instant::now() < deadline,
+                "the page never settled: {state:?}"
+            );
         }
-        assert!(
-            Instant::now() < deadline,
-            "the page never showed the rebuilt book (generation {g}, built {b}, page {served})"
-        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
