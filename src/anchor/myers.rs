@@ -3,9 +3,11 @@
 //! the text), with any pattern length (64-bit blocks, horizontal deltas carried between blocks).
 //!
 //! This module owns the fuzzy engine of anchoring (reference §0.5, §6.3): finding match ends
-//! with at most `k` Levenshtein edits, picking the best local minima, recovering match starts,
-//! and the small edit-distance helpers used to score context (§6.4). Symbols are `u32`: code
-//! points or dense per-page ids; nothing here depends on what they mean.
+//! with at most `k` Levenshtein edits (with Ukkonen's cut-off: blocks that cannot hold a cell
+//! `<= k` are not computed), picking the best local minima, recovering match starts, and the
+//! small edit-distance helpers used to score context (§6.4) — all of them bit-parallel over
+//! the same column step, so each costs O(⌈m/64⌉ · n). Symbols are `u32`: code points or dense
+//! per-page ids; nothing here depends on what they mean.
 //!
 //! Conventions: text positions are indices into the symbol slice; a match *end* is exclusive.
 //! `D[i][j]` is the minimal edit distance between `pattern[..i]` and some substring of the text
@@ -140,19 +142,45 @@ pub fn search(pattern: &[u32], text: &[u32], k: usize) -> Vec<(usize, usize)> {
             }
         }
     } else {
+        // Ukkonen's cut-off, by blocks (Myers 1999, §4): only blocks `0..=y` are computed. A
+        // block below `y` holds no cell `<= k` — the bottom-row value `bottom[b]` bounds its
+        // cells from below by `bottom[b] - 63` — so no match of at most `k` edits passes
+        // through it, and the values that matter are exact without it.
         let last = peq.blocks - 1;
+        // The row whose value a block's `bottom` tracks: its last, or the pattern's last.
+        let out_bit = |b: usize| if b == last { last_bit } else { 1u64 << (W - 1) };
+        // Rows of block `b` up to its tracked row: 64, or what the last block holds.
+        let rows = |b: usize| if b == last { (m - 1) % W + 1 } else { W };
         let mut pv = vec![!0u64; peq.blocks];
         let mut mv = vec![0u64; peq.blocks];
+        // Column 0 is `D[i][0] = i`: the blocks with a row `<= k` are active.
+        let mut bottom: Vec<usize> = (0..peq.blocks).map(|b| b * W + rows(b)).collect();
+        let mut y = if k == 0 { 0 } else { ((k - 1) / W).min(last) };
         for (j, &c) in text.iter().enumerate() {
             let eqs = peq.eq(c);
             let mut hin = 0;
-            for ((p, v), &eq) in pv[..last].iter_mut().zip(&mut mv[..last]).zip(eqs) {
-                hin = step(p, v, eq, hin, 1u64 << (W - 1));
+            for b in 0..=y {
+                hin = step(&mut pv[b], &mut mv[b], eqs[b], hin, out_bit(b));
+                bottom[b] = add(bottom[b], hin);
             }
-            let d = step(&mut pv[last], &mut mv[last], eqs[last], hin, last_bit);
-            score = add(score, d);
-            if score <= k {
-                out.push((j + 1, score));
+            // The next block can hold a cell `<= k` in this column only through the last
+            // active block's bottom in the previous column (`bottom[y] - hin`): it is
+            // started from values above every true one (+1 per row below that bottom),
+            // which leaves the cells `<= k` exact.
+            if y < last && add(bottom[y], -hin) <= k {
+                let prev = add(bottom[y], -hin);
+                y += 1;
+                pv[y] = !0;
+                mv[y] = 0;
+                let d = step(&mut pv[y], &mut mv[y], eqs[y], hin, out_bit(y));
+                bottom[y] = add(prev + rows(y), d);
+            } else {
+                while y > 0 && bottom[y] >= k.saturating_add(W) {
+                    y -= 1;
+                }
+            }
+            if y == last && bottom[last] <= k {
+                out.push((j + 1, bottom[last]));
             }
         }
     }
@@ -163,6 +191,40 @@ pub fn search(pattern: &[u32], text: &[u32], k: usize) -> Vec<(usize, usize)> {
 #[inline(always)]
 fn add(score: usize, d: i32) -> usize {
     score.saturating_add_signed(d as isize)
+}
+
+/// The last row of the edit-distance table of `pattern` against `text`, bit-parallel: calls
+/// `f(j, D[m][j])` for every `j` in `1..=text.len()`. With `anchored`, `D[0][j] = j` (the
+/// match starts where the text starts: Levenshtein against text prefixes); without,
+/// `D[0][j] = 0` (it starts anywhere). `D[i][0] = i` either way, and `D[m][0] = m` is not
+/// reported. The same values as the plain dynamic programme, in O(⌈m/64⌉ · n).
+fn last_row(pattern: &[u32], text: &[u32], anchored: bool, mut f: impl FnMut(usize, usize)) {
+    let m = pattern.len();
+    if m == 0 {
+        for j in 1..=text.len() {
+            f(j, if anchored { j } else { 0 });
+        }
+        return;
+    }
+    let peq = Peq::new(pattern);
+    let last = peq.blocks - 1;
+    let last_bit = 1u64 << ((m - 1) % W);
+    let top = i32::from(anchored);
+    let mut pv = vec![!0u64; peq.blocks];
+    let mut mv = vec![0u64; peq.blocks];
+    let mut score = m;
+    for (j, &c) in text.iter().enumerate() {
+        let eqs = peq.eq(c);
+        let mut hin = top;
+        for b in 0..last {
+            hin = step(&mut pv[b], &mut mv[b], eqs[b], hin, 1u64 << (W - 1));
+        }
+        score = add(
+            score,
+            step(&mut pv[last], &mut mv[last], eqs[last], hin, last_bit),
+        );
+        f(j + 1, score);
+    }
 }
 
 /// Best local minima of `search` results: hits are grouped into clusters of end positions in
@@ -210,7 +272,7 @@ pub fn best_ends(hits: &[(usize, usize)], gap: usize, max: usize) -> Vec<(usize,
 /// every input: starts in `[end - m - k, end]` are tried first, and if the best distance found
 /// there exceeds `k` (the caller's bound did not hold) the window widens to `[end - 2m, end]`,
 /// which always contains the optimum. `end` is clamped to `text.len()`. An empty pattern gives
-/// `(end, 0)`. Cost O(m · (m + k)) time, O(m) space.
+/// `(end, 0)`. Cost O(⌈m/64⌉ · (m + k)) time (bit-parallel).
 pub fn match_start(pattern: &[u32], text: &[u32], end: usize, k: usize) -> (usize, usize) {
     let end = end.min(text.len());
     let m = pattern.len();
@@ -229,27 +291,21 @@ pub fn match_start(pattern: &[u32], text: &[u32], end: usize, k: usize) -> (usiz
 /// the window's end anchored and its start free, so after consuming `t` symbols the last row
 /// holds `ed(pattern, window[len - t..])`. Returns the largest start with the minimal distance.
 fn start_in_window(pattern: &[u32], window: &[u32], end: usize) -> (usize, usize) {
-    let m = pattern.len();
-    // col[i] = ed(pattern[m - i..], window suffix consumed so far).
-    let mut col: Vec<usize> = (0..=m).collect();
-    let mut best = (end, m);
-    for (t, &c) in window.iter().rev().enumerate() {
-        let mut diag = col[0];
-        col[0] = t + 1;
-        for i in 1..=m {
-            let sub = diag + usize::from(pattern[m - i] != c);
-            diag = col[i];
-            col[i] = sub.min(col[i] + 1).min(col[i - 1] + 1);
+    // Both reversed, the window's end is where the match starts: after `t` symbols the last
+    // row holds `ed(pattern, window[len - t..])`.
+    let rp: Vec<u32> = pattern.iter().rev().copied().collect();
+    let rw: Vec<u32> = window.iter().rev().copied().collect();
+    let mut best = (end, pattern.len());
+    last_row(&rp, &rw, true, |t, d| {
+        if d < best.1 {
+            best = (end - t, d);
         }
-        if col[m] < best.1 {
-            best = (end - (t + 1), col[m]);
-        }
-    }
+    });
     best
 }
 
 /// Plain Levenshtein distance between two sequences (used for scoring context).
-/// O(|a| · |b|) time, O(min(|a|, |b|)) space.
+/// O(⌈min(|a|, |b|)/64⌉ · max(|a|, |b|)) time (bit-parallel).
 pub fn edit_distance(a: &[u32], b: &[u32]) -> usize {
     let (a, b) = if a.len() < b.len() { (b, a) } else { (a, b) };
     // Strip a common prefix and suffix: they never change the distance.
@@ -265,54 +321,28 @@ pub fn edit_distance(a: &[u32], b: &[u32]) -> usize {
     if b.is_empty() {
         return a.len();
     }
-    // Rows over `a`, columns over the shorter `b`.
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, &x) in a.iter().enumerate() {
-        let mut diag = row[0];
-        row[0] = i + 1;
-        for (j, &y) in b.iter().enumerate() {
-            let sub = diag + usize::from(x != y);
-            diag = row[j + 1];
-            row[j + 1] = sub.min(row[j + 1] + 1).min(row[j] + 1);
-        }
-    }
-    row[b.len()]
+    // The shorter `b` is the pattern (fewer blocks), `a` the text, both ends anchored.
+    let mut d = b.len();
+    last_row(b, a, true, |_, v| d = v);
+    d
 }
 
 /// The minimal edit distance of `a` against any SUFFIX of `b` (`b`'s start free, end fixed) —
 /// used to score a stored prefix that must end exactly at a candidate's start.
-/// Returns `|a|` when `b` is empty and 0 when `a` is empty. O(|a| · |b|) time, O(|a|) space.
+/// Returns `|a|` when `b` is empty and 0 when `a` is empty. O(⌈|a|/64⌉ · |b|) time.
 pub fn suffix_distance(a: &[u32], b: &[u32]) -> usize {
-    // Semi-global DP with columns over b: D[0][j] = 0, answer D[|a|][|b|].
-    let mut col: Vec<usize> = (0..=a.len()).collect();
-    for &y in b {
-        let mut diag = col[0];
-        col[0] = 0;
-        for (i, &x) in a.iter().enumerate() {
-            let sub = diag + usize::from(x != y);
-            diag = col[i + 1];
-            col[i + 1] = sub.min(col[i + 1] + 1).min(col[i] + 1);
-        }
-    }
-    col[a.len()]
+    // Semi-global: D[0][j] = 0, answer D[|a|][|b|].
+    let mut d = a.len();
+    last_row(a, b, false, |_, v| d = v);
+    d
 }
 
 /// The minimal edit distance of `a` against any PREFIX of `b` (`b`'s start fixed, end free).
-/// Returns `|a|` when `b` is empty and 0 when `a` is empty. O(|a| · |b|) time, O(|a|) space.
+/// Returns `|a|` when `b` is empty and 0 when `a` is empty. O(⌈|a|/64⌉ · |b|) time.
 pub fn prefix_distance(a: &[u32], b: &[u32]) -> usize {
-    // Anchored DP with columns over b: D[i][0] = i, D[0][j] = j; answer min_j D[|a|][j].
-    let mut col: Vec<usize> = (0..=a.len()).collect();
+    // Anchored at b's start: D[0][j] = j; answer min_j D[|a|][j].
     let mut best = a.len();
-    for (j, &y) in b.iter().enumerate() {
-        let mut diag = col[0];
-        col[0] = j + 1;
-        for (i, &x) in a.iter().enumerate() {
-            let sub = diag + usize::from(x != y);
-            diag = col[i + 1];
-            col[i + 1] = sub.min(col[i + 1] + 1).min(col[i] + 1);
-        }
-        best = best.min(col[a.len()]);
-    }
+    last_row(a, b, true, |_, v| best = best.min(v));
     best
 }
 
@@ -345,6 +375,68 @@ mod tests {
             prev = cur;
         }
         out
+    }
+
+    /// `naive_last_row` with the match anchored at the text's start (`D[0][j] = j`).
+    fn naive_anchored_last_row(p: &[u32], t: &[u32]) -> Vec<usize> {
+        let m = p.len();
+        let mut prev: Vec<usize> = (0..=m).collect();
+        let mut out = vec![m];
+        for (j, &c) in t.iter().enumerate() {
+            let mut cur = vec![j + 1; m + 1];
+            for i in 1..=m {
+                cur[i] = (prev[i - 1] + usize::from(p[i - 1] != c))
+                    .min(prev[i] + 1)
+                    .min(cur[i - 1] + 1);
+            }
+            out.push(cur[m]);
+            prev = cur;
+        }
+        out
+    }
+
+    /// The distance helpers over several blocks (patterns up to 200 symbols) agree with the
+    /// plain dynamic programme.
+    #[test]
+    fn long_distances_match_the_plain_dp() {
+        let mut rng = fastrand::Rng::with_seed(0xD157);
+        for _ in 0..600 {
+            let sigma = rng.u32(2..=26);
+            let la = rng.usize(0..=200);
+            let a = random_seq(&mut rng, la, sigma);
+            let lb = rng.usize(0..=260);
+            let b = if rng.bool() && la > 0 {
+                planted_text(&mut rng, &a, lb, sigma)
+            } else {
+                random_seq(&mut rng, lb, sigma)
+            };
+            let free = naive_last_row(&a, &b);
+            let anchored = naive_anchored_last_row(&a, &b);
+            assert_eq!(
+                suffix_distance(&a, &b),
+                free[b.len()],
+                "la={la} lb={}",
+                b.len()
+            );
+            assert_eq!(
+                prefix_distance(&a, &b),
+                *anchored.iter().min().unwrap(),
+                "la={la} lb={}",
+                b.len()
+            );
+            assert_eq!(edit_distance(&a, &b), anchored[b.len()], "la={la}");
+            assert_eq!(edit_distance(&b, &a), anchored[b.len()], "la={la}");
+            // (The naive recovery is cubic: on patterns of two blocks at most.)
+            if !b.is_empty() && la <= 130 && rng.u8(0..4) == 0 {
+                let end = rng.usize(0..=b.len().min(160));
+                let k = rng.usize(0..=la.max(1));
+                assert_eq!(
+                    match_start(&a, &b, end, k),
+                    naive_start(&a, &b, end),
+                    "la={la} end={end}"
+                );
+            }
+        }
     }
 
     /// Full-matrix Levenshtein.
