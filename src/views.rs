@@ -10,7 +10,7 @@
 use crate::book::{Book, PageIds, Repo};
 use crate::resolve::{BookAnchors, Lean};
 use crate::text::{PageText, TextOptions, page_text};
-use crate::util::escape::escape_script_json;
+use crate::util::payload::data_script;
 use mdbook_preprocessor::book::{Book as MdBook, BookItem};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -439,9 +439,9 @@ impl ViewInput<'_> {
                 }
                 let title = if fr { fr_title } else { en }.to_string();
                 let intro = if fr { "" } else { intro };
-                let json = escape_script_json(&data);
+                let data = data_script("nb-view-data", "", &data, self.book.config.compress_above);
                 let content = format!(
-                    "# {title}\n\n{intro}\n\n<div class=\"nb-app\" data-nb-view=\"{name}\"></div>\n\n<script type=\"application/json\" class=\"nb-view-data\">{json}</script>\n"
+                    "# {title}\n\n{intro}\n\n<div class=\"nb-app\" data-nb-view=\"{name}\"></div>\n\n{data}\n"
                 );
                 View { name, path, title, content }
             })

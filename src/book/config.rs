@@ -83,6 +83,10 @@ pub struct Config {
     pub generated_pages: bool,
     /// `languages`: the languages page ids may carry (besides the default and `po/*.po`).
     pub languages: Vec<String>,
+    /// `compress-above` (bytes, default 16 KiB): data islands and generated-page payloads
+    /// whose JSON is longer are written deflated (see [`crate::util::payload`]); 0 deflates
+    /// every one.
+    pub compress_above: usize,
 }
 
 impl Default for Config {
@@ -99,6 +103,7 @@ impl Default for Config {
             enable: true,
             generated_pages: true,
             languages: Vec::new(),
+            compress_above: crate::util::payload::DEFAULT_COMPRESS_ABOVE,
         }
     }
 }
@@ -398,6 +403,13 @@ pub fn parse_table(table: Option<&Value>) -> Result<(Config, Vec<String>)> {
             "generated-pages" => match value.as_bool() {
                 Some(b) => cfg.generated_pages = b,
                 None => bail!("generated-pages must be true or false ({})", at()),
+            },
+            "compress-above" => match value.as_u64() {
+                Some(n) => cfg.compress_above = usize::try_from(n).unwrap_or(usize::MAX),
+                None => bail!(
+                    "compress-above must be a number of bytes, 0 or more ({})",
+                    at()
+                ),
             },
             k if MDBOOK_KEYS.contains(&k) => {}
             other => warnings.push(format!(

@@ -9,7 +9,8 @@ use super::{Injection, TextMark};
 use crate::book::Config;
 use crate::resolve::{BookAnchors, Lean, is_live};
 use crate::store::json::{ObjectWriter, write_js_compact};
-use crate::util::escape::escape_script_json;
+use crate::util::escape::escape_html;
+use crate::util::payload::data_script;
 use serde_json::json;
 
 /// The `summary` every island of a book carries: open and addressed comments in the book.
@@ -80,6 +81,11 @@ pub fn injection_for(
     list.push(b']');
     w.end();
     let json = String::from_utf8(json).expect("serde_json writes UTF-8");
-    inj.island = Some((page.clone(), escape_script_json(&json)));
+    inj.island = Some(data_script(
+        "nb-data",
+        &format!(" data-nb-page=\"{}\"", escape_html(page)),
+        &json,
+        config.compress_above,
+    ));
     inj
 }

@@ -11,7 +11,8 @@
 //!   the line before a fenced block, and the data island carries the exact text and offset.
 //! * Images are wrapped in `<span class="nb-block" data-nb-block="IDS">`; every ```` ```mermaid ````
 //!   fence becomes a one-line `<pre class="mermaid">` holding its escaped source.
-//! * One data island per chapter: `<script type="application/json" class="nb-data">`.
+//! * One data island per chapter: `<script type="application/json" class="nb-data">`, deflated
+//!   when it is big (`compress-above`, see [`crate::util::payload`]).
 //!
 //! The result is checked by re-deriving the text model: if the visible text changed, the text
 //! markers are dropped for that chapter (and reported), never the reader's text.
@@ -58,8 +59,8 @@ pub struct Injection {
     pub blocks: BTreeMap<usize, Vec<String>>,
     /// Code block index → comment ids with a match inside it.
     pub code: BTreeMap<usize, Vec<String>>,
-    /// The data island JSON (already escaped for a script element), or None.
-    pub island: Option<(String, String)>,
+    /// The data island: its whole `<script>` element (plain or deflated JSON), or None.
+    pub island: Option<String>,
 }
 
 /// What happened while injecting.
@@ -153,7 +154,7 @@ pub fn inject(
     let island = inj
         .island
         .as_ref()
-        .map(|(page_id, json)| format!("\n\n<script type=\"application/json\" class=\"nb-data\" data-nb-page=\"{}\">{json}</script>\n", escape_html(page_id)))
+        .map(|el| format!("\n\n{el}\n"))
         .unwrap_or_default();
     // Markers add no text: the re-derived text must have the same words (whitespace between
     // blocks may differ where a fence became raw HTML).

@@ -9,7 +9,8 @@
 use crate::Result;
 use crate::store::json::{ObjectWriter, write_js_compact};
 use crate::store::{Comment, Store};
-use crate::util::escape::{escape_html, escape_script_json};
+use crate::util::escape::escape_html;
+use crate::util::payload;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -140,14 +141,9 @@ enum Update {
 /// `html` with the island of `page` brought up to `update`; `None` when the page has no
 /// island or it does not parse.
 fn patch_html(html: &str, page: &str, space: &str, update: &Update) -> Option<String> {
-    let open = format!(
-        "<script type=\"application/json\" class=\"nb-data\" data-nb-page=\"{}\">",
-        escape_html(page)
-    );
-    let start = html.find(&open)? + open.len();
-    let end = start + html[start..].find("</script>")?;
-    let mut island: serde_json::Map<String, Value> =
-        serde_json::from_str(&html[start..end]).ok()?;
+    let attrs = format!(" data-nb-page=\"{}\"", escape_html(page));
+    let found = payload::find_data_script(html, "nb-data", &attrs)?;
+    let mut island: serde_json::Map<String, Value> = serde_json::from_str(&found.json).ok()?;
     let old: Vec<Value> = island
         .get("comments")
         .and_then(Value::as_array)
@@ -231,11 +227,13 @@ fn patch_html(html: &str, page: &str, space: &str, update: &Update) -> Option<St
     let mut json = Vec::with_capacity(list.len() + 256);
     write_js_compact(&island, &mut json);
     let json = String::from_utf8(json).ok()?;
+    // The island keeps the form the build gave it, plain or deflated.
+    let limit = if found.deflated { 0 } else { usize::MAX };
     Some(format!(
         "{}{}{}",
-        &html[..start],
-        escape_script_json(&json),
-        &html[end..]
+        &html[..found.element.start],
+        payload::data_script("nb-data", &attrs, &json, limit),
+        &html[found.element.end..]
     ))
 }
 
@@ -272,6 +270,7 @@ fn lean(c: &Comment, space: &str, anchoring: &Value) -> Vec<u8> {
 mod tests {
     use crate::serve::patch::{Kind, Update, patch_html};
     use crate::store::Comment;
+    use crate::util::payload;
     use serde_json::json;
 
     #[test]
@@ -315,6 +314,19 @@ mod tests {
             !patch_html(&html, "p", "book", &other)
                 .unwrap()
                 .contains("c_b")
+        );
+        // A deflated island (a big book's) is patched the same, and stays deflated.
+        let packed = format!(
+            "<p>x</p>{}<p>y</p>",
+            payload::data_script("nb-data", " data-nb-page=\"p\"", &island.to_string(), 0)
+        );
+        let out = patch_html(&packed, "p", "book", &by_ids).unwrap();
+        let found = payload::find_data_script(&out, "nb-data", " data-nb-page=\"p\"").unwrap();
+        assert!(found.deflated);
+        assert!(out.starts_with("<p>x</p><script") && out.ends_with("</script><p>y</p>"));
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&found.json).unwrap(),
+            got
         );
     }
 }

@@ -1060,3 +1060,71 @@ fn a_followed_comment_says_where_it_came_from() {
     );
     p.screenshot("followed-comment");
 }
+
+/// A big book's islands and views are deflated (`compress-above`): the client inflates them
+/// with the browser's own DecompressionStream, from `file://` with no network request, and
+/// shows exactly what it shows for plain JSON — marks, badges, panels, threads and the
+/// generated pages.
+#[test]
+fn deflated_islands_and_views_show_the_same_book() {
+    let mut p = page!(1280, 900);
+    let site = site();
+    const SHOWN: &str = r#"JSON.stringify({
+        text: document.body.innerText,
+        marks: [...document.querySelectorAll('mark.nb-mark')].map(m => [m.dataset.nbId, m.className, m.textContent]),
+        deflated: document.querySelectorAll('script[data-nb-encoding="deflate-raw+base64"]').length,
+        plain: document.querySelectorAll('script.nb-data[type="application/json"], script.nb-view-data[type="application/json"]').length,
+        requests: performance.getEntriesByType('resource').filter(e => !e.name.startsWith('file:')).length
+    })"#;
+    let pages = [
+        "guide/configuration.html",
+        "guide/installing.html",
+        "comments.html",
+        "review.html",
+        "journal.html",
+    ];
+    for page in pages {
+        let mut shown = Vec::new();
+        for url in [site.url(page), site.deflated_url(page)] {
+            p.goto(&url);
+            p.wait_for(
+                "document.documentElement.classList.contains('nb-on') && document.querySelector('.nb-app, mark.nb-mark, .nb-header')",
+                SECS,
+            );
+            p.eval("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))");
+            let v: serde_json::Value = serde_json::from_str(&p.eval_str(SHOWN)).unwrap();
+            shown.push(v);
+        }
+        let (plain, deflated) = (&shown[0], &shown[1]);
+        assert_eq!(
+            (plain["deflated"].as_u64(), deflated["plain"].as_u64()),
+            (Some(0), Some(0)),
+            "{page}: one form in each build"
+        );
+        assert!(deflated["deflated"].as_u64() > Some(0), "{page}");
+        assert_eq!(deflated["requests"], 0, "{page}: no network");
+        assert!(
+            plain["text"].as_str().unwrap().len() > 200,
+            "{page}: {plain}"
+        );
+        assert_eq!(
+            plain["text"], deflated["text"],
+            "{page}: the same text shown"
+        );
+        assert_eq!(plain["marks"], deflated["marks"], "{page}: the same marks");
+    }
+    // A mark opens the same thread.
+    let mut threads = Vec::new();
+    for url in [
+        site.url("guide/configuration.html"),
+        site.deflated_url("guide/configuration.html"),
+    ] {
+        p.goto(&url);
+        p.wait_for("document.querySelector('mark.nb-mark')", SECS);
+        p.click("mark.nb-mark");
+        p.wait_for("document.querySelector('.nb-pop .nb-thread')", SECS);
+        threads.push(p.eval_str("document.querySelector('.nb-pop').innerText"));
+    }
+    assert!(threads[0].len() > 20, "{threads:?}");
+    assert_eq!(threads[0], threads[1]);
+}

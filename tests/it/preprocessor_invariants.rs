@@ -21,7 +21,7 @@ use mdbook_notabene::inject::{self, Injection, TextMark};
 use mdbook_notabene::text::normalize::normalize;
 use mdbook_notabene::text::{TextOptions, page_text};
 use pretty_assertions::assert_eq;
-use serde_json::json;
+use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use support::*;
@@ -337,9 +337,11 @@ fn random_markdown_keeps_its_text_through_inject() {
                 .push(format!("b{n}"));
         }
         let island = json!({ "page": format!("p/{n}"), "comments": [{ "body": "</script><b>x</b>\u{2028}" }] });
-        inj.island = Some((
-            format!("p/{n}"),
-            mdbook_notabene::util::escape::escape_script_json(&island.to_string()),
+        inj.island = Some(mdbook_notabene::util::payload::data_script(
+            "nb-data",
+            &format!(" data-nb-page=\"p/{n}\""),
+            &island.to_string(),
+            usize::MAX,
         ));
         let (out, outcome) = inject::inject(&md, &pt, &inj, &options);
         let before = normalize(&pt.text).as_string();
@@ -436,7 +438,9 @@ fn minus(a: &[String], b: &[String]) -> Vec<String> {
 /// Generates comments for every chapter of the staged book at `root`, builds it without
 /// markers, with markers, and with markers again, and checks (a)–(d). Returns the warnings of
 /// the build without markers.
-fn check_book(root: &Path, tmp: &Path, seed: u64) -> Vec<String> {
+/// Builds the book without and with notabene (`plugin`: its table) and checks every
+/// invariant; returns the warnings of the build without.
+fn check_book(root: &Path, tmp: &Path, seed: u64, plugin: Value) -> Vec<String> {
     let mut config0 = neutral_config(root);
     install_client(root, &mut config0);
     let md0 = load(root, config0.clone(), &tmp.join("unused"));
@@ -460,7 +464,7 @@ fn check_book(root: &Path, tmp: &Path, seed: u64) -> Vec<String> {
     let mut c_off = config0.clone();
     add_plugin(&mut c_off, json!({ "enable": false }));
     let mut c_on = config0;
-    add_plugin(&mut c_on, json!({}));
+    add_plugin(&mut c_on, plugin.clone());
     let w_off = build(root, c_off, &off);
     let w_on = build(root, c_on.clone(), &on);
     build(root, c_on, &again);
@@ -491,6 +495,32 @@ fn check_book(root: &Path, tmp: &Path, seed: u64) -> Vec<String> {
             failures.push(format!(
                 "{}: marker groups {got:?}, expected {want:?}",
                 ch.html
+            ));
+        }
+        // …and so is the island, in the form `compress-above` asks for, holding every
+        // comment of the chapter the generator wrote.
+        let deflate = plugin.get("compress-above").is_some();
+        let isl = islands(&b);
+        let packed = b
+            .select(&sel(
+                "script.nb-data[data-nb-encoding=\"deflate-raw+base64\"]",
+            ))
+            .count();
+        let ids: BTreeSet<String> = isl
+            .iter()
+            .flat_map(|(_, v, _)| v["comments"].as_array().cloned().unwrap_or_default())
+            .filter_map(|c| c["id"].as_str().map(str::to_string))
+            .collect();
+        let stored: BTreeSet<String> = gens
+            .iter()
+            .filter(|g| g.html == ch.html)
+            .map(|g| g.id.clone())
+            .collect();
+        if isl.len() != 1 || packed != usize::from(deflate) || !stored.is_subset(&ids) {
+            failures.push(format!(
+                "{}: {} islands, {packed} deflated, ids {ids:?} for {stored:?}",
+                ch.html,
+                isl.len()
             ));
         }
         assert_eq!(a.select(&sel("mark.nb-mark, script.nb-data")).count(), 0);
@@ -657,14 +687,16 @@ fn check_book(root: &Path, tmp: &Path, seed: u64) -> Vec<String> {
 fn nomicon_every_chapter() {
     let tmp = common::tempdir();
     let root = stage(&corpus("nomicon"), tmp.path(), "nomicon");
-    check_book(&root, tmp.path(), 21);
+    // Every data island and view deflated (`compress-above = 0`): the invariants hold for
+    // that form too.
+    check_book(&root, tmp.path(), 21, json!({ "compress-above": 0 }));
 }
 
 #[test]
 fn rust_by_example_every_chapter() {
     let tmp = common::tempdir();
     let root = stage(&corpus("rust-by-example"), tmp.path(), "rust-by-example");
-    check_book(&root, tmp.path(), 22);
+    check_book(&root, tmp.path(), 22, json!({}));
 }
 
 #[test]
@@ -688,7 +720,7 @@ fn random_markdown_book() {
     common::write(&root.join("src/SUMMARY.md"), &summary);
     common::write(&root.join("book.toml"), "[book]\ntitle = \"Random\"\n");
     common::git_init(tmp.path());
-    let w_off = check_book(&root, tmp.path(), 23);
+    let w_off = check_book(&root, tmp.path(), 23, json!({}));
     let html = html_warnings(&w_off);
     assert!(
         html.iter()

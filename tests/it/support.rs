@@ -697,11 +697,16 @@ pub fn sel(s: &str) -> Selector {
     Selector::parse(s).unwrap_or_else(|e| panic!("selector {s}: {e:?}"))
 }
 
-/// The data islands of a page: (data-nb-page, parsed JSON, raw text).
+/// The data islands of a page: (data-nb-page, parsed JSON, raw text — a deflated island's
+/// inflated JSON).
 pub fn islands(doc: &Html) -> Vec<(String, Value, String)> {
     doc.select(&sel("script.nb-data"))
         .map(|el| {
-            let raw: String = el.text().collect();
+            let mut raw: String = el.text().collect();
+            if el.value().attr("data-nb-encoding").is_some() {
+                raw = mdbook_notabene::util::payload::inflate_base64(&raw)
+                    .unwrap_or_else(|| panic!("deflated island does not inflate: {raw}"));
+            }
             let v = serde_json::from_str(&raw)
                 .unwrap_or_else(|e| panic!("island JSON does not parse: {e}: {raw}"));
             (

@@ -1,4 +1,5 @@
-/* DOM and data helpers: type-safe readers of island JSON, lean-comment defaults, h() (every
+/* DOM and data helpers: type-safe readers of island JSON (plain, or deflated and inflated
+ * once at start), lean-comment defaults, h() (every
  * attribute through setAttribute, every text through textContent), formatting of authors,
  * dates and statuses, safe site-relative links. Uses: locale. */
 
@@ -16,14 +17,44 @@ function obj(v) {
 function num(v, dflt) {
   return typeof v === 'number' && isFinite(v) ? v : dflt;
 }
+/** Inflated text of deflated data scripts (`data-nb-encoding`), filled by inflateAll(). */
+var INFLATED = new Map();
 function readJSON(el) {
   if (!el) return null;
+  var text = el.hasAttribute('data-nb-encoding') ? INFLATED.get(el) : el.textContent;
+  if (text === undefined) return null;
   try {
-    return JSON.parse(el.textContent || '');
+    return JSON.parse(text || '');
   } catch (e) {
     warn('unreadable JSON island', e);
     return null;
   }
+}
+/**
+ * Inflates every deflated data script of the page (a big book's islands and views:
+ * raw DEFLATE in base64, `data-nb-encoding="deflate-raw+base64"`) with the browser's own
+ * DecompressionStream — no network, and it works from file://. Resolves when all are read;
+ * one that cannot be read is left out (warned), like an unreadable plain island.
+ */
+function inflateAll() {
+  var els = Array.prototype.slice.call(D.querySelectorAll('script[data-nb-encoding]'));
+  return Promise.all(els.map(function (el) {
+    if (el.getAttribute('data-nb-encoding') !== 'deflate-raw+base64' || typeof DecompressionStream !== 'function') {
+      warn('data this browser cannot read', el.getAttribute('data-nb-encoding'));
+      return null;
+    }
+    try {
+      var bin = atob((el.textContent || '').trim());
+      var bytes = new Uint8Array(bin.length);
+      for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+      var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate-raw'));
+      return new Response(stream).text().then(function (text) { INFLATED.set(el, text); },
+        function (e) { warn('unreadable deflated data', e); });
+    } catch (e) {
+      warn('unreadable deflated data', e);
+      return null;
+    }
+  }));
 }
 /**
  * Restores the fields a lean comment (data island, /comments list) leaves out because they

@@ -20,7 +20,8 @@
  *  - no network request except same-origin `/__notabene/api/*` calls, and those only
  *    when the page is served over http(s) (a `file://` book makes none at all);
  *  - every piece of comment text goes through textContent / createTextNode;
- *  - JSON is read with JSON.parse(el.textContent);
+ *  - JSON is read with JSON.parse(el.textContent) — of a deflated data script, of the text
+ *    the browser's DecompressionStream inflates from it;
  *  - every element it inserts carries `data-nb-ui` (or sits inside one that does), so
  *    the text model used to anchor comments skips it;
  *  - on a page without data it does nothing at all.

@@ -44,5 +44,11 @@ function start() {
   safely('probe', probe);
 }
 
-if (D.readyState === 'loading') D.addEventListener('DOMContentLoaded', start);
-else start();
+/** Starts once the page's deflated data, if any, is inflated (at once when there is none). */
+function boot() {
+  if (!D.querySelector('script[data-nb-encoding]')) return start();
+  inflateAll().then(start, function (e) { warn('inflating data failed', e); start(); });
+}
+
+if (D.readyState === 'loading') D.addEventListener('DOMContentLoaded', boot);
+else boot();

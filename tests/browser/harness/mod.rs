@@ -591,12 +591,23 @@ pub struct Site {
 }
 
 impl Site {
+    /// The `file://` URL of a page of the build (`rel` may carry a query or fragment).
     pub fn url(&self, rel: &str) -> String {
+        self.url_in(&self.out, rel)
+    }
+
+    /// The same page in the build whose data islands and views are all deflated
+    /// (`compress-above = 0`).
+    pub fn deflated_url(&self, rel: &str) -> String {
+        self.url_in(&self.out.with_file_name("out-deflated"), rel)
+    }
+
+    fn url_in(&self, out: &Path, rel: &str) -> String {
         let (path, query) = match rel.find(['?', '#']) {
             Some(i) => (&rel[..i], &rel[i..]),
             None => (rel, ""),
         };
-        format!("{}{query}", file_url(&self.out.join(path)))
+        format!("{}{query}", file_url(&out.join(path)))
     }
 }
 
@@ -844,12 +855,28 @@ fn build_site() -> Site {
     std::fs::write(&chapter, md).unwrap();
 
     let out = root.join("out");
+    build_book(&book, &out, &[]);
+    // The same book with every data island and view deflated, as a big book's are.
+    build_book(
+        &book,
+        &root.join("out-deflated"),
+        &[("MDBOOK_PREPROCESSOR__NOTABENE__COMPRESS_ABOVE", "0")],
+    );
+    Site {
+        repo: repo_dir,
+        out,
+    }
+}
+
+/// `mdbook-notabene build` of `book` into `out`, from the repository holding it.
+fn build_book(book: &Path, out: &Path, env: &[(&str, &str)]) {
     let status = Command::new(env!("CARGO_BIN_EXE_mdbook-notabene"))
         .arg("build")
-        .arg(&book)
+        .arg(book)
         .arg("--dest-dir")
-        .arg(&out)
-        .current_dir(&repo_dir)
+        .arg(out)
+        .envs(env.iter().copied())
+        .current_dir(book.parent().unwrap())
         .output()
         .expect("run mdbook-notabene build");
     assert!(
@@ -858,10 +885,6 @@ fn build_site() -> Site {
         String::from_utf8_lossy(&status.stdout),
         String::from_utf8_lossy(&status.stderr)
     );
-    Site {
-        repo: repo_dir,
-        out,
-    }
 }
 
 /// A fixture page of `tests/fixtures/browser/`, copied (once per process) into a directory
