@@ -426,7 +426,7 @@ mod tests {
             );
             assert_eq!(edit_distance(&a, &b), anchored[b.len()], "la={la}");
             assert_eq!(edit_distance(&b, &a), anchored[b.len()], "la={la}");
-            // (The naive recovery is cubic: on patterns of two blocks at most.)
+            // (The naive recovery is cubic: on patterns of three blocks at most.)
             if !b.is_empty() && la <= 130 && rng.u8(0..4) == 0 {
                 let end = rng.usize(0..=b.len().min(160));
                 let k = rng.usize(0..=la.max(1));

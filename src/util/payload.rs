@@ -77,7 +77,7 @@ pub struct Found {
     pub json: String,
 }
 
-/// The first data script of `class` whose attributes (after `class`) start with `attrs` in
+/// The first data script of `class` whose attributes after `class` are exactly `attrs` in
 /// `html`, in either form, as [`data_script`] writes them; `None` when there is none or a
 /// deflated one does not decode.
 pub fn find_data_script(html: &str, class: &str, attrs: &str) -> Option<Found> {
@@ -153,6 +153,52 @@ mod tests {
         assert_eq!(
             data_script("nb-data", "", &json, 64),
             data_script("nb-data", "", &json, 64)
+        );
+    }
+
+    /// The deflated bytes are part of the build's output: pinned, so that a change of the
+    /// compressor (a flate2 backend, a level) shows here rather than as a rebuild that differs.
+    #[test]
+    fn the_deflated_form_is_pinned() {
+        let json = format!(
+            "{{\"comments\":[{}]}}",
+            vec!["{\"id\":\"c_a\",\"body\":\"Which Pi? A 3 or a 4?\"}"; 20].join(",")
+        );
+        let el = data_script("nb-data", "", &json, 0);
+        assert_eq!(
+            find_data_script(&el, "nb-data", "").map(|f| f.json),
+            Some(json.clone())
+        );
+        assert_eq!(
+            el,
+            "<script type=\"application/octet-stream\" class=\"nb-data\" data-nb-encoding=\"deflate-raw+base64\">7ZMxCoAwEAS/cmydTqs0wR/YWYhIvAi5Ih6ojYT8Xf9ge+XCVsNMBWsp+3Ff8HOFJHjwGuGwaXq+MWXhTKMEGqgjPSlSH9CcfY2D+fCri6W9</script>"
+        );
+    }
+
+    /// Page ids that share a prefix: each finds its own island, in either form.
+    #[test]
+    fn a_page_id_finds_its_own_island_only() {
+        let ab = data_script("nb-data", " data-nb-page=\"ab\"", "{\"page\":\"ab\"}", 0);
+        let a = data_script(
+            "nb-data",
+            " data-nb-page=\"a\"",
+            "{\"page\":\"a\"}",
+            usize::MAX,
+        );
+        let html = format!("{ab}{a}");
+        let found = find_data_script(&html, "nb-data", " data-nb-page=\"a\"").unwrap();
+        assert_eq!(
+            (found.json.as_str(), found.deflated),
+            ("{\"page\":\"a\"}", false)
+        );
+        let found = find_data_script(&html, "nb-data", " data-nb-page=\"ab\"").unwrap();
+        assert_eq!(
+            (found.json.as_str(), found.deflated),
+            ("{\"page\":\"ab\"}", true)
+        );
+        assert_eq!(
+            find_data_script(&html, "nb-data", " data-nb-page=\"b\""),
+            None
         );
     }
 

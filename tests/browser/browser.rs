@@ -1082,6 +1082,8 @@ fn deflated_islands_and_views_show_the_same_book() {
         "comments.html",
         "review.html",
         "journal.html",
+        // Every chapter's island and the three views on one page.
+        "print.html",
     ];
     for page in pages {
         let mut shown = Vec::new();
@@ -1127,4 +1129,25 @@ fn deflated_islands_and_views_show_the_same_book() {
     }
     assert!(threads[0].len() > 20, "{threads:?}");
     assert_eq!(threads[0], threads[1]);
+
+    // A browser that cannot inflate says so, rather than showing the book without comments;
+    // plain data still works there.
+    let mut q = page!(1280, 900);
+    q.call(
+        "Page.addScriptToEvaluateOnNewDocument",
+        serde_json::json!({ "source": "delete window.DecompressionStream;" }),
+    );
+    q.goto(&site.deflated_url("guide/configuration.html"));
+    q.wait_for("document.querySelector('.nb-toast:not([hidden])')", SECS);
+    assert_eq!(
+        q.eval_str("document.querySelector('.nb-toast-text').textContent"),
+        "The comments of this page cannot be shown: this browser cannot read their compressed data."
+    );
+    q.goto(&site.url("guide/configuration.html"));
+    q.wait_for("document.documentElement.classList.contains('nb-on')", SECS);
+    assert!(q.eval_bool(
+        "typeof DecompressionStream === 'undefined' && !document.querySelector('.nb-toast')"
+    ));
+    q.click("mark.nb-mark");
+    q.wait_for("document.querySelector('.nb-pop .nb-thread')", SECS);
 }

@@ -733,13 +733,7 @@ fn html_markers_and_islands_agree_with_the_json() {
 fn the_comments_page_lists_every_comment_of_its_language_lean_newest_first() {
     let b = built();
     let doc = html(&b.html, "comments.html");
-    let raw: String = doc
-        .select(&sel("script.nb-view-data"))
-        .next()
-        .expect("the /comments data")
-        .text()
-        .collect();
-    let data: Value = serde_json::from_str(&raw).unwrap();
+    let data = view_data(&doc);
     assert_eq!(data["view"], json!("comments"));
     assert_eq!(data["space"], json!("book"));
     // Comments on other languages' pages are counted apart, not listed.

@@ -811,14 +811,7 @@ fn review_finds_the_diff_of_a_renamed_file() {
     let build = s.notabene(&s.book, &["build", book, "-d", out_dir.to_str().unwrap()]);
     assert_eq!(build.code, 0, "{}", build.stderr);
     let doc = support::html(&out_dir, "review.html");
-    let data: Value = serde_json::from_str(
-        &doc.select(&support::sel("script.nb-view-data"))
-            .next()
-            .unwrap()
-            .text()
-            .collect::<String>(),
-    )
-    .unwrap();
+    let data = support::view_data(&doc);
     let data = support::inline_diffs(&data);
     let card = data["cards"]
         .as_array()

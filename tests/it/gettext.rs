@@ -129,14 +129,7 @@ fn translated_comments_are_never_orphans_of_the_english_build() {
         )
     );
     let doc = html(&en_out, "comments.html");
-    let data: Value = serde_json::from_str(
-        &doc.select(&sel("script.nb-view-data"))
-            .next()
-            .unwrap()
-            .text()
-            .collect::<String>(),
-    )
-    .unwrap();
+    let data = view_data(&doc);
     assert_eq!(data["otherLanguages"], json!({ "ja": COMMENTS }));
     assert_eq!(
         data["comments"],

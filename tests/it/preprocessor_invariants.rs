@@ -499,7 +499,7 @@ fn check_book(root: &Path, tmp: &Path, seed: u64, plugin: Value) -> Vec<String> 
         }
         // …and so is the island, in the form `compress-above` asks for, holding every
         // comment of the chapter the generator wrote.
-        let deflate = plugin.get("compress-above").is_some();
+        let deflate = plugin.get("compress-above") == Some(&json!(0));
         let isl = islands(&b);
         let packed = b
             .select(&sel(

@@ -718,6 +718,21 @@ pub fn islands(doc: &Html) -> Vec<(String, Value, String)> {
         .collect()
 }
 
+/// The first generated page's data (`script.nb-view-data`) of a page, parsed — inflated
+/// first when it is deflated.
+pub fn view_data(doc: &Html) -> Value {
+    let el = doc
+        .select(&sel("script.nb-view-data"))
+        .next()
+        .expect("a script.nb-view-data");
+    let mut raw: String = el.text().collect();
+    if el.value().attr("data-nb-encoding").is_some() {
+        raw = mdbook_notabene::util::payload::inflate_base64(&raw)
+            .unwrap_or_else(|| panic!("deflated view data does not inflate: {raw}"));
+    }
+    serde_json::from_str(&raw).unwrap_or_else(|e| panic!("view data does not parse: {e}: {raw}"))
+}
+
 fn has_class(el: &ElementRef, class: &str) -> bool {
     el.value().classes().any(|c| c == class)
 }

@@ -33,28 +33,28 @@ function readJSON(el) {
 /**
  * Inflates every deflated data script of the page (a big book's islands and views:
  * raw DEFLATE in base64, `data-nb-encoding="deflate-raw+base64"`) with the browser's own
- * DecompressionStream — no network, and it works from file://. Resolves when all are read;
- * one that cannot be read is left out (warned), like an unreadable plain island.
+ * DecompressionStream — no network, and it works from file://. Resolves, when all are
+ * read, to how many could not be (each warned and left out, like an unreadable plain island).
  */
 function inflateAll() {
   var els = Array.prototype.slice.call(D.querySelectorAll('script[data-nb-encoding]'));
   return Promise.all(els.map(function (el) {
+    var failed = function (e) { warn('unreadable deflated data', e); return 1; };
     if (el.getAttribute('data-nb-encoding') !== 'deflate-raw+base64' || typeof DecompressionStream !== 'function') {
-      warn('data this browser cannot read', el.getAttribute('data-nb-encoding'));
-      return null;
+      return failed(el.getAttribute('data-nb-encoding'));
     }
     try {
       var bin = atob((el.textContent || '').trim());
       var bytes = new Uint8Array(bin.length);
       for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
       var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate-raw'));
-      return new Response(stream).text().then(function (text) { INFLATED.set(el, text); },
-        function (e) { warn('unreadable deflated data', e); });
+      return new Response(stream).text().then(function (text) { INFLATED.set(el, text); return 0; }, failed);
     } catch (e) {
-      warn('unreadable deflated data', e);
-      return null;
+      return failed(e);
     }
-  }));
+  })).then(function (results) {
+    return results.reduce(function (a, b) { return a + b; }, 0);
+  });
 }
 /**
  * Restores the fields a lean comment (data island, /comments list) leaves out because they

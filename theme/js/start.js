@@ -44,10 +44,20 @@ function start() {
   safely('probe', probe);
 }
 
-/** Starts once the page's deflated data, if any, is inflated (at once when there is none). */
+/**
+ * Starts once the page's deflated data, if any, is inflated (at once when there is none); a
+ * reader whose browser cannot read some of it is told so, rather than shown no comments.
+ */
 function boot() {
   if (!D.querySelector('script[data-nb-encoding]')) return start();
-  inflateAll().then(start, function (e) { warn('inflating data failed', e); start(); });
+  inflateAll().then(function (failures) {
+    start();
+    if (failures) {
+      safely('unreadable data', function () {
+        toast(t('unreadableData'), { label: t('close'), fn: function () { W.toast.hidden = true; } });
+      });
+    }
+  });
 }
 
 if (D.readyState === 'loading') D.addEventListener('DOMContentLoaded', boot);
