@@ -130,10 +130,8 @@ fn main() {
                     if let mdbook_preprocessor::book::BookItem::Chapter(c) = item {
                         if c.source_path.is_none() {
                             eprintln!("view {} {}", c.name, c.content.len());
-                        } else if let Some(i) = c
-                            .content
-                            .find("<script type=\"application/json\" class=\"nb-data\"")
-                        {
+                        } else if let Some(i) = c.content.rfind("<script type=") {
+                            // The island, plain or deflated, ends the chapter.
                             eprintln!("island {}", c.content.len() - i);
                         }
                     }

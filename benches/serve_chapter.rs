@@ -84,9 +84,15 @@ fn main() {
             .unwrap()
             .to_string();
         let needle = format!("\"id\":\"{id}\"");
+        // The chapter's island, plain or deflated.
+        let attrs = format!(
+            " data-nb-page=\"{}\"",
+            mdbook_notabene::util::escape::escape_html(page.as_str())
+        );
         loop {
             let (_, body) = server.request("GET", html, &[], b"");
-            if body.contains(&needle) {
+            let island = mdbook_notabene::util::payload::find_data_script(&body, "nb-data", &attrs);
+            if island.is_some_and(|i| i.json.contains(&needle)) {
                 patched.push(t.elapsed());
                 break;
             }
