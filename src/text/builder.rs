@@ -170,6 +170,7 @@ impl<'a> Builder<'a> {
             Event::Text(t) => self.emit_source_text(&t, range),
             Event::Code(t) => self.emit(&t, range, SegKind::CodeSpan),
             Event::InlineMath(t) | Event::DisplayMath(t) => self.emit(&t, range, SegKind::Atomic),
+            Event::InlineHtml(h) if super::raw_html::is_mark_tag(&h) => self.in_raw = false,
             Event::Html(h) | Event::InlineHtml(h) => self.html(&h, range),
             Event::FootnoteReference(name) => self.footnote_reference(&name, range),
             Event::SoftBreak => self.emit("\n", range, SegKind::Atomic),

@@ -92,6 +92,20 @@ impl Builder<'_> {
     }
 }
 
+/// Whether an inline HTML event is a `<mark …>` or `</mark>` tag (the markers' own tag).
+/// CommonMark makes an inline HTML event one whole, well-formed tag, so html5ever would read
+/// it as that one tag, whose only effect here is to end a `<script>`/`<style>` run: a page
+/// with thousands of markers — re-derived to check that they add no text — skips the
+/// tokenizer for them.
+pub(super) fn is_mark_tag(html: &str) -> bool {
+    let rest = html
+        .strip_prefix("</mark")
+        .or_else(|| html.strip_prefix("<mark"));
+    rest.is_some_and(|r| {
+        r.ends_with('>') && r.starts_with(|c: char| c.is_ascii_whitespace() || c == '>' || c == '/')
+    })
+}
+
 fn is_pretty_block(name: &str) -> bool {
     matches!(
         name,
@@ -158,4 +172,49 @@ pub(super) fn tokenize_html(html: &str) -> Vec<html5ever::tokenizer::Token> {
     let _ = tok.feed(&queue);
     tok.end();
     tok.sink.0.take()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use html5ever::tokenizer::{TagKind, Token};
+
+    /// What the fast path assumes: each string it takes is one `mark` tag to html5ever, so
+    /// skipping the tokenizer changes nothing; anything else goes to the tokenizer.
+    #[test]
+    fn mark_tags_are_one_mark_tag_to_the_tokenizer() {
+        for (html, kind) in [
+            (
+                "<mark class=\"nb-mark\" data-nb-id=\"c_1,c_2\" data-nb-status=\"open\">",
+                TagKind::StartTag,
+            ),
+            ("<mark>", TagKind::StartTag),
+            ("<mark\ntitle='a > b'>", TagKind::StartTag),
+            ("<mark/>", TagKind::StartTag),
+            ("</mark>", TagKind::EndTag),
+            ("</mark \n>", TagKind::EndTag),
+        ] {
+            assert!(is_mark_tag(html), "{html}");
+            // (The end-of-input token does nothing in `html`.)
+            let tokens: Vec<Token> = tokenize_html(html)
+                .into_iter()
+                .filter(|t| !matches!(t, Token::EOFToken))
+                .collect();
+            assert!(
+                matches!(&tokens[..], [Token::TagToken(t)] if &*t.name == "mark" && t.kind == kind),
+                "{html}: {tokens:?}"
+            );
+        }
+        for html in [
+            "<marker>",
+            "<mark-x>",
+            "<MARK>",
+            "<mark",
+            "<b>",
+            "<!-- <mark> -->",
+            "x<mark>",
+        ] {
+            assert!(!is_mark_tag(html), "{html}");
+        }
+    }
 }
