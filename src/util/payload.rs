@@ -3,8 +3,8 @@
 //!
 //! * **Plain**: `<script type="application/json" class="…" …>JSON</script>`, the JSON escaped
 //!   for a script element ([`escape_script_json`]).
-//! * **Deflated**, for payloads longer than a book's `compress-above` bytes:
-//!   `<script type="application/octet-stream" class="…" … data-nb-encoding="deflate-raw+base64">`
+//! * **Deflated**, for payloads longer than a book's `compress-above` bytes: `<script
+//!   type="application/octet-stream" class="…" … data-nb-encoding="deflate-raw+base64">`
 //!   holding the JSON compressed with raw DEFLATE, in standard base64. The client inflates it
 //!   with the browser's own `DecompressionStream("deflate-raw")`: no network, and it works
 //!   from `file://`. A store of thousands of comments compresses several times over, and
