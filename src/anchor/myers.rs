@@ -361,29 +361,20 @@ mod tests {
 
     /// D[m][j] for every j in 0..=n.
     fn naive_last_row(p: &[u32], t: &[u32]) -> Vec<usize> {
-        let m = p.len();
-        let mut prev: Vec<usize> = (0..=m).collect();
-        let mut out = vec![m];
-        for &c in t {
-            let mut cur = vec![0; m + 1];
-            for i in 1..=m {
-                cur[i] = (prev[i - 1] + usize::from(p[i - 1] != c))
-                    .min(prev[i] + 1)
-                    .min(cur[i - 1] + 1);
-            }
-            out.push(cur[m]);
-            prev = cur;
-        }
-        out
+        naive_row(p, t, false)
     }
 
     /// `naive_last_row` with the match anchored at the text's start (`D[0][j] = j`).
     fn naive_anchored_last_row(p: &[u32], t: &[u32]) -> Vec<usize> {
+        naive_row(p, t, true)
+    }
+
+    fn naive_row(p: &[u32], t: &[u32], anchored: bool) -> Vec<usize> {
         let m = p.len();
         let mut prev: Vec<usize> = (0..=m).collect();
         let mut out = vec![m];
         for (j, &c) in t.iter().enumerate() {
-            let mut cur = vec![j + 1; m + 1];
+            let mut cur = vec![if anchored { j + 1 } else { 0 }; m + 1];
             for i in 1..=m {
                 cur[i] = (prev[i - 1] + usize::from(p[i - 1] != c))
                     .min(prev[i] + 1)

@@ -11,6 +11,21 @@ use serve::Server;
 
 const PAGE: &str = "book-example/src/guide/sensors";
 
+/// POSTs a new comment; returns its id.
+fn post_comment(server: &Server, body: Value) -> String {
+    let (code, text) = server.request(
+        "POST",
+        "/__notabene/api/comments",
+        &[("Content-Type", "application/json")],
+        body.to_string().as_bytes(),
+    );
+    assert_eq!(code, 201, "{text}");
+    serde_json::from_str::<Value>(&text).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 fn refused(
     server: &Server,
     method: &str,
@@ -430,19 +445,10 @@ fn a_new_comment_is_in_the_served_chapter_before_the_rebuild() {
     };
     let g = server.generation();
     let anchor = json!({ "quote": "Raspberry Pi", "prefix": "Most stations run on a ", "suffix": ", so the ARM builds", "section": "Installing Skylark" });
-    let (code, text) = server.request(
-        "POST",
-        "/__notabene/api/comments",
-        &[("Content-Type", "application/json")],
-        json!({ "page": page, "space": "book", "scope": "selection", "anchor": anchor, "body": "Which Pi?" })
-            .to_string()
-            .as_bytes(),
+    let id = post_comment(
+        &server,
+        json!({ "page": page, "space": "book", "scope": "selection", "anchor": anchor, "body": "Which Pi?" }),
     );
-    assert_eq!(code, 201, "{text}");
-    let id = serde_json::from_str::<Value>(&text).unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
     // Patched in before any rebuild: the generation moved, the build count did not.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     let pending = loop {
@@ -502,19 +508,10 @@ fn a_new_comment_is_in_the_served_chapter_before_the_rebuild() {
 #[test]
 fn a_comment_on_the_readme_chapter_is_patched_into_the_index() {
     let server = Server::start(&[], |_| {});
-    let (code, text) = server.request(
-        "POST",
-        "/__notabene/api/comments",
-        &[("Content-Type", "application/json")],
-        json!({ "page": "book-example/src/README", "space": "book", "scope": "page", "body": "Say what Skylark is first." })
-            .to_string()
-            .as_bytes(),
+    let id = post_comment(
+        &server,
+        json!({ "page": "book-example/src/README", "space": "book", "scope": "page", "body": "Say what Skylark is first." }),
     );
-    assert_eq!(code, 201, "{text}");
-    let id = serde_json::from_str::<Value>(&text).unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     loop {
         let (_, html) = server.request("GET", "/", &[], b"");
