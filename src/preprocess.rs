@@ -74,6 +74,14 @@ pub fn prefetch(root: &Path) -> Option<Prefetched> {
     })
 }
 
+/// Whether the run on `ctx` reads the store: the plugin enabled, for the `html` renderer (the
+/// binary waits for its read-ahead only then: a disabled plugin, or a run for another renderer,
+/// hands the book back at once).
+pub fn reads_store(ctx: &PreprocessorContext) -> bool {
+    ctx.renderer == "html"
+        && Book::from_mdbook(&ctx.root, ctx.config.clone()).is_ok_and(|cfg| cfg.config.enable)
+}
+
 /// Whether `a` and `b` name the same directory (both missing: the same path).
 fn same_dir(a: &Path, b: &Path) -> bool {
     match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
@@ -110,10 +118,8 @@ pub fn run_with(
     };
     let t1 = std::time::Instant::now();
     let (anchors, ids) = resolve::book::anchor(&cfg, &book, comments, resolve::Which::Live)?;
-    let t2 = std::time::Instant::now();
     crate::assets::check_installed(&cfg)?;
-    report::report(&anchors, &ids, &cfg)?;
-    let t3 = std::time::Instant::now();
+    let t2 = std::time::Instant::now();
     let options = TextOptions::from_config(&cfg.mdbook)?;
     let threads = crate::util::par::default_threads();
     let summary = crate::store::json::to_js_compact(&island::island_summary(&anchors, &cfg.config));
@@ -151,25 +157,34 @@ pub fn run_with(
         }
         ch.content = content;
     });
+    let t3 = std::time::Instant::now();
+    // The report (one thread, written to stderr at once, `fail-on` applied) while the
+    // generated pages are built: both only read the anchoring.
+    let reported = std::thread::scope(|scope| {
+        let report = scope.spawn(|| report::report(&anchors, &ids, &cfg));
+        if cfg.config.generated_pages {
+            crate::views::append_to(&mut book, &anchors, &ids, &cfg);
+        }
+        report.join()
+    });
+    match reported {
+        Ok(result) => result?,
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
     for page in dropped {
         eprintln!(
             "notabene: warning: inline markers on {page} would have changed its text; they are left to the reader client"
         );
     }
     let t4 = std::time::Instant::now();
-    if cfg.config.generated_pages {
-        crate::views::append_to(&mut book, &anchors, &ids, &cfg);
-    }
-    let t5 = std::time::Instant::now();
     if std::env::var_os("NOTABENE_TIMINGS").is_some() {
         let ms = |a: std::time::Instant, b: std::time::Instant| (b - a).as_secs_f64() * 1e3;
         eprintln!(
-            "notabene: timings (ms): reading the store {:.1}, anchoring {:.1}, report {:.1}, markers and islands {:.1}, generated pages {:.1}",
+            "notabene: timings (ms): reading the store {:.1}, anchoring {:.1}, markers and islands {:.1}, report and generated pages {:.1}",
             ms(t0, t1),
             ms(t1, t2),
             ms(t2, t3),
-            ms(t3, t4),
-            ms(t4, t5)
+            ms(t3, t4)
         );
     }
     drop_in_background(anchors);

@@ -407,39 +407,46 @@ impl ViewInput<'_> {
     pub fn chapters(&self, taken: &dyn Fn(&str) -> bool) -> Vec<View> {
         let fr = french(self.book);
         let js = crate::store::json::to_js_compact;
-        let specs: [(&'static str, &str, &str, &str, String); 3] = [
+        let specs: [(&'static str, &str, &str, &str); 3] = [
             (
                 "review",
                 "Review",
                 "Relecture",
                 "Agent changes waiting for validation, with their diffs.",
-                js(&self.review()),
             ),
             (
                 "comments",
                 "All comments",
                 "Tous les commentaires",
                 "Every review comment of the book.",
-                self.comments(),
             ),
             (
                 "journal",
                 "Journal",
                 "Journal",
                 "What changed and why, newest first.",
-                js(&self.journal()),
             ),
         ];
+        // Each view's data (the /comments list of a big store is the largest) on its own
+        // thread; results in the order above.
+        let data = crate::util::par::par_map(&specs, crate::util::par::default_threads(), |s| {
+            let json = match s.0 {
+                "review" => js(&self.review()),
+                "comments" => self.comments(),
+                _ => js(&self.journal()),
+            };
+            data_script("nb-view-data", "", &json, self.book.config.compress_above)
+        });
         specs
             .into_iter()
-            .map(|(name, en, fr_title, intro, data)| {
+            .zip(data)
+            .map(|((name, en, fr_title, intro), data)| {
                 let mut path = format!("{name}.md");
                 if taken(&path) {
                     path = format!("notabene-{name}.md");
                 }
                 let title = if fr { fr_title } else { en }.to_string();
                 let intro = if fr { "" } else { intro };
-                let data = data_script("nb-view-data", "", &data, self.book.config.compress_above);
                 let content = format!(
                     "# {title}\n\n{intro}\n\n<div class=\"nb-app\" data-nb-view=\"{name}\"></div>\n\n{data}\n"
                 );

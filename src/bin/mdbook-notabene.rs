@@ -5,7 +5,11 @@
 //! the work on a book is the library's (`preprocess::run`, `render::render_input`).
 
 use mdbook_notabene::book::config::{SUPPORTED_MDBOOK, check_mdbook_version};
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
+
+/// mimalloc: builds make millions of short-lived allocations (see `Cargo.toml`).
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
     let code = if std::env::args_os().len() == 1 {
@@ -27,11 +31,14 @@ fn protocol() -> i32 {
         .name("notabene-prefetch".into())
         .spawn(|| mdbook_notabene::preprocess::prefetch(&std::env::current_dir().ok()?))
         .ok();
-    let mut input = Vec::new();
-    if let Err(e) = std::io::stdin().read_to_end(&mut input) {
-        eprintln!("notabene: cannot read stdin: {e} (stdin)");
-        return 1;
-    }
+    // mdBook writes the input in one small write per JSON token: read in gathered batches.
+    let input = match mdbook_notabene::util::pipe::read_stdin() {
+        Ok(input) => input,
+        Err(e) => {
+            eprintln!("notabene: cannot read stdin: {e} (stdin)");
+            return 1;
+        }
+    };
     // A renderer gets one object (the RenderContext), a preprocessor a `[context, book]`
     // array: the first byte tells them apart without parsing the book twice.
     if input.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
@@ -53,7 +60,13 @@ fn protocol() -> i32 {
         }
     };
     check_mdbook_version(&ctx.mdbook_version);
-    let prefetched = ahead.and_then(|h| h.join().ok()).flatten();
+    // The read-ahead is waited for only when this run reads the store; otherwise the
+    // process exits with it unfinished.
+    let prefetched = if mdbook_notabene::preprocess::reads_store(&ctx) {
+        ahead.and_then(|h| h.join().ok()).flatten()
+    } else {
+        None
+    };
     match mdbook_notabene::preprocess::run_with(&ctx, book, prefetched) {
         Ok(book) => {
             // Stdout is line-buffered and JSON has no newlines: buffer the book ourselves.

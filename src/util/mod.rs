@@ -1,6 +1,6 @@
 //! Layer 0 — shared helpers: the crate's error type, a deterministic parallel map, base-36 id
-//! encoding, HTML / `<script>`-JSON escaping, data scripts (plain or deflated), `/`-separated
-//! paths and a small list diff.
+//! encoding, HTML / `<script>`-JSON escaping, data scripts (plain or deflated), reading a piped
+//! input whole, `/`-separated paths and a small list diff.
 //!
 //! Owns nothing of the product's data. May call: the standard library and external crates
 //! only — no other module of this crate.
@@ -10,6 +10,7 @@ pub mod escape;
 pub mod lcs;
 pub mod par;
 pub mod payload;
+pub mod pipe;
 
 use std::path::Path;
 
