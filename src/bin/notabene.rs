@@ -1,5 +1,9 @@
 //! `notabene`: the agent CLI (same commands as `mdbook-notabene`). The top layer.
 
+/// mimalloc: builds make millions of short-lived allocations (see `Cargo.toml`).
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     std::process::exit(mdbook_notabene::cli::run(std::env::args_os()));
 }
