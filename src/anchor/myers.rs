@@ -141,6 +141,8 @@ pub fn search(pattern: &[u32], text: &[u32], k: usize) -> Vec<(usize, usize)> {
                 out.push((j + 1, score));
             }
         }
+    } else if peq.blocks == 2 {
+        search2(&peq, text, k, m, last_bit, &mut out);
     } else {
         // Ukkonen's cut-off, by blocks (Myers 1999, §4): only blocks `0..=y` are computed. A
         // block below `y` holds no cell `<= k` — the bottom-row value `bottom[b]` bounds its
@@ -185,6 +187,47 @@ pub fn search(pattern: &[u32], text: &[u32], k: usize) -> Vec<(usize, usize)> {
         }
     }
     out
+}
+
+/// [`search`] for a pattern of two blocks (65 to 128 symbols: a quote with its context
+/// window, the common case): the general loop's steps with the two blocks' state in locals,
+/// block 1 computed only while Ukkonen's cut-off keeps it active (the same rule as there).
+fn search2(
+    peq: &Peq,
+    text: &[u32],
+    k: usize,
+    m: usize,
+    last_bit: u64,
+    out: &mut Vec<(usize, usize)>,
+) {
+    let (mut pv0, mut mv0, mut pv1, mut mv1) = (!0u64, 0u64, !0u64, 0u64);
+    // Bottom-row values: block 0's row 64, block 1's (the pattern's) last row.
+    let (mut b0, mut b1) = (W, m);
+    let rows1 = m - W;
+    let mut active = k > W;
+    for (j, &c) in text.iter().enumerate() {
+        let eqs = peq.eq(c);
+        let (e0, e1) = (eqs[0], eqs[1]);
+        let h0 = step(&mut pv0, &mut mv0, e0, 0, 1u64 << (W - 1));
+        b0 = add(b0, h0);
+        if active {
+            let h1 = step(&mut pv1, &mut mv1, e1, h0, last_bit);
+            b1 = add(b1, h1);
+            if b1 >= k.saturating_add(W) {
+                active = false;
+            }
+        } else if add(b0, -h0) <= k {
+            let prev = add(b0, -h0);
+            active = true;
+            pv1 = !0;
+            mv1 = 0;
+            let d = step(&mut pv1, &mut mv1, e1, h0, last_bit);
+            b1 = add(prev + rows1, d);
+        }
+        if active && b1 <= k {
+            out.push((j + 1, b1));
+        }
+    }
 }
 
 /// `score + d` for a delta in {-1, 0, 1}; the score is an edit distance, so never below 0.
