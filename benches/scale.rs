@@ -14,15 +14,19 @@
 //!    without notabene (medians of alternating rounds);
 //! 2. the preprocessor's own time (in process, the book given) and the Markdown it adds, and
 //!    its cost per comment by status;
-//! 3. where the floor is: mdBook alone on our markup (a stand-in preprocessor hands it our
-//!    output computed beforehand), and reading the store;
+//! 3. where the floor is: mdBook alone on our markup and on the least of it (a stand-in
+//!    preprocessor hands it our output computed beforehand, with and without the `<mark>`
+//!    elements), reading the store, and the floor ratio of each scenario: the protocol alone,
+//!    plus the least markup, plus listing, reading and parsing the store files and deriving
+//!    every chapter's text;
 //! 4. peak RSS of the preprocessor process with 20,000 comments against `mdbook build` of the
 //!    plain book (when an `mdbook` binary is on PATH).
 //!
 //! `cargo bench --bench scale`; `NB_RUNS=n` sets the rounds (default 5). `NB_PROFILE=n` runs
 //! only the preprocessor's html pass on 10,000 open comments, n times (for `perf record`;
 //! `NB_RESOLVED=k` resolves k of them, `NB_SIZES=1` prints the size of each island and
-//! generated page).
+//! generated page, `NB_FLOOR=1` first times the floor's parts, `NB_PIPE=1` instead times
+//! mdBook's side of the protocol).
 
 #[path = "support/big_book.rs"]
 mod big_book;
@@ -32,6 +36,10 @@ mod common;
 mod support;
 
 use big_book::*;
+
+/// The binaries' allocator, so that in-process figures are the binaries' figures.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use mdbook_driver::MDBook;
 use mdbook_driver::config::Config;
 use std::path::{Path, PathBuf};
@@ -121,6 +129,68 @@ fn main() {
         )
         .unwrap();
         let cx = mdbook_preprocessor::PreprocessorContext::new(root.clone(), with, "html".into());
+        if std::env::var_os("NB_PIPE").is_some() {
+            // `NB_PIPE=1`: what mdBook's side of the protocol costs. Its unbuffered `to_writer`
+            // into a child's stdin (`cat`, which reads as soon as anything arrives), against
+            // the same bytes written at once; and its preprocessing step with our binary
+            // disabled, against no preprocessor.
+            let mut off = cx.clone();
+            off.config
+                .set("preprocessor.notabene.enable", false)
+                .unwrap();
+            let mut disabled = base.clone();
+            disabled
+                .set(
+                    "preprocessor.notabene",
+                    serde_json::json!({
+                        "after": ["links"],
+                        "enable": false,
+                        "command": format!(
+                            "env MDBOOK_PREPROCESSOR__NOTABENE__ENABLE=false {}",
+                            plugin_command()
+                        ),
+                    }),
+                )
+                .unwrap();
+            let to_cat = |at_once: bool| {
+                let mut child = std::process::Command::new("cat")
+                    .stdin(std::process::Stdio::piped())
+                    .stdout(std::process::Stdio::null())
+                    .spawn()
+                    .unwrap();
+                let t = Instant::now();
+                let stdin = child.stdin.take().unwrap();
+                if at_once {
+                    let bytes = serde_json::to_vec(&(&off, &plain)).unwrap();
+                    std::io::Write::write_all(&mut { stdin }, &bytes).unwrap();
+                } else {
+                    serde_json::to_writer(stdin, &(&off, &plain)).unwrap();
+                }
+                child.wait().unwrap();
+                t.elapsed()
+            };
+            let preprocess = |config: &Config| {
+                let t = Instant::now();
+                let md = MDBook::load_with_config(&root, config.clone()).unwrap();
+                md.preprocess_book(&HtmlProbe).unwrap();
+                t.elapsed()
+            };
+            for round in 0..n {
+                eprintln!(
+                    "round {round}: to `cat`: unbuffered {:.1?}, at once {:.1?}; preprocessing: our binary disabled {:.1?}, no preprocessor {:.1?}",
+                    to_cat(false),
+                    to_cat(true),
+                    preprocess(&disabled),
+                    preprocess(&base)
+                );
+            }
+            return;
+        }
+        if std::env::var_os("NB_FLOOR").is_some() {
+            let options = mdbook_notabene::text::TextOptions::from_config(&base).unwrap();
+            let (r, p, t) = floor_parts(&root.join(".notabene"), &plain, &options, n);
+            eprintln!("floor: read {r:.1?}, parse {p:.1?}, text model {t:.1?}");
+        }
         for _ in 0..n {
             let t = Instant::now();
             let out = mdbook_notabene::preprocess::run(&cx, plain.clone()).unwrap();
@@ -196,9 +266,10 @@ fn main() {
     for &(name, n, resolved, _) in &SCENARIOS {
         fill_store(&master, &root.join(".notabene"), n, resolved, "open");
         let ours = mdbook_notabene::preprocess::run(&cx, plain.clone()).unwrap();
-        let (mut a, mut b) = (Vec::new(), Vec::new());
+        let least = without_marks(&ours);
+        let (mut a, mut b, mut l) = (Vec::new(), Vec::new(), Vec::new());
         for round in 0..=runs {
-            for (book, times) in [(&plain, &mut a), (&ours, &mut b)] {
+            for (book, times) in [(&plain, &mut a), (&ours, &mut b), (&least, &mut l)] {
                 let mut c = base.clone();
                 c.build.build_dir = tmp.path().join("stand-in");
                 let t = Instant::now();
@@ -215,6 +286,19 @@ fn main() {
             median(&a),
             median(&b),
             markdown_bytes(&ours) - book_bytes,
+            median(&l),
+            markdown_bytes(&least) - book_bytes,
+        ));
+    }
+
+    // The least each scenario's build must do besides mdBook's own work, part by part.
+    let options = mdbook_notabene::text::TextOptions::from_config(&base).unwrap();
+    let mut floors = Vec::new();
+    for &(name, n, resolved, _) in &SCENARIOS {
+        fill_store(&master, &root.join(".notabene"), n, resolved, "open");
+        floors.push((
+            name,
+            floor_parts(&root.join(".notabene"), &plain, &options, runs),
         ));
     }
 
@@ -328,15 +412,20 @@ fn main() {
         "mdBook alone on our markup (a stand-in preprocessor hands it our output computed beforehand):"
     );
     println!();
-    println!("| store | book unchanged (ms) | our output (ms) | ratio | Markdown added |");
-    println!("|---|---:|---:|---:|---:|");
-    for (name, a, b, added) in &markup {
+    println!(
+        "| store | book unchanged (ms) | our output (ms) | ratio | Markdown added | islands and badges only, no `<mark>` (ms) | ratio | Markdown added |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    for (name, a, b, added, l, least_added) in &markup {
         println!(
-            "| {name} | {:.0} | {:.0} | {:.3} | {} KB |",
+            "| {name} | {:.0} | {:.0} | {:.3} | {} KB | {:.0} | {:.3} | {} KB |",
             ms(*a),
             ms(*b),
             b.as_secs_f64() / a.as_secs_f64(),
-            added / 1000
+            added / 1000,
+            ms(*l),
+            l.as_secs_f64() / a.as_secs_f64(),
+            least_added / 1000
         );
     }
     println!();
@@ -344,6 +433,33 @@ fn main() {
         println!(
             "Reading the store (walk, read, parse, in parallel): {n} comment files {:.1} ms.",
             ms(*t)
+        );
+    }
+    println!();
+    println!(
+        "The floor through `mdbook build`: mdBook's protocol alone (`enable = false`), plus mdBook on the least markup (no `<mark>`: the client would paint them), plus listing and reading the store files, parsing them, and deriving every chapter's text (what finding a quote needs) — anchoring, markers, islands and views counted as free:"
+    );
+    println!();
+    println!(
+        "| store | protocol alone | least markup | read files (ms) | parse (ms) | text model (ms) | floor ratio | target |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    for (((name, target, t), (_, (read, parse, text))), m) in rows.iter().zip(&floors).zip(&markup)
+    {
+        let protocol = t.ratio(&t.protocol);
+        let least = m.4.as_secs_f64() / m.1.as_secs_f64();
+        let parts = (*read + *parse + *text).as_secs_f64() / median(&t.without).as_secs_f64();
+        let floor = protocol + (least - 1.0) + parts;
+        println!(
+            "| {name} | {protocol:.3} | {least:.3} | {:.1} | {:.1} | {:.1} | **{floor:.3}** | ≤ {target:.2} {} |",
+            ms(*read),
+            ms(*parse),
+            ms(*text),
+            if floor <= *target {
+                "(below the target)"
+            } else {
+                "(above the target)"
+            }
         );
     }
     println!();
@@ -507,8 +623,21 @@ fn measure(root: &Path, base: &Config, out: &Path, runs: usize) -> Times {
             serde_json::json!({ "after": ["links"], "command": plugin_command() }),
         )
         .unwrap();
+    // The plugin disabled both where mdBook hands it its configuration and where the binary
+    // reads ahead (`book.toml` with the `MDBOOK_*` variables): this book's `book.toml` does not
+    // name the plugin, so it is disabled through the environment, as a user's `book.toml`
+    // would disable it.
     let mut protocol = command.clone();
     protocol.set("preprocessor.notabene.enable", false).unwrap();
+    protocol
+        .set(
+            "preprocessor.notabene.command",
+            format!(
+                "env MDBOOK_PREPROCESSOR__NOTABENE__ENABLE=false {}",
+                plugin_command()
+            ),
+        )
+        .unwrap();
     let (oa, ob, oc, od) = (
         out.join("without"),
         out.join("with"),
@@ -594,4 +723,71 @@ fn rss_helper(args: &[String]) {
     );
     std::mem::forget(child);
     println!("{}", usage.ru_maxrss);
+}
+
+/// The least any build with this store must do, each part alone (medians of `runs`, two
+/// threads as the preprocessor uses): list and read every comment file without parsing it;
+/// parse what was read into JSON values; derive every chapter's text model and normalised
+/// text (what finding a quote needs). Returns the three times.
+fn floor_parts(
+    store: &Path,
+    book: &mdbook_preprocessor::book::Book,
+    options: &mdbook_notabene::text::TextOptions,
+    runs: usize,
+) -> (Duration, Duration, Duration) {
+    use mdbook_notabene::util::par::{default_threads, par_map};
+    let threads = default_threads();
+    let (mut read, mut parse, mut text) = (Vec::new(), Vec::new(), Vec::new());
+    let chapters: Vec<&str> = book
+        .iter()
+        .filter_map(|i| match i {
+            mdbook_preprocessor::book::BookItem::Chapter(c) => Some(c.content.as_str()),
+            _ => None,
+        })
+        .collect();
+    for round in 0..=runs {
+        let t = Instant::now();
+        let mut files = Vec::new();
+        walk_all(store, &mut files);
+        files.sort();
+        let bytes = par_map(&files, threads, |p| std::fs::read(p).unwrap());
+        let t_read = t.elapsed();
+        let t = Instant::now();
+        let values = par_map(&bytes, threads, |b| {
+            serde_json::from_slice::<serde_json::Value>(b).is_ok()
+        });
+        let t_parse = t.elapsed();
+        assert!(values.iter().filter(|&&ok| ok).count() + 1 >= files.len());
+        let t = Instant::now();
+        let n = par_map(&chapters, threads, |md| {
+            let page = mdbook_notabene::text::page_text(md, options);
+            mdbook_notabene::anchor::PageIndex::new(&page).len()
+        });
+        let t_text = t.elapsed();
+        assert_eq!(n.len(), chapters.len());
+        if round > 0 {
+            read.push(t_read);
+            parse.push(t_parse);
+            text.push(t_text);
+        }
+    }
+    (median(&read), median(&parse), median(&text))
+}
+
+/// `book` with our `<mark class="nb-mark" …>` elements unwrapped (their text kept): the markup
+/// a build would add if the reader client painted the marks itself.
+fn without_marks(book: &mdbook_preprocessor::book::Book) -> mdbook_preprocessor::book::Book {
+    let mut out = book.clone();
+    out.for_each_chapter_mut(|c| {
+        let mut s = String::with_capacity(c.content.len());
+        let mut rest = c.content.as_str();
+        while let Some(i) = rest.find("<mark class=\"nb-mark\"") {
+            s.push_str(&rest[..i]);
+            let end = rest[i..].find('>').expect("a closed mark tag") + i + 1;
+            rest = &rest[end..];
+        }
+        s.push_str(rest);
+        c.content = s.replace("</mark>", "");
+    });
+    out
 }
