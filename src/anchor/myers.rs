@@ -389,6 +389,20 @@ pub fn prefix_distance(a: &[u32], b: &[u32]) -> usize {
     best
 }
 
+/// The prefix of `b` that `a` matches best: `(its length, the distance)`, the length closest to
+/// `|a|` among equally good ones (the shorter on a tie). `(0, |a|)` when `b` is empty.
+/// O(⌈|a|/64⌉ · |b|) time.
+pub fn prefix_end(a: &[u32], b: &[u32]) -> (usize, usize) {
+    let m = a.len();
+    let mut best = (0usize, m);
+    last_row(a, b, true, |end, d| {
+        if d < best.1 || (d == best.1 && end.abs_diff(m) < best.0.abs_diff(m)) {
+            best = (end, d);
+        }
+    });
+    best
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -458,6 +472,13 @@ mod tests {
                 "la={la} lb={}",
                 b.len()
             );
+            // The best prefix: the least distance, then the length closest to |a|, then the
+            // shorter.
+            let want = (0..=b.len())
+                .min_by_key(|&j| (anchored[j], j.abs_diff(la), j))
+                .map(|j| (j, anchored[j]))
+                .unwrap();
+            assert_eq!(prefix_end(&a, &b), want, "la={la} lb={}", b.len());
             assert_eq!(edit_distance(&a, &b), anchored[b.len()], "la={la}");
             assert_eq!(edit_distance(&b, &a), anchored[b.len()], "la={la}");
             // (The naive recovery is cubic: on patterns of three blocks at most.)
@@ -753,7 +774,7 @@ mod tests {
         let mut rng = fastrand::Rng::with_seed(42);
         let n = 30_000;
         let text = random_seq(&mut rng, n, 26);
-        for m in [32usize, 100, 300] {
+        for m in [32usize, 100, 150, 300] {
             let p = text[n / 2..n / 2 + m].to_vec();
             let k = m / 5;
             let reps = 200;

@@ -322,26 +322,7 @@ fn score(
 /// Minimal edit distance of `pat` against a prefix of `text` (start fixed): (end, distance),
 /// preferring the end closest to `pat.len()` on ties.
 fn best_prefix_end(pat: &[u32], text: &[u32]) -> (usize, usize) {
-    let m = pat.len();
-    let mut col: Vec<usize> = (0..=m).collect();
-    let mut best = (0usize, m);
-    for (j, &c) in text.iter().enumerate() {
-        let mut diag = col[0];
-        col[0] = j + 1;
-        for i in 1..=m {
-            let up = col[i];
-            col[i] = (diag + usize::from(pat[i - 1] != c))
-                .min(up + 1)
-                .min(col[i - 1] + 1);
-            diag = up;
-        }
-        let d = col[m];
-        let end = j + 1;
-        if d < best.1 || (d == best.1 && end.abs_diff(m) < best.0.abs_diff(m)) {
-            best = (end, d);
-        }
-    }
-    best
+    myers::prefix_end(pat, text)
 }
 
 /// Minimal edit distance of `pat` against a suffix of `text` (end fixed): (start, distance).
