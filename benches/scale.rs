@@ -189,7 +189,23 @@ fn main() {
         if std::env::var_os("NB_FLOOR").is_some() {
             let options = mdbook_notabene::text::TextOptions::from_config(&base).unwrap();
             let (r, p, t) = floor_parts(&root.join(".notabene"), &plain, &options, n);
-            eprintln!("floor: read {r:.1?}, parse {p:.1?}, text model {t:.1?}");
+            let chars: Vec<usize> = plain
+                .iter()
+                .filter_map(|i| match i {
+                    mdbook_preprocessor::book::BookItem::Chapter(c) => Some(
+                        mdbook_notabene::anchor::PageIndex::new(&mdbook_notabene::text::page_text(
+                            &c.content, &options,
+                        ))
+                        .len(),
+                    ),
+                    _ => None,
+                })
+                .collect();
+            eprintln!(
+                "floor: read {r:.1?}, parse {p:.1?}, text model {t:.1?}; {} chapters, {} normalised chars each on average",
+                chars.len(),
+                chars.iter().sum::<usize>() / chars.len().max(1)
+            );
         }
         for _ in 0..n {
             let t = Instant::now();
