@@ -53,12 +53,15 @@ pub struct Prefetched {
     pub store: PathBuf,
     /// Its comments.
     pub comments: Vec<Comment>,
+    /// The warnings reading it gave, printed when the run uses these comments.
+    pub warnings: Vec<String>,
 }
 
 /// Reads the store of the book at `root` as its `book.toml` (and `MDBOOK_*` variables) place
-/// it, for the `html` renderer only: `None` when there is nothing to read ahead (no
-/// `book.toml`, the plugin disabled, an unreadable configuration — the run proper reports
-/// those).
+/// it, before the binary knows which renderer the run is for (it is used by the `html` run
+/// only; its warnings are kept for that run to print): `None` when there is nothing to read
+/// ahead (no `book.toml`, the plugin disabled, an unreadable configuration — the run proper
+/// reports those).
 pub fn prefetch(root: &Path) -> Option<Prefetched> {
     let text = std::fs::read_to_string(root.join("book.toml")).ok()?;
     let mut config: mdbook_preprocessor::config::Config = text.parse().ok()?;
@@ -68,9 +71,11 @@ pub fn prefetch(root: &Path) -> Option<Prefetched> {
         return None;
     }
     let store = cfg.store();
+    let (comments, warnings) = resolve::book::read_comments_quietly(&store);
     Some(Prefetched {
         store: store.root().to_path_buf(),
-        comments: resolve::book::read_comments(&store),
+        comments,
+        warnings,
     })
 }
 
@@ -113,12 +118,23 @@ pub fn run_with(
     let t0 = std::time::Instant::now();
     let store = cfg.store();
     let comments = match prefetched {
-        Some(p) if same_dir(&p.store, store.root()) => p.comments,
+        Some(p) if same_dir(&p.store, store.root()) => {
+            for w in p.warnings {
+                eprintln!("{w}");
+            }
+            p.comments
+        }
         _ => resolve::book::read_comments(&store),
     };
     let t1 = std::time::Instant::now();
     let (anchors, ids) = resolve::book::anchor(&cfg, &book, comments, resolve::Which::Live)?;
     crate::assets::check_installed(&cfg)?;
+    // A build that `fail-on` fails stops here, after its report; otherwise the report is
+    // written beside the generated pages (below).
+    let reported = report::fails(&anchors, &cfg);
+    if reported {
+        report::report(&anchors, &ids, &cfg)?;
+    }
     let t2 = std::time::Instant::now();
     let options = TextOptions::from_config(&cfg.mdbook)?;
     let threads = crate::util::par::default_threads();
@@ -160,16 +176,17 @@ pub fn run_with(
     let t3 = std::time::Instant::now();
     // The report (one thread, written to stderr at once, `fail-on` applied) while the
     // generated pages are built: both only read the anchoring.
-    let reported = std::thread::scope(|scope| {
-        let report = scope.spawn(|| report::report(&anchors, &ids, &cfg));
+    let report_result = std::thread::scope(|scope| {
+        let report = (!reported).then(|| scope.spawn(|| report::report(&anchors, &ids, &cfg)));
         if cfg.config.generated_pages {
             crate::views::append_to(&mut book, &anchors, &ids, &cfg);
         }
-        report.join()
+        report.map(|r| r.join())
     });
-    match reported {
-        Ok(result) => result?,
-        Err(panic) => std::panic::resume_unwind(panic),
+    match report_result {
+        Some(Ok(result)) => result?,
+        Some(Err(panic)) => std::panic::resume_unwind(panic),
+        None => {}
     }
     for page in dropped {
         eprintln!(

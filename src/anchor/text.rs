@@ -319,17 +319,11 @@ fn score(
     }
 }
 
-/// Minimal edit distance of `pat` against a prefix of `text` (start fixed): (end, distance),
-/// preferring the end closest to `pat.len()` on ties.
-fn best_prefix_end(pat: &[u32], text: &[u32]) -> (usize, usize) {
-    myers::prefix_end(pat, text)
-}
-
 /// Minimal edit distance of `pat` against a suffix of `text` (end fixed): (start, distance).
 fn best_suffix_start(pat: &[u32], text: &[u32]) -> (usize, usize) {
     let rp: Vec<u32> = pat.iter().rev().copied().collect();
     let rt: Vec<u32> = text.iter().rev().copied().collect();
-    let (len, d) = best_prefix_end(&rp, &rt);
+    let (len, d) = myers::prefix_end(&rp, &rt);
     (text.len() - len, d)
 }
 
@@ -466,7 +460,7 @@ fn resolve_pattern(idx: &PageIndex, pat: &Pattern, exact: &[usize], threshold: f
             let (x, _) = if wp.is_empty() {
                 (0, 0)
             } else {
-                best_prefix_end(wp, &t[start..end])
+                myers::prefix_end(wp, &t[start..end])
             };
             let x = start + x;
             let (y, _) = if ws.is_empty() {

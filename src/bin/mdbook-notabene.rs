@@ -8,6 +8,7 @@ use mdbook_notabene::book::config::{SUPPORTED_MDBOOK, check_mdbook_version};
 use std::io::{IsTerminal, Write};
 
 /// mimalloc: builds make millions of short-lived allocations (see `Cargo.toml`).
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

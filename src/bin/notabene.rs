@@ -1,6 +1,7 @@
 //! `notabene`: the agent CLI (same commands as `mdbook-notabene`). The top layer.
 
 /// mimalloc: builds make millions of short-lived allocations (see `Cargo.toml`).
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -50,24 +50,38 @@ pub fn source_key(ids: &PageIds, source_path: &Path) -> String {
     slash_path(&Path::new(&ids.prefix).join(source_path))
 }
 
-/// Reads the store's comments for a build; problems are warnings, never a crash.
+/// Reads the store's comments for a build; problems are warnings (printed), never a crash.
 pub fn read_comments(store: &Store) -> Vec<Comment> {
+    let (comments, warnings) = read_comments_quietly(store);
+    for w in warnings {
+        eprintln!("{w}");
+    }
+    comments
+}
+
+/// [`read_comments`], with the warnings returned (whole stderr lines) instead of printed: the
+/// binary's read-ahead prints them only when its result is used.
+pub fn read_comments_quietly(store: &Store) -> (Vec<Comment>, Vec<String>) {
     if !store.exists() {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     }
     match store.load() {
         Ok(snap) => {
-            snap.warn_unreadable();
-            snap.records
+            let warnings = snap.unreadable_warnings();
+            let comments = snap
+                .records
                 .into_iter()
                 .filter(|r| r.comment.id().is_some())
                 .map(|r| r.comment)
-                .collect()
+                .collect();
+            (comments, warnings)
         }
-        Err(e) => {
-            eprintln!("notabene: warning: {e} — building without comments");
-            Vec::new()
-        }
+        Err(e) => (
+            Vec::new(),
+            vec![format!(
+                "notabene: warning: {e} — building without comments"
+            )],
+        ),
     }
 }
 

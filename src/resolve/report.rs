@@ -24,6 +24,21 @@ fn head(s: &str) -> String {
 /// places, and a build log is not where they are read).
 const MAX_FUZZY_LINES: usize = 20;
 
+/// How many anchors `fail_on` fails the build for, of the book's live comments.
+fn failing(counts: super::Counts, fail_on: FailOn) -> usize {
+    match fail_on {
+        FailOn::Never => 0,
+        FailOn::Orphan => counts.orphan,
+        FailOn::Fuzzy => counts.orphan + counts.fuzzy,
+    }
+}
+
+/// Whether [`report`] will fail the build (`fail-on`): known before the report is written, so
+/// that a failing build stops before doing the rest of its work.
+pub fn fails(anchors: &BookAnchors, cfg: &Book) -> bool {
+    failing(anchors.counts(is_live), cfg.config.fail_on) > 0
+}
+
 /// Prints the build report (stderr, written at once) and applies `fail-on`.
 pub fn report(anchors: &BookAnchors, ids: &PageIds, cfg: &Book) -> Result<()> {
     use std::fmt::Write as _;
@@ -170,11 +185,7 @@ pub fn report(anchors: &BookAnchors, ids: &PageIds, cfg: &Book) -> Result<()> {
     }
     let mut err = std::io::stderr().lock();
     let _ = err.write_all(out.as_bytes()).and_then(|()| err.flush());
-    let failing = match cfg.config.fail_on {
-        FailOn::Never => 0,
-        FailOn::Orphan => counts.orphan,
-        FailOn::Fuzzy => counts.orphan + counts.fuzzy,
-    };
+    let failing = failing(counts, cfg.config.fail_on);
     if failing > 0 {
         let what = if cfg.config.fail_on == FailOn::Orphan {
             "orphaned"

@@ -89,12 +89,22 @@ impl Snapshot {
 
     /// Prints one warning per unreadable file on stderr (readers skip them).
     pub fn warn_unreadable(&self) {
-        for u in &self.unreadable {
-            eprintln!(
-                "notabene: skipping unreadable comment file: {} ({})",
-                u.error, u.file
-            );
+        for w in self.unreadable_warnings() {
+            eprintln!("{w}");
         }
+    }
+
+    /// The lines [`Snapshot::warn_unreadable`] prints.
+    pub fn unreadable_warnings(&self) -> Vec<String> {
+        self.unreadable
+            .iter()
+            .map(|u| {
+                format!(
+                    "notabene: skipping unreadable comment file: {} ({})",
+                    u.error, u.file
+                )
+            })
+            .collect()
     }
 }
 

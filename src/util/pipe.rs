@@ -1,50 +1,68 @@
 //! Reading a whole input that arrives through a pipe in many small writes. mdBook writes the
 //! book to a preprocessor's (or renderer's) stdin unbuffered, one `write` per JSON token:
 //! hundreds of thousands of writes for a big book. A reader blocked in `read` is woken by every
-//! one of them, and that ping-pong, not the copying, is most of what the handover costs. So
-//! the pipe is widened (Linux `F_SETPIPE_SZ`, 1 MiB: mdBook never waits for room) and, after a
-//! short read, the reader pauses a millisecond while the writes gather, instead of waiting in
-//! `read` for the next one.
+//! one of them. So the pipe is widened (Linux `F_SETPIPE_SZ`, 1 MiB: mdBook rarely waits for
+//! room) and, after a short read, the reader pauses a millisecond while the writes gather,
+//! instead of waiting in `read` for the next one. Where the pipe cannot be widened (another
+//! system, a lower limit, stdin not a pipe) stdin is read plainly, with no pause.
 //!
 //! Layer 0. May call: the standard library and `libc`.
 
 use std::io::{ErrorKind, Read};
 use std::time::Duration;
 
-/// A read that returns less than this is followed by a pause.
-const FULL_READ: usize = 256 * 1024;
 /// How long the writes gather after a short read.
 const PAUSE: Duration = Duration::from_millis(1);
 /// The pipe size asked for (Linux's default ceiling for unprivileged processes).
-const PIPE_SIZE: libc::c_int = 1 << 20;
+const PIPE_SIZE: usize = 1 << 20;
 /// Bytes read at a time.
 const CHUNK: usize = 1 << 20;
 
-/// Reads all of stdin ([`read_gathered`]), first widening it when it is a pipe (Linux).
+/// Reads all of stdin: in gathered batches ([`read_gathered`]) when it is a pipe that could be
+/// widened to [`PIPE_SIZE`], else plainly.
 pub fn read_stdin() -> std::io::Result<Vec<u8>> {
-    #[cfg(target_os = "linux")]
-    // SAFETY: fcntl on fd 0 with an integer argument has no memory effects; on anything but a
-    // pipe it fails with EBADF or EINVAL, which is ignored (the read works the same).
-    unsafe {
-        libc::fcntl(0, libc::F_SETPIPE_SZ, PIPE_SIZE);
+    let mut stdin = std::io::stdin().lock();
+    match widen_stdin() {
+        // A read shorter than a quarter of the pipe is followed by a pause.
+        Some(size) => read_gathered(&mut stdin, size / 4),
+        None => {
+            let mut out = Vec::new();
+            stdin.read_to_end(&mut out)?;
+            Ok(out)
+        }
     }
-    read_gathered(&mut std::io::stdin().lock())
 }
 
-/// Reads `r` to its end, pausing [`PAUSE`] after every read shorter than [`FULL_READ`] so that
-/// a writer making many small writes is not met by a waiting reader at each of them. The bytes
-/// are those of `read_to_end`; only the timing of the reads differs.
-pub fn read_gathered(r: &mut impl Read) -> std::io::Result<Vec<u8>> {
+/// Widens stdin's pipe; returns its size when it is at least [`PIPE_SIZE`].
+#[cfg(target_os = "linux")]
+fn widen_stdin() -> Option<usize> {
+    // SAFETY: fcntl on fd 0 with an integer argument has no memory effects; on anything but a
+    // pipe, or past the limit, it fails (-1) and stdin is read plainly.
+    let size = unsafe { libc::fcntl(0, libc::F_SETPIPE_SZ, PIPE_SIZE as libc::c_int) };
+    usize::try_from(size).ok().filter(|&s| s >= PIPE_SIZE)
+}
+
+/// Pipes are not widened here: stdin is read plainly.
+#[cfg(not(target_os = "linux"))]
+fn widen_stdin() -> Option<usize> {
+    None
+}
+
+/// Reads `r` to its end, pausing [`PAUSE`] after every read shorter than `full_read` bytes so
+/// that a writer making many small writes is not met by a waiting reader at each of them. The
+/// bytes are those of `read_to_end`; only the timing of the reads differs.
+pub fn read_gathered(r: &mut impl Read, full_read: usize) -> std::io::Result<Vec<u8>> {
     let mut out: Vec<u8> = Vec::new();
+    let mut buf = vec![0u8; CHUNK];
     loop {
-        let len = out.len();
-        out.resize(len + CHUNK, 0);
-        let read = r.read(&mut out[len..]);
-        out.truncate(len + *read.as_ref().unwrap_or(&0));
-        match read {
+        match r.read(&mut buf) {
             Ok(0) => return Ok(out),
-            Ok(n) if n < FULL_READ => std::thread::sleep(PAUSE),
-            Ok(_) => {}
+            Ok(n) => {
+                out.extend_from_slice(&buf[..n]);
+                if n < full_read {
+                    std::thread::sleep(PAUSE);
+                }
+            }
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
@@ -85,7 +103,7 @@ mod tests {
             at: 0,
             calls: 0,
         };
-        assert_eq!(read_gathered(&mut r).unwrap(), data);
+        assert_eq!(read_gathered(&mut r, 1 << 18).unwrap(), data);
     }
 
     #[test]
@@ -101,7 +119,7 @@ mod tests {
                 writer.write_all(piece).unwrap();
             }
         });
-        let got = read_gathered(&mut reader).unwrap();
+        let got = read_gathered(&mut reader, 1 << 18).unwrap();
         w.join().unwrap();
         assert_eq!(got, expected);
     }
@@ -114,7 +132,7 @@ mod tests {
                 Err(std::io::Error::new(ErrorKind::BrokenPipe, "gone"))
             }
         }
-        let e = read_gathered(&mut Broken).unwrap_err();
+        let e = read_gathered(&mut Broken, 1 << 18).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::BrokenPipe);
     }
 }
