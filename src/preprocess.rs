@@ -83,8 +83,14 @@ pub fn prefetch(root: &Path) -> Option<Prefetched> {
 /// binary waits for its read-ahead only then: a disabled plugin, or a run for another renderer,
 /// hands the book back at once).
 pub fn reads_store(ctx: &PreprocessorContext) -> bool {
-    ctx.renderer == "html"
-        && Book::from_mdbook(&ctx.root, ctx.config.clone()).is_ok_and(|cfg| cfg.config.enable)
+    Book::from_mdbook(&ctx.root, ctx.config.clone()).is_ok_and(|cfg| works_on(&cfg, &ctx.renderer))
+}
+
+/// Whether a run for `renderer` does any work on book `cfg`: the plugin enabled, and the
+/// `html` renderer. Other renderers (`notabene` writes comments.json from the book it is
+/// handed, with its own anchoring) get the book unchanged: no work to repeat.
+fn works_on(cfg: &Book, renderer: &str) -> bool {
+    cfg.config.enable && renderer == "html"
 }
 
 /// Whether `a` and `b` name the same directory (both missing: the same path).
@@ -107,12 +113,7 @@ pub fn run_with(
     prefetched: Option<Prefetched>,
 ) -> Result<MdBook> {
     let cfg = Book::from_mdbook(&ctx.root, ctx.config.clone())?;
-    if !cfg.config.enable {
-        return Ok(book);
-    }
-    // Other renderers (`notabene` writes comments.json from the book it is handed, with
-    // its own anchoring) get the book unchanged: no work to repeat.
-    if ctx.renderer != "html" {
+    if !works_on(&cfg, &ctx.renderer) {
         return Ok(book);
     }
     let t0 = std::time::Instant::now();
