@@ -647,7 +647,7 @@ fn timed(root: &Path, config: &Config, out: &Path, ours: bool) -> Duration {
     })
     .expect("load");
     if ours {
-        md.with_preprocessor(mdbook_notabene::preprocess::Notabene);
+        md.with_preprocessor(mdbook_notabene::preprocess::Notabene::default());
     }
     md.build().expect("build");
     start.elapsed()

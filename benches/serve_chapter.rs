@@ -126,6 +126,80 @@ fn main() {
         targets.len(),
         quantile(&mut r, 0.5) as f64 / quantile(&mut p, 0.5).max(1) as f64
     );
+    drop(server);
+    rebuilds(&root, &files, tmp.path());
+}
+
+/// A rebuild after one new comment, in process as `serve` builds: with what the last build
+/// kept (`serve`'s rebuild), against a build that keeps nothing (the baseline), alternating
+/// in the same run (`NB_ROUNDS` rounds, default 7).
+fn rebuilds(root: &std::path::Path, files: &[std::path::PathBuf], tmp: &std::path::Path) {
+    use mdbook_notabene::engine::{Reuse, build_into};
+    use std::sync::Arc;
+    let rounds: usize = std::env::var("NB_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(7);
+    let warm = Arc::new(Reuse::default());
+    build_into(root, &tmp.join("warm"), &warm).unwrap();
+    let (mut kept, mut fresh) = (Vec::new(), Vec::new());
+    let mut counts = warm.counts();
+    for k in 0..rounds {
+        // One new comment: a copy of one of the store's, under a new id.
+        let model = &files[(k * 13) % files.len()];
+        let text = std::fs::read_to_string(model).unwrap();
+        let v: Value = serde_json::from_str(&text).unwrap();
+        let (old, new) = (v["id"].as_str().unwrap(), format!("c_mwzzbench{k:04}"));
+        std::fs::write(
+            model.with_file_name(format!("{new}.json")),
+            text.replace(old, &new),
+        )
+        .unwrap();
+        let timed = |reuse: &Arc<Reuse>, name: &str| {
+            let t = Instant::now();
+            build_into(root, &tmp.join(name), reuse).unwrap();
+            let d = t.elapsed();
+            let _ = std::fs::remove_dir_all(tmp.join(name));
+            d
+        };
+        if k % 2 == 0 {
+            fresh.push(timed(&Arc::new(Reuse::default()), "fresh"));
+            kept.push(timed(&warm, "kept"));
+        } else {
+            kept.push(timed(&warm, "kept"));
+            fresh.push(timed(&Arc::new(Reuse::default()), "fresh"));
+        }
+        counts = warm.counts();
+    }
+    let ratios: Vec<f64> = kept
+        .iter()
+        .zip(&fresh)
+        .map(|(a, b)| a.as_secs_f64() / b.as_secs_f64())
+        .collect();
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let ms = |v: &[Duration]| median(v.iter().map(|d| d.as_secs_f64() * 1e3).collect());
+    println!(
+        "
+| a rebuild after one new comment ({rounds} rounds, in process) | median (ms) | ratio |"
+    );
+    println!("|---|---:|---:|");
+    println!(
+        "| baseline: nothing kept (every chapter anchored and injected) | {:.0} | 1.00 |",
+        ms(&fresh)
+    );
+    println!(
+        "| `serve`'s rebuild: unchanged chapters kept | {:.0} | {:.2} |",
+        ms(&kept),
+        median(ratios)
+    );
+    println!(
+        "
+The last kept rebuild: {} chapters anchored, {} kept; {} injected, {} kept.",
+        counts.anchored, counts.anchoring_reused, counts.injected, counts.injection_reused
+    );
 }
 
 fn builds(server: &Server) -> u64 {

@@ -7,6 +7,8 @@
 //! `store` and the shared helpers. `cli` and `serve` build books only through here.
 
 use crate::book::{Book, PageIds};
+use crate::preprocess::Notabene;
+pub use crate::preprocess::{Reuse, ReuseCounts};
 use crate::resolve::{self, BookAnchors};
 use crate::store::Store;
 use crate::{Error, Result};
@@ -14,16 +16,22 @@ use mdbook_driver::MDBook;
 use mdbook_driver::book::BookItem;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Loads the book at `root` with our preprocessor (and renderer) in process.
 pub fn load(root: &Path) -> Result<MDBook> {
+    load_with(root, Notabene::default())
+}
+
+/// [`load`], with the preprocessor given (one that keeps what builds can reuse).
+fn load_with(root: &Path, preprocessor: Notabene) -> Result<MDBook> {
     let mut md = MDBook::load(root).map_err(|e| {
         Error::new(format!(
             "cannot load the book: {e:#} ({})",
             root.join("book.toml").display()
         ))
     })?;
-    md.with_preprocessor(crate::preprocess::Notabene);
+    md.with_preprocessor(preprocessor);
     if md.config.contains_key("output.notabene") {
         md.with_renderer(crate::render::CommentsJson);
     }
@@ -47,14 +55,19 @@ pub fn refresh_client(root: &Path) -> Result<()> {
 /// [`refresh_client`]. Returns the HTML output directory.
 pub fn build(root: &Path, dest: Option<&Path>) -> Result<PathBuf> {
     refresh_client(root)?;
-    Ok(build_with(root, dest)?.build_dir_for("html"))
+    Ok(build_with(root, dest, Notabene::default())?.build_dir_for("html"))
 }
 
 /// Builds the book at `root` into `dest` and returns its chapters' page ids (what a served
-/// site holds) with the HTML files that show each, relative to `dest`. `serve` refreshes the client once,
-/// before its first build.
-pub fn build_into(root: &Path, dest: &Path) -> Result<BTreeMap<String, Vec<String>>> {
-    let md = build_with(root, Some(dest))?;
+/// site holds) with the HTML files that show each, relative to `dest`. `serve` refreshes the
+/// client once, before its first build, and gives every build the same `reuse`: a chapter that
+/// did not change since the last build is not anchored or injected again.
+pub fn build_into(
+    root: &Path,
+    dest: &Path,
+    reuse: &Arc<Reuse>,
+) -> Result<BTreeMap<String, Vec<String>>> {
+    let md = build_with(root, Some(dest), Notabene::reusing(Arc::clone(reuse)))?;
     let ids = PageIds::new(&Book::load(root)?);
     let mut pages: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut first = true;
@@ -81,8 +94,8 @@ pub fn build_into(root: &Path, dest: &Path) -> Result<BTreeMap<String, Vec<Strin
     Ok(pages)
 }
 
-fn build_with(root: &Path, dest: Option<&Path>) -> Result<MDBook> {
-    let mut md = load(root)?;
+fn build_with(root: &Path, dest: Option<&Path>, preprocessor: Notabene) -> Result<MDBook> {
+    let mut md = load_with(root, preprocessor)?;
     if let Some(d) = dest {
         md.config.build.build_dir = std::path::absolute(d).unwrap_or_else(|_| d.to_path_buf());
     }

@@ -17,8 +17,9 @@ use crate::store::Comment;
 use crate::text::TextOptions;
 use mdbook_preprocessor::book::Book as MdBook;
 use mdbook_preprocessor::{Preprocessor, PreprocessorContext};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// Renderers the preprocessor runs for.
 pub fn supports(renderer: &str) -> bool {
@@ -26,7 +27,84 @@ pub fn supports(renderer: &str) -> bool {
 }
 
 /// The preprocessor, for in-process use with `mdbook-driver` (`MDBook::with_preprocessor`).
-pub struct Notabene;
+#[derive(Default)]
+pub struct Notabene {
+    /// What the builds of a long-lived process keep for the next one (`serve`).
+    reuse: Option<Arc<Reuse>>,
+}
+
+impl Notabene {
+    /// The preprocessor of a long-lived process: each build takes from `reuse` what the last
+    /// one computed for chapters that did not change, and keeps its own there.
+    pub fn reusing(reuse: Arc<Reuse>) -> Notabene {
+        Notabene { reuse: Some(reuse) }
+    }
+}
+
+/// What a build keeps for the next one in the same process (`serve`), chapter by chapter:
+/// the anchoring ([`resolve::Reuse`]: a chapter whose Markdown and anchors looked for are
+/// unchanged is not anchored again) and the injected Markdown (a chapter whose Markdown, marks
+/// and island are unchanged is not injected again: no markers placed and checked, no island
+/// deflated). Only the last build is kept. The book-wide summary is not part of a chapter's
+/// island (`script.nb-summary`), so a new comment on one chapter leaves the others as they were.
+#[derive(Debug, Default)]
+pub struct Reuse {
+    anchoring: resolve::Reuse,
+    injected: Mutex<Injected>,
+}
+
+/// The last build's injected chapters, keyed by source file.
+#[derive(Debug, Default)]
+struct Injected {
+    /// The text options and `compress-above` they were injected with.
+    settings: Option<(TextOptions, usize)>,
+    chapters: HashMap<String, InjectedChapter>,
+    /// Chapters the last build reused, and chapters it injected.
+    counts: (usize, usize),
+}
+
+/// A chapter's injection as the last build computed it, with what it was computed from.
+#[derive(Debug)]
+struct InjectedChapter {
+    content: String,
+    /// What was injected, without the island element.
+    injection: inject::Injection,
+    /// The island's JSON.
+    island: String,
+    out: String,
+    outcome: inject::Outcome,
+}
+
+/// What the last build of a [`Reuse`] did, chapter by chapter.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReuseCounts {
+    /// Chapters whose anchoring was kept from the build before.
+    pub anchoring_reused: usize,
+    /// Chapters anchored.
+    pub anchored: usize,
+    /// Chapters whose injected Markdown was kept from the build before.
+    pub injection_reused: usize,
+    /// Chapters injected.
+    pub injected: usize,
+}
+
+impl Reuse {
+    /// What the last build did.
+    pub fn counts(&self) -> ReuseCounts {
+        let (anchoring_reused, anchored) = self.anchoring.counts();
+        let (injection_reused, injected) = self
+            .injected
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .counts;
+        ReuseCounts {
+            anchoring_reused,
+            anchored,
+            injection_reused,
+            injected,
+        }
+    }
+}
 
 impl Preprocessor for Notabene {
     fn name(&self) -> &str {
@@ -38,7 +116,8 @@ impl Preprocessor for Notabene {
         ctx: &PreprocessorContext,
         book: MdBook,
     ) -> mdbook_preprocessor::errors::Result<MdBook> {
-        run(ctx, book).map_err(|e| mdbook_preprocessor::errors::Error::msg(e.to_string()))
+        run_reusing(ctx, book, None, self.reuse.as_deref())
+            .map_err(|e| mdbook_preprocessor::errors::Error::msg(e.to_string()))
     }
 
     fn supports_renderer(&self, renderer: &str) -> mdbook_preprocessor::errors::Result<bool> {
@@ -109,8 +188,19 @@ pub fn run(ctx: &PreprocessorContext, book: MdBook) -> Result<MdBook> {
 /// [`run`], with the comments read ahead when they come from the store this run would read.
 pub fn run_with(
     ctx: &PreprocessorContext,
+    book: MdBook,
+    prefetched: Option<Prefetched>,
+) -> Result<MdBook> {
+    run_reusing(ctx, book, prefetched, None)
+}
+
+/// [`run_with`], taking from `reuse` what the last build kept of unchanged chapters and
+/// keeping this build's there.
+fn run_reusing(
+    ctx: &PreprocessorContext,
     mut book: MdBook,
     prefetched: Option<Prefetched>,
+    reuse: Option<&Reuse>,
 ) -> Result<MdBook> {
     let cfg = Book::from_mdbook(&ctx.root, ctx.config.clone())?;
     if !works_on(&cfg, &ctx.renderer) {
@@ -128,7 +218,13 @@ pub fn run_with(
         _ => resolve::book::read_comments(&store),
     };
     let t1 = std::time::Instant::now();
-    let (anchors, ids) = resolve::book::anchor(&cfg, &book, comments, resolve::Which::Live)?;
+    let (anchors, ids) = resolve::book::anchor_reusing(
+        &cfg,
+        &book,
+        comments,
+        resolve::Which::Live,
+        reuse.map(|r| &r.anchoring),
+    )?;
     crate::assets::check_installed(&cfg)?;
     // A build that `fail-on` fails stops here, after its report; otherwise the report is
     // written beside the generated pages (below).
@@ -139,26 +235,84 @@ pub fn run_with(
     let t2 = std::time::Instant::now();
     let options = TextOptions::from_config(&cfg.mdbook)?;
     let threads = crate::util::par::default_threads();
-    let summary = crate::store::json::to_js_compact(&island::island_summary(&anchors, &cfg.config));
+    let summary = island::summary_script(&anchors, &cfg.config);
+    let settings = (options.clone(), cfg.config.compress_above);
+    let mut kept = match reuse {
+        Some(r) => {
+            let mut state = r.injected.lock().unwrap_or_else(|e| e.into_inner());
+            let chapters = std::mem::take(&mut state.chapters);
+            if state.settings.as_ref() == Some(&settings) {
+                chapters
+            } else {
+                HashMap::new()
+            }
+        }
+        None => HashMap::new(),
+    };
     // Every chapter's new content, computed in parallel, then put back in book order.
     let jobs: Vec<usize> = (0..anchors.chapters.len()).collect();
     let results = crate::util::par::par_map(&jobs, threads, |&i| {
-        let injection = island::injection_for(&anchors, i, &cfg.config, &summary);
-        inject::inject(
-            &anchors.chapters[i].content,
-            &anchors.texts[i],
-            &injection,
-            &options,
-        )
+        let chapter = &anchors.chapters[i];
+        let (mut injection, json) = island::injection_for(&anchors, i, &cfg.config);
+        if let Some(k) = kept.get(&chapter.source)
+            && k.content == chapter.content
+            && k.island == json
+            && k.injection == injection
+        {
+            return (k.out.clone(), k.outcome, None);
+        }
+        injection.island = Some(island::island_script(&chapter.page, &json, &cfg.config));
+        let (out, outcome) =
+            inject::inject(&chapter.content, &anchors.texts[i], &injection, &options);
+        let keep = reuse.map(|_| {
+            injection.island = None;
+            InjectedChapter {
+                content: chapter.content.clone(),
+                injection,
+                island: json,
+                out: out.clone(),
+                outcome,
+            }
+        });
+        (out, outcome, Some(keep))
     });
+    // The third member: `None` when the chapter's injection was reused, else what to keep.
+    let mut results = results;
+    if let Some(r) = reuse {
+        let mut chapters = HashMap::new();
+        let mut counts = (0, 0);
+        for (i, (_, _, keep)) in results.iter_mut().enumerate() {
+            let source = &anchors.chapters[i].source;
+            match keep.take() {
+                None => {
+                    counts.0 += 1;
+                    if let Some(k) = kept.remove(source) {
+                        chapters.insert(source.clone(), k);
+                    }
+                }
+                Some(new) => {
+                    counts.1 += 1;
+                    if let Some(k) = new {
+                        chapters.insert(source.clone(), k);
+                    }
+                }
+            }
+        }
+        let mut state = r.injected.lock().unwrap_or_else(|e| e.into_inner());
+        state.settings = Some(settings);
+        state.chapters = chapters;
+        state.counts = counts;
+    }
     let by_source: BTreeMap<&str, usize> = anchors
         .chapters
         .iter()
         .enumerate()
         .map(|(i, c)| (c.source.as_str(), i))
         .collect();
-    let mut results: Vec<Option<(String, inject::Outcome)>> =
-        results.into_iter().map(Some).collect();
+    let mut results: Vec<Option<(String, inject::Outcome)>> = results
+        .into_iter()
+        .map(|(content, outcome, _)| Some((content + &summary + "\n", outcome)))
+        .collect();
     let mut dropped = Vec::new();
     book.for_each_chapter_mut(|ch| {
         let Some(sp) = &ch.source_path else { return };

@@ -1,6 +1,8 @@
-//! A chapter's [`Injection`] from the book's anchoring: its data island (page, mode, the
-//! book-wide summary, its commentable blocks and its comments in lean form) and what to mark —
-//! text ranges, blocks and code blocks of the live comments that have a place.
+//! A chapter's [`Injection`] from the book's anchoring: its data island (page, mode, its
+//! commentable blocks and its comments in lean form) and what to mark — text ranges, blocks
+//! and code blocks of the live comments that have a place — and the book-wide summary every
+//! chapter carries in an element of its own (`script.nb-summary`), so that a new comment on
+//! one chapter leaves the other chapters' islands as they were.
 //!
 //! Part of the inject layer; may call `resolve`, the book layer, `store` (JSON writers) and
 //! the shared helpers.
@@ -13,7 +15,8 @@ use crate::util::escape::escape_html;
 use crate::util::payload::data_script;
 use serde_json::json;
 
-/// The `summary` every island of a book carries: open and addressed comments in the book.
+/// The `summary` every chapter of a book carries: open and addressed comments in the book,
+/// and the review mode.
 pub fn island_summary(anchors: &BookAnchors, config: &Config) -> serde_json::Value {
     let (mut open, mut addressed) = (0, 0);
     for (l, c) in anchors.located.iter().zip(&anchors.comments) {
@@ -26,14 +29,16 @@ pub fn island_summary(anchors: &BookAnchors, config: &Config) -> serde_json::Val
     json!({ "open": open, "addressed": addressed, "review": config.review.as_str() })
 }
 
-/// What to inject into chapter `ch`; `summary` is the book-wide island summary as JSON text
-/// ([`island_summary`]).
-pub fn injection_for(
-    anchors: &BookAnchors,
-    ch: usize,
-    config: &Config,
-    summary: &str,
-) -> Injection {
+/// The summary element every chapter ends with: `<script type="application/json"
+/// class="nb-summary">` holding [`island_summary`] (never deflated: it is a few bytes).
+pub fn summary_script(anchors: &BookAnchors, config: &Config) -> String {
+    let json = crate::store::json::to_js_compact(&island_summary(anchors, config));
+    data_script("nb-summary", "", &json, usize::MAX)
+}
+
+/// What to inject into chapter `ch`, without its island's element, and the island's JSON
+/// ([`island_script`] makes the element).
+pub fn injection_for(anchors: &BookAnchors, ch: usize, config: &Config) -> (Injection, String) {
     let mut inj = Injection::default();
     let text = &anchors.texts[ch];
     let page = &anchors.chapters[ch].page;
@@ -43,7 +48,6 @@ pub fn injection_for(
     w.member("page", page);
     w.member("space", &config.space);
     w.member("mode", config.review.as_str());
-    w.key("summary").extend_from_slice(summary.as_bytes());
     let blocks: Vec<serde_json::Value> = text
         .blocks
         .iter()
@@ -81,11 +85,16 @@ pub fn injection_for(
     list.push(b']');
     w.end();
     let json = String::from_utf8(json).expect("serde_json writes UTF-8");
-    inj.island = Some(data_script(
+    (inj, json)
+}
+
+/// The data island element of `page` holding `json` (deflated above the book's
+/// `compress-above`).
+pub fn island_script(page: &str, json: &str, config: &Config) -> String {
+    data_script(
         "nb-data",
         &format!(" data-nb-page=\"{}\"", escape_html(page)),
-        &json,
+        json,
         config.compress_above,
-    ));
-    inj
+    )
 }

@@ -40,7 +40,7 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 
 /// A placed text anchor to mark.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TextMark {
     /// Comment id.
     pub id: String,
@@ -51,7 +51,7 @@ pub struct TextMark {
 }
 
 /// Everything to inject into one chapter.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Injection {
     /// Text anchors.
     pub marks: Vec<TextMark>,

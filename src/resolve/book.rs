@@ -94,17 +94,31 @@ pub fn anchor(
     comments: Vec<Comment>,
     which: Which,
 ) -> Result<(BookAnchors, PageIds)> {
+    anchor_reusing(book_cfg, book, comments, which, None)
+}
+
+/// [`anchor`], reusing the anchoring `reuse` kept of chapters that did not change since the
+/// last build (see [`super::reuse`]). Following comments to other pages is done again
+/// whole: it depends on the whole book.
+pub fn anchor_reusing(
+    book_cfg: &Book,
+    book: &MdBook,
+    comments: Vec<Comment>,
+    which: Which,
+    reuse: Option<&super::Reuse>,
+) -> Result<(BookAnchors, PageIds)> {
     let ids = PageIds::new(book_cfg);
     let options = TextOptions::from_config(&book_cfg.mdbook)?;
     let threshold = book_cfg.config.threshold.unwrap_or(DEFAULT_THRESHOLD);
     let chapters = chapters(book, &ids);
-    let mut anchors = super::anchor_book(
+    let mut anchors = super::anchor_book_reusing(
         chapters,
         comments,
         &options,
         threshold,
         crate::util::par::default_threads(),
         which,
+        reuse,
     );
     for (ci, c) in anchors.comments.iter().enumerate() {
         let l = &mut anchors.located[ci];

@@ -5,13 +5,17 @@
 //!
 //! Files: this one holds the result ([`BookAnchors`]) and the page-parallel anchoring;
 //! [`book`] turns an mdBook book and a store into it (chapters, comments, options);
-//! [`report`] prints the build report and applies `fail-on`.
+//! [`report`] prints the build report and applies `fail-on`; [`reuse`] keeps a build's
+//! anchoring for the next one in the same process (`serve`).
 //!
 //! Layer 5. May call: the book layer, `anchor`, `text`, `store` and the shared helpers.
 
 pub mod book;
 pub mod follow;
 pub mod report;
+pub mod reuse;
+
+pub use reuse::Reuse;
 
 use crate::anchor::{self, Place, Resolution, StoredAnchor};
 use crate::store::Comment;
@@ -165,6 +169,20 @@ pub fn anchor_book(
     threads: usize,
     which: Which,
 ) -> BookAnchors {
+    anchor_book_reusing(chapters, comments, options, threshold, threads, which, None)
+}
+
+/// [`anchor_book`], taking from `reuse` the anchoring of every chapter whose Markdown and
+/// anchors looked for are those of the last build it kept, and keeping this build's there.
+pub fn anchor_book_reusing(
+    chapters: Vec<Chapter>,
+    comments: Vec<Comment>,
+    options: &TextOptions,
+    threshold: f64,
+    threads: usize,
+    which: Which,
+    reuse: Option<&Reuse>,
+) -> BookAnchors {
     let mut by_page: BTreeMap<&str, usize> = BTreeMap::new();
     for (i, c) in chapters.iter().enumerate() {
         by_page.entry(c.page.as_str()).or_insert(i);
@@ -181,19 +199,36 @@ pub fn anchor_book(
         which == Which::All || is_live(&comments[ci]) || comments[ci].scope() == Some("page")
     };
     let jobs: Vec<usize> = (0..chapters.len()).collect();
+    let mut kept = reuse
+        .map(|r| r.take(options, threshold))
+        .unwrap_or_default();
     let results = crate::util::par::par_map(&jobs, threads, |&ch| {
         let content = &chapters[ch].content;
-        let lines: Vec<usize> = std::iter::once(0)
-            .chain(content.match_indices('\n').map(|(i, _)| i + 1))
-            .collect();
-        let text = page_text(content, options);
         let anchors: Vec<Option<StoredAnchor>> = per_chapter[ch]
             .iter()
             .filter(|&&ci| wanted(ci))
             .map(|&ci| StoredAnchor::from_comment(comments[ci].as_map()))
             .collect();
+        let key = reuse.map(|_| reuse::anchors_key(&anchors));
+        if let Some(k) = &key
+            && let Some(a) = kept.get(&chapters[ch].source)
+            && a.matches(content, k)
+        {
+            let (text, res, lines) = (a.text.clone(), a.resolutions.clone(), a.lines.clone());
+            return (text, res, lines, Keep::Reused);
+        }
+        let lines: Vec<usize> = std::iter::once(0)
+            .chain(content.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        let text = page_text(content, options);
         let res = anchor::resolve_page(&text, &anchors, threshold);
-        (text, res, lines)
+        let keep = match key {
+            Some(k) => Keep::New(Box::new(reuse::Anchored::new(
+                content, k, &text, &res, &lines,
+            ))),
+            None => Keep::Nothing,
+        };
+        (text, res, lines, keep)
     });
     let mut located: Vec<Located> = chapter_of
         .iter()
@@ -204,7 +239,23 @@ pub fn anchor_book(
         .collect();
     let mut texts = Vec::with_capacity(results.len());
     let mut line_starts = Vec::with_capacity(results.len());
-    for (ch, (text, res, lines)) in results.into_iter().enumerate() {
+    let mut keep = std::collections::HashMap::new();
+    let mut counts = (0, 0);
+    for (ch, (text, res, lines, k)) in results.into_iter().enumerate() {
+        let source = &chapters[ch].source;
+        match k {
+            Keep::Reused => {
+                counts.0 += 1;
+                if let Some(a) = kept.remove(source) {
+                    keep.insert(source.clone(), a);
+                }
+            }
+            Keep::New(a) => {
+                counts.1 += 1;
+                keep.insert(source.clone(), *a);
+            }
+            Keep::Nothing => {}
+        }
         for (&ci, r) in per_chapter[ch].iter().filter(|&&ci| wanted(ci)).zip(res) {
             located[ci].resolution = r;
         }
@@ -213,6 +264,9 @@ pub fn anchor_book(
         }
         texts.push(text);
         line_starts.push(lines);
+    }
+    if let Some(r) = reuse {
+        r.keep(options, threshold, keep, counts);
     }
     BookAnchors {
         chapters,
@@ -225,6 +279,16 @@ pub fn anchor_book(
         which,
         line_starts,
     }
+}
+
+/// What a chapter's anchoring leaves to keep for the next build.
+enum Keep {
+    /// Taken from the last build (kept there).
+    Reused,
+    /// Computed now: keep it.
+    New(Box<reuse::Anchored>),
+    /// Nothing is kept (no [`Reuse`]).
+    Nothing,
 }
 
 /// Counts by anchoring status.

@@ -254,6 +254,15 @@ async fn api_request(
         answer["builds"] = builds.into();
         answer["built"] = built.into();
         answer["writable"] = true.into();
+        let last = *ctx.site.last_build.lock().expect("build counts lock");
+        // Chapters of the last full build: anchored and injected anew, or kept from the one
+        // before (their Markdown and comments unchanged).
+        answer["lastBuild"] = serde_json::json!({
+            "anchored": last.anchored,
+            "anchoringReused": last.anchoring_reused,
+            "injected": last.injected,
+            "injectionReused": last.injection_reused,
+        });
         return json(200, &answer);
     }
     let too_long = req

@@ -85,6 +85,11 @@ struct Site {
     builds: Mutex<(u64, u64)>,
     /// The generation of the last island patch and the pages it patched.
     last_patch: Mutex<Option<(u64, Vec<String>)>>,
+    /// What every build keeps for the next: unchanged chapters are not anchored or injected
+    /// again.
+    reuse: Arc<crate::engine::Reuse>,
+    /// What the last full build reused (`GET status`: `lastBuild`).
+    last_build: Mutex<crate::engine::ReuseCounts>,
 }
 
 /// A token for `--host` without `NOTABENE_TOKEN`: 128 random bits, hex.
@@ -123,13 +128,16 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
     // the watcher thread starts, still triggers a rebuild.
     let initial = watch::snapshot(&watched);
     let first = work.path().join("site-0");
-    let pages = crate::engine::build_into(root, &first)?;
+    let reuse = Arc::new(crate::engine::Reuse::default());
+    let pages = crate::engine::build_into(root, &first, &reuse)?;
     let site = Arc::new(Site {
         dir: RwLock::new(first),
         pages: RwLock::new(pages),
         generation: tokio::sync::watch::Sender::new(1),
         builds: Mutex::new((1, 1)),
         last_patch: Mutex::new(None),
+        last_build: Mutex::new(reuse.counts()),
+        reuse,
     });
 
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -206,8 +206,9 @@ pub(super) fn spawn(
                 deferred.take();
                 let dest = work_dir.join(format!("site-{n}"));
                 n += 1;
-                match crate::engine::build_into(&root, &dest) {
+                match crate::engine::build_into(&root, &dest, &site.reuse) {
                     Ok(pages) => {
+                        *site.last_build.lock().expect("build counts lock") = site.reuse.counts();
                         let old =
                             std::mem::replace(&mut *site.dir.write().expect("site lock"), dest);
                         *site.pages.write().expect("pages lock") = pages;

@@ -29,6 +29,7 @@ mod migrate;
 mod preprocessor_cli;
 mod preprocessor_e2e;
 mod preprocessor_invariants;
+mod rebuild_reuse;
 mod serve_api;
 mod serve_http;
 mod serve_load;

@@ -192,15 +192,17 @@ fn hostile_values_stay_data() {
     // (Asset names carry content hashes, which differ where the content does: the table of
     // contents and the search index gain the generated review pages.)
     let scripts = |doc: &scraper::Html| -> Vec<String> {
-        doc.select(&sel("script:not(.nb-data):not(.nb-view-data)"))
-            .map(|e| {
-                unhash(&format!(
-                    "{:?} {}",
-                    e.value().attr("src"),
-                    e.text().collect::<String>()
-                ))
-            })
-            .collect()
+        doc.select(&sel(
+            "script:not(.nb-data):not(.nb-view-data):not(.nb-summary)",
+        ))
+        .map(|e| {
+            unhash(&format!(
+                "{:?} {}",
+                e.value().attr("src"),
+                e.text().collect::<String>()
+            ))
+        })
+        .collect()
     };
     let mut islands_seen = 0;
     for (name, bytes) in files(&html_out) {
@@ -226,6 +228,12 @@ fn hostile_values_stay_data() {
             _ => 0,
         };
         assert_eq!(n, want, "{name}: islands");
+        // Each chapter's island comes with the book-wide summary.
+        assert_eq!(
+            doc.select(&sel("script.nb-summary")).count(),
+            n,
+            "{name}: summaries"
+        );
         islands_seen += n;
         // The generated review pages carry their data the same way.
         let views: Vec<String> = doc

@@ -198,10 +198,17 @@ fn book_example_through_the_cli_and_the_json_protocol() {
         assert_eq!(v["version"], json!(1));
         assert_eq!(v["space"], json!("book"));
         assert_eq!(v["mode"], json!("approve"));
-        // Open and addressed comments of the English build (resolved and French ones aside).
+        // Open and addressed comments of the English build (resolved and French ones aside),
+        // in an element of their own, not in the island.
+        assert_eq!(v.get("summary"), None, "{file}: summary inside the island");
+        let summaries: Vec<Value> = doc
+            .select(&sel("script.nb-summary"))
+            .map(|el| serde_json::from_str(&el.text().collect::<String>()).unwrap())
+            .collect();
         assert_eq!(
-            v["summary"],
-            json!({ "open": 10, "addressed": 2, "review": "approve" })
+            summaries,
+            vec![json!({ "open": 10, "addressed": 2, "review": "approve" })],
+            "{file}: summary"
         );
         assert!(!raw.contains("</"), "{file}: raw island holds an end tag");
         let got: Vec<(String, String, String)> = v["comments"]

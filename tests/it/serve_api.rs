@@ -215,8 +215,19 @@ fn the_review_loop_through_the_api() {
         "Rae Reviewer <rae@example.com>"
     );
 
-    // The page rebuilds and its data island carries the new comment, anchored exactly.
+    // The page rebuilds and its data island carries the new comment, anchored exactly. The
+    // rebuild anchored and injected that chapter alone: the others kept what the first build
+    // gave them.
     server.wait_rebuild(g0);
+    let (_, status) = server.json("GET", "/__notabene/api/status", &Value::Null);
+    let last = &status["lastBuild"];
+    assert_eq!(
+        (&last["anchored"], &last["injected"]),
+        (&json!(1), &json!(1)),
+        "{status}"
+    );
+    assert!(last["anchoringReused"].as_u64().unwrap() >= 5, "{status}");
+    assert_eq!(last["anchoringReused"], last["injectionReused"], "{status}");
     let (_, html) = server.request("GET", "/guide/sensors.html", &[], b"");
     assert!(
         html.contains(&format!("data-nb-id=\"{id}\"")),

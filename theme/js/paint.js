@@ -42,10 +42,13 @@ function isOrphan(c) {
 }
 
 function initChapter(islands) {
+  // The book-wide summary has its own element (one per chapter; print.html has them all):
+  // a new comment on one chapter leaves the other chapters' islands as they were.
+  var own = obj(readJSON(document.querySelector('script.nb-summary')));
   islands.forEach(function (el) {
     var data = obj(readJSON(el));
     S.islands.push({ el: el, data: data });
-    var sum = obj(data.summary);
+    var sum = data.summary ? obj(data.summary) : own;
     if (typeof sum.open === 'number' || typeof sum.addressed === 'number') S.summary = sum;
     S.mode = str(sum.review || sum.mode || data.review || data.mode || S.mode).toLowerCase();
     arr(data.comments).forEach(function (c) {

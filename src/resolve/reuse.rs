@@ -1,0 +1,118 @@
+//! What a book's anchoring keeps from one build to the next in a long-lived process (`serve`):
+//! each chapter's text model and the resolutions of the comments looked for in it, keyed by
+//! exactly what they are computed from — the chapter's Markdown and the stored anchors looked
+//! for there, in order, under the same text options and threshold. A rebuild after a store
+//! change re-anchors only the chapters whose Markdown or comments changed; the others get back
+//! what the last build computed, which is what anchoring them again would give.
+//!
+//! Only the last build is kept (a chapter gone from the book is forgotten), so the memory it
+//! takes is that of one build's text models.
+//!
+//! Part of the resolve layer; may call `anchor`, `text` and the shared helpers.
+
+use crate::anchor::{Resolution, StoredAnchor};
+use crate::text::{PageText, TextOptions};
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::sync::Mutex;
+
+/// A chapter's anchoring as the last build computed it.
+#[derive(Debug, Clone)]
+pub(super) struct Anchored {
+    /// The chapter's Markdown it was computed from.
+    content: String,
+    /// The stored anchors looked for, in order ([`anchors_key`]).
+    anchors: String,
+    /// The chapter's text model.
+    pub(super) text: PageText,
+    /// One resolution per anchor looked for.
+    pub(super) resolutions: Vec<Option<Resolution>>,
+    /// Byte offset of every line start of the Markdown.
+    pub(super) lines: Vec<usize>,
+}
+
+/// The last build's anchoring, chapter by chapter (keyed by the chapter's source file).
+#[derive(Debug, Default)]
+pub struct Reuse {
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// Text options and threshold (its bits) the kept chapters were anchored with.
+    settings: Option<(TextOptions, u64)>,
+    chapters: HashMap<String, Anchored>,
+    /// Chapters the last build reused, and chapters it anchored.
+    counts: (usize, usize),
+}
+
+/// The key of the anchors looked for in a chapter: every field of each, in order.
+pub(super) fn anchors_key(anchors: &[Option<StoredAnchor>]) -> String {
+    let mut key = String::with_capacity(anchors.len() * 160);
+    for a in anchors {
+        // `Debug` writes every field, strings quoted and escaped: two lists with the same key
+        // are the same anchors.
+        let _ = write!(key, "{a:?};");
+    }
+    key
+}
+
+impl Reuse {
+    /// The kept anchoring of every chapter, when it was computed with `options` and
+    /// `threshold` (else nothing: everything is anchored again). Taken out: the build puts
+    /// back what it computes ([`Reuse::keep`]).
+    pub(super) fn take(&self, options: &TextOptions, threshold: f64) -> HashMap<String, Anchored> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let same = state
+            .settings
+            .as_ref()
+            .is_some_and(|(o, t)| o == options && *t == threshold.to_bits());
+        let chapters = std::mem::take(&mut state.chapters);
+        if same { chapters } else { HashMap::new() }
+    }
+
+    /// Keeps this build's anchoring for the next one; `reused` chapters were taken from the
+    /// last build, `anchored` computed.
+    pub(super) fn keep(
+        &self,
+        options: &TextOptions,
+        threshold: f64,
+        chapters: HashMap<String, Anchored>,
+        counts: (usize, usize),
+    ) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.settings = Some((options.clone(), threshold.to_bits()));
+        state.chapters = chapters;
+        state.counts = counts;
+    }
+
+    /// The last build's chapters: how many kept their anchoring from the build before, how
+    /// many were anchored.
+    pub fn counts(&self) -> (usize, usize) {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).counts
+    }
+}
+
+impl Anchored {
+    /// This chapter's kept anchoring when it was computed from `content` and `anchors`.
+    pub(super) fn matches(&self, content: &str, anchors: &str) -> bool {
+        self.content == content && self.anchors == anchors
+    }
+
+    /// What to keep of a chapter anchored now.
+    pub(super) fn new(
+        content: &str,
+        anchors: String,
+        text: &PageText,
+        resolutions: &[Option<Resolution>],
+        lines: &[usize],
+    ) -> Anchored {
+        Anchored {
+            content: content.to_string(),
+            anchors,
+            text: text.clone(),
+            resolutions: resolutions.to_vec(),
+            lines: lines.to_vec(),
+        }
+    }
+}
