@@ -1,8 +1,9 @@
 //! `serve` on the ~2 MB book with 10,000 open comments (release build): how soon a comment
 //! written through the API is in the served chapter (its island patched, before any
 //! rebuild), against the baseline measured in the same run — how soon the full rebuild that
-//! follows has it. Run with `cargo bench --bench serve_chapter` (`NB_WRITES` writes,
-//! default 20).
+//! follows has it; then a rebuild after one new comment that reuses the unchanged chapters,
+//! against a build that keeps nothing. Run with `cargo bench --bench serve_chapter`
+//! (`NB_WRITES` writes, default 20; `NB_ROUNDS` rebuild rounds, default 7).
 
 #[path = "support/big_book.rs"]
 mod big_book;
@@ -131,10 +132,10 @@ fn main() {
 }
 
 /// A rebuild after one new comment, in process as `serve` builds: with what the last build
-/// kept (`serve`'s rebuild), against a build that keeps nothing (the baseline), alternating
-/// in the same run (`NB_ROUNDS` rounds, default 7).
+/// kept (`serve`'s rebuild), against a build that keeps nothing (`mdbook-notabene build`'s,
+/// the baseline), alternating in the same run (`NB_ROUNDS` rounds, default 7).
 fn rebuilds(root: &std::path::Path, files: &[std::path::PathBuf], tmp: &std::path::Path) {
-    use mdbook_notabene::engine::{Reuse, build_into};
+    use mdbook_notabene::engine::{Reuse, build, build_into};
     use std::sync::Arc;
     let rounds: usize = std::env::var("NB_ROUNDS")
         .ok()
@@ -155,19 +156,23 @@ fn rebuilds(root: &std::path::Path, files: &[std::path::PathBuf], tmp: &std::pat
             text.replace(old, &new),
         )
         .unwrap();
-        let timed = |reuse: &Arc<Reuse>, name: &str| {
+        let timed = |reuse: Option<&Arc<Reuse>>, name: &str| {
+            let dest = tmp.join(name);
             let t = Instant::now();
-            build_into(root, &tmp.join(name), reuse).unwrap();
+            match reuse {
+                Some(r) => drop(build_into(root, &dest, r).unwrap()),
+                None => drop(build(root, Some(&dest)).unwrap()),
+            }
             let d = t.elapsed();
-            let _ = std::fs::remove_dir_all(tmp.join(name));
+            let _ = std::fs::remove_dir_all(&dest);
             d
         };
         if k % 2 == 0 {
-            fresh.push(timed(&Arc::new(Reuse::default()), "fresh"));
-            kept.push(timed(&warm, "kept"));
+            fresh.push(timed(None, "fresh"));
+            kept.push(timed(Some(&warm), "kept"));
         } else {
-            kept.push(timed(&warm, "kept"));
-            fresh.push(timed(&Arc::new(Reuse::default()), "fresh"));
+            kept.push(timed(Some(&warm), "kept"));
+            fresh.push(timed(None, "fresh"));
         }
         counts = warm.counts();
     }
@@ -187,7 +192,7 @@ fn rebuilds(root: &std::path::Path, files: &[std::path::PathBuf], tmp: &std::pat
     );
     println!("|---|---:|---:|");
     println!(
-        "| baseline: nothing kept (every chapter anchored and injected) | {:.0} | 1.00 |",
+        "| baseline: a build that keeps nothing (`mdbook-notabene build`) | {:.0} | 1.00 |",
         ms(&fresh)
     );
     println!(

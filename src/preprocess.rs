@@ -1,6 +1,8 @@
 //! The mdBook preprocessor adaptor: at `mdbook build`, anchors every comment of the store in
-//! its chapter, injects markers and a per-chapter data island (for the `html` renderer),
-//! reports on stderr, fails the build when `fail-on` says so, and appends the generated views.
+//! its chapter, injects markers, a per-chapter data island and the book-wide summary (for the
+//! `html` renderer), reports on stderr, fails the build when `fail-on` says so, and appends the
+//! generated views. In a long-lived process (`serve`) a build takes from the last one what did
+//! not change ([`Reuse`]).
 //!
 //! mdBook runs preprocessors once per renderer: everything here is deterministic, and only
 //! the `html` run does any work; other renderers get the book unchanged. The protocol on
@@ -89,6 +91,16 @@ pub struct ReuseCounts {
 }
 
 impl Reuse {
+    /// A build starts: until it says otherwise, nothing was reused and nothing done (a
+    /// disabled plugin, or a build `fail-on` stops, counts what it did).
+    fn begin(&self) {
+        self.anchoring.begin();
+        self.injected
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .counts = (0, 0);
+    }
+
     /// What the last build did.
     pub fn counts(&self) -> ReuseCounts {
         let (anchoring_reused, anchored) = self.anchoring.counts();
@@ -202,6 +214,9 @@ fn run_reusing(
     prefetched: Option<Prefetched>,
     reuse: Option<&Reuse>,
 ) -> Result<MdBook> {
+    if let Some(r) = reuse {
+        r.begin();
+    }
     let cfg = Book::from_mdbook(&ctx.root, ctx.config.clone())?;
     if !works_on(&cfg, &ctx.renderer) {
         return Ok(book);

@@ -1,8 +1,9 @@
 //! From an mdBook book and a store to [`BookAnchors`]: the chapters that have a source file
 //! (with their page ids and repository-relative paths), the store's comments read for a build,
 //! and the anchoring with the book's text options and threshold. The preprocessor, the
-//! `notabene` renderer and `notabene anchors` all anchor through [`anchor`], which also
-//! follows comments to other pages ([`super::follow`]).
+//! `notabene` renderer and `notabene anchors` all anchor through [`anchor`] (the preprocessor
+//! through [`anchor_reusing`], which takes unchanged chapters from the last build under
+//! `serve`); both also follow comments to other pages ([`super::follow`]).
 //!
 //! Part of the resolve layer; may call the book layer, `anchor`, `text` and `store`.
 

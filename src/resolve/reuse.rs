@@ -2,11 +2,13 @@
 //! each chapter's text model and the resolutions of the comments looked for in it, keyed by
 //! exactly what they are computed from — the chapter's Markdown and the stored anchors looked
 //! for there, in order, under the same text options and threshold. A rebuild after a store
-//! change re-anchors only the chapters whose Markdown or comments changed; the others get back
-//! what the last build computed, which is what anchoring them again would give.
+//! change re-anchors only the chapters whose Markdown or anchors looked for changed (a new
+//! comment, one resolved or reopened, an anchor healed — not a reply or a hold); the others
+//! get back what the last build computed, which is what anchoring them again would give.
+//! (mdBook refuses a file listed twice in `SUMMARY.md`, so a source file names one chapter.)
 //!
-//! Only the last build is kept (a chapter gone from the book is forgotten), so the memory it
-//! takes is that of one build's text models.
+//! Only the last build is kept (a chapter gone from the book is forgotten): the memory it
+//! takes is one build's Markdown, anchors keys and text models.
 //!
 //! Part of the resolve layer; may call `anchor`, `text` and the shared helpers.
 
@@ -84,6 +86,11 @@ impl Reuse {
         state.settings = Some((options.clone(), threshold.to_bits()));
         state.chapters = chapters;
         state.counts = counts;
+    }
+
+    /// A build starts: its counts are zero until it keeps its anchoring.
+    pub fn begin(&self) {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).counts = (0, 0);
     }
 
     /// The last build's chapters: how many kept their anchoring from the build before, how

@@ -705,6 +705,7 @@ fn enable_false_leaves_the_book_alone() {
             "nb-data",
             "nb-block",
             "nb-code-anchor",
+            "nb-summary",
             "data-nb-",
         ] {
             assert!(!text.contains(needle), "{name}: {needle}");
