@@ -187,8 +187,7 @@ fn rebuilds(root: &std::path::Path, files: &[std::path::PathBuf], tmp: &std::pat
     };
     let ms = |v: &[Duration]| median(v.iter().map(|d| d.as_secs_f64() * 1e3).collect());
     println!(
-        "
-| a rebuild after one new comment ({rounds} rounds, in process) | median (ms) | ratio |"
+        "\n| a rebuild after one new comment ({rounds} rounds, in process) | median (ms) | ratio |"
     );
     println!("|---|---:|---:|");
     println!(
@@ -201,8 +200,7 @@ fn rebuilds(root: &std::path::Path, files: &[std::path::PathBuf], tmp: &std::pat
         median(ratios)
     );
     println!(
-        "
-The last kept rebuild: {} chapters anchored, {} kept; {} injected, {} kept.",
+        "\nThe last kept rebuild: chapters anchored {}, kept {}; injected {}, kept {}.",
         counts.anchored, counts.anchoring_reused, counts.injected, counts.injection_reused
     );
 }
