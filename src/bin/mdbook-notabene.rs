@@ -28,9 +28,15 @@ fn protocol() -> i32 {
     }
     // mdBook runs a preprocessor in the book's root and writes the book to it slowly (in
     // many small writes): the store is read meanwhile.
+    let start = std::time::Instant::now();
     let ahead = std::thread::Builder::new()
         .name("notabene-prefetch".into())
-        .spawn(|| mdbook_notabene::preprocess::prefetch(&std::env::current_dir().ok()?))
+        .spawn(|| {
+            let read = std::env::current_dir()
+                .ok()
+                .and_then(|dir| mdbook_notabene::preprocess::prefetch(&dir));
+            (read, std::time::Instant::now())
+        })
         .ok();
     // mdBook writes the input in one small write per JSON token: read in gathered batches.
     let input = match mdbook_notabene::util::pipe::read_stdin() {
@@ -64,7 +70,22 @@ fn protocol() -> i32 {
     // The read-ahead is waited for only when this run reads the store; otherwise the
     // process exits with it unfinished.
     let prefetched = if mdbook_notabene::preprocess::reads_store(&ctx) {
-        ahead.and_then(|h| h.join().ok()).flatten()
+        let parsed = std::time::Instant::now();
+        let (read, done) = ahead.and_then(|h| h.join().ok()).unzip();
+        if std::env::var_os("NOTABENE_TIMINGS").is_some()
+            && let Some(done) = done
+        {
+            // How much of the store read the handover hid: what is waited for after the
+            // book is parsed is not hidden.
+            let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+            eprintln!(
+                "notabene: timings (ms): the book read and parsed at {:.1}, the store read ahead at {:.1}, waited {:.1}",
+                ms(parsed - start),
+                ms(done - start),
+                ms(done.saturating_duration_since(parsed))
+            );
+        }
+        read.flatten()
     } else {
         None
     };
