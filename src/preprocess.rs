@@ -7,6 +7,7 @@
 //! mdBook runs preprocessors once per renderer: everything here is deterministic, and only
 //! the `html` run does any work; other renderers get the book unchanged. The protocol on
 //! stdin/stdout is the binary's (`src/bin/mdbook-notabene.rs`); this is the work on one book.
+//! Files: this one is the work; `reuse` is what a build keeps for the next under `serve`.
 //!
 //! Layer 7 (the mdBook adaptors, with [`crate::render`]). May call: `inject`, `views`,
 //! `assets`, `resolve`, the book layer, `text` and the shared helpers.
@@ -17,11 +18,17 @@ use crate::inject::{self, island};
 use crate::resolve::{self, report};
 use crate::store::Comment;
 use crate::text::TextOptions;
+use crate::util::last_build::Keep;
 use mdbook_preprocessor::book::Book as MdBook;
 use mdbook_preprocessor::{Preprocessor, PreprocessorContext};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+mod reuse;
+
+use reuse::InjectedChapter;
+pub use reuse::{Reuse, ReuseCounts};
 
 /// Renderers the preprocessor runs for.
 pub fn supports(renderer: &str) -> bool {
@@ -40,81 +47,6 @@ impl Notabene {
     /// one computed for chapters that did not change, and keeps its own there.
     pub fn reusing(reuse: Arc<Reuse>) -> Notabene {
         Notabene { reuse: Some(reuse) }
-    }
-}
-
-/// What a build keeps for the next one in the same process (`serve`), chapter by chapter:
-/// the anchoring ([`resolve::Reuse`]: a chapter whose Markdown and anchors looked for are
-/// unchanged is not anchored again) and the injected Markdown (a chapter whose Markdown, marks
-/// and island are unchanged is not injected again: no markers placed and checked, no island
-/// deflated). Only the last build is kept. The book-wide summary is not part of a chapter's
-/// island (`script.nb-summary`), so a new comment on one chapter leaves the others as they were.
-#[derive(Debug, Default)]
-pub struct Reuse {
-    anchoring: resolve::Reuse,
-    injected: Mutex<Injected>,
-}
-
-/// The last build's injected chapters, keyed by source file.
-#[derive(Debug, Default)]
-struct Injected {
-    /// The text options and `compress-above` they were injected with.
-    settings: Option<(TextOptions, usize)>,
-    chapters: HashMap<String, InjectedChapter>,
-    /// Chapters the last build reused, and chapters it injected.
-    counts: (usize, usize),
-}
-
-/// A chapter's injection as the last build computed it, with what it was computed from.
-#[derive(Debug)]
-struct InjectedChapter {
-    content: String,
-    /// What was injected, without the island element.
-    injection: inject::Injection,
-    /// The island's JSON.
-    island: String,
-    out: String,
-    outcome: inject::Outcome,
-}
-
-/// What the last build of a [`Reuse`] did, chapter by chapter.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ReuseCounts {
-    /// Chapters whose anchoring was kept from the build before.
-    pub anchoring_reused: usize,
-    /// Chapters anchored.
-    pub anchored: usize,
-    /// Chapters whose injected Markdown was kept from the build before.
-    pub injection_reused: usize,
-    /// Chapters injected.
-    pub injected: usize,
-}
-
-impl Reuse {
-    /// A build starts: until it says otherwise, nothing was reused and nothing done (a
-    /// disabled plugin, or a build `fail-on` stops, counts what it did).
-    fn begin(&self) {
-        self.anchoring.begin();
-        self.injected
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .counts = (0, 0);
-    }
-
-    /// What the last build did.
-    pub fn counts(&self) -> ReuseCounts {
-        let (anchoring_reused, anchored) = self.anchoring.counts();
-        let (injection_reused, injected) = self
-            .injected
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .counts;
-        ReuseCounts {
-            anchoring_reused,
-            anchored,
-            injection_reused,
-            injected,
-        }
     }
 }
 
@@ -252,81 +184,51 @@ fn run_reusing(
     let threads = crate::util::par::default_threads();
     let summary = island::summary_script(&anchors, &cfg.config);
     let settings = (options.clone(), cfg.config.compress_above);
-    let mut kept = match reuse {
-        Some(r) => {
-            let mut state = r.injected.lock().unwrap_or_else(|e| e.into_inner());
-            let chapters = std::mem::take(&mut state.chapters);
-            if state.settings.as_ref() == Some(&settings) {
-                chapters
-            } else {
-                HashMap::new()
-            }
-        }
-        None => HashMap::new(),
-    };
+    let kept = reuse
+        .map(|r| r.take_injected(&settings))
+        .unwrap_or_default();
     // Every chapter's new content, computed in parallel, then put back in book order.
     let jobs: Vec<usize> = (0..anchors.chapters.len()).collect();
     let results = crate::util::par::par_map(&jobs, threads, |&i| {
         let chapter = &anchors.chapters[i];
         let (mut injection, json) = island::injection_for(&anchors, i, &cfg.config);
         if let Some(k) = kept.get(&chapter.source)
-            && k.content == chapter.content
-            && k.island == json
-            && k.injection == injection
+            && k.matches(&chapter.content, &injection, &json)
         {
-            return (k.out.clone(), k.outcome, None);
+            return (k.out.clone(), k.outcome, Keep::Reused);
         }
         injection.island = Some(island::island_script(&chapter.page, &json, &cfg.config));
         let (out, outcome) =
             inject::inject(&chapter.content, &anchors.texts[i], &injection, &options);
-        let keep = reuse.map(|_| {
-            injection.island = None;
-            InjectedChapter {
-                content: chapter.content.clone(),
+        let keep = match reuse {
+            Some(_) => Keep::New(InjectedChapter::new(
+                &chapter.content,
                 injection,
-                island: json,
-                out: out.clone(),
+                json,
+                &out,
                 outcome,
-            }
-        });
-        (out, outcome, Some(keep))
+            )),
+            None => Keep::Nothing,
+        };
+        (out, outcome, keep)
     });
-    // The third member: `None` when the chapter's injection was reused, else what to keep.
-    let mut results = results;
+    let mut left = Vec::with_capacity(results.len());
+    let mut results: Vec<Option<(String, inject::Outcome)>> = results
+        .into_iter()
+        .enumerate()
+        .map(|(i, (content, outcome, keep))| {
+            left.push((anchors.chapters[i].source.as_str(), keep));
+            Some((content + &summary + "\n", outcome))
+        })
+        .collect();
     if let Some(r) = reuse {
-        let mut chapters = HashMap::new();
-        let mut counts = (0, 0);
-        for (i, (_, _, keep)) in results.iter_mut().enumerate() {
-            let source = &anchors.chapters[i].source;
-            match keep.take() {
-                None => {
-                    counts.0 += 1;
-                    if let Some(k) = kept.remove(source) {
-                        chapters.insert(source.clone(), k);
-                    }
-                }
-                Some(new) => {
-                    counts.1 += 1;
-                    if let Some(k) = new {
-                        chapters.insert(source.clone(), k);
-                    }
-                }
-            }
-        }
-        let mut state = r.injected.lock().unwrap_or_else(|e| e.into_inner());
-        state.settings = Some(settings);
-        state.chapters = chapters;
-        state.counts = counts;
+        r.keep_injected(settings, kept, left);
     }
     let by_source: BTreeMap<&str, usize> = anchors
         .chapters
         .iter()
         .enumerate()
         .map(|(i, c)| (c.source.as_str(), i))
-        .collect();
-    let mut results: Vec<Option<(String, inject::Outcome)>> = results
-        .into_iter()
-        .map(|(content, outcome, _)| Some((content + &summary + "\n", outcome)))
         .collect();
     let mut dropped = Vec::new();
     book.for_each_chapter_mut(|ch| {

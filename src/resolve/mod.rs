@@ -20,6 +20,7 @@ pub use reuse::Reuse;
 use crate::anchor::{self, Place, Resolution, StoredAnchor};
 use crate::store::Comment;
 use crate::text::{PageText, TextOptions, page_text};
+use crate::util::last_build::Keep;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
@@ -199,7 +200,7 @@ pub fn anchor_book_reusing(
         which == Which::All || is_live(&comments[ci]) || comments[ci].scope() == Some("page")
     };
     let jobs: Vec<usize> = (0..chapters.len()).collect();
-    let mut kept = reuse
+    let kept = reuse
         .map(|r| r.take(options, threshold))
         .unwrap_or_default();
     let results = crate::util::par::par_map(&jobs, threads, |&ch| {
@@ -223,9 +224,7 @@ pub fn anchor_book_reusing(
         let text = page_text(content, options);
         let res = anchor::resolve_page(&text, &anchors, threshold);
         let keep = match key {
-            Some(k) => Keep::New(Box::new(reuse::Anchored::new(
-                content, k, &text, &res, &lines,
-            ))),
+            Some(k) => Keep::New(reuse::Anchored::new(content, k, &text, &res, &lines)),
             None => Keep::Nothing,
         };
         (text, res, lines, keep)
@@ -239,23 +238,9 @@ pub fn anchor_book_reusing(
         .collect();
     let mut texts = Vec::with_capacity(results.len());
     let mut line_starts = Vec::with_capacity(results.len());
-    let mut keep = std::collections::HashMap::new();
-    let mut counts = (0, 0);
-    for (ch, (text, res, lines, k)) in results.into_iter().enumerate() {
-        let source = &chapters[ch].source;
-        match k {
-            Keep::Reused => {
-                counts.0 += 1;
-                if let Some(a) = kept.remove(source) {
-                    keep.insert(source.clone(), a);
-                }
-            }
-            Keep::New(a) => {
-                counts.1 += 1;
-                keep.insert(source.clone(), *a);
-            }
-            Keep::Nothing => {}
-        }
+    let mut left = Vec::with_capacity(results.len());
+    for (ch, (text, res, lines, keep)) in results.into_iter().enumerate() {
+        left.push((chapters[ch].source.as_str(), keep));
         for (&ci, r) in per_chapter[ch].iter().filter(|&&ci| wanted(ci)).zip(res) {
             located[ci].resolution = r;
         }
@@ -266,7 +251,7 @@ pub fn anchor_book_reusing(
         line_starts.push(lines);
     }
     if let Some(r) = reuse {
-        r.keep(options, threshold, keep, counts);
+        r.keep(options, threshold, kept, left);
     }
     BookAnchors {
         chapters,
@@ -279,16 +264,6 @@ pub fn anchor_book_reusing(
         which,
         line_starts,
     }
-}
-
-/// What a chapter's anchoring leaves to keep for the next build.
-enum Keep {
-    /// Taken from the last build (kept there).
-    Reused,
-    /// Computed now: keep it.
-    New(Box<reuse::Anchored>),
-    /// Nothing is kept (no [`Reuse`]).
-    Nothing,
 }
 
 /// Counts by anchoring status.

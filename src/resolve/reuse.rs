@@ -14,9 +14,9 @@
 
 use crate::anchor::{Resolution, StoredAnchor};
 use crate::text::{PageText, TextOptions};
+use crate::util::last_build::{Keep, LastBuild};
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::sync::Mutex;
 
 /// A chapter's anchoring as the last build computed it.
 #[derive(Debug, Clone)]
@@ -33,19 +33,11 @@ pub(super) struct Anchored {
     pub(super) lines: Vec<usize>,
 }
 
-/// The last build's anchoring, chapter by chapter (keyed by the chapter's source file).
+/// The last build's anchoring, chapter by chapter (keyed by the chapter's source file), under
+/// the text options and threshold (its bits) it was computed with.
 #[derive(Debug, Default)]
 pub struct Reuse {
-    state: Mutex<State>,
-}
-
-#[derive(Debug, Default)]
-struct State {
-    /// Text options and threshold (its bits) the kept chapters were anchored with.
-    settings: Option<(TextOptions, u64)>,
-    chapters: HashMap<String, Anchored>,
-    /// Chapters the last build reused, and chapters it anchored.
-    counts: (usize, usize),
+    last: LastBuild<(TextOptions, u64), Box<Anchored>>,
 }
 
 /// The key of the anchors looked for in a chapter: every field of each, in order.
@@ -61,42 +53,37 @@ pub(super) fn anchors_key(anchors: &[Option<StoredAnchor>]) -> String {
 
 impl Reuse {
     /// The kept anchoring of every chapter, when it was computed with `options` and
-    /// `threshold` (else nothing: everything is anchored again). Taken out: the build puts
-    /// back what it computes ([`Reuse::keep`]).
-    pub(super) fn take(&self, options: &TextOptions, threshold: f64) -> HashMap<String, Anchored> {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let same = state
-            .settings
-            .as_ref()
-            .is_some_and(|(o, t)| o == options && *t == threshold.to_bits());
-        let chapters = std::mem::take(&mut state.chapters);
-        if same { chapters } else { HashMap::new() }
-    }
-
-    /// Keeps this build's anchoring for the next one; `reused` chapters were taken from the
-    /// last build, `anchored` computed.
-    pub(super) fn keep(
+    /// `threshold` (else nothing: everything is anchored again).
+    pub(super) fn take(
         &self,
         options: &TextOptions,
         threshold: f64,
-        chapters: HashMap<String, Anchored>,
-        counts: (usize, usize),
+    ) -> HashMap<String, Box<Anchored>> {
+        self.last.take(&(options.clone(), threshold.to_bits()))
+    }
+
+    /// Keeps this build's anchoring for the next one: what each chapter (by source file)
+    /// left, `taken` being what [`Reuse::take`] gave this build.
+    pub(super) fn keep<'a>(
+        &self,
+        options: &TextOptions,
+        threshold: f64,
+        taken: HashMap<String, Box<Anchored>>,
+        left: impl IntoIterator<Item = (&'a str, Keep<Box<Anchored>>)>,
     ) {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        state.settings = Some((options.clone(), threshold.to_bits()));
-        state.chapters = chapters;
-        state.counts = counts;
+        self.last
+            .keep((options.clone(), threshold.to_bits()), taken, left);
     }
 
     /// A build starts: its counts are zero until it keeps its anchoring.
     pub fn begin(&self) {
-        self.state.lock().unwrap_or_else(|e| e.into_inner()).counts = (0, 0);
+        self.last.begin();
     }
 
     /// The last build's chapters: how many kept their anchoring from the build before, how
     /// many were anchored.
     pub fn counts(&self) -> (usize, usize) {
-        self.state.lock().unwrap_or_else(|e| e.into_inner()).counts
+        self.last.counts()
     }
 }
 
@@ -113,13 +100,13 @@ impl Anchored {
         text: &PageText,
         resolutions: &[Option<Resolution>],
         lines: &[usize],
-    ) -> Anchored {
-        Anchored {
+    ) -> Box<Anchored> {
+        Box::new(Anchored {
             content: content.to_string(),
             anchors,
             text: text.clone(),
             resolutions: resolutions.to_vec(),
             lines: lines.to_vec(),
-        }
+        })
     }
 }

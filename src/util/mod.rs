@@ -1,12 +1,14 @@
 //! Layer 0 — shared helpers: the crate's error type, a deterministic parallel map, base-36 id
 //! encoding, HTML / `<script>`-JSON escaping, data scripts (plain or deflated), reading a piped
-//! input whole, `/`-separated paths and a small list diff.
+//! input whole, `/`-separated paths, a small list diff, and what a long-lived process keeps of
+//! its last build.
 //!
 //! Owns nothing of the product's data. May call: the standard library and external crates
 //! only — no other module of this crate.
 
 pub mod error;
 pub mod escape;
+pub mod last_build;
 pub mod lcs;
 pub mod par;
 pub mod payload;
