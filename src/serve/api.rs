@@ -637,7 +637,10 @@ impl Api<'_> {
             Ok(done) => done,
             Err(e) => return Err(err(409, e.message())),
         };
-        let c = &done[0].comment;
+        // An apply interrupted earlier is finished first and listed too: answer with this one.
+        let Some(c) = done.iter().map(|a| &a.comment).find(|c| c.id() == Some(id)) else {
+            return Err(err(500, "the apply reported no comment"));
+        };
         let what = match c.suggestion() {
             Some(s) if s.text.is_empty() => format!("Deleted “{}”.", s.quote),
             Some(s) => format!("Replaced “{}” with “{}”.", s.quote, s.text),

@@ -98,6 +98,19 @@ pub fn prepare(root: &Path, rel: &Path, contents: &[u8]) -> Result<Prepared> {
     let dir = ensure_dir(root, parent_rel)?;
     check_no_symlink(root, rel)?;
     let target = contained(root, rel)?;
+    prepare_at(&dir, target, contents)
+}
+
+/// A new file for `target` (outside the store: a chapter `apply` edits) written and fsynced
+/// in the directory `tmp_dir` (the store's, where `verify` and `clean` look for leftovers,
+/// and where neither mdBook nor the book's sources see it), to be put in place with
+/// [`Prepared::replace`]. `tmp_dir` must be on the target's file system.
+pub fn prepare_in(tmp_dir: &Path, target: &Path, contents: &[u8]) -> Result<Prepared> {
+    prepare_at(tmp_dir, target.to_path_buf(), contents)
+}
+
+fn prepare_at(tmp_dir: &Path, target: PathBuf, contents: &[u8]) -> Result<Prepared> {
+    let dir = tmp_dir.to_path_buf();
     let name = target
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -123,10 +136,19 @@ pub fn prepare(root: &Path, rel: &Path, contents: &[u8]) -> Result<Prepared> {
     tmp.write_all(contents)
         .and_then(|()| tmp.as_file().sync_all())
         .map_err(|e| Error::io("cannot write", &target, e))?;
+    let dir = target.parent().map_or(dir, Path::to_path_buf);
     Ok(Prepared { tmp, target, dir })
 }
 
 impl Prepared {
+    /// Adds `bytes` at the end of the prepared file, not fsynced: for bytes another program
+    /// appended to the target (without an fsync of its own) while this file was prepared.
+    pub fn append(&mut self, bytes: &[u8]) -> Result<()> {
+        self.tmp
+            .write_all(bytes)
+            .map_err(|e| Error::io("cannot write", &self.target, e))
+    }
+
     /// Puts the file in place unless one is there already (then `Ok(None)`, nothing
     /// changed, the temp file removed); the directory's fsync is returned.
     pub fn create(self) -> Result<Option<DirSync>> {
@@ -140,12 +162,10 @@ impl Prepared {
     /// Puts the file in place, over the old one (whose permissions it keeps); the
     /// directory's fsync is returned.
     ///
-    /// `NOTABENE_FAILPOINT=before-rename` aborts the process with the temp file written and
+    /// The failpoint `before-rename` (feature `failpoints`) aborts the process with the temp file written and
     /// not yet renamed, as a `kill -9` would (for the leftover tests).
     pub fn replace(self) -> Result<DirSync> {
-        if std::env::var_os("NOTABENE_FAILPOINT").is_some_and(|v| v == "before-rename") {
-            std::process::abort();
-        }
+        crate::util::failpoint::hit("before-rename");
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;

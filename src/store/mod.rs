@@ -432,7 +432,7 @@ impl Store {
     /// comment twice — `verify` reports the duplicate id — never nowhere. Call with the lock
     /// held. Returns the new record.
     ///
-    /// `NOTABENE_FAILPOINT=rekey-after-write` aborts the process between the two steps (for
+    /// The failpoint `rekey-after-write` (feature `failpoints`) aborts the process between the two steps (for
     /// the crash-safety test).
     pub fn rekey(&self, rec: &Record, comment: Comment) -> Result<Record> {
         let page = comment.page().unwrap_or_default().to_string();
@@ -454,9 +454,7 @@ impl Store {
             );
         }
         self.write_record(&moved)?;
-        if std::env::var("NOTABENE_FAILPOINT").as_deref() == Ok("rekey-after-write") {
-            std::process::abort();
-        }
+        crate::util::failpoint::hit("rekey-after-write");
         self.delete_record(rec)?;
         Ok(moved)
     }

@@ -74,7 +74,8 @@ impl TextOptions {
         })
     }
 
-    fn markdown(&self) -> mdbook_markdown::MarkdownOptions {
+    /// The parser options mdBook's renderer uses for these settings.
+    pub fn markdown(&self) -> mdbook_markdown::MarkdownOptions {
         let mut m = mdbook_markdown::MarkdownOptions::default();
         m.smart_punctuation = self.smart_punctuation;
         m.definition_lists = self.definition_lists;

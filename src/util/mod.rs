@@ -8,6 +8,7 @@
 
 pub mod error;
 pub mod escape;
+pub mod failpoint;
 pub mod last_build;
 pub mod lcs;
 pub mod par;

@@ -378,10 +378,10 @@ fn add_suggest_writes_the_suggestion_after_the_anchor_and_a_readable_body() {
 fn a_suggestion_is_written_as_text_never_as_markup() {
     assert_applied(
         "Plain prose",
-        "Plain *prose* {{#include x}} <b>",
+        "Plain *prose* {x} <b> [l](u)",
         &CHAPTER.replace(
             "Plain prose sentence",
-            "Plain \\*prose\\* \\{\\{\\#include x\\}\\} \\<b\\> sentence",
+            "Plain \\*prose\\* \\{x\\} \\<b\\> \\[l\\](u) sentence",
         ),
         PART,
     );

@@ -14,6 +14,7 @@ mod anchoring;
 mod anchoring_property;
 mod anchors_heal;
 mod apply;
+mod apply_safety;
 mod bad_input;
 mod cli_setup;
 mod comments_json;

@@ -29,12 +29,13 @@ pub(super) fn verify_cmd(ctx: &Ctx, as_json: bool) -> Result<i32> {
             None => true,
         }
     };
-    let findings = verify::verify(
+    let mut findings = verify::verify(
         &snap,
         &journal,
         &meta,
         checker.as_ref().map(|_| &exists as &dyn Fn(&str) -> bool),
     );
+    findings.extend(crate::apply::interrupted(store, ctx.book.as_ref()));
     let errors = findings
         .iter()
         .filter(|f| f.level == verify::Level::Error)

@@ -1,0 +1,169 @@
+//! The record of an `apply` in progress, so that a run killed at any point is finished by the
+//! next one. Before any Markdown is written, the whole plan is written to the store as
+//! `.apply.pending` (atomic, fsynced): for each Markdown file the edits (offset, the bytes
+//! expected there, the bytes to put there), and for each comment its state before and its
+//! closed state after. Then the Markdown files are written, then the comments, and last the
+//! record is removed. Any later `apply` finds the record first and carries it out to the end,
+//! step by step from what it finds on disk, so the end state is byte for byte the one an
+//! uninterrupted run gives; `verify` reports a record left behind (a Markdown edit made whose
+//! comment may still be open).
+//!
+//! The name does not end in `.json`, so no reader of the store takes it for a comment file.
+//!
+//! May call the store's file operations (`store::fsx`) and the shared helpers.
+
+use crate::store::fsx;
+use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::path::Path;
+
+/// The record's file name, in the store directory.
+pub const FILE: &str = ".apply.pending";
+
+/// One planned replacement in a Markdown file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Replace {
+    /// Byte offset in the file as it was read.
+    pub start: usize,
+    /// The bytes found there (the quote's source).
+    pub expected: String,
+    /// The bytes put there.
+    pub text: String,
+}
+
+/// The edits of one Markdown file, in ascending order, not overlapping.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileEdits {
+    /// The file, relative to the book root, `/`-separated.
+    pub path: String,
+    /// Its edits.
+    pub edits: Vec<Replace>,
+}
+
+/// One comment to close.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Close {
+    /// The comment's id.
+    pub id: String,
+    /// The comment as it was when the plan was made.
+    pub before: Map<String, Value>,
+    /// The comment closed.
+    pub after: Map<String, Value>,
+    /// `applied.file`: the Markdown file written, relative to the book root.
+    pub file: String,
+    /// The 1-based line where the replacement starts.
+    pub line: usize,
+}
+
+/// A whole `apply`: its Markdown edits and its closes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Intent {
+    /// The Markdown files, each once.
+    pub files: Vec<FileEdits>,
+    /// The comments, in the order they were asked for.
+    pub closes: Vec<Close>,
+}
+
+/// Whether the edits are in `text` as planned, done, or neither.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// Every expected text is where the plan found it.
+    Before,
+    /// Every replacement is in place.
+    Done,
+    /// Something else changed those bytes.
+    Changed,
+}
+
+impl FileEdits {
+    /// Where `text` stands (bytes after the last edit may have changed: they are not looked at).
+    pub fn state(&self, text: &str) -> State {
+        let before = self
+            .edits
+            .iter()
+            .all(|e| text.get(e.start..e.start + e.expected.len()) == Some(e.expected.as_str()));
+        let mut shift: isize = 0;
+        let mut done = true;
+        for e in &self.edits {
+            let at = (e.start as isize + shift) as usize;
+            done &= text.get(at..at + e.text.len()) == Some(e.text.as_str());
+            shift += e.text.len() as isize - e.expected.len() as isize;
+        }
+        match (done, before) {
+            (true, _) => State::Done,
+            (false, true) => State::Before,
+            (false, false) => State::Changed,
+        }
+    }
+
+    /// `text` with the edits made (call when [`FileEdits::state`] is [`State::Before`]).
+    pub fn applied_to(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for e in self.edits.iter().rev() {
+            out.replace_range(e.start..e.start + e.expected.len(), &e.text);
+        }
+        out
+    }
+}
+
+/// The record left in `store`, if any.
+pub fn read(store: &Path) -> Result<Option<Intent>> {
+    let path = store.join(FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io("cannot read the interrupted apply", &path, e)),
+    };
+    serde_json::from_str(&text).map(Some).map_err(|e| {
+        Error::new(format!(
+            "the record of an interrupted apply is not readable: {e}; check the Markdown and the comments it names, then delete it ({})",
+            path.display()
+        ))
+    })
+}
+
+/// Writes the record (atomically, fsynced) before anything else is written.
+pub fn write(store: &Path, intent: &Intent) -> Result<()> {
+    let json = serde_json::to_string(intent).map_err(|e| Error::new(format!("{e} ({FILE})")))?;
+    fsx::write_atomic(store, Path::new(FILE), json.as_bytes())
+}
+
+/// Removes the record: the apply it described is finished.
+pub fn remove(store: &Path) -> Result<()> {
+    fsx::remove_file(store, Path::new(FILE))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn edits() -> FileEdits {
+        FileEdits {
+            path: "src/a.md".into(),
+            edits: vec![
+                Replace {
+                    start: 0,
+                    expected: "one".into(),
+                    text: "uno".into(),
+                },
+                Replace {
+                    start: 8,
+                    expected: "three".into(),
+                    text: "3".into(),
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn the_state_of_a_file_is_read_from_its_bytes() {
+        let e = edits();
+        assert_eq!(e.state("one two three"), State::Before);
+        assert_eq!(e.state("one two three\nappended\n"), State::Before);
+        let done = e.applied_to("one two three\nmore");
+        assert_eq!(done, "uno two 3\nmore");
+        assert_eq!(e.state(&done), State::Done);
+        assert_eq!(e.state("once two three"), State::Changed);
+    }
+}
