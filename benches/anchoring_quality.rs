@@ -1,4 +1,4 @@
-//! Anchoring quality on synthetic edits of real pages (`reference/anchoring.md` §7.2 (b)).
+//! Anchoring quality on synthetic edits of real pages (method: `docs/src/benchmarks.md`).
 //!
 //! Samples word-aligned quotes (1–30 words) from the nomicon and Rust by Example chapters, in
 //! prose, list items, table cells and code blocks; captures each anchor exactly as the original

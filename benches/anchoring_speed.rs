@@ -1,4 +1,4 @@
-//! Anchoring speed (`reference/anchoring.md` §6.7): 10,000 text anchors over 1,000 pages
+//! Anchoring speed (method: `docs/src/benchmarks.md`): 10,000 text anchors over 1,000 pages
 //! (the nomicon and Rust by Example chapters, cycled), 10 per page, captured the way the
 //! original notabene client captures them, resolved on one thread with `resolve_page`, page
 //! after page. Best of 3 runs for every figure, against a baseline measured in the same run:

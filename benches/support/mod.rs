@@ -16,10 +16,16 @@ pub struct Page {
     pub md: String,
 }
 
-/// Every `*.md` under `nomicon/src` and `rust-by-example/src` except `SUMMARY.md`, sorted by
-/// path (deterministic).
+/// The vendored corpus directory, `tests/corpus` (`nomicon`, `rust-by-example`; see
+/// `tests/corpus/README.md`). Read-only.
+pub fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")
+}
+
+/// Every `*.md` under `nomicon/src` and `rust-by-example/src` of the corpus except
+/// `SUMMARY.md`, sorted by path (deterministic).
 pub fn corpus() -> Vec<Page> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+    let root = corpus_dir();
     let mut files = Vec::new();
     for book in ["nomicon", "rust-by-example"] {
         walk(&root.join(book).join("src"), &mut files);

@@ -2,12 +2,13 @@
 //! Hyyrö's formulation, for semi-global matching (the whole pattern against any substring of
 //! the text), with any pattern length (64-bit blocks, horizontal deltas carried between blocks).
 //!
-//! This module owns the fuzzy engine of anchoring (reference §0.5, §6.3): finding match ends
+//! This module owns the fuzzy engine of anchoring (the approximate stages of the resolution
+//! pipeline in [`crate::anchor::text`]; see `docs/src/design/anchoring.md`): finding match ends
 //! with at most `k` Levenshtein edits (with Ukkonen's cut-off: blocks that cannot hold a cell
 //! `<= k` are not computed), picking the best local minima, recovering match starts, and the
-//! small edit-distance helpers used to score context (§6.4) — all of them bit-parallel over
-//! the same column step, so each costs O(⌈m/64⌉ · n). Symbols are `u32`: code points or dense
-//! per-page ids; nothing here depends on what they mean.
+//! small edit-distance helpers used to score context (the `E` term of that module's score) —
+//! all of them bit-parallel over the same column step, so each costs O(⌈m/64⌉ · n). Symbols
+//! are `u32`: code points or dense per-page ids; nothing here depends on what they mean.
 //!
 //! Conventions: text positions are indices into the symbol slice; a match *end* is exclusive.
 //! `D[i][j]` is the minimal edit distance between `pattern[..i]` and some substring of the text

@@ -1,4 +1,4 @@
-//! Text-quote anchors: the resolution pipeline of `reference/anchoring.md` §6.3 on the
+//! Text-quote anchors: the resolution pipeline (`docs/src/design/anchoring.md`) on the
 //! normalised page text.
 //!
 //! 1. **Exact**: every occurrence of the quote, scored by how much of the stored prefix and

@@ -77,7 +77,8 @@ mod tests {
 
     #[test]
     fn reference_vectors() {
-        // The original notabene's published vectors (reference §2.6).
+        // The original notabene's published vectors for its diagram keys (`mermaid:` + the djb2
+        // hash of the trimmed source, in base 36), which stored block anchors carry.
         assert_eq!(mermaid_key("graph TD\n A-->B"), "mermaid:ademz8");
         assert_eq!(mermaid_key("a"), "mermaid:3t3a");
         assert_eq!(mermaid_key(""), "mermaid:45h");

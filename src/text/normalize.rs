@@ -1,5 +1,5 @@
 //! Anchoring normalisation: the canonical text model used on both sides of anchoring
-//! (reference §6.2 steps 2–4), with a map from every normalised char back to a byte range
+//! (the rules below; see `docs/src/design/anchoring.md`), with a map from every normalised char back to a byte range
 //! of the source string.
 //!
 //! This module owns the fold table (whitespace, invisible characters, quotes, dashes, ellipsis),

@@ -1,4 +1,5 @@
-//! The anchoring test vectors of `reference/anchoring.md` §8: for each, the chosen location
+//! The anchoring test vectors, one per case the resolution pipeline of `anchor::text` and
+//! `anchor::block` (`docs/src/design/anchoring.md`) must handle: for each, the chosen location
 //! and the status (never exact score values).
 
 use mdbook_notabene::anchor::block::{self, BlockAnchor};

@@ -27,13 +27,7 @@ fn corpus_pages() -> Vec<(PathBuf, String)> {
     }
     let mut out = Vec::new();
     for book in ["nomicon", "rust-by-example"] {
-        walk(
-            &Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../shared/corpus")
-                .join(book)
-                .join("src"),
-            &mut out,
-        );
+        walk(&crate::support::corpus(book).join("src"), &mut out);
     }
     out
 }

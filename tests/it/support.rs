@@ -53,11 +53,14 @@ pub fn plugin_bin() -> &'static str {
     env!("CARGO_BIN_EXE_mdbook-notabene")
 }
 
-/// `../shared/corpus/<name>` (read-only: copy it).
+/// The vendored corpus book `tests/corpus/<name>` (`nomicon`, `rust-by-example`; see
+/// `tests/corpus/README.md`). Read-only: copy it before building or writing into it.
 pub fn corpus(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/corpus")
-        .join(name)
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/corpus")
+        .join(name);
+    assert!(dir.is_dir(), "no corpus book at {}", dir.display());
+    dir
 }
 
 /// The example book of the repository.

@@ -6,29 +6,11 @@
 //! `<script>`/`<style>` content, and the source of ```` ```mermaid ```` blocks (a diagram,
 //! which contributes no text; mermaid.js replaces it with an SVG).
 
+use crate::common::copy_dir;
 use mdbook_notabene::text::normalize::normalize;
 use mdbook_notabene::text::{TextOptions, page_text};
 use scraper::{ElementRef, Html, Node, Selector};
-use std::path::{Path, PathBuf};
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
-fn corpus(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/corpus")
-        .join(name)
-}
+use std::path::Path;
 
 fn excluded(el: &ElementRef) -> bool {
     let v = el.value();
@@ -67,7 +49,7 @@ fn first_difference(a: &str, b: &str) -> String {
 }
 
 fn check_book(name: &str) {
-    check_dir(&corpus(name), 50);
+    check_dir(&crate::support::corpus(name), 50);
 }
 
 fn check_dir(dir: &Path, min_chapters: usize) {

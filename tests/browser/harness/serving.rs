@@ -70,13 +70,20 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// Copies `/work/shared/corpus/<name>` next to the server's book-example (same git
+/// The vendored corpus book `tests/corpus/<name>` (`nomicon`, `rust-by-example`; see
+/// `tests/corpus/README.md`). Read-only: copy it before building or writing into it.
+pub fn corpus(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/corpus")
+        .join(name);
+    assert!(dir.is_dir(), "no corpus book at {}", dir.display());
+    dir
+}
+
+/// Copies the corpus book `tests/corpus/<name>` next to the server's book-example (same git
 /// repository), installs notabene in it and serves it.
 pub fn corpus_next_to(server: &Server, name: &str) -> Extra {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/corpus")
-        .join(name);
-    assert!(src.is_dir(), "no corpus book at {}", src.display());
+    let src = corpus(name);
     let book = server.book.parent().unwrap().join(name);
     copy_dir(&src, &book);
     install(&book);
