@@ -677,3 +677,104 @@ fn clean_keeps_a_temp_file_a_live_writer_holds_and_a_recent_foreign_one() {
     );
     assert!(!held.exists());
 }
+
+/// Branch `name` from main closes `id` through journal entry `entry` with `note` at `now`.
+fn close_on_branch(dir: &Path, name: &str, id: &str, entry: &str, note: &str, k: usize) {
+    on_branch(dir, name, || {
+        let e = json!({
+            "id": entry, "date": "2026-07-28", "title": note,
+            "changes": [{ "page": "src/a", "what": "edit", "commentIds": [id] }],
+        });
+        nb_ok(dir, &["journal", "add"], Some(&e.to_string()), &at(k, 1));
+        nb_ok(
+            dir,
+            &["comments", "done", id, "--journal", entry, "--note", note],
+            None,
+            &at(k, 2),
+        );
+    });
+}
+
+#[test]
+fn a_close_on_one_branch_and_a_reply_and_hold_on_the_other_both_survive() {
+    let tmp = common::tempdir();
+    let dir = tmp.path();
+    let ids = repo_with_comments(dir, 1);
+    git_ok(dir, &["branch", "-M", "main"]);
+    let id = &ids[0];
+    let file = format!(".notabene/src/a/{id}.json");
+    close_on_branch(dir, "close", id, "j-close", "fixed", 0);
+    on_branch(dir, "hold", || {
+        nb_ok(
+            dir,
+            &[
+                "comments", "reply", id, "--body", "not yet", "--author", "Reviewer",
+            ],
+            None,
+            &at(1, 1),
+        );
+        nb_ok(dir, &["comments", "hold", id], None, &at(1, 2));
+    });
+
+    // The close from one side, the reply and the hold from the other, the later update.
+    let mut want: Value =
+        serde_json::from_str(&git_ok(dir, &["show", &format!("main:{file}")])).unwrap();
+    want["thread"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"author": "Reviewer", "body": "not yet", "ts": at(1, 1)}));
+    want["status"] = json!("resolved");
+    want["hold"] = json!(true);
+    want["resolution"] = json!({"note": "fixed", "journalEntryId": "j-close"});
+    want["updatedAt"] = json!(at(1, 2));
+    let want = to_js_pretty(&want);
+    // Either way round.
+    for (head, other) in [("close", "hold"), ("hold", "close")] {
+        git_ok(dir, &["checkout", "-q", "-b", &format!("{head}-m"), head]);
+        let out = git(dir, &["merge", "--no-edit", other]);
+        assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+        assert!(!out.stdout.contains("CONFLICT"), "{}", out.stdout);
+        assert_eq!(
+            common::read(&dir.join(&file)),
+            want,
+            "{head} merging {other}"
+        );
+        assert_eq!(git_ok(dir, &["status", "--porcelain"]), "");
+        let verify = nb(dir, &["comments", "verify"], None, NOW);
+        assert_eq!(
+            (verify.code, verify.stdout.trim()),
+            (
+                0,
+                "notabene verify: 1 comment(s), 1 journal entr(ies) — 0 error(s), 0 warning(s)."
+            )
+        );
+    }
+
+    // Both sides close it, differently: a conflict, both versions kept.
+    close_on_branch(dir, "close-other", id, "j-other", "fixed otherwise", 2);
+    git_ok(dir, &["checkout", "-q", "close"]);
+    let out = git(dir, &["merge", "--no-edit", "close-other"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains(&format!("CONFLICT (content): Merge conflict in {file}")),
+        "{}",
+        out.stdout
+    );
+    let why = format!("comment {id}: status and resolution changed differently on the two sides");
+    assert!(
+        out.stderr.contains(&format!(
+            "notabene: merge conflict, both versions kept for a person: {why} ({file})"
+        )),
+        "{}",
+        out.stderr
+    );
+    let (ours, theirs) = (stage(dir, 2, &file), stage(dir, 3, &file));
+    assert_eq!(
+        common::read(&dir.join(&file)),
+        format!("<<<<<<< ours (notabene: {why})\n{ours}=======\n{theirs}>>>>>>> theirs\n")
+    );
+    // The journal merged: only the comment needs a person.
+    let unmerged = git_ok(dir, &["diff", "--name-only", "--diff-filter=U"]);
+    assert_eq!(unmerged, format!("{file}\n"));
+}
