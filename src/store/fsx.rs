@@ -126,6 +126,20 @@ pub fn prepare(root: &Path, rel: &Path, contents: &[u8]) -> Result<Prepared> {
     Ok(Prepared { tmp, target, dir })
 }
 
+/// [`prepare`], but [`Prepared::replace`] puts the file at `target` instead of `root/rel`: the
+/// temp file is named and placed as one for `root/rel` would be (so `clean` and `verify` find
+/// it there), and `target` must be on the same file system. For the git merge driver, whose
+/// result goes to git's own temp file (`%A`) while its temp file stays in the store.
+pub fn prepare_for(root: &Path, rel: &Path, target: PathBuf, contents: &[u8]) -> Result<Prepared> {
+    let mut prepared = prepare(root, rel, contents)?;
+    prepared.dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    prepared.target = target;
+    Ok(prepared)
+}
+
 impl Prepared {
     /// Puts the file in place unless one is there already (then `Ok(None)`, nothing
     /// changed, the temp file removed); the directory's fsync is returned.
