@@ -1,6 +1,7 @@
 //! Safe file operations for the store: atomic writes (temp file in the same directory, fsync,
-//! rename, directory fsync), directory creation that never follows a symlink, and the
-//! store-wide OS advisory lock that serialises every read-modify-write.
+//! rename, directory fsync; for the git merge driver, a temp file in the store renamed onto
+//! git's own file), directory creation that never follows a symlink, and the store-wide OS
+//! advisory lock that serialises every read-modify-write.
 //!
 //! Part of the store layer (1); may call the shared helpers only.
 

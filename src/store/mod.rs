@@ -3,7 +3,8 @@
 //! Layout: `<store>/<page>/<id>.json` holds one comment (v2/v3); a legacy `<store>/<page>.json`
 //! holds an array of comments (v1). `meta.json` and `journal.json` at the top level are
 //! reserved. Readers accept both layouts; writers write one file per comment, except that a
-//! legacy array member is updated in place in its array (as the original CLI does).
+//! legacy array member is updated in place in its array (as the original CLI does). A directory
+//! or comment file whose name is not UTF-8 is skipped by every reader and reported by `verify`.
 //!
 //! Every read-modify-write holds the store lock ([`fsx::StoreLock`]) and every file write is
 //! atomic ([`fsx::write_atomic`]).
