@@ -55,10 +55,11 @@ pub(crate) fn merge_driver(a: &MergeDriverArgs) -> Result<i32> {
             (merge::conflict_file(&ours, &theirs, 7, &why.0), 1)
         }
     };
-    match temp_home(&a.path) {
-        Some(rel) => fsx::prepare_for(Path::new("."), &rel, a.ours.clone(), &bytes)?
-            .replace()?
-            .finish(),
+    // A store directory that refuses the temp file (read-only, full) still gets the result.
+    let prepared = temp_home(&a.path)
+        .and_then(|rel| fsx::prepare_for(Path::new("."), &rel, a.ours.clone(), &bytes).ok());
+    match prepared {
+        Some(p) => p.replace()?.finish(),
         None => write_in_place(&a.ours, &bytes)?,
     }
     Ok(code)
