@@ -2,7 +2,8 @@
 //! strategy `git-merge-notabene` (git's own octopus strategy never runs merge drivers), the
 //! git set-up `init` does (the store's `.gitattributes` and `.gitignore`,
 //! `merge.notabene.driver` and `pull.octopus` in the clone's config), what `doctor` reports
-//! of it, and `clean` (temp files of killed writes, removed under the store lock).
+//! of it, and `clean` (temp files of killed writes, removed under the store lock). The driver's
+//! own temp file lives in the store, never in the work tree's top (see `temp_home`).
 //!
 //! Part of the CLI (layer 11); may call every layer below it.
 
@@ -54,16 +55,51 @@ pub(crate) fn merge_driver(a: &MergeDriverArgs) -> Result<i32> {
             (merge::conflict_file(&ours, &theirs, 7, &why.0), 1)
         }
     };
-    let dir = match a.ours.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = a
-        .ours
-        .file_name()
-        .ok_or_else(|| Error::new(format!("not a file path ({})", a.ours.display())))?;
-    fsx::write_atomic(&dir, Path::new(name), &bytes)?;
+    // A store directory that refuses the temp file (read-only, full) still gets the result.
+    let prepared = temp_home(&a.path)
+        .and_then(|rel| fsx::prepare_for(Path::new("."), &rel, a.ours.clone(), &bytes).ok());
+    match prepared {
+        Some(p) => p.replace()?.finish(),
+        None => write_in_place(&a.ours, &bytes)?,
+    }
     Ok(code)
+}
+
+/// Where the driver's temp file goes, relative to the working directory: beside the file's own
+/// path in the work tree (`%P`), that is inside the store, whose `.gitignore` (written by
+/// `init` with the `.gitattributes` that sends the file to this driver) ignores `*.tmp`, and
+/// where `clean` removes the temp file of a killed driver and `verify` lists it. Never beside
+/// `%A`: git makes `%A` at the top of the work tree, where a leftover would be a stray file
+/// that `git add -A` commits.
+///
+/// `None` when the working directory is not the top of a work tree (no `.git` there: a bare
+/// repository's `merge-tree`) or `%P`'s directory is not there as a real directory (a page
+/// only the merged commits have, in the octopus strategy's `merge-tree` steps).
+fn temp_home(path: &str) -> Option<PathBuf> {
+    let rel = Path::new(path);
+    let parent = rel.parent()?;
+    if parent.as_os_str().is_empty()
+        || fsx::contained(Path::new("."), rel).is_err()
+        || fsx::check_no_symlink(Path::new("."), parent).is_err()
+        || std::fs::symlink_metadata(".git").is_err()
+        || !std::fs::symlink_metadata(parent).is_ok_and(|m| m.is_dir())
+    {
+        return None;
+    }
+    Some(rel.to_path_buf())
+}
+
+/// Writes the merge result over `%A` itself, when there is no place for a temp file
+/// ([`temp_home`]). `%A` is git's own temp file, which git reads once the driver has exited and
+/// then removes: no other reader sees it half-written, and nothing is left behind.
+fn write_in_place(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(path)
+        .and_then(|mut f| f.write_all(bytes))
+        .map_err(|e| Error::io("cannot write the merge result", path, e))
 }
 
 /// Runs `git args…` in the working directory; (exit code, stdout, stderr).

@@ -1,6 +1,7 @@
 //! Safe file operations for the store: atomic writes (temp file in the same directory, fsync,
-//! rename, directory fsync), directory creation that never follows a symlink, and the
-//! store-wide OS advisory lock that serialises every read-modify-write.
+//! rename, directory fsync; for the git merge driver, a temp file in the store renamed onto
+//! git's own file), directory creation that never follows a symlink, and the store-wide OS
+//! advisory lock that serialises every read-modify-write.
 //!
 //! Part of the store layer (1); may call the shared helpers only.
 
@@ -138,6 +139,20 @@ fn prepare_at(tmp_dir: &Path, target: PathBuf, contents: &[u8]) -> Result<Prepar
         .map_err(|e| Error::io("cannot write", &target, e))?;
     let dir = target.parent().map_or(dir, Path::to_path_buf);
     Ok(Prepared { tmp, target, dir })
+}
+
+/// [`prepare`], but [`Prepared::replace`] puts the file at `target` instead of `root/rel`: the
+/// temp file is named and placed as one for `root/rel` would be (so `clean` and `verify` find
+/// it there), and `target` must be on the same file system. For the git merge driver, whose
+/// result goes to git's own temp file (`%A`) while its temp file stays in the store.
+pub fn prepare_for(root: &Path, rel: &Path, target: PathBuf, contents: &[u8]) -> Result<Prepared> {
+    let mut prepared = prepare(root, rel, contents)?;
+    prepared.dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    prepared.target = target;
+    Ok(prepared)
 }
 
 impl Prepared {

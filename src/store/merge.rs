@@ -10,10 +10,12 @@
 //!   removed on one side and unchanged on the other stays removed. The same id with different
 //!   content on both sides, or removed on one side and changed on the other, is a conflict.
 //! - **comment** (`<page>/<id>.json`): the thread is the union of messages (by `ts`, `author`
-//!   and `body`) in timestamp order, so no reply is lost. `status`, `hold` and `resolution`
-//!   move together: changed on one side only, that side's; changed on both, the side whose
-//!   `updatedAt` is later (ours on a tie). `updatedAt` is the later one. Every other field,
-//!   unknown ones included, merges the same way, key by key.
+//!   and `body`) in timestamp order, so no reply is lost. `status` and `resolution` merge as
+//!   one value (a close sets both, a reopen clears both), and `hold` as its own: changed on one
+//!   side only, that side's; changed on both sides differently, a conflict. `updatedAt` is the
+//!   later one. Every other field, unknown ones included, merges key by key: changed on one
+//!   side only, that side's; changed on both, the side whose `updatedAt` is later (ours on a
+//!   tie).
 //! - **legacy v1 array** (`<page>.json`): the union of members by id, each member merged as a
 //!   comment; removals as in the journal.
 //! - **meta** (`meta.json`): the side with the higher `schemaVersion`.
@@ -272,7 +274,9 @@ fn later(a: &str, b: &str) -> Ordering {
     }
 }
 
-const GROUP: &[&str] = &["status", "hold", "resolution"];
+/// The fields that merge as one value, each group on its own: a close sets `status` and
+/// `resolution` together (a reopen clears both); a hold is independent of either.
+const GROUPS: &[&[&str]] = &[&["status", "resolution"], &["hold"]];
 
 /// Merges one comment object three-way (`base` is `None` when both sides added it).
 pub fn merge_comment(
@@ -293,20 +297,32 @@ pub fn merge_comment(
     let theirs_later = later(&tu, &ou) == Ordering::Greater;
     let get = |m: Option<&Map<String, Value>>, k: &str| m.and_then(|m| m.get(k)).cloned();
 
-    // status, hold and resolution as one value: a close is all three or none.
-    let group = |m: Option<&Map<String, Value>>| {
-        Value::Array(
-            GROUP
-                .iter()
-                .map(|k| get(m, k).unwrap_or(Value::Null))
-                .collect(),
-        )
-    };
-    let (bg, og, tg) = (group(base), group(Some(ours)), group(Some(theirs)));
-    let group_from_theirs = match pick(base.map(|_| &bg), Some(&og), Some(&tg)) {
-        Pick::Take(v) => v == Some(&tg) && og != tg,
-        Pick::Both => theirs_later,
-    };
+    // Each group as one value: the group's keys whose value comes from their side.
+    let mut from_theirs: HashSet<&str> = HashSet::new();
+    for keys in GROUPS {
+        let group = |m: Option<&Map<String, Value>>| {
+            Value::Array(
+                keys.iter()
+                    .map(|k| get(m, k).unwrap_or(Value::Null))
+                    .collect(),
+            )
+        };
+        let (bg, og, tg) = (group(base), group(Some(ours)), group(Some(theirs)));
+        match pick(base.map(|_| &bg), Some(&og), Some(&tg)) {
+            Pick::Take(v) if v == Some(&tg) && og != tg => from_theirs.extend(keys.iter()),
+            Pick::Take(_) => {}
+            Pick::Both => {
+                let id = ours
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .unwrap_or("(without id)");
+                return conflict(format!(
+                    "comment {id}: {} changed differently on the two sides",
+                    keys.join(" and ")
+                ));
+            }
+        }
+    }
 
     // Key order: ours, then keys only theirs has.
     let mut keys: Vec<&String> = ours.keys().collect();
@@ -327,8 +343,12 @@ pub fn merge_comment(
                     ours.get(k).cloned()
                 }
             }
-            _ if GROUP.contains(&k) => {
-                let side = if group_from_theirs { theirs } else { ours };
+            _ if GROUPS.iter().any(|g| g.contains(&k)) => {
+                let side = if from_theirs.contains(k) {
+                    theirs
+                } else {
+                    ours
+                };
                 side.get(k).cloned()
             }
             _ => match pick(base.and_then(|b| b.get(k)), ours.get(k), theirs.get(k)) {
@@ -593,20 +613,23 @@ mod tests {
     }
 
     #[test]
-    fn a_close_changed_on_both_sides_follows_the_later_update() {
+    fn a_close_on_one_side_and_a_hold_on_the_other_both_survive() {
         let m0 = msg("2026-01-01T00:00:00.000Z", "first");
         let base = comment(json!([m0]), "open", "2026-01-01T00:00:00.000Z", json!({}));
-        let ours = comment(
-            json!([m0]),
-            "resolved",
-            "2026-01-02T10:00:00.000Z",
-            json!({"hold": true}),
-        );
-        let theirs = comment(
+        let mut ours = comment(
             json!([m0]),
             "addressed",
-            "2026-01-02T09:00:00.000Z",
+            "2026-01-02T10:00:00.000Z",
             json!({}),
+        );
+        ours["resolution"] = json!({"note": "done", "journalEntryId": "j"});
+        // Theirs, later: a reply and a hold, the close untouched.
+        let m1 = msg("2026-01-02T11:00:00.000Z", "wait");
+        let theirs = comment(
+            json!([m0, m1]),
+            "open",
+            "2026-01-02T11:00:00.000Z",
+            json!({"hold": true}),
         );
         let got = merge(
             "p/c_1.json",
@@ -615,7 +638,53 @@ mod tests {
             &pretty(theirs),
         )
         .unwrap();
+        let mut want = ours;
+        want["thread"] = json!([m0, m1]);
+        want["hold"] = json!(true);
+        want["updatedAt"] = json!("2026-01-02T11:00:00.000Z");
+        assert_eq!(String::from_utf8(got).unwrap(), json::to_js_pretty(&want));
+    }
+
+    #[test]
+    fn a_close_changed_on_both_sides_differently_conflicts_the_same_close_does_not() {
+        let m0 = msg("2026-01-01T00:00:00.000Z", "first");
+        let base = pretty(comment(
+            json!([m0]),
+            "open",
+            "2026-01-01T00:00:00.000Z",
+            json!({}),
+        ));
+        let closed = |status: &str, at: &str, note: &str| {
+            let mut c = comment(json!([m0]), status, at, json!({}));
+            c["resolution"] = json!({"note": note, "journalEntryId": "j"});
+            c
+        };
+        let ours = closed("resolved", "2026-01-02T10:00:00.000Z", "ours");
+        let theirs = closed("addressed", "2026-01-02T09:00:00.000Z", "ours");
+        let err = merge("p/c_1.json", &base, &pretty(ours.clone()), &pretty(theirs)).unwrap_err();
+        assert_eq!(
+            err.0,
+            "comment c_1: status and resolution changed differently on the two sides"
+        );
+        // The same status, another note: the group differs, still a conflict.
+        let theirs = closed("resolved", "2026-01-02T09:00:00.000Z", "theirs");
+        assert!(merge("p/c_1.json", &base, &pretty(ours.clone()), &pretty(theirs)).is_err());
+        // The same close on both sides: no conflict, the later update.
+        let theirs = closed("resolved", "2026-01-02T09:00:00.000Z", "ours");
+        let got = merge("p/c_1.json", &base, &pretty(ours.clone()), &pretty(theirs)).unwrap();
         assert_eq!(got, pretty(ours));
+        // A hold added on both sides with different values (no common ancestor value).
+        let mut ours = comment(json!([m0]), "open", "2026-01-02T10:00:00.000Z", json!({}));
+        let mut theirs = ours.clone();
+        let mut b: Value = serde_json::from_slice(&base).unwrap();
+        b.as_object_mut().unwrap().remove("hold");
+        ours["hold"] = json!(false);
+        theirs["hold"] = json!(true);
+        let err = merge("p/c_1.json", &pretty(b), &pretty(ours), &pretty(theirs)).unwrap_err();
+        assert_eq!(
+            err.0,
+            "comment c_1: hold changed differently on the two sides"
+        );
     }
 
     #[test]

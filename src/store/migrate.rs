@@ -1,6 +1,8 @@
 //! `migrate`: converts legacy v1 array files into one file per comment (v3 layout), under the
 //! store lock, atomically, idempotently. Members that cannot be moved (no id, or an existing
-//! different file with that id) stay in their array and are reported — nothing is dropped.
+//! different file with that id) stay in their array and are reported — nothing is dropped. An
+//! array with a member that is not an object (a string, a number, `null`, an array) is not
+//! migrated at all: the file is left byte for byte as it is, and each such member reported.
 //!
 //! Part of the store layer (1); may call the shared helpers only.
 
@@ -38,6 +40,18 @@ pub fn migrate(store: &Store, dry_run: bool) -> Result<Report> {
     }
     let mut report = Report::default();
     for (file, members) in by_file {
+        // A member that is not an object is no comment, and has no faithful place in a
+        // rewritten array: the whole file stays as it is.
+        let odd = non_objects(store, file)?;
+        if !odd.is_empty() {
+            report.kept.extend(odd.into_iter().map(|(index, what)| {
+                (
+                    file.to_string(),
+                    format!("the whole array: its member [{index}] is {what}, not a comment object — make it one or remove it, and re-run migrate"),
+                )
+            }));
+            continue;
+        }
         let page_dir = file.trim_end_matches(".json");
         let mut keep: Vec<Value> = Vec::new();
         let mut writes = 0usize;
@@ -114,4 +128,28 @@ pub fn migrate(store: &Store, dry_run: bool) -> Result<Report> {
         )?;
     }
     Ok(report)
+}
+
+/// The members of the legacy array `file` that are not objects: (index from 0, what it is).
+fn non_objects(store: &Store, file: &str) -> Result<Vec<(usize, &'static str)>> {
+    let path = store.root().join(file);
+    let bytes = std::fs::read(&path).map_err(|e| crate::Error::io("cannot read", &path, e))?;
+    let Ok(Value::Array(items)) = serde_json::from_slice::<Value>(&bytes) else {
+        crate::bail!("legacy file is no longer a JSON array; nothing migrated ({file})");
+    };
+    Ok(items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| {
+            let what = match v {
+                Value::Object(_) => return None,
+                Value::Null => "null",
+                Value::Bool(_) => "a boolean",
+                Value::Number(_) => "a number",
+                Value::String(_) => "a string",
+                Value::Array(_) => "an array",
+            };
+            Some((i, what))
+        })
+        .collect())
 }

@@ -3,7 +3,8 @@
 //! Layout: `<store>/<page>/<id>.json` holds one comment (v2/v3); a legacy `<store>/<page>.json`
 //! holds an array of comments (v1). `meta.json` and `journal.json` at the top level are
 //! reserved. Readers accept both layouts; writers write one file per comment, except that a
-//! legacy array member is updated in place in its array (as the original CLI does).
+//! legacy array member is updated in place in its array (as the original CLI does). A directory
+//! or comment file whose name is not UTF-8 is skipped by every reader and reported by `verify`.
 //!
 //! Every read-modify-write holds the store lock ([`fsx::StoreLock`]) and every file write is
 //! atomic ([`fsx::write_atomic`]).
@@ -70,6 +71,17 @@ pub struct Unreadable {
     pub error: String,
 }
 
+/// A directory or `*.json` file of the store whose name is not UTF-8. Page ids and comment
+/// file names are UTF-8, so readers skip it (and all a directory holds): read under a lossy
+/// name, the next write would make a second file beside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotUtf8 {
+    /// Store-relative path, `/`-separated, each byte that is not UTF-8 written `\xNN`.
+    pub file: String,
+    /// Whether it is a directory.
+    pub dir: bool,
+}
+
 /// Everything read from the store in one walk.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
@@ -79,6 +91,8 @@ pub struct Snapshot {
     pub unreadable: Vec<Unreadable>,
     /// Temp files (`*.tmp`) left by writes that were killed mid-way, store-relative.
     pub leftovers: Vec<String>,
+    /// Directories and `*.json` files skipped because their names are not UTF-8.
+    pub not_utf8: Vec<NotUtf8>,
 }
 
 impl Snapshot {
@@ -87,7 +101,8 @@ impl Snapshot {
         self.records.iter().filter(|r| r.comment.id().is_some())
     }
 
-    /// Prints one warning per unreadable file on stderr (readers skip them).
+    /// Prints one warning per unreadable file, and per name that is not UTF-8, on stderr
+    /// (readers skip them).
     pub fn warn_unreadable(&self) {
         for w in self.unreadable_warnings() {
             eprintln!("{w}");
@@ -96,15 +111,20 @@ impl Snapshot {
 
     /// The lines [`Snapshot::warn_unreadable`] prints.
     pub fn unreadable_warnings(&self) -> Vec<String> {
-        self.unreadable
-            .iter()
-            .map(|u| {
-                format!(
-                    "notabene: skipping unreadable comment file: {} ({})",
-                    u.error, u.file
-                )
-            })
-            .collect()
+        let unreadable = self.unreadable.iter().map(|u| {
+            format!(
+                "notabene: skipping unreadable comment file: {} ({})",
+                u.error, u.file
+            )
+        });
+        let not_utf8 = self.not_utf8.iter().map(|n| {
+            let what = if n.dir { "directory" } else { "comment file" };
+            format!(
+                "notabene: skipping a {what} whose name is not UTF-8 ({})",
+                n.file
+            )
+        });
+        unreadable.chain(not_utf8).collect()
     }
 }
 
@@ -213,11 +233,15 @@ impl Store {
     /// Reads every comment file without the schema-version guard (for `verify`, which
     /// reports a newer store instead of refusing it).
     pub fn load_unchecked(&self) -> Result<Snapshot> {
-        let mut files = Vec::new();
-        let mut leftovers = Vec::new();
+        let mut walk = Walk::default();
         if self.exists() {
-            self.walk(&self.root, "", &mut files, &mut leftovers)?;
+            self.walk(&self.root, "", &mut walk)?;
         }
+        let Walk {
+            files,
+            leftovers,
+            not_utf8,
+        } = walk;
         // Files are listed in a deterministic order, then read and parsed in parallel; the
         // snapshot keeps the listing order.
         let threads = if files.len() > 256 {
@@ -230,6 +254,7 @@ impl Store {
         });
         let mut snap = Snapshot {
             leftovers,
+            not_utf8,
             ..Snapshot::default()
         };
         for part in parsed {
@@ -241,41 +266,48 @@ impl Store {
 
     /// The temp files (`*.tmp`) in the store, store-relative, in a deterministic order.
     pub fn leftovers(&self) -> Result<Vec<String>> {
-        let (mut files, mut leftovers) = (Vec::new(), Vec::new());
+        let mut walk = Walk::default();
         if self.exists() {
-            self.walk(&self.root, "", &mut files, &mut leftovers)?;
+            self.walk(&self.root, "", &mut walk)?;
         }
-        Ok(leftovers)
+        Ok(walk.leftovers)
     }
 
-    fn walk(
-        &self,
-        dir: &Path,
-        rel: &str,
-        files: &mut Vec<(PathBuf, String)>,
-        leftovers: &mut Vec<String>,
-    ) -> Result<()> {
+    fn walk(&self, dir: &Path, rel: &str, out: &mut Walk) -> Result<()> {
         let rd =
             std::fs::read_dir(dir).map_err(|e| Error::io("cannot read store directory", dir, e))?;
         let mut entries: Vec<_> = rd.filter_map(|e| e.ok()).collect();
         entries.sort_by_key(|e| e.file_name());
         for entry in entries {
             let Ok(ft) = entry.file_type() else { continue };
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let child_rel = if rel.is_empty() {
-                name.clone()
-            } else {
-                format!("{rel}/{name}")
+            let os_name = entry.file_name();
+            let join = |name: &str| {
+                if rel.is_empty() {
+                    name.to_string()
+                } else {
+                    format!("{rel}/{name}")
+                }
             };
+            let Some(name) = os_name.to_str() else {
+                // Skipped whole; only a name that could hold comments is worth a finding.
+                if ft.is_dir() || (ft.is_file() && os_name.to_string_lossy().ends_with(".json")) {
+                    out.not_utf8.push(NotUtf8 {
+                        file: join(&escape_name(&os_name)),
+                        dir: ft.is_dir(),
+                    });
+                }
+                continue;
+            };
+            let child_rel = join(name);
             if ft.is_dir() {
-                self.walk(&entry.path(), &child_rel, files, leftovers)?;
+                self.walk(&entry.path(), &child_rel, out)?;
             } else if ft.is_file() && name.ends_with(".tmp") {
-                leftovers.push(child_rel);
+                out.leftovers.push(child_rel);
             } else if ft.is_file()
                 && name.ends_with(".json")
-                && !(rel.is_empty() && RESERVED.contains(&name.as_str()))
+                && !(rel.is_empty() && RESERVED.contains(&name))
             {
-                files.push((entry.path(), child_rel));
+                out.files.push((entry.path(), child_rel));
             }
         }
         Ok(())
@@ -292,7 +324,8 @@ impl Store {
             let mut names: Vec<String> = rd
                 .filter_map(|e| e.ok())
                 .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-                .map(|e| e.file_name().to_string_lossy().into_owned())
+                // A name that is not UTF-8 is skipped, as a full read skips it.
+                .filter_map(|e| e.file_name().into_string().ok())
                 .filter(|n| n.ends_with(".json"))
                 .collect();
             names.sort();
@@ -543,6 +576,30 @@ impl Store {
             ),
         }
     }
+}
+
+/// What a walk of the store found.
+#[derive(Default)]
+struct Walk {
+    /// `*.json` files to read: (path, store-relative name).
+    files: Vec<(PathBuf, String)>,
+    /// `*.tmp` files, store-relative.
+    leftovers: Vec<String>,
+    /// Names skipped because they are not UTF-8.
+    not_utf8: Vec<NotUtf8>,
+}
+
+/// A file name for messages: its UTF-8 as it is, each other byte as `\xNN`.
+fn escape_name(name: &std::ffi::OsStr) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    for chunk in name.as_encoded_bytes().utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            let _ = write!(out, "\\x{b:02X}");
+        }
+    }
+    out
 }
 
 fn read_comment_file(path: &Path, file: String) -> Snapshot {

@@ -4,7 +4,8 @@
 use crate::{Result, bail};
 
 /// Refuses page ids that could escape the store or confuse tools: empty ids, absolute paths,
-/// backslashes, empty, `.` or `..` segments, NUL and other control characters.
+/// backslashes, empty, `.` or `..` segments, `.git` segments (any case: git's own directory,
+/// hooks included, on every file system), NUL and other control characters.
 pub fn validate_page_id(page: &str) -> Result<()> {
     let reason = if page.is_empty() {
         Some("it is empty")
@@ -16,6 +17,8 @@ pub fn validate_page_id(page: &str) -> Result<()> {
         Some("it is an absolute path")
     } else if page.split('/').any(|s| s == "..") {
         Some("it contains a '..' segment")
+    } else if page.split('/').any(|s| s.eq_ignore_ascii_case(".git")) {
+        Some("it contains a '.git' segment")
     } else if page.split('/').any(|s| s.is_empty() || s == ".") {
         Some("it contains an empty or '.' segment")
     } else {
@@ -33,7 +36,13 @@ mod tests {
 
     #[test]
     fn page_id_validation() {
-        for ok in ["src/README", "docs/src/guide/setup.fr", "src/a b/ü"] {
+        for ok in [
+            "src/README",
+            "docs/src/guide/setup.fr",
+            "src/a b/ü",
+            "src/.github/x",
+            "src/x.git",
+        ] {
             validate_page_id(ok).unwrap();
         }
         for (bad, why) in [
@@ -45,6 +54,9 @@ mod tests {
             ("src/x\0y", "it contains a control character"),
             ("src//x", "it contains an empty or '.' segment"),
             ("src/./x", "it contains an empty or '.' segment"),
+            (".git/hooks", "it contains a '.git' segment"),
+            ("src/.GIT", "it contains a '.git' segment"),
+            ("a/.Git/b", "it contains a '.git' segment"),
         ] {
             let e = validate_page_id(bad).unwrap_err();
             assert_eq!(

@@ -204,6 +204,20 @@ pub fn verify(
             None,
         ));
     }
+    for n in &snap.not_utf8 {
+        let message = if n.dir {
+            "directory name is not UTF-8: readers skip it and every comment in it — rename it to its page id."
+        } else {
+            "file name is not UTF-8: readers skip it — rename it to its comment id (`<id>.json`)."
+        };
+        out.push(f(
+            E,
+            "comment-unreadable",
+            message.into(),
+            Some(&n.file),
+            None,
+        ));
+    }
     for file in &snap.leftovers {
         out.push(f(
             W,

@@ -189,6 +189,12 @@ fn traversal_page_ids_are_refused() {
     );
     refused(
         &tmp,
+        &["comments", "add", "--page", ".git/hooks", "--body", "hi"],
+        None,
+        "notabene: invalid page id \".git/hooks\": it contains a '.git' segment (--page)",
+    );
+    refused(
+        &tmp,
         &["comments", "add", "--page", "/etc/x", "--body", "hi"],
         None,
         "notabene: invalid page id \"/etc/x\": it is an absolute path (--page)",

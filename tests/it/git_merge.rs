@@ -3,7 +3,9 @@
 //! through `git merge` — one by one and as one octopus — without a conflict; real conflicts
 //! stay conflicts with both versions kept; a clone without `init` merges the old way and
 //! `doctor` says why; writers killed mid-write leave temp files that `verify` lists, git
-//! ignores and `clean` removes.
+//! ignores and `clean` removes; a merge driver killed before its rename leaves nothing in the
+//! work tree (its temp file is in the store); a close on one side survives a reply and a hold
+//! on the other, a close changed on both sides differently is a conflict.
 
 use crate::common::{self, NOW, Out, run_with};
 use mdbook_notabene::store::json::to_js_pretty;
@@ -25,6 +27,11 @@ fn path_env() -> String {
 
 /// `git args…` in `dir`: no user or system config, a fixed identity, PATH as `path_env`.
 fn git(dir: &Path, args: &[&str]) -> Out {
+    git_env(dir, args, &[])
+}
+
+/// [`git`] with `env` added (git passes it on to the merge driver).
+fn git_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Out {
     let out = Command::new("git")
         .arg("-C")
         .arg(dir)
@@ -34,6 +41,7 @@ fn git(dir: &Path, args: &[&str]) -> Out {
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("PATH", path_env())
         .env("LC_ALL", "C")
+        .envs(env.iter().copied())
         .output()
         .expect("run git");
     Out {
@@ -676,4 +684,269 @@ fn clean_keeps_a_temp_file_a_live_writer_holds_and_a_recent_foreign_one() {
         "{out}"
     );
     assert!(!held.exists());
+}
+
+/// Branch `name` from main closes `id` through journal entry `entry` with `note` at `now`.
+fn close_on_branch(dir: &Path, name: &str, id: &str, entry: &str, note: &str, k: usize) {
+    on_branch(dir, name, || {
+        let e = json!({
+            "id": entry, "date": "2026-07-28", "title": note,
+            "changes": [{ "page": "src/a", "what": "edit", "commentIds": [id] }],
+        });
+        nb_ok(dir, &["journal", "add"], Some(&e.to_string()), &at(k, 1));
+        nb_ok(
+            dir,
+            &["comments", "done", id, "--journal", entry, "--note", note],
+            None,
+            &at(k, 2),
+        );
+    });
+}
+
+#[test]
+fn a_close_on_one_branch_and_a_reply_and_hold_on_the_other_both_survive() {
+    let tmp = common::tempdir();
+    let dir = tmp.path();
+    let ids = repo_with_comments(dir, 1);
+    git_ok(dir, &["branch", "-M", "main"]);
+    let id = &ids[0];
+    let file = format!(".notabene/src/a/{id}.json");
+    close_on_branch(dir, "close", id, "j-close", "fixed", 0);
+    on_branch(dir, "hold", || {
+        nb_ok(
+            dir,
+            &[
+                "comments", "reply", id, "--body", "not yet", "--author", "Reviewer",
+            ],
+            None,
+            &at(1, 1),
+        );
+        nb_ok(dir, &["comments", "hold", id], None, &at(1, 2));
+    });
+
+    // The close from one side, the reply and the hold from the other, the later update.
+    let mut want: Value =
+        serde_json::from_str(&git_ok(dir, &["show", &format!("main:{file}")])).unwrap();
+    want["thread"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"author": "Reviewer", "body": "not yet", "ts": at(1, 1)}));
+    want["status"] = json!("resolved");
+    want["hold"] = json!(true);
+    want["resolution"] = json!({"note": "fixed", "journalEntryId": "j-close"});
+    want["updatedAt"] = json!(at(1, 2));
+    let want = to_js_pretty(&want);
+    // Either way round.
+    for (head, other) in [("close", "hold"), ("hold", "close")] {
+        git_ok(dir, &["checkout", "-q", "-b", &format!("{head}-m"), head]);
+        let out = git(dir, &["merge", "--no-edit", other]);
+        assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+        assert!(!out.stdout.contains("CONFLICT"), "{}", out.stdout);
+        assert_eq!(
+            common::read(&dir.join(&file)),
+            want,
+            "{head} merging {other}"
+        );
+        assert_eq!(git_ok(dir, &["status", "--porcelain"]), "");
+        let verify = nb(dir, &["comments", "verify"], None, NOW);
+        assert_eq!(
+            (verify.code, verify.stdout.trim()),
+            (
+                0,
+                "notabene verify: 1 comment(s), 1 journal entr(ies) — 0 error(s), 0 warning(s)."
+            )
+        );
+    }
+
+    // Both sides close it, differently: a conflict, both versions kept.
+    close_on_branch(dir, "close-other", id, "j-other", "fixed otherwise", 2);
+    git_ok(dir, &["checkout", "-q", "close"]);
+    let out = git(dir, &["merge", "--no-edit", "close-other"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains(&format!("CONFLICT (content): Merge conflict in {file}")),
+        "{}",
+        out.stdout
+    );
+    let why = format!("comment {id}: status and resolution changed differently on the two sides");
+    assert!(
+        out.stderr.contains(&format!(
+            "notabene: merge conflict, both versions kept for a person: {why} ({file})"
+        )),
+        "{}",
+        out.stderr
+    );
+    let (ours, theirs) = (stage(dir, 2, &file), stage(dir, 3, &file));
+    assert_eq!(
+        common::read(&dir.join(&file)),
+        format!("<<<<<<< ours (notabene: {why})\n{ours}=======\n{theirs}>>>>>>> theirs\n")
+    );
+    // The journal merged: only the comment needs a person.
+    let unmerged = git_ok(dir, &["diff", "--name-only", "--diff-filter=U"]);
+    assert_eq!(unmerged, format!("{file}\n"));
+}
+
+#[test]
+fn a_merge_driver_killed_before_its_rename_leaves_nothing_in_the_work_tree() {
+    let tmp = common::tempdir();
+    let dir = tmp.path();
+    let ids = repo_with_comments(dir, 1);
+    git_ok(dir, &["branch", "-M", "main"]);
+    let id = &ids[0];
+    for (k, name) in ["x", "y"].into_iter().enumerate() {
+        on_branch(dir, name, || {
+            nb_ok(
+                dir,
+                &["comments", "reply", id, "--body", name],
+                None,
+                &at(k, 1),
+            );
+        });
+    }
+    git_ok(dir, &["checkout", "-q", "x"]);
+    let head = git_ok(dir, &["rev-parse", "HEAD"]);
+    let out = git_env(
+        dir,
+        &["merge", "--no-edit", "y"],
+        &[("NOTABENE_FAILPOINT", "before-rename")],
+    );
+    // The driver died by a signal: git gives the merge up.
+    assert_ne!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert_eq!(git_ok(dir, &["rev-parse", "HEAD"]), head);
+    // Nothing new in the work tree, not even an untracked file.
+    assert_eq!(
+        git_ok(dir, &["status", "--porcelain", "--untracked-files=all"]),
+        ""
+    );
+    // Its temp file is in the store, which git ignores, and `clean` removes it.
+    let ignored = git_ok(
+        dir,
+        &[
+            "status",
+            "--porcelain",
+            "--untracked-files=all",
+            "--ignored",
+        ],
+    );
+    let prefix = format!("!! .notabene/src/a/.{id}.json.");
+    let leftover = ignored
+        .strip_prefix(&prefix)
+        .and_then(|rest| rest.strip_suffix(".tmp\n"))
+        .unwrap_or_else(|| panic!("{ignored}"));
+    assert!(!leftover.contains('\n'), "{ignored}");
+    let file = format!(".notabene/src/a/.{id}.json.{leftover}.tmp");
+    assert_eq!(
+        nb_ok(dir, &["clean", "--dry-run"], None, NOW),
+        format!("notabene: would remove {file}\nnotabene: 1 temp file(s) would be removed.\n")
+    );
+    assert_eq!(
+        nb_ok(dir, &["clean"], None, NOW),
+        format!("notabene: removed {file}\nnotabene: removed 1 temp file(s), kept 0.\n")
+    );
+    assert_eq!(
+        git_ok(
+            dir,
+            &[
+                "status",
+                "--porcelain",
+                "--untracked-files=all",
+                "--ignored"
+            ]
+        ),
+        ""
+    );
+    // Run again, alive, the same merge goes through.
+    let out = git(dir, &["merge", "--no-edit", "y"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let c = read_json(&dir.join(format!(".notabene/src/a/{id}.json")));
+    let bodies: Vec<&str> = c["thread"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["body"].as_str().unwrap())
+        .collect();
+    assert_eq!(bodies, ["word0", "x", "y"]);
+    assert_eq!(
+        git_ok(
+            dir,
+            &[
+                "status",
+                "--porcelain",
+                "--untracked-files=all",
+                "--ignored"
+            ]
+        ),
+        ""
+    );
+}
+
+#[test]
+fn a_page_the_work_tree_lacks_merges_in_place_in_an_octopus() {
+    let tmp = common::tempdir();
+    let dir = tmp.path();
+    repo_with_comments(dir, 0);
+    git_ok(dir, &["branch", "-M", "main"]);
+    // Branch z adds a page with a comment; b1 and b2 reply to it; main never has the page.
+    common::write(
+        &dir.join("src/SUMMARY.md"),
+        "# Summary\n\n- [A](a.md)\n- [B](b.md)\n",
+    );
+    common::write(&dir.join("src/b.md"), "# B\n\nSome words.\n");
+    git_ok(dir, &["stash", "-q", "-u"]);
+    let mut id = String::new();
+    on_branch(dir, "z", || {
+        git_ok(dir, &["stash", "pop", "-q"]);
+        let out = nb_ok(
+            dir,
+            &[
+                "comments", "add", "--page", "src/b", "--quote", "words", "--body", "b", "--json",
+            ],
+            None,
+            NOW,
+        );
+        id = serde_json::from_str::<Value>(&out).unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+    });
+    for (k, name) in ["b1", "b2"].into_iter().enumerate() {
+        git_ok(dir, &["checkout", "-q", "-b", name, "z"]);
+        nb_ok(
+            dir,
+            &["comments", "reply", &id, "--body", name],
+            None,
+            &at(k, 1),
+        );
+        git_ok(dir, &["commit", "-qam", name]);
+    }
+    git_ok(dir, &["checkout", "-q", "main"]);
+    // The second step merges the page's file where the work tree has no directory for it: the
+    // driver writes in place, so the failpoint before a rename never fires.
+    let out = git_env(
+        dir,
+        &["merge", "--no-edit", "b1", "b2"],
+        &[("NOTABENE_FAILPOINT", "before-rename")],
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let c = read_json(&dir.join(format!(".notabene/src/b/{id}.json")));
+    let bodies: Vec<&str> = c["thread"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["body"].as_str().unwrap())
+        .collect();
+    assert_eq!(bodies, ["b", "b1", "b2"]);
+    assert_eq!(
+        git_ok(
+            dir,
+            &[
+                "status",
+                "--porcelain",
+                "--untracked-files=all",
+                "--ignored"
+            ]
+        ),
+        ""
+    );
 }

@@ -1,6 +1,7 @@
 //! Acceptance 3: `migrate` turns a mixed v1/v3 store into the v3 layout — exactly the
 //! expected tree and bytes (`tests/fixtures/migrate/<case>/after`), `meta.json` raised to 3 —
-//! is idempotent, keeps members it cannot move (and says so), and `--dry-run` writes nothing.
+//! is idempotent, keeps members it cannot move (and says so), leaves an array holding a
+//! member that is not an object byte for byte as it is, and `--dry-run` writes nothing.
 
 use crate::common;
 
@@ -98,6 +99,47 @@ fn members_without_an_id_stay_in_their_array() {
         )
     );
     assert_eq!(tree(&store), after);
+}
+
+#[test]
+fn an_array_with_members_that_are_not_objects_is_left_byte_for_byte() {
+    let (tmp, store) = setup("no-id");
+    // A comment, then a string, a number, null and an array, in a hand's own formatting.
+    let comment = &common::read(&fixture("migrate/no-id/after/src/k/c_k1.json"))
+        .replace("c_k1", "c_o1")
+        .replace("src/k", "src/odd");
+    let odd = format!(
+        "[{}, \"note\",1.50 , null,[ 1,{{}} ]]\n",
+        comment.trim_end()
+    );
+    common::write(&store.join("src/odd.json"), &odd);
+    let kept = "notabene: kept a member without an id in its array — give it an id and re-run migrate (src/k.json)\n\
+        notabene: kept the whole array: its member [1] is a string, not a comment object — make it one or remove it, and re-run migrate (src/odd.json)\n\
+        notabene: kept the whole array: its member [2] is a number, not a comment object — make it one or remove it, and re-run migrate (src/odd.json)\n\
+        notabene: kept the whole array: its member [3] is null, not a comment object — make it one or remove it, and re-run migrate (src/odd.json)\n\
+        notabene: kept the whole array: its member [4] is an array, not a comment object — make it one or remove it, and re-run migrate (src/odd.json)\n";
+    let mut after = tree(&fixture("migrate/no-id/after"));
+    after.insert(
+        "src/odd.json".into(),
+        common::Node::File(odd.clone().into_bytes()),
+    );
+    for dry in [true, false] {
+        let out = migrate(&tmp, if dry { &["--dry-run"] } else { &[] });
+        let did = if dry { "would migrate" } else { "migrated" };
+        assert_eq!(
+            (out.code, out.stdout.as_str(), out.stderr.as_str()),
+            (
+                0,
+                format!(
+                    "notabene: {did} 1 page file(s) → 1 comment file(s) (store schemaVersion 3).\n"
+                )
+                .as_str(),
+                kept
+            )
+        );
+    }
+    assert_eq!(tree(&store), after);
+    assert_eq!(common::read(&store.join("src/odd.json")), odd);
 }
 
 #[test]

@@ -884,3 +884,102 @@ fn store_temp_file() {
         0,
     );
 }
+
+/// The names in `dir`, as the file system holds them, in byte order.
+#[cfg(unix)]
+fn names(dir: &Path) -> Vec<Vec<u8>> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut names: Vec<Vec<u8>> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().as_bytes().to_vec())
+        .collect();
+    names.sort();
+    names
+}
+
+#[cfg(unix)]
+#[test]
+fn names_that_are_not_utf8_are_skipped_reported_and_never_duplicated() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let fx = Fx::new();
+    let text = |id: &str, page: &str| {
+        format!(
+            "{}\n",
+            serde_json::to_string_pretty(&comment(id, page)).unwrap()
+        )
+    };
+    let page = fx.store.join("src/a");
+    let odd = page.join(OsStr::from_bytes(b"c_x1\xff.json"));
+    std::fs::write(&odd, text("c_x1", "src/a")).unwrap();
+    // A page directory, with a comment in it; and a file that is no comment (no finding).
+    let dir = fx.store.join("src").join(OsStr::from_bytes(b"b\xfe\xc3"));
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("c_y1.json"), text("c_y1", "src/b")).unwrap();
+    std::fs::write(page.join(OsStr::from_bytes(b"notes\xff.txt")), "x").unwrap();
+    let listing = names(&page);
+
+    let (code, report) = fx.verify();
+    assert_eq!(report["checked"]["comments"], json!(3));
+    assert_findings(
+        &report,
+        &json!([
+            fnd(
+                "error",
+                "comment-unreadable",
+                "file name is not UTF-8: readers skip it — rename it to its comment id (`<id>.json`).",
+                Some("src/a/c_x1\\xFF.json"),
+                None
+            ),
+            fnd(
+                "error",
+                "comment-unreadable",
+                "directory name is not UTF-8: readers skip it and every comment in it — rename it to its page id.",
+                Some("src/b\\xFE\\xC3"),
+                None
+            ),
+        ]),
+        1,
+        code,
+    );
+
+    // Readers skip both, and say so.
+    let warnings = "notabene: skipping a comment file whose name is not UTF-8 (src/a/c_x1\\xFF.json)\n\
+        notabene: skipping a directory whose name is not UTF-8 (src/b\\xFE\\xC3)\n";
+    let ls = run(
+        fx.tmp.path(),
+        &["--store", "store", "comments", "ls", "--json"],
+    );
+    let ids: Vec<Value> = serde_json::from_str::<Value>(&ls.stdout)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].clone())
+        .collect();
+    assert_eq!(
+        (ls.code, ids, ls.stderr.as_str()),
+        (0, vec![json!("c_done"), json!("c_open")], warnings)
+    );
+    // A reply finds no such comment, and writes no second file under a lossy name.
+    let out = run(
+        fx.tmp.path(),
+        &[
+            "--store", "store", "comments", "reply", "c_x1", "--body", "hi",
+        ],
+    );
+    assert_eq!(
+        (out.code, out.stdout.as_str(), out.stderr.as_str()),
+        (
+            1,
+            "",
+            format!(
+                "{warnings}notabene: comment \"c_x1\" not found under {}/\n",
+                fx.store.display()
+            )
+            .as_str()
+        )
+    );
+    assert_eq!(names(&page), listing);
+    assert_eq!(common::read(&odd), text("c_x1", "src/a"));
+}

@@ -41,7 +41,8 @@ pub(super) fn verify_cmd(ctx: &Ctx, as_json: bool) -> Result<i32> {
         .filter(|f| f.level == verify::Level::Error)
         .count();
     let warnings = findings.len() - errors;
-    let checked_comments = snap.records.len() + snap.unreadable.len();
+    let skipped = snap.not_utf8.iter().filter(|n| !n.dir).count();
+    let checked_comments = snap.records.len() + snap.unreadable.len() + skipped;
     let checked_journal = journal.entries().len();
     if as_json {
         let report = json!({
