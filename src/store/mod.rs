@@ -20,6 +20,7 @@ pub mod migrate;
 pub mod page_id;
 pub mod verify;
 
+use crate::util::term::say_err;
 use crate::{Error, Result, bail};
 pub use comment::Comment;
 pub use page_id::validate_page_id;
@@ -90,7 +91,7 @@ impl Snapshot {
     /// Prints one warning per unreadable file on stderr (readers skip them).
     pub fn warn_unreadable(&self) {
         for w in self.unreadable_warnings() {
-            eprintln!("{w}");
+            say_err!("{w}");
         }
     }
 
