@@ -12,6 +12,7 @@
 //! Layer 6 (with injection and the views). May call: the book layer and the shared helpers.
 
 use crate::book::Book;
+use crate::util::term::say_err;
 use crate::{Error, Result, bail};
 use std::path::Path;
 
@@ -149,7 +150,7 @@ pub fn check_installed(book: &Book) -> Result<()> {
         match installed_version(&text) {
             Some(v) if v >= ours => {
                 if v > ours {
-                    eprintln!(
+                    say_err!(
                         "notabene: warning: {entry} comes from mdbook-notabene {v}, newer than this binary ({ours})"
                     );
                 }

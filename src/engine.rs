@@ -11,6 +11,7 @@ use crate::preprocess::Notabene;
 pub use crate::preprocess::{Reuse, ReuseCounts};
 use crate::resolve::{self, BookAnchors};
 use crate::store::Store;
+use crate::util::term::say_err;
 use crate::{Error, Result};
 use mdbook_driver::MDBook;
 use mdbook_driver::book::BookItem;
@@ -43,7 +44,7 @@ fn load_with(root: &Path, preprocessor: Notabene) -> Result<MDBook> {
 pub fn refresh_client(root: &Path) -> Result<()> {
     let book = Book::load(root)?;
     for path in crate::assets::refresh(&book)? {
-        eprintln!(
+        say_err!(
             "notabene: wrote {path} (mdbook-notabene {})",
             env!("CARGO_PKG_VERSION")
         );

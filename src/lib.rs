@@ -8,7 +8,7 @@
 //!
 //! | layer | modules | owns |
 //! |---|---|---|
-//! | 0 | [`util`] | the error type, parallel map, base-36 ids, HTML / script-JSON escaping, paths |
+//! | 0 | [`util`] | the error type, parallel map, base-36 ids, HTML / script-JSON / terminal escaping, the escaped human-readable output, paths |
 //! | 1 | [`store`] | the `.notabene` store (contract v3): reads, locked atomic writes, journal, verify, migrate, page-id validation |
 //! | 2 | [`text`] | the text model: a chapter's Markdown → its rendered text, mapped to Markdown bytes |
 //! | 3 | [`anchor`] | re-finding one page's anchors in its text (exact, fuzzy, orphan) |

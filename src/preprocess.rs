@@ -19,6 +19,7 @@ use crate::resolve::{self, report};
 use crate::store::Comment;
 use crate::text::TextOptions;
 use crate::util::last_build::Keep;
+use crate::util::term::say_err;
 use mdbook_preprocessor::book::Book as MdBook;
 use mdbook_preprocessor::{Preprocessor, PreprocessorContext};
 use std::collections::BTreeMap;
@@ -158,7 +159,7 @@ fn run_reusing(
     let comments = match prefetched {
         Some(p) if same_dir(&p.store, store.root()) => {
             for w in p.warnings {
-                eprintln!("{w}");
+                say_err!("{w}");
             }
             p.comments
         }
@@ -261,14 +262,14 @@ fn run_reusing(
         None => {}
     }
     for page in dropped {
-        eprintln!(
+        say_err!(
             "notabene: warning: inline markers on {page} would have changed its text; they are left to the reader client"
         );
     }
     let t4 = std::time::Instant::now();
     if std::env::var_os("NOTABENE_TIMINGS").is_some() {
         let ms = |a: std::time::Instant, b: std::time::Instant| (b - a).as_secs_f64() * 1e3;
-        eprintln!(
+        say_err!(
             "notabene: timings (ms): reading the store {:.1}, anchoring {:.1}, markers and islands {:.1}, report and generated pages {:.1}",
             ms(t0, t1),
             ms(t1, t2),

@@ -2,9 +2,11 @@
 //! preprocessor (or renderer) protocol on stdin/stdout; with a subcommand it is the agent CLI.
 //!
 //! The top layer: it may call any module of the library. The protocol dispatch lives here;
-//! the work on a book is the library's (`preprocess::run`, `render::render_input`).
+//! the work on a book is the library's (`preprocess::run`, `render::render_input`). Its error
+//! lines go through `util::term` (escaped for the terminal); the book on stdout is raw JSON.
 
 use mdbook_notabene::book::config::{SUPPORTED_MDBOOK, check_mdbook_version};
+use mdbook_notabene::util::term::err_line;
 use std::io::{IsTerminal, Write};
 
 /// mimalloc: builds make millions of short-lived allocations (see `Cargo.toml`).
@@ -42,7 +44,7 @@ fn protocol() -> i32 {
     let input = match mdbook_notabene::util::pipe::read_stdin() {
         Ok(input) => input,
         Err(e) => {
-            eprintln!("notabene: cannot read stdin: {e} (stdin)");
+            err_line(&format!("notabene: cannot read stdin: {e} (stdin)"));
             return 1;
         }
     };
@@ -52,7 +54,7 @@ fn protocol() -> i32 {
         return match mdbook_notabene::render::render_input(&input) {
             Ok(()) => 0,
             Err(e) => {
-                eprintln!("notabene: {e}");
+                err_line(&format!("notabene: {e}"));
                 1
             }
         };
@@ -60,9 +62,9 @@ fn protocol() -> i32 {
     let (ctx, book) = match mdbook_preprocessor::parse_input(input.as_slice()) {
         Ok(x) => x,
         Err(e) => {
-            eprintln!(
+            err_line(&format!(
                 "notabene: cannot read mdBook's input: {e:#} — mdbook-notabene supports mdBook {SUPPORTED_MDBOOK} (stdin)"
-            );
+            ));
             return 1;
         }
     };
@@ -78,12 +80,12 @@ fn protocol() -> i32 {
             // How much of the store read the handover hid: what is waited for after the
             // book is parsed is not hidden.
             let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
-            eprintln!(
+            err_line(&format!(
                 "notabene: timings (ms): the book read and parsed at {:.1}, the store read ahead at {:.1}, waited {:.1}",
                 ms(parsed - start),
                 ms(done - start),
                 ms(done.saturating_duration_since(parsed))
-            );
+            ));
         }
         read.flatten()
     } else {
@@ -97,13 +99,13 @@ fn protocol() -> i32 {
                 .and_then(|()| out.flush().map_err(serde_json::Error::io))
                 .is_err()
             {
-                eprintln!("notabene: cannot write the book to stdout (stdout)");
+                err_line("notabene: cannot write the book to stdout (stdout)");
                 return 1;
             }
             0
         }
         Err(e) => {
-            eprintln!("notabene: {e}");
+            err_line(&format!("notabene: {e}"));
             1
         }
     }

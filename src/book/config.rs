@@ -6,6 +6,7 @@
 use super::git::git_toplevel;
 use crate::store::Store;
 use crate::util::slash_path;
+use crate::util::term::say_err;
 use crate::{Error, Result, bail};
 use mdbook_preprocessor::config::Config as MdConfig;
 use serde_json::Value;
@@ -273,7 +274,7 @@ pub fn check_mdbook_version(version: &str) {
     let req = semver::VersionReq::parse(SUPPORTED_MDBOOK).expect("valid requirement");
     match semver::Version::parse(version) {
         Ok(v) if req.matches(&v) => {}
-        _ => eprintln!(
+        _ => say_err!(
             "notabene: warning: called by mdBook {version}; mdbook-notabene {} supports mdBook {SUPPORTED_MDBOOK}",
             env!("CARGO_PKG_VERSION")
         ),

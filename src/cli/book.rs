@@ -4,7 +4,7 @@
 //!
 //! Part of the CLI (layer 11); may call every layer below it.
 
-use super::{Ctx, say};
+use super::{Ctx, say, say_err};
 use crate::anchor::Status;
 use crate::book::Book;
 use crate::resolve::BookAnchors;
@@ -75,7 +75,7 @@ fn anchor_current(ctx: &Ctx) -> Result<(Book, BookAnchors, crate::book::PageIds)
     // The store of this command (flags and environment apply).
     let (anchors, ids) = crate::engine::anchor_current(&book, &ctx.store)?;
     if let Some(m) = &anchors.mismatch {
-        eprintln!("notabene: warning: {}", m.message(&ids));
+        say_err!("notabene: warning: {}", m.message(&ids));
     }
     Ok((book, anchors, ids))
 }

@@ -1,4 +1,7 @@
-//! Human-readable renderings of comments for `comments ls` and `comments show`.
+//! Human-readable renderings of comments for `comments ls` and `comments show`, as lines: the
+//! caller prints them through `say!`-style output, which escapes every control and bidi
+//! character of each line (so a newline inside an author, a section or a quote cannot start a
+//! line of its own). A message body's lines are shown as an indented block.
 //!
 //! Part of the CLI (layer 11); may call every layer below it.
 
@@ -7,10 +10,6 @@ use serde_json::Value;
 
 fn text(v: Option<&Value>) -> &str {
     v.and_then(Value::as_str).unwrap_or("")
-}
-
-fn indent_rest(s: &str, pad: &str) -> String {
-    s.lines().collect::<Vec<_>>().join(&format!("\n{pad}"))
 }
 
 /// The anchor line: `§<section>: «<quote[:100]>»` or `§<section> [kind] <label>`, or `None`
@@ -29,56 +28,57 @@ fn anchor_line(c: &Comment) -> Option<String> {
     Some(format!("§{section}: «{}»", quote.replace('\n', " ")))
 }
 
-/// The `comments ls` block of one comment:
+/// The `comments ls` block of one comment, line by line:
 /// `[id] status[ ⏸] scope page=<page>`, the anchor line, then `• author: body` and
-/// `↳ author: body` for replies.
-pub fn comment_block(c: &Comment) -> String {
-    let mut out = format!(
+/// `↳ author: body` for replies, a body's further lines indented below it.
+pub fn comment_block(c: &Comment) -> Vec<String> {
+    let mut out = vec![format!(
         "[{}] {}{} {} page={}",
         c.id().unwrap_or_default(),
         c.status().unwrap_or("?"),
         if c.held() { " ⏸" } else { "" },
         c.scope().unwrap_or("?"),
         c.page().unwrap_or("?")
-    );
+    )];
     if let Some(line) = anchor_line(c) {
-        out.push_str("\n  ");
-        out.push_str(&line);
+        out.push(format!("  {line}"));
     }
     for (i, m) in c.thread().iter().enumerate() {
         let mark = if i == 0 { "•" } else { "↳" };
-        out.push_str(&format!(
-            "\n  {mark} {}: {}",
+        // A CRLF ends a line as LF does; a lone CR stays in its line, where it is escaped.
+        let mut body = text(m.get("body")).lines();
+        out.push(format!(
+            "  {mark} {}: {}",
             text(m.get("author")),
-            indent_rest(text(m.get("body")), "    ")
+            body.next().unwrap_or("")
         ));
+        out.extend(body.map(|l| format!("    {l}")));
     }
     out
 }
 
-/// The `comments show` rendering: the list block plus anchor context, resolution and dates.
-pub fn comment_detail(rec: &Record) -> String {
+/// The `comments show` rendering, line by line: the list block plus anchor context,
+/// resolution and dates.
+pub fn comment_detail(rec: &Record) -> Vec<String> {
     let c = &rec.comment;
     let mut out = comment_block(c);
     if let Some(a) = c.anchor()
         && c.scope() == Some("selection")
     {
-        out.push_str(&format!(
-            "\n  quote:  {:?}\n  prefix: {:?}\n  suffix: {:?}",
-            text(a.get("quote")),
-            text(a.get("prefix")),
-            text(a.get("suffix"))
-        ));
+        out.push(format!("  quote:  {:?}", text(a.get("quote"))));
+        out.push(format!("  prefix: {:?}", text(a.get("prefix"))));
+        out.push(format!("  suffix: {:?}", text(a.get("suffix"))));
     }
     if let Some(r) = c.get("resolution").and_then(Value::as_object) {
-        out.push_str(&format!("\n  resolution: {}", text(r.get("note"))));
+        let mut line = format!("  resolution: {}", text(r.get("note")));
         if let Some(j) = r.get("journalEntryId").and_then(Value::as_str) {
-            out.push_str(&format!(" (journal {j})"));
+            line.push_str(&format!(" (journal {j})"));
         }
+        out.push(line);
     }
     let first = c.thread().first();
-    out.push_str(&format!(
-        "\n  by {} · created {} · updated {}",
+    out.push(format!(
+        "  by {} · created {} · updated {}",
         ids::display_name(text(first.and_then(|m| m.get("author")))),
         text(c.get("createdAt")),
         c.updated_at()
@@ -87,6 +87,6 @@ pub fn comment_detail(rec: &Record) -> String {
         Location::File => rec.file.clone(),
         Location::Legacy { index } => format!("{}[{index}] (legacy array)", rec.file),
     };
-    out.push_str(&format!("\n  file: {place}"));
+    out.push(format!("  file: {place}"));
     out
 }

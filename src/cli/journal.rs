@@ -47,7 +47,10 @@ pub(crate) fn run(ctx: &Ctx, cmd: JournalCmd) -> Result<i32> {
                 .to_string();
             let outcome = journal::append(&ctx.store, entry)?;
             if as_json {
-                say!("{}", serde_json::json!({ "id": id }));
+                // JSON is written as it is, not escaped for the terminal.
+                let line = format!("{}\n", serde_json::json!({ "id": id }));
+                let mut out = std::io::stdout().lock();
+                let _ = std::io::Write::write_all(&mut out, line.as_bytes());
             } else if outcome == Appended::AlreadyPresent {
                 say!("notabene: journal entry {id} is already present — nothing written.");
             } else {

@@ -7,7 +7,7 @@
 //!
 //! Part of the CLI (layer 11); may call every layer below it.
 
-use super::{Ctx, say};
+use super::{Ctx, say, say_err};
 use crate::book::git;
 use crate::store::{Store, fsx, merge};
 use crate::{Error, Result};
@@ -48,7 +48,7 @@ pub(crate) fn merge_driver(a: &MergeDriverArgs) -> Result<i32> {
     let (bytes, code) = match merge::merge(&a.path, &base, &ours, &theirs) {
         Ok(bytes) => (bytes, 0),
         Err(why) => {
-            eprintln!(
+            say_err!(
                 "notabene: merge conflict, both versions kept for a person: {why} ({})",
                 a.path
             );
@@ -134,15 +134,15 @@ pub(crate) fn strategy(args: &[OsString]) -> i32 {
         None => &[][..],
     };
     let [head, remotes @ ..] = heads else {
-        eprintln!("notabene: usage: {STRATEGY_PROGRAM} <base>… -- <head> <remote>… (arguments)");
+        say_err!("notabene: usage: {STRATEGY_PROGRAM} <base>… -- <head> <remote>… (arguments)");
         return 2;
     };
     if remotes.is_empty() {
-        eprintln!("notabene: nothing to merge into {head} (arguments)");
+        say_err!("notabene: nothing to merge into {head} (arguments)");
         return 2;
     }
     if git_out(&["diff-index", "--quiet", "--cached", "HEAD", "--"]).map(|o| o.0) != Some(0) {
-        eprintln!(
+        say_err!(
             "notabene: the index has changes: commit or stash them before an octopus merge (index)"
         );
         return 2;
@@ -160,7 +160,7 @@ pub(crate) fn strategy(args: &[OsString]) -> i32 {
             Some((0, out, _)) => tree = out.lines().next().unwrap_or_default().to_string(),
             Some((1, out, _)) => {
                 let files: Vec<&str> = out.lines().skip(1).take_while(|l| !l.is_empty()).collect();
-                eprintln!(
+                say_err!(
                     "notabene: merging {remote} needs a person: merge the heads one by one ({})",
                     files.join(", ")
                 );
@@ -168,7 +168,7 @@ pub(crate) fn strategy(args: &[OsString]) -> i32 {
             }
             other => {
                 let why = other.map(|o| o.2).unwrap_or_default();
-                eprintln!("notabene: git merge-tree failed: {} ({remote})", why.trim());
+                say_err!("notabene: git merge-tree failed: {} ({remote})", why.trim());
                 return 2;
             }
         }
@@ -186,14 +186,14 @@ pub(crate) fn strategy(args: &[OsString]) -> i32 {
             Some((0, out, _)) => current = out.trim().to_string(),
             other => {
                 let why = other.map(|o| o.2).unwrap_or_default();
-                eprintln!(
+                say_err!(
                     "notabene: git commit-tree failed: {} ({remote})",
                     why.trim()
                 );
                 return 2;
             }
         }
-        println!("Merged {remote}");
+        say!("Merged {remote}");
     }
     // The index and work tree go from the head's tree to the merged one; git refuses when a
     // local change would be lost.
@@ -201,7 +201,7 @@ pub(crate) fn strategy(args: &[OsString]) -> i32 {
         Some((0, _, _)) => 0,
         other => {
             let why = other.map(|o| o.2).unwrap_or_default();
-            eprintln!("notabene: git read-tree failed: {} (work tree)", why.trim());
+            say_err!("notabene: git read-tree failed: {} (work tree)", why.trim());
             2
         }
     }

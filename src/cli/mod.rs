@@ -1,6 +1,8 @@
 //! The agent CLI, shared by the `notabene` and `mdbook-notabene` binaries: argument parsing,
 //! store/book discovery, and dispatch to the command modules. Errors are one line on stderr,
 //! `notabene: <what> (<where>)`, with exit code 1 (2 for `comments verify` without a store).
+//! Human-readable output is written line by line through `say!` / `say_err!`, which escape
+//! control and bidi characters (`util::term`); `--json` output is written raw.
 //!
 //! Layer 11, the top of the library. May call: `serve`, `apply`, `engine`, the mdBook adaptors,
 //! `views`, `assets`, `resolve`, the book layer, `anchor`, `store` and the shared helpers.
@@ -20,14 +22,9 @@ use clap::{Args, Parser, Subcommand};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// Prints a line on stdout, ignoring a closed pipe (`notabene comments ls | head`).
-macro_rules! say {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
-    }};
-}
-pub(crate) use say;
+// Every human-readable line goes through these: one line each, escaped for the terminal
+// (stored text is untrusted), a closed pipe ignored (`notabene comments ls | head`).
+pub(crate) use crate::util::term::{say, say_err};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -132,7 +129,7 @@ impl Ctx {
         let book = Book::discover(book_flag)?;
         if let Some(b) = &book {
             for w in &b.warnings {
-                eprintln!("notabene: warning: {w}");
+                say_err!("notabene: warning: {w}");
             }
         }
         let store =
@@ -194,7 +191,7 @@ where
     match dispatch(command, cli.book.as_deref(), cli.store.as_deref()) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("notabene: {e}");
+            say_err!("notabene: {e}");
             1
         }
     }
@@ -260,7 +257,7 @@ fn dispatch(command: Command, book: Option<&Path>, store: Option<&Path>) -> Resu
         Command::Migrate(a) => {
             let report = crate::store::migrate::migrate(&ctx.store, a.dry_run)?;
             for (file, why) in &report.kept {
-                eprintln!("notabene: kept {why} ({file})");
+                say_err!("notabene: kept {why} ({file})");
             }
             let verb = if a.dry_run {
                 "would migrate"
@@ -288,7 +285,7 @@ fn clap_exit(e: clap::Error) -> i32 {
             0
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            eprintln!("notabene: a subcommand is required (see --help)");
+            say_err!("notabene: a subcommand is required (see --help)");
             1
         }
         _ => {
@@ -306,7 +303,7 @@ fn clap_exit(e: clap::Error) -> i32 {
                 head.join(" ")
             };
             let msg = head.strip_prefix("error: ").unwrap_or(&head);
-            eprintln!("notabene: {msg} (see --help)");
+            say_err!("notabene: {msg} (see --help)");
             1
         }
     }

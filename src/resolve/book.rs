@@ -14,6 +14,7 @@ use crate::book::{Book, PageIds};
 use crate::store::{Comment, Store};
 use crate::text::TextOptions;
 use crate::util::slash_path;
+use crate::util::term::say_err;
 use mdbook_preprocessor::book::{Book as MdBook, BookItem};
 use std::path::Path;
 
@@ -55,7 +56,7 @@ pub fn source_key(ids: &PageIds, source_path: &Path) -> String {
 pub fn read_comments(store: &Store) -> Vec<Comment> {
     let (comments, warnings) = read_comments_quietly(store);
     for w in warnings {
-        eprintln!("{w}");
+        say_err!("{w}");
     }
     comments
 }

@@ -1,5 +1,6 @@
 //! The build report: one summary line, a warning per fuzzy or orphaned anchor and per page
-//! that is not in the book, written to stderr at once; then `fail-on` applied.
+//! that is not in the book, written to stderr at once (each line escaped for the terminal: quotes,
+//! ids and pages are stored text); then `fail-on` applied.
 //!
 //! Part of the resolve layer; may call the book layer, `anchor` and `store`.
 
@@ -9,7 +10,6 @@ use crate::book::{Book, FailOn, PageIds};
 use crate::store::Comment;
 use crate::{Error, Result};
 use std::collections::BTreeMap;
-use std::io::Write;
 
 fn head(s: &str) -> String {
     let t: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -41,10 +41,9 @@ pub fn fails(anchors: &BookAnchors, cfg: &Book) -> bool {
 
 /// Prints the build report (stderr, written at once) and applies `fail-on`.
 pub fn report(anchors: &BookAnchors, ids: &PageIds, cfg: &Book) -> Result<()> {
-    use std::fmt::Write as _;
     // One write for the whole report: a book with many drifted anchors prints hundreds of
-    // lines, and stderr is unbuffered.
-    let mut out = String::new();
+    // lines, and stderr is unbuffered. Each line is escaped for the terminal when written.
+    let mut out: Vec<String> = Vec::new();
     let live = |c: &Comment| is_live(c);
     let counts = anchors.counts(live);
     let total = counts.exact + counts.fuzzy + counts.orphan + counts.page;
@@ -60,14 +59,13 @@ pub fn report(anchors: &BookAnchors, ids: &PageIds, cfg: &Book) -> Result<()> {
     } else {
         String::new()
     };
-    let _ = writeln!(
-        out,
+    out.push(format!(
         "notabene: {total} comments on {} pages — {} exact, {} fuzzy, {} orphaned{page_part}",
         pages.len(),
         counts.exact,
         counts.fuzzy,
         counts.orphan
-    );
+    ));
     let mut missing: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     let (mut fuzzy_lines, mut fuzzy_more) = (0, 0);
     for (ci, l) in anchors.located.iter().enumerate() {
@@ -93,12 +91,11 @@ pub fn report(anchors: &BookAnchors, ids: &PageIds, cfg: &Book) -> Result<()> {
             anchor::Status::Fuzzy if fuzzy_lines >= MAX_FUZZY_LINES => fuzzy_more += 1,
             anchor::Status::Fuzzy => {
                 fuzzy_lines += 1;
-                _ = writeln!(
-                    out,
+                out.push(format!(
                     "notabene: warning: fuzzy anchor {id} on {page} ({:.2}): «{}»",
                     r.confidence,
                     head(quote)
-                )
+                ));
             }
             anchor::Status::Orphan => {
                 let suggestion = r
@@ -112,23 +109,21 @@ pub fn report(anchors: &BookAnchors, ids: &PageIds, cfg: &Book) -> Result<()> {
                         )
                     })
                     .unwrap_or_default();
-                let _ = writeln!(
-                    out,
+                out.push(format!(
                     "notabene: warning: orphaned anchor {id} on {page}: «{}»{suggestion}",
                     head(quote)
-                );
+                ));
             }
             anchor::Status::Exact => {}
         }
     }
     if fuzzy_more > 0 {
-        let _ = writeln!(
-            out,
-            "notabene: warning: … and {fuzzy_more} more fuzzy anchors (`notabene anchors` lists them all)"
-        );
+        out.push(format!(
+                        "notabene: warning: … and {fuzzy_more} more fuzzy anchors (`notabene anchors` lists them all)"
+        ));
     }
     if let Some(m) = &anchors.mismatch {
-        let _ = writeln!(out, "notabene: warning: {}", m.message(ids));
+        out.push(format!("notabene: warning: {}", m.message(ids)));
     }
     // Followed comments, by stored page, new page and evidence.
     let mut followed: BTreeMap<(&str, &str, &str), usize> = BTreeMap::new();
@@ -147,7 +142,9 @@ pub fn report(anchors: &BookAnchors, ids: &PageIds, cfg: &Book) -> Result<()> {
     }
     for ((from, to, by), n) in followed {
         let noun = if n == 1 { "comment" } else { "comments" };
-        let _ = writeln!(out, "notabene: {n} {noun} followed {from} → {to} ({by})");
+        out.push(format!(
+            "notabene: {n} {noun} followed {from} → {to} ({by})"
+        ));
     }
     for (ci, chapters) in &anchors.ambiguous {
         let c = &anchors.comments[*ci];
@@ -155,21 +152,19 @@ pub fn report(anchors: &BookAnchors, ids: &PageIds, cfg: &Book) -> Result<()> {
             .iter()
             .map(|&ch| anchors.chapters[ch].page.as_str())
             .collect();
-        let _ = writeln!(
-            out,
+        out.push(format!(
             "notabene: warning: comment {} on {} matches {} equally well; not followed",
             c.id().unwrap_or_default(),
             c.page().unwrap_or_default(),
             pages.join(" and ")
-        );
+        ));
     }
     for (page, list) in missing {
-        let _ = writeln!(
-            out,
+        out.push(format!(
             "notabene: warning: {} comment(s) on page {page:?}, which is not in this book ({})",
             list.len(),
             list.join(", ")
-        );
+        ));
     }
     // Comments of other languages' builds: counted, never orphaned here.
     let languages = anchors.other_languages();
@@ -177,14 +172,12 @@ pub fn report(anchors: &BookAnchors, ids: &PageIds, cfg: &Book) -> Result<()> {
         let n: usize = languages.values().sum();
         let each: Vec<String> = languages.iter().map(|(l, n)| format!("{l}: {n}")).collect();
         let noun = if n == 1 { "comment" } else { "comments" };
-        let _ = writeln!(
-            out,
+        out.push(format!(
             "notabene: {n} {noun} of other languages ({}), shown in their own builds",
             each.join(", ")
-        );
+        ));
     }
-    let mut err = std::io::stderr().lock();
-    let _ = err.write_all(out.as_bytes()).and_then(|()| err.flush());
+    crate::util::term::err_lines(&out);
     let failing = failing(counts, cfg.config.fail_on);
     if failing > 0 {
         let what = if cfg.config.fail_on == FailOn::Orphan {

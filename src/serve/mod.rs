@@ -18,6 +18,7 @@ mod watch;
 
 use crate::book::{Book, PageIds, Repo};
 use crate::store::Store;
+use crate::util::term::say_err;
 use crate::{Error, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -158,7 +159,7 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
         _ => env_token.clone(),
     };
     if options.host {
-        eprintln!(
+        say_err!(
             "notabene: WARNING: --host binds every interface: anyone on this network can read the book. The review API requires the token."
         );
     }

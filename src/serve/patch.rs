@@ -11,6 +11,7 @@ use crate::store::json::{ObjectWriter, write_js_compact};
 use crate::store::{Comment, Store};
 use crate::util::escape::escape_html;
 use crate::util::payload;
+use crate::util::term::say_err;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -103,7 +104,7 @@ pub(super) fn patch_islands(
             _ => match store.load_page(page) {
                 Ok(all) => Update::All(all),
                 Err(e) => {
-                    eprintln!("notabene: {e}");
+                    say_err!("notabene: {e}");
                     continue;
                 }
             },
@@ -121,7 +122,7 @@ pub(super) fn patch_islands(
                 Ok(()) => patched += 1,
                 Err(e) => {
                     let _ = std::fs::remove_file(&tmp);
-                    eprintln!("notabene: cannot patch: {e} ({})", path.display());
+                    say_err!("notabene: cannot patch: {e} ({})", path.display());
                 }
             }
         }

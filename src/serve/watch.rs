@@ -3,6 +3,7 @@
 //! generation. Part of the serve layer.
 
 use super::Site;
+use crate::util::term::say_err;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -102,7 +103,7 @@ pub(super) fn spawn(
                         *site.last_patch.lock().expect("patch lock") =
                             Some((*g, pages.keys().cloned().collect()));
                     }),
-                    Err(e) => eprintln!("notabene: {e}"),
+                    Err(e) => say_err!("notabene: {e}"),
                 }
             };
             // Pages the API named since the last snapshot: already patched, so the snapshot's
@@ -219,7 +220,7 @@ pub(super) fn spawn(
                         });
                         let _ = std::fs::remove_dir_all(old);
                     }
-                    Err(e) => eprintln!("notabene: {e}"),
+                    Err(e) => say_err!("notabene: {e}"),
                 }
             }
         });

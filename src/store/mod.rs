@@ -21,6 +21,7 @@ pub mod migrate;
 pub mod page_id;
 pub mod verify;
 
+use crate::util::term::say_err;
 use crate::{Error, Result, bail};
 pub use comment::Comment;
 pub use page_id::validate_page_id;
@@ -105,7 +106,7 @@ impl Snapshot {
     /// (readers skip them).
     pub fn warn_unreadable(&self) {
         for w in self.unreadable_warnings() {
-            eprintln!("{w}");
+            say_err!("{w}");
         }
     }
 

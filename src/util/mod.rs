@@ -1,5 +1,6 @@
 //! Layer 0 — shared helpers: the crate's error type, a deterministic parallel map, base-36 id
-//! encoding, HTML / `<script>`-JSON escaping, data scripts (plain or deflated), reading a piped
+//! encoding, HTML / `<script>`-JSON / terminal escaping, the human-readable output to stdout and
+//! stderr (escaped for the terminal), data scripts (plain or deflated), reading a piped
 //! input whole, `/`-separated paths, a small list diff, and what a long-lived process keeps of
 //! its last build.
 //!
@@ -14,6 +15,7 @@ pub mod lcs;
 pub mod par;
 pub mod payload;
 pub mod pipe;
+pub mod term;
 
 use std::path::Path;
 

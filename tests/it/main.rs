@@ -35,6 +35,7 @@ mod serve_api;
 mod serve_http;
 mod serve_load;
 mod store_roundtrip;
+mod terminal_escape;
 mod text_model;
 mod verify_codes;
 mod views;

@@ -5,7 +5,7 @@
 
 use super::{MAX_QUOTE, check_body};
 use crate::book::pages;
-use crate::cli::{Ctx, say};
+use crate::cli::{Ctx, say, say_err};
 use crate::store::comment::{SCOPES, suggestion_body, suggestion_value};
 use crate::store::{ids, json};
 use crate::{Error, Result, bail};
@@ -130,9 +130,10 @@ pub(super) fn add(ctx: &Ctx, a: &AddArgs) -> Result<i32> {
     if let Some(book) = &ctx.book {
         let ids = pages::PageIds::new(book);
         if ids.source_file(&a.page).is_none() {
-            eprintln!(
+            say_err!(
                 "notabene: warning: page {:?} has no source file in this book (expected {}/<chapter path without .md>) (--page)",
-                a.page, ids.prefix
+                a.page,
+                ids.prefix
             );
         }
     }

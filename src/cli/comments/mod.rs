@@ -10,7 +10,7 @@
 mod add;
 mod verify;
 
-use super::{Ctx, format, say};
+use super::{Ctx, format, say, say_err};
 use crate::store::comment::STATUSES;
 use crate::store::{Comment, Record, Store, ids, journal, json};
 use crate::{Result, bail};
@@ -280,8 +280,7 @@ fn ls(ctx: &Ctx, a: &LsArgs) -> Result<i32> {
     } else if list.is_empty() {
         say!("notabene: no comments.");
     } else {
-        let blocks: Vec<String> = list.iter().map(|c| format::comment_block(c)).collect();
-        say!("{}", blocks.join("\n"));
+        crate::util::term::out_lines(list.iter().flat_map(|c| format::comment_block(c)));
     }
     Ok(0)
 }
@@ -292,7 +291,7 @@ fn show(ctx: &Ctx, id: &str, as_json: bool) -> Result<i32> {
     if as_json {
         print!("{}", json::to_js_pretty(rec.comment.as_map()));
     } else {
-        say!("{}", format::comment_detail(rec));
+        crate::util::term::out_lines(format::comment_detail(rec));
     }
     Ok(0)
 }
@@ -333,7 +332,7 @@ fn done(ctx: &Ctx, a: &DoneArgs) -> Result<i32> {
         },
     )?;
     match &a.journal {
-        None => eprintln!(
+        None => say_err!(
             "notabene: no --journal <entryId> — the protocol links every resolution to a journal entry."
         ),
         Some(j) => {
@@ -343,7 +342,7 @@ fn done(ctx: &Ctx, a: &DoneArgs) -> Result<i32> {
                 .iter()
                 .any(|e| e.get("id").and_then(Value::as_str) == Some(j.as_str()))
             {
-                eprintln!(
+                say_err!(
                     "notabene: journal entry {j:?} doesn't exist (yet) — append it with `journal add`."
                 );
             }
@@ -371,7 +370,7 @@ fn apply(ctx: &Ctx, a: &ApplyArgs) -> Result<i32> {
     };
     let done = crate::apply::apply(book, &ctx.store, &a.ids, &opts)?;
     if a.journal.is_none() {
-        eprintln!(
+        say_err!(
             "notabene: no --journal <entryId> — the protocol links every resolution to a journal entry."
         );
     }

@@ -5,14 +5,14 @@
 
 use crate::Result;
 use crate::book::pages;
-use crate::cli::{Ctx, say};
+use crate::cli::{Ctx, say, say_err};
 use crate::store::{journal, json, verify};
 use serde_json::json;
 
 pub(super) fn verify_cmd(ctx: &Ctx, as_json: bool) -> Result<i32> {
     let store = &ctx.store;
     if !store.exists() {
-        eprintln!(
+        say_err!(
             "notabene: no store at {}. Run `notabene init` first.",
             store.root().display()
         );
