@@ -163,7 +163,7 @@ async fn route(req: Request<Body>, ctx: Arc<Context>) -> Response<Body> {
     let is_ws = path == "/__notabene/ws";
     let api_rest = path.strip_prefix("/__notabene/api/").map(str::to_string);
     if is_ws || api_rest.is_some() {
-        let writing = !matches!(req.method().as_str(), "GET" | "HEAD");
+        let access = api::access(req.method().as_str(), api_rest.as_deref().unwrap_or(""));
         let g = guard::Request {
             origin: origin.as_deref(),
             host: host.as_deref(),
@@ -172,7 +172,7 @@ async fn route(req: Request<Body>, ctx: Arc<Context>) -> Response<Body> {
                 .as_deref()
                 .or_else(|| is_ws.then(|| query_value(&query, "token")).flatten()),
         };
-        if let Err(reason) = guard::check_api(&g, &policy, writing) {
+        if let Err(reason) = guard::check_api(&g, &policy, access) {
             return refused(reason);
         }
     } else {
