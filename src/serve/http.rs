@@ -3,10 +3,9 @@
 //!
 //! Limits: a request head of at most [`MAX_HEAD`] bytes (else 431), read within
 //! [`HEAD_DEADLINE`] (else the connection is closed), at most [`MAX_CONNECTIONS`] connections
-//! at once (`NOTABENE_MAX_CONNECTIONS` sets another cap), a live-reload WebSocket included:
-//! it holds its connection's slot until it closes. A connection past the cap is closed as soon
-//! as it is accepted rather than queued, so sockets a page keeps open cannot pile up in the
-//! server's memory. An API body is at most [`api::MAX_REQUEST`] (413). hyper answers
+//! at once, a live-reload WebSocket included: it holds its connection's slot until it closes.
+//! A connection past the cap is closed as soon as it is accepted rather than queued, so
+//! sockets a page keeps open cannot pile up in the server's memory. An API body is at most [`api::MAX_REQUEST`] (413). hyper answers
 //! malformed framing — two different `Content-Length`s, an invalid one, bad chunking — with a
 //! 400 before any handler runs, so nothing is written. Static paths are percent-decoded by
 //! `ServeDir` (`+` stays a plus), which refuses traversal.
@@ -14,7 +13,7 @@
 //! When `accept` fails for want of resources (`EMFILE`, `ENFILE`: out of file descriptors), the
 //! accept loop sleeps before it tries again, [`ACCEPT_PAUSE`] doubling up to
 //! [`ACCEPT_PAUSE_MAX`] (the pending connection stays queued, so an immediate retry would spin).
-//! [`Stop`] is the signals (SIGINT, SIGTERM) that end [`run`]; `serve` then removes its build
+//! [`Stop`] is the signals (SIGINT, SIGTERM) that end `run`; `serve` then removes its build
 //! directory.
 //!
 //! Routes: `/__notabene/ws` (live reload: the build generation, pushed), `/__notabene/api/…`
@@ -37,7 +36,7 @@ use tokio::net::TcpListener;
 pub const MAX_HEAD: usize = 64 * 1024;
 /// Time a client has to send a whole request head.
 pub const HEAD_DEADLINE: Duration = Duration::from_secs(10);
-/// Connections served at once, unless `NOTABENE_MAX_CONNECTIONS` sets another cap.
+/// Connections served at once (a live-reload socket is one until it closes).
 pub const MAX_CONNECTIONS: usize = 1024;
 /// The first pause of the accept loop after an `accept` that failed for want of resources.
 pub const ACCEPT_PAUSE: Duration = Duration::from_millis(10);
@@ -76,19 +75,6 @@ pub async fn bind(host: bool, port: Option<u16>) -> crate::Result<Vec<TcpListene
         out.push(l);
     }
     Ok(out)
-}
-
-/// The connection cap: `NOTABENE_MAX_CONNECTIONS` (a whole number from 1) or
-/// [`MAX_CONNECTIONS`].
-pub fn connection_cap() -> crate::Result<usize> {
-    match std::env::var("NOTABENE_MAX_CONNECTIONS") {
-        Err(_) => Ok(MAX_CONNECTIONS),
-        Ok(v) => v.trim().parse().ok().filter(|n| *n > 0).ok_or_else(|| {
-            crate::Error::new(format!(
-                "the connection cap must be a whole number from 1, not {v:?} (NOTABENE_MAX_CONNECTIONS)"
-            ))
-        }),
-    }
 }
 
 /// The signals that stop the server: SIGINT (Ctrl-C) and SIGTERM. Registered by
@@ -138,10 +124,10 @@ impl Stop {
     }
 }
 
-/// Serves on `listeners`, at most `cap` connections at once, until `stop` comes; the
-/// connections still open are left to the runtime's shutdown.
-pub(super) async fn run(listeners: Vec<TcpListener>, ctx: Arc<Context>, cap: usize, stop: Stop) {
-    let limit = Arc::new(tokio::sync::Semaphore::new(cap));
+/// Serves on `listeners`, at most [`MAX_CONNECTIONS`] connections at once, until `stop`
+/// comes; the connections still open are left to the runtime's shutdown.
+pub(super) async fn run(listeners: Vec<TcpListener>, ctx: Arc<Context>, stop: Stop) {
+    let limit = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     let mut tasks = tokio::task::JoinSet::new();
     for l in listeners {
         tasks.spawn(accept(l, Arc::clone(&ctx), Arc::clone(&limit)));

@@ -111,7 +111,6 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
     let ids = PageIds::new(&book);
     let store = book.store();
     let repo = Repo::discover(root);
-    let cap = http::connection_cap()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -212,7 +211,7 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
         patches: api::PatchQueue::default(),
         wake: Mutex::new(wake),
     });
-    runtime.block_on(http::run(listeners, ctx, cap, stop));
+    runtime.block_on(http::run(listeners, ctx, stop));
     // Open connections are dropped; a write already under way finishes (they are atomic).
     runtime.shutdown_timeout(std::time::Duration::from_secs(5));
     // Waits for a build or patch under way; the watcher writes nothing after this.
