@@ -1,8 +1,9 @@
 //! The write API under `/__notabene/api/`, with the original notabene's request and response
-//! shapes: `GET/POST/PATCH/DELETE comments`, `GET journal`, `GET diff`, plus `GET status` (the
-//! client's probe and live-reload long-poll) and `POST apply` (a suggested edit applied, as
-//! `comments apply` does). Every write goes through the store library
-//! (locked, atomic) and changes only the one comment file concerned. Bodies are validated.
+//! shapes: `GET/POST/PATCH/DELETE comments`, `GET journal`, `GET diff` (each distinct page
+//! diffed once, at most [`MAX_DIFF_PAGES`] of them), plus `GET status` (the client's probe and
+//! live-reload long-poll) and `POST apply` (a suggested edit applied, as `comments apply`
+//! does). Every write goes through the store library (locked, atomic) and changes only the one
+//! comment file concerned. Bodies are validated.
 //!
 //! Part of the serve layer (10); may call `apply`, the book layer (page ids, diffs), `store` and the shared helpers.
 
@@ -18,6 +19,18 @@ pub const MAX_REQUEST: usize = 1024 * 1024;
 pub const MAX_BODY: usize = 64 * 1024;
 /// Largest accepted quote, prefix, suffix, section, label or author.
 pub const MAX_FIELD: usize = 8 * 1024;
+/// Most distinct pages one `GET diff` may name (each runs git); more is a 400.
+pub const MAX_DIFF_PAGES: usize = 20;
+
+/// What a request to `rest` does, for the guard: `diff` runs git (a costly read).
+pub fn access(method: &str, rest: &str) -> super::guard::Access {
+    use super::guard::Access;
+    match (method, rest) {
+        ("GET" | "HEAD", "diff") => Access::CostlyRead,
+        ("GET" | "HEAD", _) => Access::Read,
+        _ => Access::Write,
+    }
+}
 
 /// An API response: status code and JSON body.
 pub type Reply = (u16, Value);
@@ -683,8 +696,22 @@ impl Api<'_> {
         }
     }
 
+    /// `GET diff?page=…`: one entry per distinct page, in the order first named; more than
+    /// [`MAX_DIFF_PAGES`] distinct pages is a 400 before any git runs.
     fn diff(&self, query: &str) -> Reply {
-        let list: Vec<Value> = query_values(query, "page")
+        let mut seen = std::collections::BTreeSet::new();
+        let mut pages = query_values(query, "page");
+        pages.retain(|p| seen.insert(p.clone()));
+        if pages.len() > MAX_DIFF_PAGES {
+            return err(
+                400,
+                &format!(
+                    "too many pages: {} given, at most {MAX_DIFF_PAGES} per request (page)",
+                    pages.len()
+                ),
+            );
+        }
+        let list: Vec<Value> = pages
             .into_iter()
             .map(|page| {
                 let file = self.ids.source_file(&page);

@@ -7,9 +7,38 @@
 //!   malformed is refused — so is a DNS-rebinding page, whose Host is not ours);
 //! * it carries the token, when there is one (`NOTABENE_TOKEN`, or the one `--host` generates):
 //!   `x-notabene-token`, or `token=` in the query for the WebSocket, compared in constant time —
-//!   writes always, reads with `--host` (on loopback the Host check already stops rebinding).
+//!   writes always, reads with `--host` (on loopback the Host check already stops rebinding);
+//! * it is a costly read ([`Access::CostlyRead`]: `diff`, which runs git) with no `Origin`
+//!   only when it carries the token; with no token configured, a costly read needs the
+//!   server's own `Origin`.
+//!
+//! Why reads with no `Origin` are answered only when they are cheap: any page the reader
+//! opens can make the browser fetch `<img src="http://127.0.0.1:PORT/…">`, and a browser
+//! sends no `Origin` with such a request, nor with a same-origin `GET` of the reader client
+//! itself — so the absence of an `Origin` tells the client and a hostile page apart no more
+//! than it tells either from `curl`. What the hostile page cannot do is read the answer (no
+//! CORS headers; JSON, `nosniff`), so what is at stake is cost, not data: a static file, the
+//! status, the comments and the journal cost no more than loading a page, and stay open to
+//! reads with no `Origin` (the reader client's own reads depend on it, and on loopback there
+//! is no token to require). A read that starts subprocesses is refused without the proof a
+//! page of another site cannot give: the server's own `Origin` (a browser never sends it for
+//! another site's page; a tool such as `curl` can send it) or the token. Requiring the token of
+//! every read instead would leave loopback, where there is no token by default, without a
+//! working client.
 //!
 //! Static pages get the Host check only. Part of the serve layer (10); standard library only.
+
+/// What a request does, for the guard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// A read no costlier than a static file: `status`, `comments`, `journal`, the socket.
+    Read,
+    /// A read that runs subprocesses (`diff` runs git): never answered on the strength of a
+    /// missing `Origin` alone.
+    CostlyRead,
+    /// Anything that is not `GET`/`HEAD`.
+    Write,
+}
 
 /// What the guard looks at.
 #[derive(Debug, Clone, Copy, Default)]
@@ -75,8 +104,10 @@ fn same_secret(a: &str, b: &str) -> bool {
 }
 
 /// Checks an API request; the error is the 403 reason. The token, when there is one, is
-/// required of writes, and with `--host` of reads too.
-pub fn check_api(req: &Request, policy: &Policy, writing: bool) -> Result<(), String> {
+/// required of writes, and with `--host` of reads too; a costly read with no `Origin` needs
+/// the token (or, without one, the server's own `Origin`).
+pub fn check_api(req: &Request, policy: &Policy, access: Access) -> Result<(), String> {
+    let writing = access == Access::Write;
     let verb = if writing { "write" } else { "read" };
     host_ok(req.host, policy).map_err(|r| format!("{verb} refused: {r}"))?;
     if let Some(origin) = req.origin {
@@ -85,11 +116,22 @@ pub fn check_api(req: &Request, policy: &Policy, writing: bool) -> Result<(), St
             return Err(format!("{verb} refused: cross-origin"));
         }
     }
+    let token_ok = |expected: &str| req.token.is_some_and(|t| same_secret(t, expected));
     if let Some(expected) = policy.token
         && (writing || policy.host_mode)
-        && !req.token.is_some_and(|t| same_secret(t, expected))
+        && !token_ok(expected)
     {
         return Err(format!("{verb} refused: invalid or missing token"));
+    }
+    if access == Access::CostlyRead && req.origin.is_none() && !policy.token.is_some_and(token_ok) {
+        let proof = if policy.token.is_some() {
+            "the token"
+        } else {
+            "this server's Origin"
+        };
+        return Err(format!(
+            "read refused: no Origin (this read runs git: it needs {proof})"
+        ));
     }
     Ok(())
 }
@@ -118,7 +160,7 @@ mod tests {
                 token,
             },
             &policy,
-            true,
+            Access::Write,
         )
     }
 
@@ -240,6 +282,59 @@ mod tests {
             ),
             Err("write refused: cross-origin".into())
         );
+    }
+
+    #[test]
+    fn a_costly_read_with_no_origin_needs_proof() {
+        let host = format!("127.0.0.1:{PORT}");
+        let own = format!("http://{host}");
+        let read = |origin, token, policy| {
+            check_api(
+                &Request {
+                    origin,
+                    host: Some(host.as_str()),
+                    token,
+                },
+                &policy,
+                Access::CostlyRead,
+            )
+        };
+        let cheap = check_api(
+            &Request {
+                origin: None,
+                host: Some(host.as_str()),
+                token: None,
+            },
+            &local(),
+            Access::Read,
+        );
+        assert_eq!(cheap, Ok(()));
+        assert_eq!(
+            read(None, None, local()),
+            Err(
+                "read refused: no Origin (this read runs git: it needs this server's Origin)"
+                    .into()
+            )
+        );
+        assert_eq!(read(Some(own.as_str()), None, local()), Ok(()));
+        assert_eq!(
+            read(Some("http://evil.example"), None, local()),
+            Err("read refused: cross-origin".into())
+        );
+        let tokened = Policy {
+            token: Some("s3cret"),
+            ..local()
+        };
+        assert_eq!(
+            read(None, None, tokened),
+            Err("read refused: no Origin (this read runs git: it needs the token)".into())
+        );
+        assert_eq!(
+            read(None, Some("s3creT"), tokened),
+            Err("read refused: no Origin (this read runs git: it needs the token)".into())
+        );
+        assert_eq!(read(None, Some("s3cret"), tokened), Ok(()));
+        assert_eq!(read(Some(own.as_str()), None, tokened), Ok(()));
     }
 
     #[test]

@@ -3,10 +3,18 @@
 //!
 //! Limits: a request head of at most [`MAX_HEAD`] bytes (else 431), read within
 //! [`HEAD_DEADLINE`] (else the connection is closed), at most [`MAX_CONNECTIONS`] connections
-//! at once (more wait to be accepted), an API body of at most [`api::MAX_REQUEST`] (413).
-//! hyper answers malformed framing — two different `Content-Length`s, an invalid one, bad
-//! chunking — with a 400 before any handler runs, so nothing is written. Static paths are
-//! percent-decoded by `ServeDir` (`+` stays a plus), which refuses traversal.
+//! at once, a live-reload WebSocket included: it holds its connection's slot until it closes.
+//! A connection past the cap is closed as soon as it is accepted rather than queued, so
+//! sockets a page keeps open cannot pile up in the server's memory. An API body is at most [`api::MAX_REQUEST`] (413). hyper answers
+//! malformed framing — two different `Content-Length`s, an invalid one, bad chunking — with a
+//! 400 before any handler runs, so nothing is written. Static paths are percent-decoded by
+//! `ServeDir` (`+` stays a plus), which refuses traversal.
+//!
+//! When `accept` fails for want of resources (`EMFILE`, `ENFILE`: out of file descriptors), the
+//! accept loop sleeps before it tries again, [`ACCEPT_PAUSE`] doubling up to
+//! [`ACCEPT_PAUSE_MAX`] (the pending connection stays queued, so an immediate retry would spin).
+//! [`Stop`] is the signals (SIGINT, SIGTERM) that end `run`; `serve` then removes its build
+//! directory.
 //!
 //! Routes: `/__notabene/ws` (live reload: the build generation, pushed), `/__notabene/api/…`
 //! (the guarded API; `status?since=N` long-polls as a fallback), anything else the site.
@@ -28,8 +36,14 @@ use tokio::net::TcpListener;
 pub const MAX_HEAD: usize = 64 * 1024;
 /// Time a client has to send a whole request head.
 pub const HEAD_DEADLINE: Duration = Duration::from_secs(10);
-/// Connections served at once.
+/// Connections served at once (a live-reload socket is one until it closes).
 pub const MAX_CONNECTIONS: usize = 1024;
+/// The first pause of the accept loop after an `accept` that failed for want of resources.
+pub const ACCEPT_PAUSE: Duration = Duration::from_millis(10);
+/// The longest pause of the accept loop (the pause doubles after each such failure).
+pub const ACCEPT_PAUSE_MAX: Duration = Duration::from_secs(1);
+/// Largest message the live-reload socket reads (the page sends none but pings and close).
+const WS_MAX_MESSAGE: usize = 16 * 1024;
 /// How long a `status?since=` long poll waits for a build.
 const LONG_POLL: Duration = Duration::from_secs(25);
 
@@ -63,32 +77,105 @@ pub async fn bind(host: bool, port: Option<u16>) -> crate::Result<Vec<TcpListene
     Ok(out)
 }
 
-/// Serves on `listeners` until the process ends.
-pub(super) async fn run(listeners: Vec<TcpListener>, ctx: Arc<Context>) {
-    let limit = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
-    let tasks: Vec<_> = listeners
-        .into_iter()
-        .map(|l| tokio::spawn(accept(l, Arc::clone(&ctx), Arc::clone(&limit))))
-        .collect();
-    for t in tasks {
-        let _ = t.await;
+/// The signals that stop the server: SIGINT (Ctrl-C) and SIGTERM. Registered by
+/// [`Stop::register`] before anything is built, so one that comes at any point after is
+/// caught (during the first build, the server stops once that build ends).
+pub struct Stop {
+    #[cfg(unix)]
+    signals: (tokio::signal::unix::Signal, tokio::signal::unix::Signal),
+}
+
+impl Stop {
+    /// Registers the handlers; call within the server's runtime.
+    pub fn register() -> crate::Result<Stop> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let listen = |kind: SignalKind| {
+                signal(kind).map_err(|e| {
+                    crate::Error::new(format!("cannot listen for SIGINT and SIGTERM: {e}"))
+                })
+            };
+            Ok(Stop {
+                signals: (
+                    listen(SignalKind::interrupt())?,
+                    listen(SignalKind::terminate())?,
+                ),
+            })
+        }
+        #[cfg(not(unix))]
+        Ok(Stop {})
+    }
+
+    /// Waits for one of the signals.
+    pub async fn wait(self) {
+        #[cfg(unix)]
+        {
+            let (mut int, mut term) = self.signals;
+            tokio::select! {
+                _ = int.recv() => {}
+                _ = term.recv() => {}
+            }
+        }
+        #[cfg(not(unix))]
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
     }
 }
 
+/// Serves on `listeners`, at most [`MAX_CONNECTIONS`] connections at once, until `stop`
+/// comes; the connections still open are left to the runtime's shutdown.
+pub(super) async fn run(listeners: Vec<TcpListener>, ctx: Arc<Context>, stop: Stop) {
+    let limit = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let mut tasks = tokio::task::JoinSet::new();
+    for l in listeners {
+        tasks.spawn(accept(l, Arc::clone(&ctx), Arc::clone(&limit)));
+    }
+    stop.wait().await;
+    tasks.shutdown().await;
+}
+
+/// A connection's place under the cap: held by the connection, and by its WebSocket once
+/// upgraded; freed when the last of them ends.
+type Slot = Arc<tokio::sync::OwnedSemaphorePermit>;
+
+/// Whether an `accept` error concerns only the connection it was accepting (then the next
+/// one is taken at once); any other, `EMFILE` and `ENFILE` first, calls for a pause.
+fn connection_error(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
+    matches!(
+        e.kind(),
+        ConnectionAborted | ConnectionRefused | ConnectionReset
+    )
+}
+
 async fn accept(listener: TcpListener, ctx: Arc<Context>, limit: Arc<tokio::sync::Semaphore>) {
+    let mut pause = ACCEPT_PAUSE;
     loop {
-        let Ok(permit) = Arc::clone(&limit).acquire_owned().await else {
-            return;
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => {
+                pause = ACCEPT_PAUSE;
+                stream
+            }
+            Err(e) if connection_error(&e) => continue,
+            Err(_) => {
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(ACCEPT_PAUSE_MAX);
+                continue;
+            }
         };
-        let Ok((stream, _)) = listener.accept().await else {
+        // Past the cap: closed now (dropped), not queued.
+        let Ok(permit) = Arc::clone(&limit).try_acquire_owned() else {
             continue;
         };
+        let slot: Slot = Arc::new(permit);
         let ctx = Arc::clone(&ctx);
         tokio::spawn(async move {
-            let _permit = permit;
             let service = hyper::service::service_fn(move |req| {
                 let ctx = Arc::clone(&ctx);
-                async move { Ok::<_, Infallible>(route(req.map(Body::new), ctx).await) }
+                let slot = Arc::clone(&slot);
+                async move { Ok::<_, Infallible>(route(req.map(Body::new), ctx, slot).await) }
             });
             let conn = hyper::server::conn::http1::Builder::new()
                 .timer(hyper_util::rt::TokioTimer::new())
@@ -140,7 +227,7 @@ fn header_text(req: &Request<Body>, name: &str) -> Option<String> {
     })
 }
 
-async fn route(req: Request<Body>, ctx: Arc<Context>) -> Response<Body> {
+async fn route(req: Request<Body>, ctx: Arc<Context>, slot: Slot) -> Response<Body> {
     // hyper bounds the read buffer, not a head that arrives whole: measured here.
     let head: usize = req.uri().to_string().len()
         + req
@@ -163,7 +250,7 @@ async fn route(req: Request<Body>, ctx: Arc<Context>) -> Response<Body> {
     let is_ws = path == "/__notabene/ws";
     let api_rest = path.strip_prefix("/__notabene/api/").map(str::to_string);
     if is_ws || api_rest.is_some() {
-        let writing = !matches!(req.method().as_str(), "GET" | "HEAD");
+        let access = api::access(req.method().as_str(), api_rest.as_deref().unwrap_or(""));
         let g = guard::Request {
             origin: origin.as_deref(),
             host: host.as_deref(),
@@ -172,7 +259,7 @@ async fn route(req: Request<Body>, ctx: Arc<Context>) -> Response<Body> {
                 .as_deref()
                 .or_else(|| is_ws.then(|| query_value(&query, "token")).flatten()),
         };
-        if let Err(reason) = guard::check_api(&g, &policy, writing) {
+        if let Err(reason) = guard::check_api(&g, &policy, access) {
             return refused(reason);
         }
     } else {
@@ -186,7 +273,7 @@ async fn route(req: Request<Body>, ctx: Arc<Context>) -> Response<Body> {
         }
     }
     if is_ws {
-        return live_reload(req, ctx).await;
+        return live_reload(req, ctx, slot).await;
     }
     if let Some(rest) = api_rest {
         return api_request(req, ctx, rest, query).await;
@@ -206,13 +293,22 @@ fn generation_message(ctx: &Context, g: u64) -> serde_json::Value {
     msg
 }
 
-/// The live-reload socket: sends `{"generation": N}` now and after every build.
-async fn live_reload(req: Request<Body>, ctx: Arc<Context>) -> Response<Body> {
+/// The live-reload socket: sends `{"generation": N}` now and after every build. It keeps its
+/// connection's `slot` until it closes, and small buffers (it sends a few bytes per build and
+/// reads nothing).
+async fn live_reload(req: Request<Body>, ctx: Arc<Context>, slot: Slot) -> Response<Body> {
     let ws = match WebSocketUpgrade::from_request(req, &()).await {
         Ok(ws) => ws,
         Err(rejection) => return rejection.into_response(),
     };
+    let ws = ws
+        .read_buffer_size(4096)
+        .write_buffer_size(0)
+        .max_write_buffer_size(WS_MAX_MESSAGE * 4)
+        .max_message_size(WS_MAX_MESSAGE)
+        .max_frame_size(WS_MAX_MESSAGE);
     ws.on_upgrade(move |mut socket| async move {
+        let _slot = slot;
         let mut rx = ctx.site.generation.subscribe();
         loop {
             let g = *rx.borrow_and_update();

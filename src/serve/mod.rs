@@ -2,7 +2,9 @@
 //! as `mdbook build`), serves it on loopback, rebuilds when sources, theme, book.toml, the
 //! store or `po/` change (polled, debounced; output never lands in a watched directory, so it
 //! never loops on its own writes), live-reloads open pages over a WebSocket, and exposes the
-//! guarded write API under `/__notabene/api/`.
+//! guarded write API under `/__notabene/api/`. On SIGINT or SIGTERM it stops accepting, lets
+//! the watcher finish what it is writing, and removes its build directory (the system's
+//! temporary directory, `notabene-serve-*`).
 //!
 //! Files: this one starts the server and routes requests ([`Context`] is everything a handler
 //! needs); [`api`] is the write API, [`guard`] the origin/host/token checks, [`http`] the
@@ -91,6 +93,9 @@ struct Site {
     reuse: Arc<crate::engine::Reuse>,
     /// What the last full build reused (`GET status`: `lastBuild`).
     last_build: Mutex<crate::engine::ReuseCounts>,
+    /// Held while the watcher writes into the build directory (a build, an island patch);
+    /// `true` once the server stops, after which the watcher writes nothing more.
+    stopped: Mutex<bool>,
 }
 
 /// A token for `--host` without `NOTABENE_TOKEN`: 128 random bits, hex.
@@ -99,7 +104,7 @@ fn generated_token() -> String {
     (0..4).map(|_| format!("{:08x}", rng.u32(..))).collect()
 }
 
-/// Runs the server until the process is interrupted.
+/// Runs the server until SIGINT or SIGTERM, then removes its build directory.
 pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<()> {
     // Before the first snapshot: writing the client must not look like an edit.
     crate::engine::refresh_client(root)?;
@@ -107,6 +112,16 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
     let ids = PageIds::new(&book);
     let store = book.store();
     let repo = Repo::discover(root);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Error::new(format!("cannot start the server's runtime: {e}")))?;
+    // Before the build directory exists: a signal from now on removes it.
+    let stop = {
+        let _in = runtime.enter();
+        http::Stop::register()?
+    };
     let work = tempfile::Builder::new()
         .prefix("notabene-serve-")
         .tempdir()
@@ -139,13 +154,9 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
         last_patch: Mutex::new(None),
         last_build: Mutex::new(reuse.counts()),
         reuse,
+        stopped: Mutex::new(false),
     });
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| Error::new(format!("cannot start the server's runtime: {e}")))?;
     let listeners = runtime.block_on(http::bind(options.host, options.port))?;
     let port = listeners[0]
         .local_addr()
@@ -188,7 +199,7 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
     );
 
     let ctx = Arc::new(Context {
-        site,
+        site: Arc::clone(&site),
         store,
         ids,
         repo,
@@ -201,7 +212,13 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
         patches: api::PatchQueue::default(),
         wake: Mutex::new(wake),
     });
-    runtime.block_on(http::run(listeners, ctx));
-    drop(work);
+    runtime.block_on(http::run(listeners, ctx, stop));
+    // Open connections are dropped; a write already under way finishes (they are atomic).
+    runtime.shutdown_timeout(std::time::Duration::from_secs(5));
+    // Waits for a build or patch under way; the watcher writes nothing after this.
+    *site.stopped.lock().unwrap_or_else(|e| e.into_inner()) = true;
+    let dir = work.path().display().to_string();
+    work.close()
+        .map_err(|e| Error::new(format!("cannot remove the build directory: {e} ({dir})")))?;
     Ok(())
 }

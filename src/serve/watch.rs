@@ -1,6 +1,7 @@
 //! Polled rebuilds for `serve`: snapshots of the watched files, a debounce, a build into a
 //! fresh directory through the engine, the swap, and a wake-up for pages waiting on the build
-//! generation. Part of the serve layer.
+//! generation. Nothing is written into the build directory once the server stops
+//! (`Site::stopped`). Part of the serve layer.
 
 use super::Site;
 use crate::util::term::say_err;
@@ -88,6 +89,10 @@ pub(super) fn spawn(
                 if pages.is_empty() {
                     return;
                 }
+                let stopped = site.stopped.lock().unwrap_or_else(|e| e.into_inner());
+                if *stopped {
+                    return;
+                }
                 let dir = site.dir.read().expect("site lock").clone();
                 let chapters = site.pages.read().expect("pages lock").clone();
                 match super::patch::patch_islands(
@@ -105,6 +110,7 @@ pub(super) fn spawn(
                     }),
                     Err(e) => say_err!("notabene: {e}"),
                 }
+                drop(stopped);
             };
             // Pages the API named since the last snapshot: already patched, so the snapshot's
             // own diff leaves them alone.
@@ -205,6 +211,10 @@ pub(super) fn spawn(
                 last = settled;
                 // The build reads the store as it is now: what a storm left is in it.
                 deferred.take();
+                let stopped = site.stopped.lock().unwrap_or_else(|e| e.into_inner());
+                if *stopped {
+                    return;
+                }
                 let dest = work_dir.join(format!("site-{n}"));
                 n += 1;
                 match crate::engine::build_into(&root, &dest, &site.reuse) {
@@ -222,6 +232,7 @@ pub(super) fn spawn(
                     }
                     Err(e) => say_err!("notabene: {e}"),
                 }
+                drop(stopped);
             }
         });
     }

@@ -145,6 +145,28 @@ impl Server {
         }
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// Sends `signal` to the server and waits (up to 30 s) for it to exit; how it exited.
+    pub fn signal_and_wait(&mut self, signal: i32) -> std::process::ExitStatus {
+        // SAFETY: kill has no memory effects; the pid is our own child, not yet reaped.
+        assert_eq!(unsafe { libc::kill(self.pid(), signal) }, 0, "kill");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no exit 30 s after signal {signal}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// The store directory.
     pub fn store(&self) -> PathBuf {
         self.book.join(".notabene")

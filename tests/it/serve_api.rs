@@ -294,11 +294,16 @@ fn the_review_loop_through_the_api() {
     );
     let (code, journal) = server.json("GET", "/__notabene/api/journal", &Value::Null);
     assert_eq!((code, journal.as_array().map(Vec::len)), (200, Some(2)));
-    let (code, diffs) = server.json(
+    // A diff runs git: a request with no Origin is refused (see serve_hostile), this one is a
+    // same-origin page's.
+    let origin = format!("http://127.0.0.1:{}", server.port);
+    let (code, text) = server.request(
         "GET",
         &format!("/__notabene/api/diff?page={PAGE}&page=book-example/src/nope"),
-        &Value::Null,
+        &[("Origin", origin.as_str())],
+        b"",
     );
+    let diffs: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(code, 200);
     assert_eq!(diffs[0]["file"], "book-example/src/guide/sensors.md");
     assert_eq!(
