@@ -3,7 +3,10 @@
 //!
 //! 1. **Exact**: every occurrence of the quote, scored by how much of the stored prefix and
 //!    suffix is present right there. A clear winner with its context ends the search — the
-//!    fuzzy matcher never runs for it.
+//!    fuzzy matcher never runs for it. An occurrence with the stored prefix or suffix still
+//!    verbatim next to it, the other side kept or displaced by inserted text, is the anchor
+//!    (`exact`, `contextChanged`) whatever its score, unless an edited quote elsewhere has
+//!    both sides intact.
 //! 2. **Context window**: `prefix[-32:] + quote + suffix[:32]` searched approximately; inside each
 //!    aligned window the quote is searched approximately, and the span between the aligned
 //!    prefix and suffix is a "rewritten quote" candidate.
@@ -12,8 +15,10 @@
 //!    length-weighted share of prefix + quote + suffix present at that spot, `H` the section
 //!    agreement and `w` = [`SECTION_WEIGHT`] (small: the section breaks ties between equal
 //!    contexts, it never outweighs an edit in the context); accept the best if `S ≥ τ`, with
-//!    deterministic tie-breaks.
+//!    deterministic tie-breaks. A specific quote (3+ words) found exactly once outside code,
+//!    with both sides of its context changed, is placed `fuzzy` when nothing reached `τ`.
 //!
+//! The flags say exactly what differs: the quote, the prefix or suffix, the section.
 //! Part of the anchor layer (3); may call the text model and the shared helpers.
 
 use super::myers;
@@ -73,9 +78,6 @@ struct Pattern {
     specific: bool,
 }
 
-/// A quote placed by [`SPECIFIC_WORDS`] alone needs at least this score (its context is
-/// not all gone).
-const UNIQUE_MIN: f64 = 0.70;
 /// The changed side of an exact quote's context counts as kept when this many of its chars
 /// next to the quote are unchanged ([`other_side_kept`]).
 const KEPT_RUN: usize = 8;
@@ -488,21 +490,14 @@ fn resolve_pattern(idx: &PageIndex, pat: &Pattern, exact: &[usize], threshold: f
     // the place (fuzzy), unless the search placed an edited quote elsewhere — not in code,
     // where a line found once is often the copy of a deleted one.
     match occurrences.as_slice() {
-        [only]
-            if r.status == Status::Orphan
-                && pat.specific
-                && only.score >= UNIQUE_MIN
-                && !in_code(idx, only) =>
-        {
-            Resolution {
-                status: Status::Fuzzy,
-                confidence: (only.score * 1e4).round() / 1e4,
-                place: Some(idx.place(only.a, only.b)),
-                flags: flags_of(idx, pat, only, false),
-                suggestion: None,
-                block: None,
-            }
-        }
+        [only] if r.status == Status::Orphan && pat.specific && !in_code(idx, only) => Resolution {
+            status: Status::Fuzzy,
+            confidence: (only.score * 1e4).round() / 1e4,
+            place: Some(idx.place(only.a, only.b)),
+            flags: flags_of(idx, pat, only, false),
+            suggestion: None,
+            block: None,
+        },
         _ => r,
     }
 }
