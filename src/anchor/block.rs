@@ -41,7 +41,9 @@ pub fn resolve(page: &PageText, anchor: &BlockAnchor) -> Resolution {
             }),
             flags: Flags {
                 quote_changed: status == Status::Fuzzy,
-                ..Flags::default()
+                context_changed: i != anchor.index,
+                section_changed: !same_section(b.section.as_deref(), anchor.section),
+                ambiguous: false,
             },
             suggestion: None,
             block: Some(i),

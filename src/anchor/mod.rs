@@ -49,10 +49,14 @@ impl Status {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Flags {
-    /// The quote itself differs from the stored one.
+    /// The text found differs from the stored quote (after normalisation); for a block,
+    /// the block's content changed.
     pub quote_changed: bool,
-    /// The prefix or suffix differs noticeably (similarity below 0.9).
+    /// The stored prefix or the stored suffix is not the text next to the place found
+    /// (after normalisation).
     pub context_changed: bool,
+    /// The nearest h1–h4 before the place found is not the stored section.
+    pub section_changed: bool,
     /// Another, non-overlapping place scored within 0.02.
     pub ambiguous: bool,
 }

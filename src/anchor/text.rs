@@ -3,7 +3,10 @@
 //!
 //! 1. **Exact**: every occurrence of the quote, scored by how much of the stored prefix and
 //!    suffix is present right there. A clear winner with its context ends the search — the
-//!    fuzzy matcher never runs for it.
+//!    fuzzy matcher never runs for it. An occurrence with the stored prefix or suffix still
+//!    verbatim next to it, the other side kept or displaced by inserted text, is the anchor
+//!    (`exact`, `contextChanged`) whatever its score, unless an edited quote elsewhere has
+//!    both sides intact.
 //! 2. **Context window**: `prefix[-32:] + quote + suffix[:32]` searched approximately; inside each
 //!    aligned window the quote is searched approximately, and the span between the aligned
 //!    prefix and suffix is a "rewritten quote" candidate.
@@ -12,8 +15,10 @@
 //!    length-weighted share of prefix + quote + suffix present at that spot, `H` the section
 //!    agreement and `w` = [`SECTION_WEIGHT`] (small: the section breaks ties between equal
 //!    contexts, it never outweighs an edit in the context); accept the best if `S ≥ τ`, with
-//!    deterministic tie-breaks.
+//!    deterministic tie-breaks. A specific quote (3+ words) found exactly once outside code,
+//!    with both sides of its context changed, is placed `fuzzy` when nothing reached `τ`.
 //!
+//! The flags say exactly what differs: the quote, the prefix or suffix, the section.
 //! Part of the anchor layer (3); may call the text model and the shared helpers.
 
 use super::myers;
@@ -67,6 +72,48 @@ struct Pattern {
     word_end: bool,
     q_string: String,
     section: Option<String>,
+    /// The quote is specific enough to be placed by itself when found once: at least
+    /// [`SPECIFIC_WORDS`] words, or [`SPECIFIC_CHARS`] characters of a script written
+    /// without spaces.
+    specific: bool,
+}
+
+/// The changed side of an exact quote's context counts as kept when this many of its chars
+/// next to the quote are unchanged ([`other_side_kept`]).
+const KEPT_RUN: usize = 8;
+/// … or when it is found whole at most this many chars away (text inserted next to the
+/// quote).
+const DISPLACED_MAX: usize = 240;
+/// A quote of at least this many words found once on the page is placed even when both
+/// sides of its context changed.
+const SPECIFIC_WORDS: usize = 3;
+/// The same, in characters, for scripts written without spaces between words.
+const SPECIFIC_CHARS: usize = 12;
+
+/// Whether `c` belongs to a script written without spaces between words (Han, kana,
+/// Thai, Lao, Khmer, Myanmar, Tibetan).
+fn spaceless(c: char) -> bool {
+    matches!(c as u32,
+        0x0E00..=0x0EFF // Thai, Lao
+        | 0x0F00..=0x0FFF // Tibetan
+        | 0x1000..=0x109F // Myanmar
+        | 0x1780..=0x17FF // Khmer
+        | 0x3040..=0x30FF // Hiragana, Katakana
+        | 0x3400..=0x4DBF // CJK extension A
+        | 0x4E00..=0x9FFF // CJK unified ideographs
+        | 0xF900..=0xFAFF // CJK compatibility ideographs
+        | 0x20000..=0x2FFFF) // CJK extensions
+}
+
+/// See [`Pattern::specific`].
+fn specific(q: &[char]) -> bool {
+    let s: String = q.iter().collect();
+    let words = s
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .count();
+    let spaceless_chars = q.iter().filter(|&&c| spaceless(c)).count();
+    words >= SPECIFIC_WORDS || spaceless_chars >= SPECIFIC_CHARS
 }
 
 fn is_word(c: u32) -> bool {
@@ -109,6 +156,7 @@ fn pattern(a: &TextAnchor) -> Pattern {
     let word_end = q.last().is_some_and(|&c| c.is_alphanumeric())
         && s.first().is_none_or(|&c| !c.is_alphanumeric());
     Pattern {
+        specific: specific(&q),
         word_start,
         word_end,
         q_string: q.iter().collect(),
@@ -127,6 +175,10 @@ struct Candidate {
     q: f64,
     sp: f64,
     ss: f64,
+    /// The stored prefix (suffix) is verbatim next to the candidate (an empty one: the
+    /// candidate starts (ends) the page).
+    pa: bool,
+    sa: bool,
     h: f64,
     e: f64,
     score: f64,
@@ -307,12 +359,16 @@ fn score(
             None => 0.0,
         },
     };
+    let pa = if lp == 0 { a == 0 } else { sp >= 1.0 };
+    let sa = if ls == 0 { b == t.len() } else { ss >= 1.0 };
     Candidate {
         a,
         b,
         q,
         sp,
         ss,
+        pa,
+        sa,
         h,
         e,
         score: (1.0 - SECTION_WEIGHT) * e + SECTION_WEIGHT * h,
@@ -396,16 +452,154 @@ fn resolve_pattern(idx: &PageIndex, pat: &Pattern, exact: &[usize], threshold: f
     if m == 0 || idx.is_empty() {
         return Resolution::orphan();
     }
-    let mut cands: Vec<Candidate> = Vec::new();
     let blocks = OnceCell::new();
+    // Stage 1: exact occurrences.
+    let occurrences: Vec<Candidate> = exact
+        .iter()
+        .map(|&byte| {
+            let a = idx.char_index(byte);
+            score(idx, pat, &blocks, a, a + m, 1.0)
+        })
+        .collect();
+    // An exact occurrence with one side of its stored context still next to it is the
+    // anchor, whatever the score of the other side.
+    let intact = one_side_intact(idx, pat, &occurrences);
+    if let Some((c, r)) = &intact
+        && c.pa
+        && c.sa
+    {
+        return r.clone();
+    }
+    let r = resolve_scored(idx, pat, occurrences.clone(), &blocks, threshold);
+    if let Some((_, one)) = intact {
+        // An edited quote with both sides of its context intact elsewhere is the better
+        // evidence (the exact one is then a copy next to a shared line).
+        let elsewhere = match (&r.place, &one.place) {
+            (Some(p), Some(q)) => {
+                !r.flags.context_changed
+                    && (p.text.start >= q.text.end || p.text.end <= q.text.start)
+            }
+            _ => false,
+        };
+        if !elsewhere {
+            return one;
+        }
+        return r;
+    }
+    // Both sides changed: a quote found exactly once, long enough to be specific, is still
+    // the place (fuzzy), unless the search placed an edited quote elsewhere — not in code,
+    // where a line found once is often the copy of a deleted one.
+    match occurrences.as_slice() {
+        [only] if r.status == Status::Orphan && pat.specific && !in_code(idx, only) => Resolution {
+            status: Status::Fuzzy,
+            confidence: (only.score * 1e4).round() / 1e4,
+            place: Some(idx.place(only.a, only.b)),
+            flags: flags_of(idx, pat, only, false),
+            suggestion: None,
+            block: None,
+        },
+        _ => r,
+    }
+}
+
+/// The exact occurrence whose stored prefix or suffix is verbatim next to it (the best of
+/// them) while the other side was kept ([`other_side_kept`]), placed `exact` — `fuzzy` when
+/// another such occurrence is as good. Its confidence counts the quote and the intact side
+/// only.
+fn one_side_intact(
+    idx: &PageIndex,
+    pat: &Pattern,
+    occ: &[Candidate],
+) -> Option<(Candidate, Resolution)> {
+    let unique = occ.len() == 1;
+    let intact: Vec<Candidate> = occ
+        .iter()
+        .filter(|c| (c.pa && c.sa) || ((c.pa || c.sa) && other_side_kept(idx, pat, c, unique)))
+        .copied()
+        .collect();
+    let (best, second) = best_two(&intact)?;
+    let ambiguous = second.is_some_and(|s| !separated(&best, &s));
+    let score = if best.pa && best.sa {
+        best.score
+    } else {
+        (1.0 - SECTION_WEIGHT) + SECTION_WEIGHT * best.h
+    };
+    let r = Resolution {
+        status: if ambiguous {
+            Status::Fuzzy
+        } else {
+            Status::Exact
+        },
+        confidence: (score * 1e4).round() / 1e4,
+        place: Some(idx.place(best.a, best.b)),
+        flags: flags_of(idx, pat, &best, ambiguous),
+        suggestion: None,
+        block: None,
+    };
+    Some((best, r))
+}
+
+/// For an exact occurrence `c` with one side of its context intact: whether the other side
+/// was kept rather than replaced — its start (nearest the quote) still there for
+/// [`KEPT_RUN`] chars, or the whole stored side found within [`DISPLACED_MAX`] chars
+/// (text inserted between it and the quote) — or the quote is specific and found once.
+/// A short quote next to a shared line (a table row, a repeated statement) has one side
+/// intact by chance, and the other replaced.
+///
+/// In a code block only the displaced side counts: code repeats its lines and their shapes,
+/// so a copy of the quote often shares the start of its context, or is the only one left.
+fn other_side_kept(idx: &PageIndex, pat: &Pattern, c: &Candidate, unique: bool) -> bool {
+    let code = in_code(idx, c);
+    if unique && pat.specific && !code {
+        return true;
+    }
+    let t = &idx.symbols;
+    let kept = |run: usize, len: usize| !code && run >= KEPT_RUN.min(len);
+    if c.pa {
+        let s = &pat.s;
+        let run = s.iter().zip(&t[c.b..]).take_while(|(x, y)| x == y).count();
+        let end = (c.b + DISPLACED_MAX + s.len()).min(t.len());
+        kept(run, s.len()) || (!s.is_empty() && t[c.b..end].windows(s.len()).any(|w| w == &s[..]))
+    } else {
+        let p = &pat.p;
+        let run = p
+            .iter()
+            .rev()
+            .zip(t[..c.a].iter().rev())
+            .take_while(|(x, y)| x == y)
+            .count();
+        let start = c.a.saturating_sub(DISPLACED_MAX + p.len());
+        kept(run, p.len()) || (!p.is_empty() && t[start..c.a].windows(p.len()).any(|w| w == &p[..]))
+    }
+}
+
+/// Whether candidate `c` lies in a code block.
+fn in_code(idx: &PageIndex, c: &Candidate) -> bool {
+    let place = idx.place(c.a, c.b);
+    idx.page.code_block_holding(&place.text).is_some()
+}
+
+/// What differs between the stored anchor and candidate `c`.
+fn flags_of(idx: &PageIndex, pat: &Pattern, c: &Candidate, ambiguous: bool) -> Flags {
+    Flags {
+        quote_changed: c.q < 1.0,
+        context_changed: !(c.pa && c.sa),
+        section_changed: pat.section.as_deref() != idx.section_at(c.a),
+        ambiguous,
+    }
+}
+
+/// Stages 2 to 4 for a pattern whose exact occurrences (`cands`) did not decide it.
+fn resolve_scored(
+    idx: &PageIndex,
+    pat: &Pattern,
+    mut cands: Vec<Candidate>,
+    blocks: &OnceCell<Vec<usize>>,
+    threshold: f64,
+) -> Resolution {
+    let m = pat.q.len();
     // Candidates that may not be placed, only suggested for an orphan.
     let mut held: Vec<Candidate> = Vec::new();
-
-    // Stage 1: exact occurrences.
-    for &byte in exact {
-        let a = idx.char_index(byte);
-        cands.push(score(idx, pat, &blocks, a, a + m, 1.0));
-    }
     // A clear winner ends the search, unless a candidate with an edited quote but a better
     // context could still beat it: such a candidate scores at most `ceiling`.
     let (lp, ls) = (pat.p.len(), pat.s.len());
@@ -418,7 +612,7 @@ fn resolve_pattern(idx: &PageIndex, pat: &Pattern, exact: &[usize], threshold: f
         && best.score >= ceiling
         && second.is_none_or(|s| separated(&best, &s))
     {
-        return finish(idx, &cands, &[], threshold);
+        return finish(idx, pat, &cands, &[], threshold);
     }
 
     // Stage 2: the context window, then the quote inside each aligned window.
@@ -439,14 +633,7 @@ fn resolve_pattern(idx: &PageIndex, pat: &Pattern, exact: &[usize], threshold: f
             for (qend, err) in myers::best_ends(&qhits, (m / 2).max(1), 5) {
                 let (qstart, _) = myers::match_start(&pat.q, &t[lo..hi], qend, kq);
                 if qend > qstart {
-                    let c = score(
-                        idx,
-                        pat,
-                        &blocks,
-                        lo + qstart,
-                        lo + qend,
-                        similarity(err, m),
-                    );
+                    let c = score(idx, pat, blocks, lo + qstart, lo + qend, similarity(err, m));
                     // An edited quote is only found through its context: both sides must
                     // still hold (a deletion leaves one side next to unrelated text).
                     if c.q >= 1.0 || c.sp.min(c.ss) >= WINDOW_MIN_SIDE {
@@ -471,7 +658,7 @@ fn resolve_pattern(idx: &PageIndex, pat: &Pattern, exact: &[usize], threshold: f
             let y = x + y;
             if y > x && (y - x) * 3 >= m && y - x <= m * 3 {
                 let d = myers::edit_distance(&pat.q, &t[x..y]);
-                let c = score(idx, pat, &blocks, x, y, similarity(d, m));
+                let c = score(idx, pat, blocks, x, y, similarity(d, m));
                 // Only an intact context on both sides justifies a rewritten quote.
                 if c.sp >= 0.9 && c.ss >= 0.9 {
                     cands.push(c);
@@ -495,11 +682,11 @@ fn resolve_pattern(idx: &PageIndex, pat: &Pattern, exact: &[usize], threshold: f
         for (end, err) in myers::best_ends(&hits, (m / 2).max(1), 10) {
             let (start, _) = myers::match_start(&pat.q, t, end, k);
             if end > start {
-                cands.push(score(idx, pat, &blocks, start, end, similarity(err, m)));
+                cands.push(score(idx, pat, blocks, start, end, similarity(err, m)));
             }
         }
     }
-    finish(idx, &cands, &held, threshold)
+    finish(idx, pat, &cands, &held, threshold)
 }
 
 /// Whether `best` clearly beats `second`: by a margin of the score, or by the section when
@@ -519,7 +706,13 @@ fn best_two(cands: &[Candidate]) -> Option<(Candidate, Option<Candidate>)> {
     Some((best, second))
 }
 
-fn finish(idx: &PageIndex, cands: &[Candidate], held: &[Candidate], threshold: f64) -> Resolution {
+fn finish(
+    idx: &PageIndex,
+    pat: &Pattern,
+    cands: &[Candidate],
+    held: &[Candidate],
+    threshold: f64,
+) -> Resolution {
     let Some((mut best, mut second)) = best_two(cands).filter(|(b, _)| b.score >= threshold) else {
         // An orphan: the best rejected candidate, whether below the threshold or held back.
         let Some(sugg) = cands.iter().chain(held).max_by_key(|c| c.key()) else {
@@ -548,12 +741,10 @@ fn finish(idx: &PageIndex, cands: &[Candidate], held: &[Candidate], threshold: f
     }
     let confidence = (best.score * 1e4).round() / 1e4;
     let ambiguous = second.is_some_and(|s| !separated(&best, &s));
-    let flags = Flags {
-        quote_changed: best.q < 1.0,
-        context_changed: best.sp.min(best.ss) < 0.9,
-        ambiguous,
-    };
-    let status = if best.q >= 1.0 && !flags.context_changed && !ambiguous {
+    let flags = flags_of(idx, pat, &best, ambiguous);
+    // Exact needs the quote and a side of its context unchanged (the exact occurrences with
+    // one did not get here).
+    let status = if best.q >= 1.0 && (best.pa || best.sa) && !ambiguous {
         Status::Exact
     } else {
         Status::Fuzzy

@@ -279,6 +279,23 @@ impl Repo {
         }
     }
 
+    /// The commit current at instant `at` (ISO 8601): the newest commit of HEAD at or before
+    /// it, else (history written after the instant, as in a copied repository) HEAD's root
+    /// commit. None without a repository or a commit.
+    pub fn commit_at(&self, at: &str) -> Option<String> {
+        let root = self.root.as_deref()?;
+        let before = format!("--before={at}");
+        if let Some((0, c)) = git(root, &["rev-list", "-1", &before, "HEAD"])
+            && !c.trim().is_empty()
+        {
+            return Some(c.trim().to_string());
+        }
+        match git(root, &["rev-list", "--max-parents=0", "HEAD"]) {
+            Some((0, c)) => c.lines().last().map(|l| l.trim().to_string()),
+            _ => None,
+        }
+    }
+
     /// The contents of `path` in commit `base`.
     pub fn show(&self, base: &str, path: &str) -> Option<String> {
         let root = self.root.as_deref()?;

@@ -158,6 +158,12 @@ pub(crate) fn anchors(ctx: &Ctx, a: &AnchorsArgs) -> Result<i32> {
             c.id().unwrap_or_default(),
             c.page().unwrap_or_default()
         );
+        if let Value::Object(s) = &j["sameText"] {
+            say!(
+                "    the same text is on {}",
+                s["page"].as_str().unwrap_or("")
+            );
+        }
         if let Value::Object(s) = &j["suggestion"] {
             say!(
                 "    closest: «{}»",

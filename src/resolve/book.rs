@@ -138,7 +138,8 @@ pub fn anchor_reusing(
         &pages,
         anchors.comments.iter().filter_map(|c| c.page()),
     );
-    anchors.ambiguous = super::follow::follow(&mut anchors, &ids, &book_cfg.root, threshold);
+    anchors.ambiguous =
+        super::follow::follow(&mut anchors, &ids, &book_cfg.root, &options, threshold);
     // Without a prefix to name, the line is for comments that stay off the book: when every
     // one of them was followed to its page (a chapter renamed), there is nothing to say.
     if anchors

@@ -11,7 +11,10 @@
 //! 2. **Quote and context** in every chapter, for a live text comment git did not place: the
 //!    same scoring and threshold as on its own page. Chapters are short-listed by exact pieces
 //!    of the quote (one pass over the book's text); a match whose best two pages score within
-//!    [`AMBIGUOUS`] of each other is not followed, and is reported.
+//!    [`AMBIGUOUS`] of each other is not followed, and is reported. While the comment's own
+//!    chapter is in the book, the match is followed only when git shows the text arriving on
+//!    that page after the comment was written (the page's file in the commit current at
+//!    `createdAt` did not hold it); otherwise it is a suggestion (`sameText`), never a move.
 //!
 //! A comment that is found nowhere stays where it was (not in the book, or orphaned), with the
 //! best rejected candidate anywhere as its suggestion: a deleted chapter's comments are not
@@ -24,6 +27,7 @@ use super::{BookAnchors, Followed, FollowedBy, is_live};
 use crate::anchor::{PageIndex, Resolution, Status, StoredAnchor, block, text};
 use crate::book::PageIds;
 use crate::book::git::{MoveKind, Repo};
+use crate::text::TextOptions;
 use crate::text::normalize::normalize;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -48,6 +52,9 @@ enum Decision {
     Ambiguous(Vec<usize>),
     /// Found nowhere; the best rejected candidate (chapter, resolution), if any.
     Nowhere(Option<(usize, Resolution)>),
+    /// Found on chapter `.0` while its own chapter is in the book, without git's evidence
+    /// that the text arrived there after the comment was written: a suggestion only.
+    Suggest(usize, Resolution),
 }
 
 /// The files a page id may name, relative to the repository root (page ids are
@@ -68,6 +75,7 @@ pub fn follow(
     anchors: &mut BookAnchors,
     ids: &PageIds,
     root: &Path,
+    options: &TextOptions,
     threshold: f64,
 ) -> Vec<(usize, Vec<usize>)> {
     let candidates: Vec<usize> = (0..anchors.comments.len())
@@ -76,16 +84,9 @@ pub fn follow(
     if candidates.is_empty() {
         return Vec::new();
     }
-    // The repository is looked up only when some page is missing.
-    let repo = if candidates
-        .iter()
-        .any(|&ci| anchors.located[ci].chapter.is_none())
-    {
-        Repo::discover(root)
-    } else {
-        Repo::none()
-    };
-    let decisions = decide(anchors, ids, &repo, threshold, &candidates);
+    // The repository is looked up only when some comment is missing or orphaned.
+    let repo = Repo::discover(root);
+    let decisions = decide(anchors, ids, &repo, options, threshold, &candidates);
     let mut ambiguous = Vec::new();
     for (ci, d) in decisions {
         match d {
@@ -107,6 +108,7 @@ pub fn follow(
                 anchors.located[ci].elsewhere = Some((ch, r));
             }
             Decision::Nowhere(_) => {}
+            Decision::Suggest(to, r) => anchors.located[ci].same_text = Some((to, r)),
         }
     }
     ambiguous
@@ -136,6 +138,7 @@ fn decide(
     anchors: &BookAnchors,
     ids: &PageIds,
     repo: &Repo,
+    options: &TextOptions,
     threshold: f64,
     candidates: &[usize],
 ) -> Vec<(usize, Decision)> {
@@ -259,8 +262,54 @@ fn decide(
         };
         (*ci, decision)
     });
-    out.extend(decided);
+    // A comment whose own chapter is still in the book follows its text to another one only
+    // when git shows the text arriving there after the comment was written.
+    for ((ci, decision), ((_, t), _)) in decided.into_iter().zip(&jobs) {
+        let decision = match decision {
+            Decision::Follow {
+                to,
+                resolution: Some(r),
+                by: FollowedBy::Quote,
+            } if anchors.located[ci].chapter.is_some()
+                && !arrived(anchors, repo, ci, to, t, options, threshold) =>
+            {
+                Decision::Suggest(to, r)
+            }
+            d => d,
+        };
+        out.push((ci, decision));
+    }
     out
+}
+
+/// Whether git shows the text of comment `ci` arriving on chapter `to` after the comment was
+/// written: the chapter's file, in the commit current at the comment's `createdAt`, did not
+/// hold the quote with its context (it did not exist, or the anchor is an orphan there),
+/// while the book as built now does. False without a repository or a commit.
+fn arrived(
+    anchors: &BookAnchors,
+    repo: &Repo,
+    ci: usize,
+    to: usize,
+    t: &text::TextAnchor,
+    options: &TextOptions,
+    threshold: f64,
+) -> bool {
+    let created = anchors.comments[ci]
+        .as_map()
+        .get("createdAt")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default();
+    let Some(base) = repo.commit_at(created) else {
+        return false;
+    };
+    match repo.show(&base, &anchors.chapters[to].source) {
+        None => true,
+        Some(md) => {
+            let page = crate::text::page_text(&md, options);
+            text::resolve(&PageIndex::new(&page), t, threshold).status == Status::Orphan
+        }
+    }
 }
 
 fn followed(to: usize, resolution: Option<Resolution>, kind: MoveKind) -> Decision {

@@ -77,6 +77,10 @@ pub struct Located {
     pub other_language: Option<String>,
     /// A resolved comment the build did not look for ([`Which::Live`]).
     pub not_anchored: bool,
+    /// For a comment orphaned on its own page: another chapter holding its text, where git
+    /// does not show the text arriving after the comment was written — a suggestion, never a
+    /// move (chapter, the anchoring there).
+    pub same_text: Option<(usize, Resolution)>,
 }
 
 /// Where a followed comment came from.
@@ -408,6 +412,17 @@ impl BookAnchors {
             json!({ "text": text.text[p.text.clone()].to_string(), "source": self.source_json(ch, p) })
         });
         m.insert("suggestion".into(), suggestion.unwrap_or(Value::Null));
+        if let Some((to, r)) = &l.same_text {
+            let other = &self.chapters[*to];
+            let text = r
+                .place
+                .as_ref()
+                .map(|p| self.texts[*to].text[p.text.clone()].to_string());
+            m.insert(
+                "sameText".into(),
+                json!({ "page": other.page, "chapter": other.name, "url": other.url, "text": text }),
+            );
+        }
         if let Some(f) = &l.followed {
             m.insert(
                 "followed".into(),
@@ -497,6 +512,13 @@ impl BookAnchors {
             }
             fw.member("by", f.by.as_str());
             fw.end();
+        }
+        if let Some((to, _)) = &self.located[ci].same_text {
+            let mut sw = ObjectWriter::new(aw.key("sameText"));
+            sw.member("page", &self.chapters[*to].page);
+            sw.member("chapter", &self.chapters[*to].name);
+            sw.member("url", &self.chapters[*to].url);
+            sw.end();
         }
         match form {
             Lean::Island => {

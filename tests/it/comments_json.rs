@@ -377,7 +377,12 @@ fn check_anchoring(b: &Built, id: &str, c: &Value, a: &Value, prefix: &str) {
         let flags = &a["flags"];
         assert_eq!(
             keys(flags),
-            ["quoteChanged", "contextChanged", "ambiguous"],
+            [
+                "quoteChanged",
+                "contextChanged",
+                "sectionChanged",
+                "ambiguous"
+            ],
             "{id}"
         );
         assert!(flags.as_object().unwrap().values().all(Value::is_boolean));

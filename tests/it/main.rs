@@ -10,6 +10,7 @@ mod common;
 mod serve;
 mod support;
 
+mod anchor_edits;
 mod anchoring;
 mod anchoring_property;
 mod anchors_heal;
