@@ -255,7 +255,7 @@ fn hostile_suggestions_are_refused_through_the_api() {
     let server = Server::start(&[], |book| {
         let path = book.join("src/guide/installing.md");
         let mut md = std::fs::read_to_string(&path).unwrap();
-        md.push_str("\n```text\nserved code one\nserved code two\n```\n\n    served indented one\n    served indented two\n");
+        md.push_str("\n```text\nserved code one\nserved code two\n```\n\n    served indented one\n    served indented two\n\nServed `inline served words` here.\n");
         std::fs::write(&path, md).unwrap();
     });
     let page = "book-example/src/guide/installing";
@@ -274,6 +274,12 @@ fn hostile_suggestions_are_refused_through_the_api() {
             "spans lines, which this indented code block cannot take as written",
         ),
     ];
+    let inline = "spans inline code the replacement would break";
+    let cases: Vec<(&str, &str)> = cases
+        .iter()
+        .copied()
+        .chain([("inline served", inline), ("inline served", inline)])
+        .collect();
     for (k, (quote, why)) in cases.iter().enumerate() {
         let text = if k % 2 == 0 { INCLUDE } else { FENCE_BREAK };
         let (code, body) = server.request(
@@ -302,7 +308,11 @@ fn hostile_suggestions_are_refused_through_the_api() {
             (code, serde_json::from_str::<Value>(&body).unwrap()),
             (
                 409,
-                json!({ "error": format!("the suggestion of {id:?} {why}; nothing written (suggestion.text)") })
+                json!({ "error": if *why == inline {
+                    format!("the quote of {id:?} {why}; nothing written (anchor.quote)")
+                } else {
+                    format!("the suggestion of {id:?} {why}; nothing written (suggestion.text)")
+                } })
             )
         );
         assert!(tree(&server.store()) == store_before, "the store changed");
