@@ -115,6 +115,21 @@ fn injected(site: &Path) -> Vec<String> {
     out
 }
 
+/// Installs the plugin into the book at `d` and builds it with the embedded engine.
+fn build(d: &Path) {
+    run(d, &["install"]).ok();
+    let out = Command::new(env!("CARGO_BIN_EXE_mdbook-notabene"))
+        .args(["build", d.to_str().unwrap()])
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn hostile_suggestions_in_code_are_refused_by_the_cli_and_never_reach_the_site() {
     let tmp = code_book();
@@ -166,17 +181,7 @@ fn hostile_suggestions_in_code_are_refused_by_the_cli_and_never_reach_the_site()
     }
     assert_eq!(read(&d.join("src/code.md")), CODE);
     // The book, built with the comments holding those texts: none of it is in the site.
-    run(d, &["install"]).ok();
-    let out = Command::new(env!("CARGO_BIN_EXE_mdbook-notabene"))
-        .args(["build", d.to_str().unwrap()])
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    build(d);
     assert!(d.join("book/code.html").exists());
     assert_eq!(injected(&d.join("book")), Vec::<String>::new());
 }
@@ -206,13 +211,7 @@ fn code_suggestions_that_are_only_code_are_applied() {
             .replace("indented line two", "indented {{x}}")
             .replace("listed code one", "x\n  \n  <img src=x onerror=alert(1)>")
     );
-    run(d, &["install"]).ok();
-    let out = Command::new(env!("CARGO_BIN_EXE_mdbook-notabene"))
-        .args(["build", d.to_str().unwrap()])
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    build(d);
     let page = read(&d.join("book/code.html"));
     assert!(
         page.contains("&lt;img src=x onerror=alert(1)&gt;"),

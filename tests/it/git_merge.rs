@@ -844,41 +844,14 @@ fn a_merge_driver_killed_before_its_rename_leaves_nothing_in_the_work_tree() {
         nb_ok(dir, &["clean"], None, NOW),
         format!("notabene: removed {file}\nnotabene: removed 1 temp file(s), kept 0.\n")
     );
-    assert_eq!(
-        git_ok(
-            dir,
-            &[
-                "status",
-                "--porcelain",
-                "--untracked-files=all",
-                "--ignored"
-            ]
-        ),
-        ""
-    );
+    assert_clean_tree(dir);
     // Run again, alive, the same merge goes through.
     let out = git(dir, &["merge", "--no-edit", "y"]);
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     let c = read_json(&dir.join(format!(".notabene/src/a/{id}.json")));
-    let bodies: Vec<&str> = c["thread"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["body"].as_str().unwrap())
-        .collect();
+    let bodies = thread_bodies(&c);
     assert_eq!(bodies, ["word0", "x", "y"]);
-    assert_eq!(
-        git_ok(
-            dir,
-            &[
-                "status",
-                "--porcelain",
-                "--untracked-files=all",
-                "--ignored"
-            ]
-        ),
-        ""
-    );
+    assert_clean_tree(dir);
 }
 
 #[test]
@@ -930,13 +903,24 @@ fn a_page_the_work_tree_lacks_merges_in_place_in_an_octopus() {
     );
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     let c = read_json(&dir.join(format!(".notabene/src/b/{id}.json")));
-    let bodies: Vec<&str> = c["thread"]
+    let bodies = thread_bodies(&c);
+    assert_eq!(bodies, ["b", "b1", "b2"]);
+    assert_clean_tree(dir);
+}
+
+/// The bodies of comment `c`'s thread, in order.
+fn thread_bodies(c: &Value) -> Vec<&str> {
+    c["thread"]
         .as_array()
         .unwrap()
         .iter()
         .map(|m| m["body"].as_str().unwrap())
-        .collect();
-    assert_eq!(bodies, ["b", "b1", "b2"]);
+        .collect()
+}
+
+/// The work tree holds nothing git does not track: no untracked file, not even an ignored one.
+#[track_caller]
+fn assert_clean_tree(dir: &Path) {
     assert_eq!(
         git_ok(
             dir,
