@@ -32,7 +32,6 @@ use crate::store::{Comment, Record, Store, fsx, ids};
 use crate::text::{PageText, SegKind, TextOptions};
 use crate::util::failpoint;
 use crate::{Error, Result, bail};
-use mdbook_markdown::MarkdownOptions;
 use serde_json::{Map, Value, json};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -106,7 +105,10 @@ pub fn apply(
     store.check_compatible()?;
     sweep(store)?;
     let mut out = match intent::read(store.root())? {
-        Some(pending) => finish(book, store, &pending)?,
+        Some(pending) => {
+            pending.check(&book.root)?;
+            finish(book, store, &pending)?
+        }
         None => Vec::new(),
     };
     unique.retain(|id| !out.iter().any(|a| a.comment.id() == Some(id.as_str())));
@@ -191,7 +193,7 @@ fn plan(book: &Book, store: &Store, ids: &[String], opts: &Options) -> Result<In
         precheck(&r.comment, opts.force)?;
     }
     let (anchors, _) = crate::engine::anchor_current(book, store)?;
-    let options = TextOptions::from_config(&book.mdbook)?.markdown();
+    let options = TextOptions::from_config(&book.mdbook)?;
     let mut edits: Vec<(usize, Edit)> = Vec::new();
     for (k, r) in records.iter().enumerate() {
         edits.push((k, locate(book, &anchors, &r.comment, &options)?));
@@ -210,7 +212,7 @@ fn plan(book: &Book, store: &Store, ids: &[String], opts: &Options) -> Result<In
         }
     }
     // Each file once, its edits in order; every file read and checked (still holding what
-    // was traced) before anything is written.
+    // was traced, somewhere to write it through) before anything is written.
     let mut paths: Vec<PathBuf> = edits.iter().map(|(_, e)| e.path.clone()).collect();
     paths.sort();
     paths.dedup();
@@ -218,6 +220,7 @@ fn plan(book: &Book, store: &Store, ids: &[String], opts: &Options) -> Result<In
     let mut files = Vec::with_capacity(paths.len());
     for path in &paths {
         let shown = display(book, path);
+        temp_dir(store, path, &shown)?;
         let text = std::fs::read_to_string(path).map_err(|e| Error::io("cannot read", path, e))?;
         let mut here: Vec<&(usize, Edit)> = edits.iter().filter(|(_, e)| &e.path == path).collect();
         here.sort_by_key(|(_, e)| e.range.start);
@@ -234,10 +237,16 @@ fn plan(book: &Book, store: &Store, ids: &[String], opts: &Options) -> Result<In
             path: shown.clone(),
             edits: here
                 .iter()
-                .map(|(_, e)| Replace {
-                    start: e.range.start,
-                    expected: e.expected.clone(),
-                    text: e.text.clone(),
+                .enumerate()
+                .map(|(i, (_, e))| {
+                    let next = here.get(i + 1).map_or(text.len(), |(_, n)| n.range.start);
+                    Replace::new(
+                        &text,
+                        e.range.start,
+                        e.expected.clone(),
+                        e.text.clone(),
+                        next,
+                    )
                 })
                 .collect(),
         };
@@ -328,41 +337,107 @@ fn finish(book: &Book, store: &Store, plan: &Intent) -> Result<Vec<Applied>> {
     let snap = store.load()?;
     let records: Vec<Record> = store.find(&snap, &ids)?.into_iter().cloned().collect();
     let mut applied = Vec::with_capacity(records.len());
+    // A comment changed by someone else since the plan stops nothing but itself: the others
+    // are closed, and the record stays until it is settled.
+    let mut stuck: Option<Error> = None;
     for (rec, cl) in records.into_iter().zip(&plan.closes) {
         let now = rec.comment.as_map();
-        if *now != cl.after {
-            if *now != cl.before {
-                bail!(
-                    "comment {:?} changed while its suggestion was being applied; the Markdown holds the edit, close the comment with `notabene comments done {}`, then delete {} ({})",
-                    cl.id,
-                    cl.id,
-                    intent::FILE,
-                    rec.file
-                );
+        let closed = if *now == cl.after {
+            None
+        } else if *now == cl.before {
+            Some(cl.after.clone())
+        } else {
+            match merge_close(&cl.before, &cl.after, now) {
+                Merged::Closed(m) => Some(m),
+                Merged::ClosedElsewhere => None,
+                Merged::Conflict(key) => {
+                    stuck.get_or_insert_with(|| {
+                        Error::new(format!(
+                            "comment {:?} changed ({key}) while its suggestion was being applied; the Markdown holds the edit: close the comment with `notabene comments done {}`, then run the same `apply` again ({})",
+                            cl.id, cl.id, rec.file
+                        ))
+                    });
+                    continue;
+                }
             }
-            let closed = Record {
-                comment: Comment::from_map(cl.after.clone()),
-                ..rec
-            };
-            store.write_record(&closed).map_err(|e| {
-                Error::new(format!(
-                    "the Markdown was changed, but closing comment {} failed: {}; run the same `apply` again ({})",
-                    cl.id,
-                    e.message(),
-                    cl.file
-                ))
-            })?;
-            failpoint::hit("apply-after-close");
-        }
+        };
+        let comment = match closed {
+            Some(m) => {
+                let record = Record {
+                    comment: Comment::from_map(m),
+                    ..rec
+                };
+                store.write_record(&record).map_err(|e| {
+                    Error::new(format!(
+                        "the Markdown was changed, but closing comment {} failed: {}; run the same `apply` again ({})",
+                        cl.id,
+                        e.message(),
+                        cl.file
+                    ))
+                })?;
+                failpoint::hit("apply-after-close");
+                record.comment
+            }
+            None => rec.comment,
+        };
         applied.push(Applied {
-            comment: Comment::from_map(cl.after.clone()),
+            comment,
             file: cl.file.clone(),
             line: cl.line,
         });
     }
+    if let Some(e) = stuck {
+        return Err(e);
+    }
     failpoint::hit("apply-before-cleanup");
     intent::remove(store.root())?;
     Ok(applied)
+}
+
+/// What closing a comment comes to when someone else changed it since the plan was made.
+#[derive(Debug, PartialEq)]
+enum Merged {
+    /// The close, with the other change kept (a reply, a hold, a field of its own).
+    Closed(Map<String, Value>),
+    /// Someone else closed it: theirs stands.
+    ClosedElsewhere,
+    /// The other change touched what the close sets, differently (the key named).
+    Conflict(String),
+}
+
+/// Merges the planned close (`before` → `after`) with the change someone else made
+/// (`before` → `now`), field by field as the store's merge does: a field changed on one side
+/// takes that side; `updatedAt` the later; changed on both sides differently, a conflict.
+fn merge_close(
+    before: &Map<String, Value>,
+    after: &Map<String, Value>,
+    now: &Map<String, Value>,
+) -> Merged {
+    let open = |m: &Map<String, Value>| m.get("status").and_then(Value::as_str) == Some("open");
+    if open(before) && !open(now) {
+        return Merged::ClosedElsewhere;
+    }
+    let mut out = Map::new();
+    let keys = after
+        .keys()
+        .chain(now.keys().filter(|k| !after.contains_key(*k)));
+    for k in keys {
+        let (b, a, n) = (before.get(k), after.get(k), now.get(k));
+        let v = if k == "updatedAt" {
+            let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").to_string();
+            if text(n) > text(a) { n } else { a }
+        } else if n == b || a == n {
+            a
+        } else if a == b {
+            n
+        } else {
+            return Merged::Conflict(k.clone());
+        };
+        if let Some(v) = v {
+            out.insert(k.clone(), v.clone());
+        }
+    }
+    Merged::Closed(out)
 }
 
 /// Writes the edits `fe` into their file, never over a change made by someone else. The file
@@ -381,12 +456,7 @@ fn write_file(book: &Book, store: &Store, fe: &FileEdits) -> Result<()> {
         ))
     })?;
     let path = book.root.join(rel);
-    let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
-    let tmp_dir = if same_device(store.root(), &dir) {
-        store.root().to_path_buf()
-    } else {
-        dir
-    };
+    let tmp_dir = temp_dir(store, &path, shown)?;
     let changed = || {
         Error::new(format!(
             "{shown} changed where the suggestion goes since it was traced; nothing written ({shown})"
@@ -476,6 +546,27 @@ fn same_file(file: &File, path: &Path) -> bool {
     }
 }
 
+/// Where the new text of the Markdown file `path` is written before it is renamed over it:
+/// the store directory (where `verify` and `clean` find a leftover, which git ignores and
+/// mdBook never reads), or, when the store is on another file system (a rename cannot cross
+/// it), the `.git` directory of the repository holding the file. Never beside the file.
+fn temp_dir(store: &Store, path: &Path, shown: &str) -> Result<PathBuf> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    if same_device(store.root(), dir) {
+        return Ok(store.root().to_path_buf());
+    }
+    dir.ancestors()
+        .map(|a| a.join(".git"))
+        .find(|g| g.is_dir())
+        .filter(|g| same_device(g, dir))
+        .ok_or_else(|| {
+            Error::new(format!(
+                "the store ({}) is on another file system than {shown}, and no git directory beside it can hold the new text while it is written; keep the store beside the book or apply the suggestion by hand; nothing written ({shown})",
+                store.root().display()
+            ))
+        })
+}
+
 /// Whether two directories are on one file system (a rename between them works).
 fn same_device(a: &Path, b: &Path) -> bool {
     #[cfg(unix)]
@@ -533,7 +624,7 @@ fn display(book: &Book, path: &Path) -> String {
 }
 
 /// Where comment `c`'s suggestion goes, or why it cannot go anywhere.
-fn locate(book: &Book, anchors: &BookAnchors, c: &Comment, md: &MarkdownOptions) -> Result<Edit> {
+fn locate(book: &Book, anchors: &BookAnchors, c: &Comment, options: &TextOptions) -> Result<Edit> {
     let id = c.id().unwrap_or_default();
     let s = c.suggestion().expect("checked by precheck");
     let quote = c
@@ -585,11 +676,17 @@ fn locate(book: &Book, anchors: &BookAnchors, c: &Comment, md: &MarkdownOptions)
     let expected = chapter.content[range.clone()].to_string();
     let content_range = range.clone();
     let (path, range, file_text) = on_disk(book, chapter, range).map_err(why)?;
+    only_here(book, chapter, &path).map_err(why)?;
     let at_line_start = range.start == 0 || file_text[..range.start].ends_with('\n');
+    // In code, a line's start is after the container's indentation or `>` markers.
+    let line_start_in_code = file_text[..range.start]
+        .rsplit('\n')
+        .next()
+        .is_some_and(|l| l.chars().all(|c| c == '>' || c.is_whitespace()));
     let ctx = match code {
         None => Context::Prose { at_line_start },
         Some((CodeKind::Indented, _)) => Context::Indented,
-        Some((CodeKind::Fenced, n)) => fenced(pt, &chapter.content, n),
+        Some((CodeKind::Fenced, n)) => fenced(pt, &chapter.content, n, options, line_start_in_code),
     };
     let newline = if file_text.contains("\r\n") {
         "\r\n"
@@ -605,7 +702,7 @@ fn locate(book: &Book, anchors: &BookAnchors, c: &Comment, md: &MarkdownOptions)
     // The chapter as the renderer would get it, edited: text changed, nothing else.
     let mut edited = chapter.content.clone();
     edited.replace_range(content_range, &text);
-    safe_text::check_structure(&chapter.content, &edited, md).map_err(refused)?;
+    safe_text::check_structure(&chapter.content, &edited, &options.markdown()).map_err(refused)?;
     Ok(Edit {
         path,
         range,
@@ -614,9 +711,103 @@ fn locate(book: &Book, anchors: &BookAnchors, c: &Comment, md: &MarkdownOptions)
     })
 }
 
+/// Refuses a file that renders elsewhere too: the chapter's own file included by another
+/// file, or an included file that another file (or the chapter twice) includes as well. The
+/// edit was checked against this chapter only; where else the same bytes land (inside code
+/// here, in prose there) it could render as something else.
+fn only_here(book: &Book, chapter: &Chapter, path: &Path) -> std::result::Result<(), String> {
+    let prefix = format!("{}/", crate::book::PageIds::new(book).prefix);
+    let own_rel = chapter
+        .source
+        .strip_prefix(&prefix)
+        .unwrap_or(&chapter.source);
+    let own = book.src_dir().join(own_rel).canonicalize().ok();
+    let from = includers(&book.src_dir(), path);
+    let expected = if own.as_deref() == Some(path) { 0 } else { 1 };
+    let others: Vec<&PathBuf> = from
+        .iter()
+        .filter(|f| Some(f.as_path()) != own.as_deref())
+        .collect();
+    if from.len() == expected && others.is_empty() {
+        return Ok(());
+    }
+    let shown = display(book, path);
+    Err(match others.first() {
+        Some(by) => format!(
+            "comes from {shown}, which {} includes too (an edit checked on this page could render differently there); apply the suggestion by hand",
+            display(book, by)
+        ),
+        None => format!(
+            "comes from {shown}, which its chapter includes {} times; apply the suggestion by hand",
+            from.len()
+        ),
+    })
+}
+
+/// Every file under `src` (canonical paths, one entry per directive) whose `{{#include}}`,
+/// `{{#rustdoc_include}}` or `{{#playground}}` names the file `target` (canonical).
+fn includers(src: &Path, target: &Path) -> Vec<PathBuf> {
+    const MAX: u64 = 1 << 20;
+    let mut out = Vec::new();
+    let mut dirs = vec![src.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut entries: Vec<_> = entries.filter_map(|e| e.ok()).collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let Ok(ft) = e.file_type() else { continue };
+            let p = e.path();
+            if ft.is_dir() {
+                dirs.push(p);
+                continue;
+            }
+            if !ft.is_file() || e.metadata().map_or(true, |m| m.len() > MAX) {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&p) else {
+                continue;
+            };
+            if !text.contains("{{") {
+                continue;
+            }
+            for d in directives(&text).directives {
+                let inner = text[d].trim_start_matches('{').trim_end_matches('}').trim();
+                let Some(rest) = inner.strip_prefix('#') else {
+                    continue;
+                };
+                let mut words = rest.split_whitespace();
+                let (Some(name), Some(arg)) = (words.next(), words.next()) else {
+                    continue;
+                };
+                if !matches!(name, "include" | "rustdoc_include" | "playground") {
+                    continue;
+                }
+                let file = arg.split(':').next().unwrap_or(arg);
+                let named = p
+                    .parent()
+                    .unwrap_or(Path::new("."))
+                    .join(file)
+                    .canonicalize();
+                if named.is_ok_and(|n| n == target) {
+                    out.push(p.canonicalize().unwrap_or_else(|_| p.clone()));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The context of a quote in fenced code block `n`: its fence, and what starts each of its
 /// lines (the fence line's indentation and `>` markers, list markers as spaces).
-fn fenced(pt: &PageText, content: &str, n: u32) -> Context {
+fn fenced(
+    pt: &PageText,
+    content: &str,
+    n: u32,
+    options: &TextOptions,
+    at_line_start: bool,
+) -> Context {
     let src = pt
         .code_blocks
         .get(n as usize)
@@ -627,6 +818,24 @@ fn fenced(pt: &PageText, content: &str, n: u32) -> Context {
     let lead = &block[..block.len() - fence.len()];
     let fence_char = fence.chars().next().unwrap_or('`');
     let fence_len = fence.chars().take_while(|&c| c == fence_char).count();
+    // The language's hidden-line marker: mdBook hides `# ` lines of Rust, and the prefix
+    // `output.html.code.hidelines` gives for other languages.
+    let info = fence[fence_char.len_utf8() * fence_len..]
+        .lines()
+        .next()
+        .unwrap_or("");
+    let lang = info
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .find(|w| !w.is_empty())
+        .unwrap_or("");
+    let hidden = if lang == "rust" {
+        Some(safe_text::Hidden::Rust)
+    } else {
+        options
+            .hidelines
+            .get(lang)
+            .map(|p| safe_text::Hidden::Prefix(p.clone()))
+    };
     let prefix = content[line_start..src.start]
         .chars()
         .chain(lead.chars())
@@ -642,6 +851,8 @@ fn fenced(pt: &PageText, content: &str, n: u32) -> Context {
         fence_char,
         fence_len,
         prefix,
+        hidden,
+        at_line_start,
     }
 }
 

@@ -35,9 +35,32 @@ pub enum Context {
         fence_len: usize,
         /// Put before each new line of a multi-line replacement.
         prefix: String,
+        /// The lines mdBook hides from readers in this block's language.
+        hidden: Option<Hidden>,
+        /// The quote begins a line of the block.
+        at_line_start: bool,
     },
     /// Inside a code block indented by four spaces.
     Indented,
+}
+
+/// Which lines of a code block mdBook hides from readers (they are still copied and run).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Hidden {
+    /// Rust: `#` alone or followed by a space (`#[attr]` and `#!` are shown).
+    Rust,
+    /// `output.html.code.hidelines`: lines starting with this prefix.
+    Prefix(String),
+}
+
+impl Hidden {
+    fn hides(&self, line: &str) -> bool {
+        let l = line.trim_start();
+        match self {
+            Hidden::Rust => l == "#" || l.starts_with("# "),
+            Hidden::Prefix(p) => !p.is_empty() && l.starts_with(p.as_str()),
+        }
+    }
 }
 
 /// Whether `c` ends a line anywhere Markdown or a reader sees it: LF, CR (alone or in CRLF),
@@ -58,6 +81,15 @@ pub fn replacement(text: &str, ctx: &Context, newline: &str) -> Result<String, S
         Context::Prose { at_line_start } => {
             if multiline {
                 return Err("spans lines, which would change the paragraph".into());
+            }
+            if ["\\(", "\\)", "\\[", "\\]", "$$"]
+                .iter()
+                .any(|d| text.contains(d))
+            {
+                return Err(
+                    "holds a MathJax delimiter, which a book with mathjax-support would typeset"
+                        .into(),
+                );
             }
             Ok(escape_markdown(text, *at_line_start))
         }
@@ -82,12 +114,21 @@ pub fn replacement(text: &str, ctx: &Context, newline: &str) -> Result<String, S
             fence_char,
             fence_len,
             prefix,
+            hidden,
+            at_line_start,
         } => {
             let fence: String = std::iter::repeat_n(*fence_char, *fence_len).collect();
             if text.contains(&fence) {
                 return Err(format!(
                     "holds {fence}, the code block's own fence, which would end the block"
                 ));
+            }
+            if let Some(h) = hidden {
+                let mut lines = text.split(is_line_break);
+                let first = lines.next().unwrap_or("");
+                if (*at_line_start && h.hides(first)) || lines.any(|l| h.hides(l)) {
+                    return Err("would add a line this code block hides from readers".into());
+                }
             }
             let mut out = String::with_capacity(text.len());
             let mut chars = text.chars().peekable();
@@ -109,7 +150,7 @@ pub fn replacement(text: &str, ctx: &Context, newline: &str) -> Result<String, S
 
 /// Whether `text` holds `{{` followed (after optional whitespace) by `#`: the start of an
 /// mdBook directive, as mdBook's link preprocessor reads it.
-fn has_directive(text: &str) -> bool {
+pub fn has_directive(text: &str) -> bool {
     text.match_indices("{{")
         .any(|(i, _)| text[i + 2..].trim_start().starts_with('#'))
 }
@@ -193,7 +234,7 @@ fn skeleton(md: &str, options: &MarkdownOptions) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for event in mdbook_markdown::new_cmark_parser(md, options) {
         let item = match event {
-            Event::Text(_) | Event::SoftBreak | Event::HardBreak => "text".to_string(),
+            Event::Text(_) | Event::SoftBreak => "text".to_string(),
             Event::Code(_) => "code".to_string(),
             Event::Start(tag) => format!("start {tag:?}"),
             Event::End(tag) => format!("end {tag:?}"),
@@ -221,6 +262,8 @@ mod tests {
             fence_char: '`',
             fence_len: 3,
             prefix: String::new(),
+            hidden: None,
+            at_line_start: false,
         }
     }
 
@@ -253,6 +296,8 @@ mod tests {
             fence_char: '~',
             fence_len: 4,
             prefix: String::new(),
+            hidden: None,
+            at_line_start: false,
         };
         assert!(replacement("a\n~~~~\nb", &tilde, "\n").is_err());
         // A shorter run of the fence's character is code.
@@ -276,6 +321,8 @@ mod tests {
                 fence_char: '`',
                 fence_len: 3,
                 prefix: "  ".into(),
+                hidden: None,
+                at_line_start: false,
             };
             assert_eq!(
                 replacement(&format!("a{br}b"), &in_list, "\r\n").unwrap(),
@@ -299,6 +346,40 @@ mod tests {
             "a < b"
         );
         assert!(replacement("a ` b", &Context::InlineCode, "\n").is_err());
+    }
+
+    #[test]
+    fn hidden_lines_math_and_hard_breaks_are_refused() {
+        let rust = Context::Fenced {
+            fence_char: '`',
+            fence_len: 3,
+            prefix: String::new(),
+            hidden: Some(Hidden::Rust),
+            at_line_start: false,
+        };
+        assert!(replacement("a\n# secret()", &rust, "\n").is_err());
+        assert!(replacement("a\n#", &rust, "\n").is_err());
+        assert_eq!(
+            replacement("a\n#[derive(Debug)]", &rust, "\n").unwrap(),
+            "a\n#[derive(Debug)]"
+        );
+        assert_eq!(
+            replacement("# not at a line start", &rust, "\n").unwrap(),
+            "# not at a line start"
+        );
+        let start = Context::Fenced {
+            fence_char: '`',
+            fence_len: 3,
+            prefix: String::new(),
+            hidden: Some(Hidden::Rust),
+            at_line_start: true,
+        };
+        assert!(replacement("# secret()", &start, "\n").is_err());
+        for math in ["\\(x\\)", "\\[x\\]", "$$x$$"] {
+            assert!(replacement(math, &prose(), "\n").is_err(), "{math}");
+        }
+        let o = MarkdownOptions::default();
+        assert!(check_structure("a b\nc\n", "a b  \nc\n", &o).is_err());
     }
 
     #[test]

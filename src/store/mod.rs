@@ -34,6 +34,12 @@ use std::path::{Path, PathBuf};
 /// Top-level file names that are not comments.
 pub const RESERVED: &[&str] = &["meta.json", "journal.json"];
 
+/// The record an `apply` in progress keeps in the store directory (see `apply::intent`): a
+/// `.tmp` name, so the store's `.gitignore` keeps it out of git (a record is local to its
+/// work tree), but never listed as a leftover or removed by `clean`, because the next `apply`
+/// needs it to finish.
+pub const APPLY_RECORD: &str = ".apply-pending.tmp";
+
 /// A store directory.
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -302,7 +308,10 @@ impl Store {
             let child_rel = join(name);
             if ft.is_dir() {
                 self.walk(&entry.path(), &child_rel, out)?;
-            } else if ft.is_file() && name.ends_with(".tmp") {
+            } else if ft.is_file()
+                && name.ends_with(".tmp")
+                && !(rel.is_empty() && name == APPLY_RECORD)
+            {
                 out.leftovers.push(child_rel);
             } else if ft.is_file()
                 && name.ends_with(".json")

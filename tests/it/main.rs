@@ -29,11 +29,11 @@ mod marks;
 mod mdbook_serve;
 mod migrate;
 
+mod apply_edges;
 mod preprocessor_cli;
 mod preprocessor_e2e;
 mod preprocessor_invariants;
 mod rebuild_reuse;
-mod review_holes;
 mod serve_api;
 mod serve_hostile;
 mod serve_http;

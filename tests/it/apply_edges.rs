@@ -1,8 +1,8 @@
-//! Holes found in a review of the write-safety work, each shown by a test that fails today:
-//! a suggestion that shortens its quote (or deletes it) is reported applied while nothing is
-//! written; a file included by two chapters takes a code suggestion from one and renders it
-//! as HTML in the other; a record of an interrupted apply found in the store (it is not
-//! ignored by git, so it can arrive with a pull) writes outside the book.
+//! Edge cases of `apply` found by attacking it: a suggestion that shortens its quote (or
+//! deletes it) is written, never taken for done; a file included by two chapters never takes
+//! a code suggestion from one that would render as HTML in the other; a record of an
+//! interrupted apply found in the store (planted by hand or by a merge) never writes outside
+//! the book.
 
 use crate::common::{self, read, run, write};
 use pretty_assertions::assert_eq;
@@ -54,7 +54,8 @@ fn a_suggestion_that_shortens_its_quote_is_written() {
     );
     let d = tmp.path();
     let id = suggest(d, "src/intro", "cats sat", "cats");
-    run(d, &["comments", "apply", &id, "--journal", "j-1"]);
+    let out = run(d, &["comments", "apply", &id, "--journal", "j-1"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(
         read(&d.join("src/intro.md")),
         "# Intro\n\nThe cats on the mat today.\n"
@@ -68,11 +69,13 @@ fn a_deletion_suggestion_is_written() {
         &[("src/intro.md", PROSE)],
     );
     let d = tmp.path();
-    let id = suggest(d, "src/intro", " today", "");
-    run(d, &["comments", "apply", &id, "--journal", "j-1"]);
+    // The quote is stored trimmed, as the CLI takes it: the word goes, its spaces stay.
+    let id = suggest(d, "src/intro", "today", "");
+    let out = run(d, &["comments", "apply", &id, "--journal", "j-1"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(
         read(&d.join("src/intro.md")),
-        "# Intro\n\nThe cats sat on the mat.\n"
+        "# Intro\n\nThe cats sat on the mat .\n"
     );
 }
 
@@ -96,7 +99,10 @@ fn a_code_suggestion_in_a_shared_include_never_becomes_html_elsewhere() {
         "hello world line",
         "<img src=x onerror=alert(1)>",
     );
-    run(d, &["comments", "apply", &id, "--journal", "j-1"]);
+    run(d, &["comments", "apply", &id, "--journal", "j-1"]).fails_with(&format!(
+        "notabene: the quote of {id:?} comes from src/snippet.txt, which src/b.md includes too (an edit checked on this page could render differently there); apply the suggestion by hand; nothing written (anchor.quote)"
+    ));
+    assert_eq!(read(&d.join("src/snippet.txt")), "hello world line\n");
     run(d, &["install"]).ok();
     let out = Command::new(env!("CARGO_BIN_EXE_mdbook-notabene"))
         .args(["build", d.to_str().unwrap()])
@@ -132,8 +138,58 @@ fn a_planted_apply_record_never_writes_outside_the_book() {
     }
     write(&victim, "AAAA rest\n");
     let record = r#"{"files":[{"path":"../outside.txt","edits":[{"start":0,"expected":"AAAA","text":"PWNED"}]}],"closes":[]}"#;
-    write(&book_dir.join(".notabene/.apply.pending"), record);
+    write(&book_dir.join(".notabene/.apply-pending.tmp"), record);
     let id = suggest(&book_dir, "book-in-here/src/intro", "cats sat", "dogs sat");
-    run(&book_dir, &["comments", "apply", &id, "--journal", "j-1"]);
+    run(&book_dir, &["comments", "apply", &id, "--journal", "j-1"]).fails_with(
+        "notabene: the record of an interrupted apply names a file outside the book; check it, then delete it (.apply-pending.tmp)",
+    );
     assert_eq!(read(&victim), "AAAA rest\n");
+}
+
+/// A comment replied to between a killed `apply` and its re-run: the re-run closes it with
+/// the reply kept, and closes the others.
+#[test]
+fn a_reply_between_a_crash_and_the_rerun_is_kept() {
+    let tmp = book(
+        "# Summary\n\n- [Intro](intro.md)\n",
+        &[("src/intro.md", PROSE)],
+    );
+    let d = tmp.path();
+    let a = suggest(d, "src/intro", "cats sat", "dogs sat");
+    let b = suggest(d, "src/intro", "the mat", "the rug");
+    let args = [
+        "comments",
+        "apply",
+        a.as_str(),
+        b.as_str(),
+        "--journal",
+        "j-1",
+    ];
+    let crashed = common::run_with(
+        d,
+        &args,
+        None,
+        &[("NOTABENE_FAILPOINT", "apply-after-file")],
+    );
+    assert_eq!(crashed.code, -1, "{}", crashed.stderr);
+    run(d, &["comments", "reply", &a, "--body", "Why dogs?"]).ok();
+    let out = run(d, &args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        read(&d.join("src/intro.md")),
+        "# Intro\n\nThe dogs sat on the rug today.\n"
+    );
+    for id in [&a, &b] {
+        let c: Value =
+            serde_json::from_str(run(d, &["comments", "show", id, "--json"]).ok()).unwrap();
+        assert_eq!(c["status"], "resolved", "{id}");
+    }
+    let c: Value = serde_json::from_str(run(d, &["comments", "show", &a, "--json"]).ok()).unwrap();
+    let bodies: Vec<&str> = c["thread"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["body"].as_str().unwrap())
+        .collect();
+    assert_eq!(bodies.last(), Some(&"Why dogs?"));
 }
