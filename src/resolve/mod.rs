@@ -51,6 +51,9 @@ pub struct Chapter {
 pub enum Lean {
     /// In a chapter's island: also without `page` (the island's); `anchoring` holds `status`
     /// and, where the client paints, `block` (block index) or `code` (block, offset, text).
+    /// In every lean form, `anchoring` also holds `followed`, `sameText` (page, chapter, url)
+    /// and, for an anchor placed with changes, `changed` (`was`, `now`: see
+    /// [`BookAnchors::change`]).
     Island,
     /// In the /comments list: a resolved comment's thread only as its first message, with
     /// `replies` (how many follow it); `anchoring` holds `status` and `chapter` (its title),
@@ -461,6 +464,50 @@ impl BookAnchors {
         Some((n, offset, &text.text[p.text.clone()]))
     }
 
+    /// For comment `ci` placed with changes (fuzzy, or exact with its quote or context
+    /// changed; text anchors only): the stored words and the words at the place now, from
+    /// which the reader shows what changed. `was` is the stored prefix, quote and suffix with
+    /// the contexts cut to whole words (their outer words may be cut off in the capture);
+    /// `now` the page's text from as many words before the place to as many words after it.
+    /// Whitespace runs are one space. None when the two read the same.
+    pub fn change(&self, ci: usize) -> Option<(String, String)> {
+        let l = &self.located[ci];
+        let r = l.resolution.as_ref()?;
+        let p = r.place.as_ref().filter(|_| r.block.is_none())?;
+        if r.status != anchor::Status::Fuzzy && !r.flags.quote_changed && !r.flags.context_changed {
+            return None;
+        }
+        let a = self.comments[ci].as_map().get("anchor")?.as_object()?;
+        let field = |k: &str| a.get(k).and_then(Value::as_str).unwrap_or_default();
+        let prefix = field("prefix");
+        let pre = prefix
+            .find(char::is_whitespace)
+            .map_or("", |i| &prefix[i..]);
+        let suffix = field("suffix");
+        let suf = suffix
+            .rfind(char::is_whitespace)
+            .map_or("", |i| &suffix[..i]);
+        let collapse = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        let was = collapse(&format!("{pre}{}{suf}", field("quote")));
+        let text = &self.texts[l.chapter?].text;
+        let offset = |w: &str| w.as_ptr() as usize - text.as_ptr() as usize;
+        let k = pre.split_whitespace().count();
+        let head: Vec<&str> = text[..p.text.start].split_whitespace().collect();
+        let start = match k {
+            0 => p.text.start,
+            k => head
+                .get(head.len().saturating_sub(k))
+                .map_or(0, |w| offset(w)),
+        };
+        let end = text[p.text.end..]
+            .split_whitespace()
+            .take(suf.split_whitespace().count())
+            .last()
+            .map_or(p.text.end, |w| offset(w) + w.len());
+        let now = collapse(&text[start..end]);
+        (was != now).then_some((was, now))
+    }
+
     /// The URL of comment `ci` in the book (`guide/setup.html?nb=ID`), if its page is in it.
     pub fn url(&self, ci: usize) -> Option<String> {
         let ch = self.located[ci].chapter?;
@@ -519,6 +566,12 @@ impl BookAnchors {
             sw.member("chapter", &self.chapters[*to].name);
             sw.member("url", &self.chapters[*to].url);
             sw.end();
+        }
+        if let Some((was, now)) = self.change(ci) {
+            let mut cw = ObjectWriter::new(aw.key("changed"));
+            cw.member("was", &was);
+            cw.member("now", &now);
+            cw.end();
         }
         match form {
             Lean::Island => {

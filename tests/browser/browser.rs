@@ -1150,3 +1150,75 @@ fn deflated_islands_and_views_show_the_same_book() {
     q.click("mark.nb-mark");
     q.wait_for("document.querySelector('.nb-pop .nb-thread')", SECS);
 }
+
+/// A comment whose quote changed since it was written (it says «five seconds»; the page now
+/// says «ten seconds»): its thread, its panel entry and its /comments row say what changed,
+/// word by word, in words — not with a colour alone.
+#[test]
+fn a_changed_quote_shows_the_old_and_new_words() {
+    let mut p = page!(1280, 900);
+    let site = site();
+    p.goto(&site.url("guide/configuration.html"));
+    let id = "c_mwm6a3iye2uy";
+    let mark = format!("mark.nb-mark[data-nb-id={id}]");
+    assert_eq!(
+        p.eval_str(&format!("document.querySelector('{mark}').textContent")),
+        "Intervals shorter than ten seconds are accepted"
+    );
+    let note = "The text changed since this comment: «five» → «ten»";
+    // The words themselves, old struck and new inserted.
+    let words = |p: &mut Page, scope: &str| {
+        p.eval(&format!(
+            "(() => {{ const n = document.querySelector('{scope} .nb-changed');
+               return [n.textContent, [...n.querySelectorAll('del.nb-word')].map(e => e.textContent),
+                       [...n.querySelectorAll('ins.nb-word')].map(e => e.textContent)]; }})()"
+        ))
+    };
+    let want = serde_json::json!([note, ["five"], ["ten"]]);
+
+    p.click(&mark);
+    p.wait_for(
+        "document.querySelector('.nb-pop[role=dialog] .nb-changed')",
+        SECS,
+    );
+    assert_eq!(words(&mut p, ".nb-pop"), want, "the thread");
+    p.screenshot("changed-quote-thread");
+    p.key("Escape");
+
+    let entry = format!("#nb-panel .nb-entry[data-nb-id={id}]");
+    p.click(&format!("{entry} .nb-entry-main"));
+    p.wait_for(
+        &format!("document.querySelector('{entry} .nb-entry-thread .nb-changed')"),
+        SECS,
+    );
+    assert_eq!(
+        words(&mut p, &format!("{entry} .nb-entry-thread")),
+        want,
+        "the panel"
+    );
+    // A comment placed exactly, its context intact, has no such note.
+    assert_eq!(
+        p.eval_i64(
+            "document.querySelectorAll('#nb-panel .nb-entry[data-nb-id=c_mworge1zx4rb] .nb-changed').length"
+        ),
+        0
+    );
+    p.assert_offline_and_clean();
+
+    p.goto(&site.url("comments.html"));
+    p.wait_for(
+        &format!("document.querySelector('.nb-row[data-nb-id={id}] .nb-changed')"),
+        SECS,
+    );
+    assert_eq!(
+        words(&mut p, &format!(".nb-row[data-nb-id={id}]")),
+        want,
+        "/comments"
+    );
+    assert_eq!(
+        p.eval_i64("document.querySelectorAll('.nb-rows .nb-changed').length"),
+        1,
+        "only the changed comment"
+    );
+    p.assert_offline_and_clean();
+}
