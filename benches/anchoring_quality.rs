@@ -343,7 +343,7 @@ fn main() {
     let mut per_bucket = vec![(Tally::default(), Tally::default()); BUCKETS.len()];
     let mut per_type = vec![(Tally::default(), Tally::default()); 4];
     // Per scenario: marked on another page; orphaned with a suggestion on another page.
-    let mut elsewhere = vec![(0usize, 0usize); 12];
+    let mut elsewhere = [(0usize, 0usize); 12];
     for (s, r) in samples.iter().zip(&results) {
         let bi = BUCKETS.iter().position(|&b| b == s.n).unwrap();
         elsewhere[s.scenario - 1].0 += usize::from(r.other_page);

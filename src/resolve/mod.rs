@@ -24,6 +24,10 @@ use crate::util::last_build::Keep;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
+/// Words of the page's text taken beyond the stored context on each side for
+/// [`BookAnchors::change`].
+pub const CHANGE_SLACK: usize = 10;
+
 /// A chapter of the book being built, with its page id.
 #[derive(Debug, Clone)]
 pub struct Chapter {
@@ -426,6 +430,9 @@ impl BookAnchors {
                 json!({ "page": other.page, "chapter": other.name, "url": other.url, "text": text }),
             );
         }
+        if let Some((was, now)) = self.change(ci) {
+            m.insert("changed".into(), json!({ "was": was, "now": now }));
+        }
         if let Some(f) = &l.followed {
             m.insert(
                 "followed".into(),
@@ -468,8 +475,11 @@ impl BookAnchors {
     /// changed; text anchors only): the stored words and the words at the place now, from
     /// which the reader shows what changed. `was` is the stored prefix, quote and suffix with
     /// the contexts cut to whole words (their outer words may be cut off in the capture);
-    /// `now` the page's text from as many words before the place to as many words after it.
-    /// Whitespace runs are one space. None when the two read the same.
+    /// `now` the page's text from [`CHANGE_SLACK`] more words before the place than the
+    /// prefix holds to as many more after it than the suffix holds, so that words inserted
+    /// next to the quote do not push the stored context out of it (the reader leaves out
+    /// what `now` has beyond `was` at either end). Whitespace runs are one space. None when
+    /// `now` holds `was` unchanged.
     pub fn change(&self, ci: usize) -> Option<(String, String)> {
         let l = &self.located[ci];
         let r = l.resolution.as_ref()?;
@@ -491,21 +501,18 @@ impl BookAnchors {
         let was = collapse(&format!("{pre}{}{suf}", field("quote")));
         let text = &self.texts[l.chapter?].text;
         let offset = |w: &str| w.as_ptr() as usize - text.as_ptr() as usize;
-        let k = pre.split_whitespace().count();
+        let k = pre.split_whitespace().count() + CHANGE_SLACK;
         let head: Vec<&str> = text[..p.text.start].split_whitespace().collect();
-        let start = match k {
-            0 => p.text.start,
-            k => head
-                .get(head.len().saturating_sub(k))
-                .map_or(0, |w| offset(w)),
-        };
+        let start = head
+            .get(head.len().saturating_sub(k))
+            .map_or(p.text.start, |w| offset(w));
         let end = text[p.text.end..]
             .split_whitespace()
-            .take(suf.split_whitespace().count())
+            .take(suf.split_whitespace().count() + CHANGE_SLACK)
             .last()
             .map_or(p.text.end, |w| offset(w) + w.len());
         let now = collapse(&text[start..end]);
-        (was != now).then_some((was, now))
+        (!now.contains(&was)).then_some((was, now))
     }
 
     /// The URL of comment `ci` in the book (`guide/setup.html?nb=ID`), if its page is in it.

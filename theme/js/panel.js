@@ -73,6 +73,9 @@ function changedNote(c) {
   var ch = obj(anch(c).changed);
   if (typeof ch.was !== 'string' || typeof ch.now !== 'string') return null;
   var ops = wordDiff(ch.was, ch.now);
+  // `now` reaches further than `was` on both sides: what it has beyond is context, not a change.
+  if (ops.length && ops[0].t === 'ins') ops = ops.slice(1);
+  if (ops.length && ops[ops.length - 1].t === 'ins' && !(ops.length > 1 && ops[ops.length - 2].t === 'del')) ops = ops.slice(0, -1);
   var p = h('p', { class: 'nb-note nb-changed' }, t('textChanged'));
   var any = false;
   for (var i = 0; i < ops.length; i++) {
