@@ -359,8 +359,11 @@ fn score(
             None => 0.0,
         },
     };
-    let pa = if lp == 0 { a == 0 } else { sp >= 1.0 };
-    let sa = if ls == 0 { b == t.len() } else { ss >= 1.0 };
+    // An empty side was the page's edge when the quote was captured; an anchor with no
+    // context at all (written from the command line) has none to contradict.
+    let none = lp == 0 && ls == 0;
+    let pa = none || if lp == 0 { a == 0 } else { sp >= 1.0 };
+    let sa = none || if ls == 0 { b == t.len() } else { ss >= 1.0 };
     Candidate {
         a,
         b,
