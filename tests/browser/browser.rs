@@ -1222,3 +1222,95 @@ fn a_changed_quote_shows_the_old_and_new_words() {
     );
     p.assert_offline_and_clean();
 }
+
+/// A detached comment whose text stands in another chapter, which held it all along (git
+/// does not show it arriving there after the comment was written): it stays detached on its
+/// own page, and the panel's detached list and its thread say where the same text is (a
+/// suggestion, not a move).
+#[test]
+fn a_detached_comment_says_where_the_same_text_is() {
+    let mut p = page!(1280, 900);
+    let tmp = tempfile::tempdir().unwrap();
+    let book = tmp.path().join("book-example");
+    harness::copy_dir(&harness::repo().join("book-example"), &book);
+    let _ = std::fs::remove_dir_all(book.join("book"));
+    let sentence = " Skylark sends samples in batches of `batch_size` readings, compressed with gzip, to the collector URL over HTTPS.";
+    let edit = |rel: &str, f: &dyn Fn(String) -> String| {
+        let path = book.join(rel);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let new = f(text.clone());
+        assert_ne!(new, text, "{rel} edited");
+        std::fs::write(&path, new).unwrap();
+    };
+    edit("src/guide/installing.md", &|t| {
+        format!("{t}\n{}\n", sentence.trim_start())
+    });
+    // In a repository (page ids are repository-relative) where the other chapter held the
+    // sentence all along; then the sentence is deleted from the comment's chapter.
+    for args in [
+        &["init", "-q"][..],
+        &["add", "-A"][..],
+        &["commit", "-qm", "book"][..],
+    ] {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(tmp.path())
+            .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
+            .args(args)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}");
+    }
+    edit("src/guide/configuration.md", &|t| {
+        t.replacen(sentence, "", 1)
+    });
+    let out = tmp.path().join("out");
+    let build = std::process::Command::new(env!("CARGO_BIN_EXE_mdbook-notabene"))
+        .args([
+            "build",
+            book.to_str().unwrap(),
+            "--dest-dir",
+            out.to_str().unwrap(),
+        ])
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    assert!(
+        build.status.success(),
+        "{}",
+        String::from_utf8_lossy(&build.stderr)
+    );
+    p.goto(&harness::file_url(&out.join("guide/configuration.html")));
+    let entry = "#nb-panel .nb-entry.nb-orphan[data-nb-id=c_mworonpyb6ns]";
+    p.wait_for(&format!("document.querySelector('{entry}')"), SECS);
+    assert_eq!(
+        p.eval_str(&format!(
+            "document.querySelector('{entry} .nb-entry-same').textContent"
+        )),
+        "The same text is on Installing Skylark."
+    );
+    assert_eq!(
+        p.eval_i64("document.querySelectorAll('mark.nb-mark[data-nb-id=c_mworonpyb6ns]').length"),
+        0,
+        "not marked here"
+    );
+    p.click(&format!("{entry} .nb-entry-main"));
+    p.wait_for(
+        &format!("document.querySelector('{entry} .nb-entry-thread .nb-same-text a')"),
+        SECS,
+    );
+    let link = p.eval(&format!(
+        "(() => {{ const n = document.querySelector('{entry} .nb-same-text');
+           return [n.textContent, n.querySelector('a').getAttribute('href')]; }})()"
+    ));
+    assert_eq!(
+        link,
+        serde_json::json!([
+            "The same text is on Installing Skylark.",
+            "../guide/installing.html"
+        ])
+    );
+    p.screenshot("same-text-suggestion");
+    p.assert_offline_and_clean();
+}
