@@ -175,7 +175,8 @@ struct Candidate {
     q: f64,
     sp: f64,
     ss: f64,
-    /// The stored prefix (suffix) is verbatim next to the candidate, or was stored empty.
+    /// The stored prefix (suffix) is verbatim next to the candidate (an empty one: the
+    /// candidate starts (ends) the page; an anchor with no context at all: always).
     pa: bool,
     sa: bool,
     h: f64,
@@ -358,10 +359,11 @@ fn score(
             None => 0.0,
         },
     };
-    // A side stored empty (a quote captured without its context, as `comments add --quote`
-    // and the API take it) holds no evidence of a change: it counts as intact.
-    let pa = lp == 0 || sp >= 1.0;
-    let sa = ls == 0 || ss >= 1.0;
+    // An empty side was the page's edge when the quote was captured; an anchor with no
+    // context at all (written from the command line) has none to contradict.
+    let none = lp == 0 && ls == 0;
+    let pa = none || if lp == 0 { a == 0 } else { sp >= 1.0 };
+    let sa = none || if ls == 0 { b == t.len() } else { ss >= 1.0 };
     Candidate {
         a,
         b,

@@ -219,14 +219,19 @@ pub enum MoveKind {
     Rename,
     /// Copied: the old path may still exist (a split chapter's second part).
     Copy,
+    /// Merged: the old path is gone and most of its lines arrived in another file since (a
+    /// chapter merged into another one, or into a new file), which git's rename detection
+    /// does not report when that file existed before or took more than one source.
+    Merge,
 }
 
 impl MoveKind {
-    /// `git rename` or `git copy`, as the build report and `anchoring.followed.by` say it.
+    /// `git rename`, `git copy` or `git merge`, as the build report and `anchoring.followed.by` say it.
     pub fn as_str(self) -> &'static str {
         match self {
             MoveKind::Rename => "git rename",
             MoveKind::Copy => "git copy",
+            MoveKind::Merge => "git merge",
         }
     }
 }

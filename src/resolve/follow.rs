@@ -5,7 +5,9 @@
 //!
 //! 1. **git's evidence**, page by page: the Markdown files git says were renamed or copied from
 //!    the page's file since its comments were last updated (commits since, the index, unstaged
-//!    edits, files not yet tracked — [`Repo::moves_since`]). A text comment is anchored in
+//!    edits, files not yet tracked — [`Repo::moves_since`]); for a file git saw no move of,
+//!    the chapter most of its lines went to since, when that is at least half of them (a
+//!    merge, which git does not report as a move). A text comment is anchored in
 //!    each file its page went to and follows the best; a block comment follows its block, a
 //!    page comment its page (on a split, to the part that keeps the chapter's title).
 //! 2. **Quote and context** in every chapter, for a live text comment git did not place: the
@@ -371,6 +373,11 @@ fn git_targets<'a>(
             .filter(|m| m.from == file)
             .filter_map(|m| by_source.get(m.to.as_str()).map(|&ch| (ch, m.kind)))
             .collect();
+        if to.is_empty()
+            && let Some(ch) = merged_into(anchors, repo, &base, &file)
+        {
+            to.push((ch, MoveKind::Merge));
+        }
         to.sort_by_key(|&(ch, kind)| (kind, ch));
         to.dedup_by_key(|t| t.0);
         if !to.is_empty() {
@@ -378,6 +385,54 @@ fn git_targets<'a>(
         }
     }
     targets
+}
+
+/// Lines of a chapter that say where its text went: trimmed, at least this long.
+const MERGE_LINE: usize = 8;
+
+/// The chapter that file `file` of commit `base` was merged into: the file is not in the
+/// book, and at least half of its distinct lines of [`MERGE_LINE`] chars or more are in that
+/// chapter now while its file in `base` did not hold them (it did not exist, for a merge into
+/// a new file). Of several, the one that took the most.
+fn merged_into(anchors: &BookAnchors, repo: &Repo, base: &str, file: &str) -> Option<usize> {
+    let old = repo.show(base, file)?;
+    let lines = |md: &str| -> std::collections::HashSet<String> {
+        md.lines()
+            .map(str::trim)
+            .filter(|l| l.chars().count() >= MERGE_LINE)
+            .map(str::to_string)
+            .collect()
+    };
+    let wanted = lines(&old);
+    let half = wanted.len().div_ceil(2).max(1);
+    // Chapters by how many of the lines they hold now, most first.
+    let mut holding: Vec<(usize, usize)> = anchors
+        .chapters
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.source != file)
+        .map(|(ch, c)| {
+            let md = c.disk.as_deref().unwrap_or(&c.content);
+            let now = md.lines().map(str::trim).filter(|l| wanted.contains(*l));
+            (now.collect::<std::collections::HashSet<_>>().len(), ch)
+        })
+        .filter(|&(n, _)| n >= half)
+        .collect();
+    holding.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    holding.into_iter().find_map(|(_, ch)| {
+        let c = &anchors.chapters[ch];
+        let before = repo
+            .show(base, &c.source)
+            .map(|md| lines(&md))
+            .unwrap_or_default();
+        let md = c.disk.as_deref().unwrap_or(&c.content);
+        let arrived: std::collections::HashSet<&str> = md
+            .lines()
+            .map(str::trim)
+            .filter(|l| wanted.contains(*l) && !before.contains(*l))
+            .collect();
+        (arrived.len() >= half).then_some(ch)
+    })
 }
 
 /// Of the files a page went to, the one that keeps the chapter's title (its first heading in

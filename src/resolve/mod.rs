@@ -24,6 +24,10 @@ use crate::util::last_build::Keep;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
+/// Words of the page's text taken beyond the stored context on each side for
+/// [`BookAnchors::change`].
+pub const CHANGE_SLACK: usize = 10;
+
 /// A chapter of the book being built, with its page id.
 #[derive(Debug, Clone)]
 pub struct Chapter {
@@ -51,6 +55,9 @@ pub struct Chapter {
 pub enum Lean {
     /// In a chapter's island: also without `page` (the island's); `anchoring` holds `status`
     /// and, where the client paints, `block` (block index) or `code` (block, offset, text).
+    /// In every lean form, `anchoring` also holds `followed`, `sameText` (page, chapter, url)
+    /// and, for an anchor placed with changes, `changed` (`was`, `now`: see
+    /// [`BookAnchors::change`]).
     Island,
     /// In the /comments list: a resolved comment's thread only as its first message, with
     /// `replies` (how many follow it); `anchoring` holds `status` and `chapter` (its title),
@@ -423,6 +430,9 @@ impl BookAnchors {
                 json!({ "page": other.page, "chapter": other.name, "url": other.url, "text": text }),
             );
         }
+        if let Some((was, now)) = self.change(ci) {
+            m.insert("changed".into(), json!({ "was": was, "now": now }));
+        }
         if let Some(f) = &l.followed {
             m.insert(
                 "followed".into(),
@@ -459,6 +469,50 @@ impl BookAnchors {
         // The offset counts Unicode scalar values (chars), not UTF-16 units.
         let offset = text.text[cb.text.start..p.text.start].chars().count();
         Some((n, offset, &text.text[p.text.clone()]))
+    }
+
+    /// For comment `ci` placed with changes (fuzzy, or exact with its quote or context
+    /// changed; text anchors only): the stored words and the words at the place now, from
+    /// which the reader shows what changed. `was` is the stored prefix, quote and suffix with
+    /// the contexts cut to whole words (their outer words may be cut off in the capture);
+    /// `now` the page's text from [`CHANGE_SLACK`] more words before the place than the
+    /// prefix holds to as many more after it than the suffix holds, so that words inserted
+    /// next to the quote do not push the stored context out of it (the reader leaves out
+    /// what `now` has beyond `was` at either end). Whitespace runs are one space. None when
+    /// `now` holds `was` unchanged.
+    pub fn change(&self, ci: usize) -> Option<(String, String)> {
+        let l = &self.located[ci];
+        let r = l.resolution.as_ref()?;
+        let p = r.place.as_ref().filter(|_| r.block.is_none())?;
+        if r.status != anchor::Status::Fuzzy && !r.flags.quote_changed && !r.flags.context_changed {
+            return None;
+        }
+        let a = self.comments[ci].as_map().get("anchor")?.as_object()?;
+        let field = |k: &str| a.get(k).and_then(Value::as_str).unwrap_or_default();
+        let prefix = field("prefix");
+        let pre = prefix
+            .find(char::is_whitespace)
+            .map_or("", |i| &prefix[i..]);
+        let suffix = field("suffix");
+        let suf = suffix
+            .rfind(char::is_whitespace)
+            .map_or("", |i| &suffix[..i]);
+        let collapse = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        let was = collapse(&format!("{pre}{}{suf}", field("quote")));
+        let text = &self.texts[l.chapter?].text;
+        let offset = |w: &str| w.as_ptr() as usize - text.as_ptr() as usize;
+        let k = pre.split_whitespace().count() + CHANGE_SLACK;
+        let head: Vec<&str> = text[..p.text.start].split_whitespace().collect();
+        let start = head
+            .get(head.len().saturating_sub(k))
+            .map_or(p.text.start, |w| offset(w));
+        let end = text[p.text.end..]
+            .split_whitespace()
+            .take(suf.split_whitespace().count() + CHANGE_SLACK)
+            .last()
+            .map_or(p.text.end, |w| offset(w) + w.len());
+        let now = collapse(&text[start..end]);
+        (!now.contains(&was)).then_some((was, now))
     }
 
     /// The URL of comment `ci` in the book (`guide/setup.html?nb=ID`), if its page is in it.
@@ -519,6 +573,12 @@ impl BookAnchors {
             sw.member("chapter", &self.chapters[*to].name);
             sw.member("url", &self.chapters[*to].url);
             sw.end();
+        }
+        if let Some((was, now)) = self.change(ci) {
+            let mut cw = ObjectWriter::new(aw.key("changed"));
+            cw.member("was", &was);
+            cw.member("now", &now);
+            cw.end();
         }
         match form {
             Lean::Island => {

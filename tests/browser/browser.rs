@@ -1150,3 +1150,167 @@ fn deflated_islands_and_views_show_the_same_book() {
     q.click("mark.nb-mark");
     q.wait_for("document.querySelector('.nb-pop .nb-thread')", SECS);
 }
+
+/// A comment whose quote changed since it was written (it says «five seconds»; the page now
+/// says «ten seconds»): its thread, its panel entry and its /comments row say what changed,
+/// word by word, in words — not with a colour alone.
+#[test]
+fn a_changed_quote_shows_the_old_and_new_words() {
+    let mut p = page!(1280, 900);
+    let site = site();
+    p.goto(&site.url("guide/configuration.html"));
+    let id = "c_mwm6a3iye2uy";
+    let mark = format!("mark.nb-mark[data-nb-id={id}]");
+    assert_eq!(
+        p.eval_str(&format!("document.querySelector('{mark}').textContent")),
+        "Intervals shorter than ten seconds are accepted"
+    );
+    let note = "The text changed since this comment: «five» → «ten»";
+    // The words themselves, old struck and new inserted.
+    let words = |p: &mut Page, scope: &str| {
+        p.eval(&format!(
+            "(() => {{ const n = document.querySelector('{scope} .nb-changed');
+               return [n.textContent, [...n.querySelectorAll('del.nb-word')].map(e => e.textContent),
+                       [...n.querySelectorAll('ins.nb-word')].map(e => e.textContent)]; }})()"
+        ))
+    };
+    let want = serde_json::json!([note, ["five"], ["ten"]]);
+
+    p.click(&mark);
+    p.wait_for(
+        "document.querySelector('.nb-pop[role=dialog] .nb-changed')",
+        SECS,
+    );
+    assert_eq!(words(&mut p, ".nb-pop"), want, "the thread");
+    p.screenshot("changed-quote-thread");
+    p.key("Escape");
+
+    let entry = format!("#nb-panel .nb-entry[data-nb-id={id}]");
+    p.click(&format!("{entry} .nb-entry-main"));
+    p.wait_for(
+        &format!("document.querySelector('{entry} .nb-entry-thread .nb-changed')"),
+        SECS,
+    );
+    assert_eq!(
+        words(&mut p, &format!("{entry} .nb-entry-thread")),
+        want,
+        "the panel"
+    );
+    // A comment placed exactly, its context intact, has no such note.
+    assert_eq!(
+        p.eval_i64(
+            "document.querySelectorAll('#nb-panel .nb-entry[data-nb-id=c_mworge1zx4rb] .nb-changed').length"
+        ),
+        0
+    );
+    p.assert_offline_and_clean();
+
+    p.goto(&site.url("comments.html"));
+    p.wait_for(
+        &format!("document.querySelector('.nb-row[data-nb-id={id}] .nb-changed')"),
+        SECS,
+    );
+    assert_eq!(
+        words(&mut p, &format!(".nb-row[data-nb-id={id}]")),
+        want,
+        "/comments"
+    );
+    assert_eq!(
+        p.eval_i64("document.querySelectorAll('.nb-rows .nb-changed').length"),
+        1,
+        "only the changed comment"
+    );
+    p.assert_offline_and_clean();
+}
+
+/// A detached comment whose text stands in another chapter, which held it all along (git
+/// does not show it arriving there after the comment was written): it stays detached on its
+/// own page, and the panel's detached list and its thread say where the same text is (a
+/// suggestion, not a move).
+#[test]
+fn a_detached_comment_says_where_the_same_text_is() {
+    let mut p = page!(1280, 900);
+    let tmp = tempfile::tempdir().unwrap();
+    let book = tmp.path().join("book-example");
+    harness::copy_dir(&harness::repo().join("book-example"), &book);
+    let _ = std::fs::remove_dir_all(book.join("book"));
+    let sentence = " Skylark sends samples in batches of `batch_size` readings, compressed with gzip, to the collector URL over HTTPS.";
+    let edit = |rel: &str, f: &dyn Fn(String) -> String| {
+        let path = book.join(rel);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let new = f(text.clone());
+        assert_ne!(new, text, "{rel} edited");
+        std::fs::write(&path, new).unwrap();
+    };
+    edit("src/guide/installing.md", &|t| {
+        format!("{t}\n{}\n", sentence.trim_start())
+    });
+    // In a repository (page ids are repository-relative) where the other chapter held the
+    // sentence all along; then the sentence is deleted from the comment's chapter.
+    for args in [
+        &["init", "-q"][..],
+        &["add", "-A"][..],
+        &["commit", "-qm", "book"][..],
+    ] {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(tmp.path())
+            .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
+            .args(args)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}");
+    }
+    edit("src/guide/configuration.md", &|t| {
+        t.replacen(sentence, "", 1)
+    });
+    let out = tmp.path().join("out");
+    let build = std::process::Command::new(env!("CARGO_BIN_EXE_mdbook-notabene"))
+        .args([
+            "build",
+            book.to_str().unwrap(),
+            "--dest-dir",
+            out.to_str().unwrap(),
+        ])
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    assert!(
+        build.status.success(),
+        "{}",
+        String::from_utf8_lossy(&build.stderr)
+    );
+    p.goto(&harness::file_url(&out.join("guide/configuration.html")));
+    let entry = "#nb-panel .nb-entry.nb-orphan[data-nb-id=c_mworonpyb6ns]";
+    p.wait_for(&format!("document.querySelector('{entry}')"), SECS);
+    assert_eq!(
+        p.eval_str(&format!(
+            "document.querySelector('{entry} .nb-entry-same').textContent"
+        )),
+        "The same text is on Installing Skylark."
+    );
+    assert_eq!(
+        p.eval_i64("document.querySelectorAll('mark.nb-mark[data-nb-id=c_mworonpyb6ns]').length"),
+        0,
+        "not marked here"
+    );
+    p.click(&format!("{entry} .nb-entry-main"));
+    p.wait_for(
+        &format!("document.querySelector('{entry} .nb-entry-thread .nb-same-text a')"),
+        SECS,
+    );
+    let link = p.eval(&format!(
+        "(() => {{ const n = document.querySelector('{entry} .nb-same-text');
+           return [n.textContent, n.querySelector('a').getAttribute('href')]; }})()"
+    ));
+    assert_eq!(
+        link,
+        serde_json::json!([
+            "The same text is on Installing Skylark.",
+            "../guide/installing.html"
+        ])
+    );
+    p.screenshot("same-text-suggestion");
+    p.assert_offline_and_clean();
+}

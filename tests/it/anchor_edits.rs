@@ -59,6 +59,12 @@ fn a_clause_added_after_the_quote_keeps_the_comment_exact() {
         )
     );
     assert_eq!(a["suggestion"], Value::Null);
+    // What the reader shows as changed: the stored context and quote, and the page's words
+    // around the place now (the reader leaves out what `now` has beyond `was` at each end).
+    assert_eq!(
+        a["changed"],
+        json!({ "was": CHANGED_WAS, "now": CHANGED_NOW })
+    );
     let listing = common::run(
         &book,
         &["anchors", "--page", "book-example/src/reference/cli"],
@@ -88,6 +94,13 @@ fn a_clause_added_after_the_quote_keeps_the_comment_exact() {
         ("3 means the archive is unwritable", "", vec!["open"])
     );
 }
+
+/// `anchoring.changed` of [`UNWRITABLE`] after the clause is added.
+const CHANGED_WAS: &str = "a sensor could not be opened, and 3 means the archive is unwritable. \
+     Any other value is a bug: please";
+const CHANGED_NOW: &str = "exit means success, 1 means a configuration error, 2 means a sensor \
+     could not be opened, and 3 means the archive is unwritable (a full disk or a permissions \
+     problem). Any other value is a bug: please report it together with";
 
 /// When the comments were written: before any commit of the test's repository is not
 /// possible, so git's evidence is read from its first commit.

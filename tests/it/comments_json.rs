@@ -329,7 +329,20 @@ fn check_anchoring(b: &Built, id: &str, c: &Value, a: &Value, prefix: &str) {
         "{id}: anchoring keys"
     );
     let extra: Vec<&str> = k[base.len()..].to_vec();
-    let allowed = ["flags", "block", "code"];
+    let allowed = ["changed", "flags", "block", "code"];
+    // `changed`: the stored words and the words there now, for an anchor placed with changes.
+    if let Some(ch) = a.get("changed") {
+        assert!(
+            ch["was"].is_string() && ch["now"].is_string() && ch.as_object().unwrap().len() == 2,
+            "{id}: anchoring.changed {ch}"
+        );
+        assert!(
+            status == "fuzzy"
+                || a["flags"]["quoteChanged"] == true
+                || a["flags"]["contextChanged"] == true,
+            "{id}: changed, but placed unchanged"
+        );
+    }
     let mut last = 0;
     for e in &extra {
         let i = allowed
@@ -727,7 +740,7 @@ fn html_markers_and_islands_agree_with_the_json() {
                 ia.as_object()
                     .unwrap()
                     .keys()
-                    .all(|k| ["status", "block", "code"].contains(&k.as_str())),
+                    .all(|k| ["status", "changed", "block", "code"].contains(&k.as_str())),
                 "{f}: {id} island anchoring {ia}"
             );
         }
@@ -786,6 +799,13 @@ fn the_comments_page_lists_every_comment_of_its_language_lean_newest_first() {
         a.insert("status".into(), status);
         if let Some(ch) = anchoring.get("chapter") {
             a.insert("chapter".into(), ch.clone());
+        }
+        // What changed since a live comment was written, as comments.json says it.
+        if let Some(ch) = anchoring
+            .get("changed")
+            .filter(|_| w["status"] != "resolved")
+        {
+            a.insert("changed".into(), ch.clone());
         }
         entry.insert("anchoring".into(), Value::Object(a));
         entry.insert(

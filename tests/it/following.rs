@@ -1,7 +1,8 @@
 //! Comments follow the book as it changes: one scenario per structural edit of a real book
 //! (the nomicon) in a real git repository — rename committed, rename staged, a plain `mv` git
-//! does not know, a move to another directory, a split at a heading, a merge, a paragraph moved
-//! to another chapter, the book's directory moved, a chapter deleted, and a control.
+//! does not know, a move to another directory, a split at a heading, a merge (of a chapter with
+//! text comments; of one with a page and a block comment; of two into a new file), a paragraph
+//! moved to another chapter, the book's directory moved, a chapter deleted, and a control.
 //!
 //! For each: every comment lands on the right page at the right text and none on a wrong page
 //! (`notabene anchors --json`); `anchors heal` re-keys the followed ones into the contract's
@@ -61,8 +62,9 @@ const COMMENTS: &[(&str, &str, Option<&str>)] = &[
         Some("Most of the time, we expect types to have a statically known and positive size."),
     ),
     ("k1", "casts", Some("Casts are a superset of coercions")),
-    // A block comment: the chapter's image.
+    // A block comment: the chapter's image; and a page comment on the same chapter.
     ("b1", "meet-safe-and-unsafe", Some(IMAGE)),
+    ("mp", "meet-safe-and-unsafe", None),
 ];
 
 /// In [`COMMENTS`], a block comment on the chapter's first image.
@@ -376,8 +378,17 @@ fn a_block_comment_follows_its_page() {
     );
     s.summary("(meet-safe-and-unsafe.md)", "(safe-and-unsafe.md)");
     git(&s.repo, &["commit", "-qam", "rename"]);
-    assert_eq!(s.landed(&s.book)["b1"].3.as_deref(), Some("git rename"));
-    s.check(&s.book, "nomicon/src", &[("b1", Some("safe-and-unsafe"))]);
+    let landed = s.landed(&s.book);
+    assert_eq!(landed["b1"].3.as_deref(), Some("git rename"));
+    assert_eq!(landed["mp"].3.as_deref(), Some("git rename"));
+    s.check(
+        &s.book,
+        "nomicon/src",
+        &[
+            ("b1", Some("safe-and-unsafe")),
+            ("mp", Some("safe-and-unsafe")),
+        ],
+    );
 }
 
 /// A paragraph found on two pages equally well is not followed: it stays an orphan on its
@@ -508,6 +519,80 @@ fn merge_of_two_chapters() {
     s.check(&s.book, "nomicon/src", &[("c1", Some("casts"))]);
 }
 
+/// `meet-safe-and-unsafe.md` with its title one level down, as a section of another chapter.
+fn as_section(s: &Scenario) -> String {
+    common::read(&s.src("meet-safe-and-unsafe.md")).replacen(
+        "# Meet Safe and Unsafe",
+        "## Meet Safe and Unsafe",
+        1,
+    )
+}
+
+/// A chapter merged into another one takes its page and block comments along: git reports no
+/// move (the other file existed before), but the merged file's lines arrived there since.
+#[test]
+fn a_merged_chapter_takes_its_page_and_block_comments_along() {
+    let s = Scenario::new();
+    let races = common::read(&s.src("races.md"));
+    common::write(&s.src("races.md"), &format!("{races}\n{}", as_section(&s)));
+    git(
+        &s.repo,
+        &["rm", "-q", "nomicon/src/meet-safe-and-unsafe.md"],
+    );
+    s.summary("* [Meet Safe and Unsafe](meet-safe-and-unsafe.md)\n", "");
+    git(&s.repo, &["commit", "-qam", "merge"]);
+    let landed = s.landed(&s.book);
+    let races = Some("nomicon/src/races".to_string());
+    assert_eq!(
+        (&landed["mp"], &landed["b1"]),
+        (
+            &(races.clone(), "page".into(), None, Some("git merge".into())),
+            &(
+                races,
+                "exact".into(),
+                Some("safe and unsafe".into()),
+                Some("git merge".into())
+            ),
+        )
+    );
+    s.check(
+        &s.book,
+        "nomicon/src",
+        &[("mp", Some("races")), ("b1", Some("races"))],
+    );
+}
+
+/// Two chapters merged into a new file in one change (both old files gone): every comment of
+/// both follows to the new chapter.
+#[test]
+fn two_chapters_merged_under_a_new_name() {
+    let s = Scenario::new();
+    let races = common::read(&s.src("races.md"));
+    common::write(
+        &s.src("data-races.md"),
+        &format!("{races}\n{}", as_section(&s)),
+    );
+    git(
+        &s.repo,
+        &[
+            "rm",
+            "-q",
+            "nomicon/src/meet-safe-and-unsafe.md",
+            "nomicon/src/races.md",
+        ],
+    );
+    s.summary("* [Meet Safe and Unsafe](meet-safe-and-unsafe.md)\n", "");
+    s.summary("(races.md)", "(data-races.md)");
+    let landed = s.landed(&s.book);
+    assert_eq!(landed["mp"].3.as_deref(), Some("git merge"));
+    assert_eq!(landed["b1"].3.as_deref(), Some("git merge"));
+    let moved: Vec<(&str, Option<&str>)> = ["r1", "r2", "rp", "mp", "b1"]
+        .into_iter()
+        .map(|k| (k, Some("data-races")))
+        .collect();
+    s.check(&s.book, "nomicon/src", &moved);
+}
+
 #[test]
 fn a_commented_paragraph_moved_to_another_chapter() {
     let s = Scenario::new();
@@ -537,7 +622,7 @@ fn the_book_moved_in_its_repository() {
     let out = s.notabene(&book, &["anchors"]);
     assert_eq!(
         out.stderr,
-        "notabene: warning: 11 of the store's 11 comments for this language are on pages this book does not have; they are under \"nomicon/src\", this book's pages under \"docs/nomicon/src\" — set page-prefix = \"nomicon/src\" in [preprocessor.notabene] (book.toml)\n"
+        "notabene: warning: 12 of the store's 12 comments for this language are on pages this book does not have; they are under \"nomicon/src\", this book's pages under \"docs/nomicon/src\" — set page-prefix = \"nomicon/src\" in [preprocessor.notabene] (book.toml)\n"
     );
     // … while every comment follows its file (git rename) until `heal` re-keys them.
     let everyone: Vec<(&str, Option<&str>)> =

@@ -1,4 +1,5 @@
-/* Threads and their places: a thread's rendering, the page discussion, the header counts,
+/* Threads and their places: a thread's rendering (with what changed in the text since the
+ * comment, and where else its detached text stands), the page discussion, the header counts,
  * the side panel with its filters, flash and jump, the popover / bottom sheet, pointer and
  * keyboard events, deep links (?nb=ID). Uses: locale, dom, paint; thread actions from
  * actions when the write side is on. */
@@ -28,6 +29,10 @@ function renderThread(c, opts) {
   var sb = suggestionBox(c);
   if (sb) wrap.appendChild(sb);
   if (opts.orphan) wrap.appendChild(h('p', { class: 'nb-note', text: t('detachedLong') }));
+  var same = sameTextNote(c);
+  if (same) wrap.appendChild(same);
+  var changed = changedNote(c);
+  if (changed) wrap.appendChild(changed);
   var followed = obj(anch(c).followed);
   if (followed.from) {
     wrap.appendChild(h('p', { class: 'nb-note nb-followed', text: t('followed', { from: str(followed.from), by: str(followed.by) }) }));
@@ -58,6 +63,57 @@ function renderThread(c, opts) {
   return wrap;
 }
 var threadOpts = new WeakMap();
+
+/**
+ * What changed in the text since the comment, for an anchor placed with changes
+ * (`anchoring.changed`: the stored words and the words there now): each change as «old» →
+ * «new», the old words in `<del>` and the new ones in `<ins>`. Null without one.
+ */
+function changedNote(c) {
+  var ch = obj(anch(c).changed);
+  if (typeof ch.was !== 'string' || typeof ch.now !== 'string') return null;
+  var ops = wordDiff(ch.was, ch.now);
+  // `now` reaches further than `was` on both sides: what it has beyond is context, not a change.
+  if (ops.length && ops[0].t === 'ins') ops = ops.slice(1);
+  if (ops.length && ops[ops.length - 1].t === 'ins' && !(ops.length > 1 && ops[ops.length - 2].t === 'del')) ops = ops.slice(0, -1);
+  var p = h('p', { class: 'nb-note nb-changed' }, t('textChanged'));
+  var any = false;
+  for (var i = 0; i < ops.length; i++) {
+    var o = ops[i];
+    if (o.t === 'eq') continue;
+    var del = o.t === 'del' ? o.s.trim() : '';
+    var ins = o.t === 'ins' ? o.s.trim() : (ops[i + 1] && ops[i + 1].t === 'ins' ? ops[++i].s.trim() : '');
+    if (!del && !ins) continue;
+    p.appendChild(D.createTextNode(any ? '; ' : ' '));
+    any = true;
+    var change = h('span', { class: 'nb-change' });
+    if (del && ins) {
+      change.appendChild(D.createTextNode('«'));
+      change.appendChild(h('del', { class: 'nb-word', text: del }));
+      change.appendChild(D.createTextNode('» → «'));
+      change.appendChild(h('ins', { class: 'nb-word', text: ins }));
+      change.appendChild(D.createTextNode('»'));
+    } else {
+      change.appendChild(D.createTextNode(t(del ? 'changedRemoved' : 'changedAdded') + ' «'));
+      change.appendChild(h(del ? 'del' : 'ins', { class: 'nb-word', text: del || ins }));
+      change.appendChild(D.createTextNode('»'));
+    }
+    p.appendChild(change);
+  }
+  return any ? p : null;
+}
+
+/** For a detached comment whose text stands on another page (`anchoring.sameText`): "The same
+ * text is on PAGE", linked to it. A suggestion only: the comment stays here. Null without one. */
+function sameTextNote(c) {
+  var st = obj(anch(c).sameText);
+  var name = str(st.chapter) || str(st.page);
+  if (!name) return null;
+  var text = t('sameTextOn', { page: '\u0000' }).split('\u0000');
+  var href = siteHref(st.url);
+  return h('p', { class: 'nb-note nb-same-text' }, text[0],
+    href ? h('a', { href: href, text: name }) : name, text[1] || '');
+}
 
 /** A suggested edit: the quote with the removed words struck and the new ones inserted;
  * under serve, an Apply button while it is open and not applied. Null without one. */
@@ -304,6 +360,10 @@ function panelEntry(c) {
       c.hold === true ? h('span', { class: 'nb-hold', text: ' ⏸ ' + t('onHold') }) : null,
       status !== 'open' ? h('span', { class: 'nb-status-text', text: ' · ' + statusLabel(status) }) : null),
     h('span', { class: 'nb-entry-first', text: truncate(fm.body, 140) }));
+  var st = obj(anch(c).sameText);
+  if (orphan && (st.chapter || st.page)) {
+    main.appendChild(h('span', { class: 'nb-entry-same', text: t('sameTextOn', { page: str(st.chapter) || str(st.page) }) }));
+  }
   var body = h('div', { class: 'nb-entry-thread', hidden: true });
   main.addEventListener('click', function () {
     var expand = body.hidden;

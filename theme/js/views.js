@@ -581,6 +581,10 @@ function commentRow(c) {
   li.appendChild(h('p', { class: 'nb-row-first' },
     h('span', { class: 'nb-author', title: str(fm.author) || null, text: displayName(fm.author) }), ': ',
     h('span', { class: 'nb-body', text: str(fm.body) })));
+  var changed = changedNote(c);
+  if (changed) li.appendChild(changed);
+  var same = sameTextNote(c);
+  if (same) li.appendChild(same);
   var res = obj(c.resolution);
   if (res.note) {
     li.appendChild(h('p', { class: 'nb-resolution' },
