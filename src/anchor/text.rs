@@ -17,6 +17,9 @@
 //!    contexts, it never outweighs an edit in the context); accept the best if `S ≥ τ`, with
 //!    deterministic tie-breaks. A specific quote (3+ words) found exactly once outside code,
 //!    with both sides of its context changed, is placed `fuzzy` when nothing reached `τ`.
+//! 5. **Refuse to guess** ([`finish`]): a winner the evidence does not single out — context
+//!    changed on both sides, a copy in code, an edited quote with no side verbatim, a spot
+//!    elsewhere with both sides verbatim, a tie — is the orphan's suggestion instead.
 //!
 //! The flags say exactly what differs: the quote, the prefix or suffix, the section.
 //! Part of the anchor layer (3); may call the text model and the shared helpers.
@@ -182,6 +185,13 @@ struct Candidate {
     h: f64,
     e: f64,
     score: f64,
+    /// The score counts the context only as far as the candidate's block reaches (a block
+    /// moved, a heading inserted): see [`block_edge_e`].
+    edge: bool,
+    /// The stored prefix (suffix) is verbatim next to the candidate, or verbatim as far as
+    /// the candidate's block reaches.
+    pe: bool,
+    se: bool,
 }
 
 impl Candidate {
@@ -232,14 +242,15 @@ fn block_starts(idx: &PageIndex) -> Vec<usize> {
 /// Context similarity when the page's block edge cuts the stored context: for each side, the
 /// stored context counts either whole, or only as far as the candidate's block extends (the
 /// rest lies in whatever block is now next door) provided that part matches (≥ 0.9). Returns
-/// the best length-weighted similarity that cuts at least one side, if there is enough evidence.
+/// the best length-weighted similarity that cuts at least one side, if there is enough
+/// evidence, and for each side whether it is verbatim up to the block's edge.
 fn block_edge_e(
     idx: &PageIndex,
     pat: &Pattern,
     blocks: &OnceCell<Vec<usize>>,
     (a, b): (usize, usize),
     (sp, ss): (f64, f64),
-) -> Option<f64> {
+) -> Option<(f64, bool, bool)> {
     let t = &idx.symbols;
     let starts = blocks.get_or_init(|| block_starts(idx));
     let (lp, ls, m) = (pat.p.len(), pat.s.len(), pat.q.len());
@@ -297,7 +308,8 @@ fn block_edge_e(
         let e = (m as f64 + p.0 as f64 * p.1 + s.0 as f64 * s.1) / (m + p.0 + s.0) as f64;
         best = Some(best.map_or(e, |x: f64| x.max(e)));
     }
-    best
+    let verbatim = |c: Option<(usize, f64)>| c.is_some_and(|c| c.1 >= 1.0);
+    best.map(|e| (e, verbatim(p_cut), verbatim(s_cut)))
 }
 
 fn score(
@@ -324,14 +336,16 @@ fn score(
         similarity(myers::prefix_distance(&pat.s, &t[b..to]), ls)
     };
     let mut e = (m as f64 * q + lp as f64 * sp + ls as f64 * ss) / (m + lp + ls) as f64;
+    let (mut edge, mut pe, mut se) = (false, false, false);
     // A block moved elsewhere, or a heading inserted before it, replaces the context beyond
     // the block's edge: an exact quote whose in-block context is intact keeps most of its
     // evidence.
     if q >= 1.0
-        && (sp < 0.9 || ss < 0.9)
-        && let Some(cut) = block_edge_e(idx, pat, blocks, (a, b), (sp, ss))
+        && (sp < 1.0 || ss < 1.0)
+        && let Some((cut, p_edge, s_edge)) = block_edge_e(idx, pat, blocks, (a, b), (sp, ss))
     {
         e = e.max(cut - BLOCK_EDGE_PENALTY);
+        (edge, pe, se) = (true, p_edge, s_edge);
     }
     // A quote selected on word boundaries is not found inside a word.
     e -= WORD_EDGE_PENALTY
@@ -364,6 +378,7 @@ fn score(
     let none = lp == 0 && ls == 0;
     let pa = none || if lp == 0 { a == 0 } else { sp >= 1.0 };
     let sa = none || if ls == 0 { b == t.len() } else { ss >= 1.0 };
+    let (pe, se) = (pa || pe, sa || se);
     Candidate {
         a,
         b,
@@ -375,6 +390,9 @@ fn score(
         h,
         e,
         score: (1.0 - SECTION_WEIGHT) * e + SECTION_WEIGHT * h,
+        edge,
+        pe,
+        se,
     }
 }
 
@@ -474,7 +492,7 @@ fn resolve_pattern(idx: &PageIndex, pat: &Pattern, exact: &[usize], threshold: f
         return r.clone();
     }
     let r = resolve_scored(idx, pat, occurrences.clone(), &blocks, threshold);
-    if let Some((_, one)) = intact {
+    if let Some((c, one)) = intact {
         // An edited quote with both sides of its context intact elsewhere is the better
         // evidence (the exact one is then a copy next to a shared line).
         let elsewhere = match (&r.place, &one.place) {
@@ -484,10 +502,22 @@ fn resolve_pattern(idx: &PageIndex, pat: &Pattern, exact: &[usize], threshold: f
             }
             _ => false,
         };
-        if !elsewhere {
-            return one;
+        if elsewhere {
+            return r;
         }
-        return r;
+        // … and so is a rewritten quote between its verbatim context: nothing is placed.
+        if let Some(rival) = between_context(idx, pat, &blocks)
+            .iter()
+            .filter(|x| x.b <= c.a || x.a >= c.b)
+            .max_by_key(|x| x.key())
+        {
+            return Resolution {
+                confidence: (rival.score * 1e4).round() / 1e4,
+                suggestion: Some(idx.place(rival.a, rival.b)),
+                ..Resolution::orphan()
+            };
+        }
+        return one;
     }
     // Both sides changed: a quote found exactly once, long enough to be specific, is still
     // the place (fuzzy), unless the search placed an edited quote elsewhere — not in code,
@@ -592,6 +622,46 @@ fn flags_of(idx: &PageIndex, pat: &Pattern, c: &Candidate, ambiguous: bool) -> F
     }
 }
 
+/// The spans between the stored context found verbatim on both sides (its nearest
+/// [`WINDOW_CONTEXT`] characters each), the quote rewritten there: one candidate each.
+fn between_context(
+    idx: &PageIndex,
+    pat: &Pattern,
+    blocks: &OnceCell<Vec<usize>>,
+) -> Vec<Candidate> {
+    let t = &idx.symbols;
+    let m = pat.q.len();
+    let wp = &pat.p[pat.p.len().saturating_sub(WINDOW_CONTEXT)..];
+    let ws = &pat.s[..pat.s.len().min(WINDOW_CONTEXT)];
+    let mut out = Vec::new();
+    if wp.is_empty() || ws.is_empty() {
+        return out;
+    }
+    let wp_s: String = wp.iter().filter_map(|&c| char::from_u32(c)).collect();
+    for (byte, _) in idx
+        .string
+        .match_indices(wp_s.as_str())
+        .take(MAX_OCCURRENCES)
+    {
+        let x = idx.char_index(byte) + wp.len();
+        let lo = (x + m.div_ceil(3)).min(t.len());
+        let hi = (x + m * 3 + ws.len()).min(t.len());
+        let Some(y) = t[lo..hi]
+            .windows(ws.len())
+            .position(|w| w == ws)
+            .map(|i| lo + i)
+        else {
+            continue;
+        };
+        let d = myers::edit_distance(&pat.q, &t[x..y]);
+        let c = score(idx, pat, blocks, x, y, similarity(d, m));
+        if c.pa && c.sa {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Stages 2 to 4 for a pattern whose exact occurrences (`cands`) did not decide it.
 fn resolve_scored(
     idx: &PageIndex,
@@ -609,11 +679,14 @@ fn resolve_scored(
     let ceiling =
         (1.0 - SECTION_WEIGHT) * (m - 1 + lp + ls) as f64 / (m + lp + ls) as f64 + SECTION_WEIGHT;
     let decided = best_two(&cands);
+    // Not in code, where a copy of the quote sharing most of its context is common: there
+    // the search for the quote between its verbatim context always runs.
     if let Some((best, second)) = decided
         && best.sp >= 0.9
         && best.ss >= 0.9
         && best.score >= ceiling
         && second.is_none_or(|s| separated(&best, &s))
+        && !in_code(idx, &best)
     {
         return finish(idx, pat, &cands, &[], threshold);
     }
@@ -672,6 +745,10 @@ fn resolve_scored(
         }
     }
 
+    // The quote rewritten between its verbatim context: the window search above allows only
+    // so many edits, a rewrite can take more.
+    cands.extend(between_context(idx, pat, blocks));
+
     // Stage 3: the quote alone, for long enough quotes (text moved to a new context) — not
     // needed when stage 2 found it, edited, in its own intact context, clearly.
     let found_in_context = best_two(&cands).is_some_and(|(best, second)| {
@@ -685,7 +762,14 @@ fn resolve_scored(
         for (end, err) in myers::best_ends(&hits, (m / 2).max(1), 10) {
             let (start, _) = myers::match_start(&pat.q, t, end, k);
             if end > start {
-                cands.push(score(idx, pat, blocks, start, end, similarity(err, m)));
+                let c = score(idx, pat, blocks, start, end, similarity(err, m));
+                // Moved text keeps its quote; an edited quote in a new context is a
+                // different sentence.
+                if c.q >= 1.0 || c.sp.min(c.ss) >= WINDOW_MIN_SIDE {
+                    cands.push(c);
+                } else {
+                    held.push(c);
+                }
             }
         }
     }
@@ -742,8 +826,74 @@ fn finish(
             .max_by_key(|c| c.key())
             .copied();
     }
+    // Context on both sides verbatim is the strongest evidence there is of where the quote
+    // stood. A winner without it, while another spot has it, is a copy (a look-alike
+    // sharing one side of its context); a fuzzy winner with it, while another spot has it
+    // too, is a guess between two copies.
+    let none = pat.p.is_empty() && pat.s.is_empty();
+    let held_back = |c: &Candidate| Resolution {
+        confidence: (c.score * 1e4).round() / 1e4,
+        suggestion: Some(idx.place(c.a, c.b)),
+        ..Resolution::orphan()
+    };
+    if !none {
+        let apart = |c: &Candidate, d: &Candidate| c.b <= d.a || c.a >= d.b;
+        let rival = cands
+            .iter()
+            .map(|c| (c, true))
+            .chain(held.iter().map(|c| (c, false)))
+            .filter(|(c, _)| c.pa && c.sa && apart(c, &best))
+            .max_by_key(|(c, _)| c.key());
+        if let Some((rival, placeable)) = rival {
+            if best.pa && best.sa {
+                if best.q < 1.0 {
+                    return held_back(&best);
+                }
+            } else if placeable && rival.score >= threshold {
+                best = *rival;
+                second = cands
+                    .iter()
+                    .filter(|c| apart(c, &best))
+                    .max_by_key(|c| c.key())
+                    .copied();
+            } else {
+                return held_back(&best);
+            }
+        }
+        if best.q >= 1.0 {
+            // An exact quote with both sides of its context changed is ambiguous, unless its
+            // block moved (context verbatim up to the block's edges). (A specific quote found
+            // once outside code is placed by the caller.)
+            if !(best.pa || best.sa) && !(best.pe && best.se) {
+                return held_back(&best);
+            }
+            // Code repeats its lines: an exact line there with one side of its context
+            // changed (not only cut by its block's edge) is placed only when it is specific
+            // and under its stored heading.
+            if !(best.pe && best.se)
+                && in_code(idx, &best)
+                && (!pat.specific || (idx.has_headings() && best.h < 1.0))
+            {
+                return held_back(&best);
+            }
+        } else {
+            // An edited quote is placed by its context: one side verbatim, both when little
+            // of the quote is left; and not while the exact quote stands elsewhere in a
+            // block that moved.
+            let moved_elsewhere = cands
+                .iter()
+                .any(|c| c.q >= 1.0 && c.edge && c.score >= threshold && apart(c, &best));
+            if !(best.pa || best.sa) || (best.q < 0.7 && !(best.pa && best.sa)) || moved_elsewhere {
+                return held_back(&best);
+            }
+        }
+    }
     let confidence = (best.score * 1e4).round() / 1e4;
     let ambiguous = second.is_some_and(|s| !separated(&best, &s));
+    // Two spots as good, the other with a quote as intact: nothing tells them apart.
+    if ambiguous && second.is_some_and(|s| s.q >= best.q) {
+        return held_back(&best);
+    }
     let flags = flags_of(idx, pat, &best, ambiguous);
     // Exact needs the quote and a side of its context unchanged (the exact occurrences with
     // one did not get here).
