@@ -23,7 +23,7 @@ use mdbook_notabene::anchor::text::resolve;
 use mdbook_notabene::anchor::{DEFAULT_THRESHOLD, PageIndex, Resolution, Status};
 use mdbook_notabene::book::{LocaleStrategy, PageIds};
 use mdbook_notabene::resolve::{Chapter, Which, anchor_book, follow};
-use mdbook_notabene::store::new_comment;
+use mdbook_notabene::store::{Fresh, Scope, new_comment};
 use mdbook_notabene::text::normalize::normalize;
 use mdbook_notabene::text::{PageText, SegKind, TextOptions, page_text};
 use serde_json::json;
@@ -724,16 +724,16 @@ impl WholeBook {
             })
             .collect();
         let a = &s.anchor;
-        let comment = new_comment(
-            "c_quality",
-            "bench",
-            &self.chapters[s.page].page,
-            "selection",
-            json!({ "quote": a.quote, "prefix": a.prefix, "suffix": a.suffix, "section": a.section }),
-            "Bench <b@example.com>",
-            "a comment",
-            "2026-01-01T00:00:00.000Z",
-        );
+        let comment = new_comment(&Fresh {
+            id: "c_quality",
+            space: "bench",
+            page: &self.chapters[s.page].page,
+            scope: Scope::Selection,
+            anchor: json!({ "quote": a.quote, "prefix": a.prefix, "suffix": a.suffix, "section": a.section }),
+            author: "Bench <b@example.com>",
+            body: "a comment",
+            ts: "2026-01-01T00:00:00.000Z",
+        });
         let options = TextOptions::default();
         let mut book = anchor_book(
             chapters,

@@ -17,7 +17,7 @@ mod support;
 use mdbook_notabene::anchor::DEFAULT_THRESHOLD;
 use mdbook_notabene::book::{LocaleStrategy, PageIds};
 use mdbook_notabene::resolve::{BookAnchors, Chapter, anchor_book, follow};
-use mdbook_notabene::store::{Comment, new_comment};
+use mdbook_notabene::store::{Comment, Fresh, Scope, new_comment};
 use mdbook_notabene::text::{TextOptions, page_text};
 use serde_json::json;
 use std::time::{Duration, Instant};
@@ -91,16 +91,7 @@ fn main() {
         } else {
             chapters[ch].page.clone()
         };
-        comments.push(new_comment(
-            &format!("c_bench{n:05}"),
-            "book",
-            &page,
-            "selection",
-            json!({ "quote": c.quote, "prefix": c.prefix, "suffix": c.suffix, "section": c.section }),
-            "Bench <b@example.com>",
-            "follow me",
-            "2026-01-01T00:00:00.000Z",
-        ));
+        comments.push(new_comment(&Fresh { id: &format!("c_bench{n:05}"), space: "book", page: &page, scope: Scope::Selection, anchor: json!({ "quote": c.quote, "prefix": c.prefix, "suffix": c.suffix, "section": c.section }), author: "Bench <b@example.com>", body: "follow me", ts: "2026-01-01T00:00:00.000Z" }));
     }
     let on_their_pages: Vec<Comment> = comments
         .iter()

@@ -29,6 +29,7 @@ pub mod book;
 pub mod cli;
 pub mod engine;
 pub mod inject;
+pub mod ops;
 pub mod preprocess;
 pub mod render;
 pub mod resolve;
@@ -54,6 +55,7 @@ pub const LAYERS: &[&[&str]] = &[
     &["preprocess", "render"],
     &["engine"],
     &["apply"],
+    &["ops"],
     &["serve"],
     &["cli"],
     &["bin"],

@@ -32,9 +32,9 @@ pub fn document(anchors: &BookAnchors, cfg: &Book, page_prefix: &str) -> Value {
         .iter()
         .map(|k| (*k, 0))
         .collect();
-    let mut by_status: BTreeMap<String, usize> = ["open", "addressed", "resolved"]
+    let mut by_status: BTreeMap<String, usize> = crate::store::Status::ALL
         .iter()
-        .map(|k| (k.to_string(), 0))
+        .map(|k| (k.as_str().to_string(), 0))
         .collect();
     let mut held = 0;
     let mut other_pages = 0;
@@ -45,7 +45,7 @@ pub fn document(anchors: &BookAnchors, cfg: &Book, page_prefix: &str) -> Value {
             other_pages += 1;
         }
         *by_status
-            .entry(c.status().unwrap_or("").to_string())
+            .entry(c.status_str().unwrap_or("").to_string())
             .or_default() += 1;
         held += usize::from(c.held());
     }

@@ -9,6 +9,7 @@
 
 use crate::book::{Book, PageIds, Repo};
 use crate::resolve::{BookAnchors, Lean};
+use crate::store::Status;
 use crate::text::{PageText, TextOptions, page_text};
 use crate::util::payload::data_script;
 use mdbook_preprocessor::book::{Book as MdBook, BookItem};
@@ -217,7 +218,7 @@ impl ViewInput<'_> {
     /// The /review data: one card per addressed comment, sorted by page, creation time, id.
     pub fn review(&self) -> Value {
         let mut order: Vec<usize> = (0..self.anchors.comments.len())
-            .filter(|&ci| self.anchors.comments[ci].status() == Some("addressed"))
+            .filter(|&ci| self.anchors.comments[ci].status() == Some(Status::Addressed))
             .collect();
         order.sort_by_key(|&ci| self.card_order(ci));
         let mut diffs: BTreeMap<(String, Option<String>), (usize, Value)> = BTreeMap::new();
@@ -301,7 +302,7 @@ impl ViewInput<'_> {
         let mut waiting: Vec<usize> = (0..self.anchors.comments.len())
             .filter(|&ci| {
                 let c = &self.anchors.comments[ci];
-                c.status() == Some("open") && c.suggestion().is_some_and(|s| !s.applied)
+                c.status() == Some(Status::Open) && c.suggestion().is_some_and(|s| !s.applied)
             })
             .collect();
         waiting.sort_by_key(|&ci| self.card_order(ci));

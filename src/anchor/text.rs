@@ -75,6 +75,9 @@ struct Pattern {
     word_end: bool,
     q_string: String,
     section: Option<String>,
+    /// The stored prefix (suffix) was only whitespace: no evidence, and not the page's edge.
+    p_blank: bool,
+    s_blank: bool,
     /// The quote is specific enough to be placed by itself when found once: at least
     /// [`SPECIFIC_WORDS`] words, or [`SPECIFIC_CHARS`] characters of a script written
     /// without spaces.
@@ -146,6 +149,10 @@ fn pattern(a: &TextAnchor) -> Pattern {
     while s.last() == Some(&' ') {
         s.pop();
     }
+    // A side that was only whitespace says nothing about where the quote is (but it was not
+    // the page's edge either).
+    let p_blank = p.is_empty() && !a.prefix.is_empty();
+    let s_blank = s.is_empty() && !a.suffix.is_empty();
     if p.len() > CONTEXT_CAP {
         p.drain(..p.len() - CONTEXT_CAP);
     }
@@ -159,6 +166,8 @@ fn pattern(a: &TextAnchor) -> Pattern {
     let word_end = q.last().is_some_and(|&c| c.is_alphanumeric())
         && s.first().is_none_or(|&c| !c.is_alphanumeric());
     Pattern {
+        p_blank,
+        s_blank,
         specific: specific(&q),
         word_start,
         word_end,
@@ -376,8 +385,18 @@ fn score(
     // An empty side was the page's edge when the quote was captured; an anchor with no
     // context at all (written from the command line) has none to contradict.
     let none = lp == 0 && ls == 0;
-    let pa = none || if lp == 0 { a == 0 } else { sp >= 1.0 };
-    let sa = none || if ls == 0 { b == t.len() } else { ss >= 1.0 };
+    let pa = none
+        || if lp == 0 {
+            a == 0 || pat.p_blank
+        } else {
+            sp >= 1.0
+        };
+    let sa = none
+        || if ls == 0 {
+            b == t.len() || pat.s_blank
+        } else {
+            ss >= 1.0
+        };
     let (pe, se) = (pa || pe, sa || se);
     Candidate {
         a,
@@ -864,7 +883,7 @@ fn finish(
             // An exact quote with both sides of its context changed is ambiguous, unless its
             // block moved (context verbatim up to the block's edges). (A specific quote found
             // once outside code is placed by the caller.)
-            if !(best.pa || best.sa) && !(best.pe && best.se) {
+            if !(best.pa || best.sa || (best.pe && best.se)) {
                 return held_back(&best);
             }
             // Code repeats its lines: an exact line there with one side of its context

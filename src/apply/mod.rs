@@ -27,6 +27,7 @@
 use crate::anchor::Status;
 use crate::book::Book;
 use crate::resolve::{BookAnchors, Chapter};
+use crate::store::Scope;
 use crate::store::verify::{Finding, Level};
 use crate::store::{Comment, Record, Store, fsx, ids};
 use crate::text::{PageText, SegKind, TextOptions};
@@ -285,7 +286,7 @@ fn plan(book: &Book, store: &Store, ids: &[String], opts: &Options) -> Result<In
 }
 
 /// Comment `c` closed as `done` closes it, its suggestion marked applied.
-fn close(c: &mut Comment, file: &str, ts: &str, status: &str, opts: &Options) {
+fn close(c: &mut Comment, file: &str, ts: &str, status: crate::store::Status, opts: &Options) {
     let (quote, text) = {
         let s = c.suggestion().expect("checked by precheck");
         (s.quote.to_string(), s.text.to_string())
@@ -594,7 +595,7 @@ fn precheck(c: &Comment, force: bool) -> Result<()> {
     if s.applied {
         bail!("the suggestion of {id:?} was already applied; nothing changed (suggestion.applied)");
     }
-    if c.scope() != Some("selection") {
+    if c.scope() != Some(Scope::Selection) {
         bail!("only a selection comment's suggestion can be applied ({id:?} is not one) (scope)");
     }
     if c.held() && !force {
@@ -602,10 +603,10 @@ fn precheck(c: &Comment, force: bool) -> Result<()> {
             "comment {id:?} is on hold — a reviewer is still working on it; pass --force to apply it anyway"
         );
     }
-    if c.status() != Some("open") {
+    if c.status() != Some(crate::store::Status::Open) {
         bail!(
             "comment {id:?} is {}: only an open comment's suggestion is applied (reopen it first) (status)",
-            c.status().unwrap_or("without a status")
+            c.status_str().unwrap_or("without a status")
         );
     }
     Ok(())

@@ -44,10 +44,10 @@ pub enum Review {
 
 impl Review {
     /// The status `comments done` writes in this mode.
-    pub fn done_status(self) -> &'static str {
+    pub fn done_status(self) -> crate::store::Status {
         match self {
-            Review::Auto => "resolved",
-            Review::Approve => "addressed",
+            Review::Auto => crate::store::Status::Resolved,
+            Review::Approve => crate::store::Status::Addressed,
         }
     }
     /// The config spelling.

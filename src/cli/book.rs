@@ -8,6 +8,7 @@ use super::{Ctx, say, say_err};
 use crate::anchor::Status;
 use crate::book::Book;
 use crate::resolve::BookAnchors;
+use crate::store::Scope;
 use crate::store::{ids, json};
 use crate::{Error, Result, bail};
 use clap::{Args, Subcommand};
@@ -201,7 +202,7 @@ fn heal(ctx: &Ctx, min_confidence: f64, dry_run: bool) -> Result<i32> {
             || r.flags.ambiguous
             || r.block.is_some()
             || r.confidence < min_confidence
-            || c.scope() != Some("selection")
+            || c.scope() != Some(Scope::Selection)
         {
             continue;
         }

@@ -5,6 +5,7 @@
 //!
 //! Part of the CLI (layer 11); may call every layer below it.
 
+use crate::store::Scope;
 use crate::store::{Comment, Location, Record, ids};
 use serde_json::Value;
 
@@ -17,7 +18,7 @@ fn text(v: Option<&Value>) -> &str {
 fn anchor_line(c: &Comment) -> Option<String> {
     let a = c.anchor()?;
     let section = text(a.get("section"));
-    if c.scope() == Some("block") {
+    if c.scope() == Some(Scope::Block) {
         return Some(format!(
             "§{section} [{}] {}",
             text(a.get("kind")),
@@ -35,9 +36,9 @@ pub fn comment_block(c: &Comment) -> Vec<String> {
     let mut out = vec![format!(
         "[{}] {}{} {} page={}",
         c.id().unwrap_or_default(),
-        c.status().unwrap_or("?"),
+        c.status_str().unwrap_or("?"),
         if c.held() { " ⏸" } else { "" },
-        c.scope().unwrap_or("?"),
+        c.scope_str().unwrap_or("?"),
         c.page().unwrap_or("?")
     )];
     if let Some(line) = anchor_line(c) {
@@ -63,7 +64,7 @@ pub fn comment_detail(rec: &Record) -> Vec<String> {
     let c = &rec.comment;
     let mut out = comment_block(c);
     if let Some(a) = c.anchor()
-        && c.scope() == Some("selection")
+        && c.scope() == Some(Scope::Selection)
     {
         out.push(format!("  quote:  {:?}", text(a.get("quote"))));
         out.push(format!("  prefix: {:?}", text(a.get("prefix"))));

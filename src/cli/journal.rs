@@ -39,19 +39,23 @@ pub(crate) fn run(ctx: &Ctx, cmd: JournalCmd) -> Result<i32> {
                     "journal add: expected a JSON entry on stdin: {e} (stdin)"
                 ))
             })?;
+            let generated = journal::generated_keys(&value);
             let entry = journal::prepare_entry(value)?;
-            let id = entry
+            let mut id = entry
                 .get("id")
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string();
-            let outcome = journal::append(&ctx.store, entry)?;
+            let outcome = journal::append(&ctx.store, entry, generated)?;
+            if let Appended::AlreadyPresent(existing) = &outcome {
+                id = existing.clone();
+            }
             if as_json {
                 // JSON is written as it is, not escaped for the terminal.
                 let line = format!("{}\n", serde_json::json!({ "id": id }));
                 let mut out = std::io::stdout().lock();
                 let _ = std::io::Write::write_all(&mut out, line.as_bytes());
-            } else if outcome == Appended::AlreadyPresent {
+            } else if matches!(outcome, Appended::AlreadyPresent(_)) {
                 say!("notabene: journal entry {id} is already present — nothing written.");
             } else {
                 say!("notabene: appended journal entry {id}.");

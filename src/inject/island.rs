@@ -10,6 +10,7 @@
 use super::{Injection, TextMark};
 use crate::book::Config;
 use crate::resolve::{BookAnchors, Lean, is_live};
+use crate::store::Status;
 use crate::store::json::{ObjectWriter, write_js_compact};
 use crate::util::escape::escape_html;
 use crate::util::payload::data_script;
@@ -21,12 +22,12 @@ pub fn island_summary(anchors: &BookAnchors, config: &Config) -> serde_json::Val
     let (mut open, mut addressed) = (0, 0);
     for (l, c) in anchors.located.iter().zip(&anchors.comments) {
         match (l.chapter, c.status()) {
-            (Some(_), Some("open")) => open += 1,
-            (Some(_), Some("addressed")) => addressed += 1,
+            (Some(_), Some(Status::Open)) => open += 1,
+            (Some(_), Some(Status::Addressed)) => addressed += 1,
             _ => {}
         }
     }
-    json!({ "open": open, "addressed": addressed, "review": config.review.as_str() })
+    json!({ (Status::Open.as_str()): open, (Status::Addressed.as_str()): addressed, "review": config.review.as_str() })
 }
 
 /// The summary element every chapter ends with: `<script type="application/json"
@@ -78,7 +79,7 @@ pub fn injection_for(anchors: &BookAnchors, ch: usize, config: &Config) -> (Inje
         }
         inj.marks.push(TextMark {
             id,
-            status: c.status().unwrap_or("open").to_string(),
+            status: c.status_str().unwrap_or(Status::Open.as_str()).to_string(),
             text: place.text.clone(),
         });
     }

@@ -29,6 +29,7 @@ use super::{BookAnchors, Followed, FollowedBy, is_live};
 use crate::anchor::{PageIndex, Resolution, Status, StoredAnchor, block, text};
 use crate::book::PageIds;
 use crate::book::git::{MoveKind, Repo};
+use crate::store::Scope;
 use crate::text::TextOptions;
 use crate::text::normalize::normalize;
 use std::collections::{BTreeMap, HashMap};
@@ -127,7 +128,7 @@ fn is_candidate(anchors: &BookAnchors, ids: &PageIds, ci: usize) -> bool {
     match l.chapter {
         None => c.page().is_some_and(|p| ids.locale_of(p) == ids.language),
         Some(_) => {
-            c.scope() == Some("selection")
+            c.scope() == Some(Scope::Selection)
                 && is_live(c)
                 && l.resolution
                     .as_ref()

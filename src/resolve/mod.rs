@@ -19,6 +19,7 @@ pub use reuse::Reuse;
 
 use crate::anchor::{self, Place, Resolution, StoredAnchor};
 use crate::store::Comment;
+use crate::store::Scope;
 use crate::text::{PageText, TextOptions, page_text};
 use crate::util::last_build::Keep;
 use serde_json::{Map, Value, json};
@@ -208,7 +209,7 @@ pub fn anchor_book_reusing(
         }
     }
     let wanted = |ci: usize| {
-        which == Which::All || is_live(&comments[ci]) || comments[ci].scope() == Some("page")
+        which == Which::All || is_live(&comments[ci]) || comments[ci].scope() == Some(Scope::Page)
     };
     let jobs: Vec<usize> = (0..chapters.len()).collect();
     let kept = reuse
@@ -616,5 +617,5 @@ impl BookAnchors {
 
 /// Whether an anchor result is worth a reader's marker: placed and not resolved.
 pub fn is_live(c: &Comment) -> bool {
-    c.status() != Some("resolved")
+    c.status() != Some(crate::store::Status::Resolved)
 }

@@ -8,17 +8,12 @@
 //! Part of the serve layer (10); may call `apply`, the book layer (page ids, diffs), `store` and the shared helpers.
 
 use crate::book::{PageIds, Repo};
-use crate::store::comment::{SCOPES, STATUSES};
-use crate::store::{Comment, Store, ids, journal, new_comment};
+use crate::ops::{self, Actor, Anchor, Change, NewComment, Resolution, limits};
+use crate::store::{Comment, Scope, Status, Store, ids, journal};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
-/// Largest accepted request body.
-pub const MAX_REQUEST: usize = 1024 * 1024;
-/// Largest accepted comment body.
-pub const MAX_BODY: usize = 64 * 1024;
-/// Largest accepted quote, prefix, suffix, section, label or author.
-pub const MAX_FIELD: usize = 8 * 1024;
+pub use crate::ops::limits::{MAX_BODY, MAX_FIELD, MAX_REQUEST};
 /// Most distinct pages one `GET diff` may name (each runs git); more is a 400.
 pub const MAX_DIFF_PAGES: usize = 20;
 
@@ -75,27 +70,46 @@ enum Turn {
     Lead,
 }
 
-/// A parsed PATCH: the changes it asks for.
+/// A parsed PATCH: the changes it asks for, in the order the original applies them (edit,
+/// status, resolution, hold, reply), made by [`ops::apply_changes`] as a person's.
 struct Patch {
-    status: Option<String>,
-    hold: Option<bool>,
-    resolution: Option<Value>,
-    reply: Option<(Option<String>, String)>,
-    edit: Option<String>,
-    actor: String,
+    changes: Vec<Change>,
+}
+
+/// The reply for an operation's error: its kind is the status code, its field named as the
+/// request names it.
+fn reply_of(e: crate::Error) -> Reply {
+    use crate::util::error::ErrorKind;
+    let code = match e.kind() {
+        ErrorKind::Invalid => 400,
+        ErrorKind::NotFound => 404,
+        ErrorKind::Conflict => 409,
+        ErrorKind::TooLarge => 413,
+        ErrorKind::Io | ErrorKind::Other => 500,
+    };
+    err(code, &e.naming(str::to_string))
+}
+
+/// A resolution object of a request: `{note, journalEntryId?}`.
+fn resolution_of(r: &Map<String, Value>) -> Result<Resolution, Reply> {
+    Ok(Resolution {
+        note: string_field(r, "note", MAX_BODY)?.unwrap_or("").to_string(),
+        journal: string_field(r, "journalEntryId", limits::MAX_ID)?.map(str::to_string),
+        by: None,
+    })
 }
 
 impl Patch {
     fn parse(o: &Map<String, Value>, default_author: &str) -> Result<Patch, Reply> {
-        let status = string_field(o, "status", 32)?;
-        if let Some(s) = status
-            && !STATUSES.contains(&s)
-        {
-            return Err(err(
-                400,
-                "status must be \"open\", \"addressed\" or \"resolved\"",
-            ));
-        }
+        let status = match string_field(o, "status", 32)? {
+            None => None,
+            Some(s) => Some(Status::parse(s).ok_or_else(|| {
+                err(
+                    400,
+                    "status must be \"open\", \"addressed\" or \"resolved\"",
+                )
+            })?),
+        };
         let hold = match o.get("hold") {
             None | Some(Value::Null) => None,
             Some(Value::Bool(b)) => Some(*b),
@@ -103,16 +117,8 @@ impl Patch {
         };
         let resolution = match o.get("resolution") {
             None => None,
-            Some(Value::Null) => Some(Value::Null),
-            Some(Value::Object(r)) => {
-                let note = string_field(r, "note", MAX_BODY)?.unwrap_or("");
-                let mut m = Map::new();
-                m.insert("note".into(), note.into());
-                if let Some(j) = string_field(r, "journalEntryId", 256)? {
-                    m.insert("journalEntryId".into(), j.into());
-                }
-                Some(Value::Object(m))
-            }
+            Some(Value::Null) => Some(None),
+            Some(Value::Object(r)) => Some(Some(resolution_of(r)?)),
             Some(_) => {
                 return Err(err(
                     400,
@@ -120,79 +126,53 @@ impl Patch {
                 ));
             }
         };
-        let reply = match o.get("reply") {
-            None | Some(Value::Null) => None,
-            Some(Value::Object(r)) => {
-                let body = body_text(r, "body")?;
-                let author = string_field(r, "author", MAX_FIELD)?
-                    .map(str::trim)
-                    .filter(|a| !a.is_empty())
-                    .map(str::to_string);
-                Some((author, body))
-            }
-            Some(_) => return Err(err(400, "reply must be {author?, body}")),
-        };
-        let edit = match o.get("edit") {
-            None | Some(Value::Null) => None,
-            Some(Value::Object(e)) => Some(body_text(e, "body")?),
-            Some(_) => return Err(err(400, "edit must be {body}")),
-        };
         let actor = string_field(o, "author", MAX_FIELD)?
             .map(str::trim)
             .filter(|a| !a.is_empty())
             .unwrap_or(default_author)
             .to_string();
-        Ok(Patch {
-            status: status.map(str::to_string),
-            hold,
-            resolution,
-            reply,
-            edit,
-            actor,
-        })
+        let mut changes = Vec::new();
+        match o.get("edit") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(e)) => changes.push(Change::Edit(body_text(e, "body")?)),
+            Some(_) => return Err(err(400, "edit must be {body}")),
+        }
+        match status {
+            None => {}
+            Some(Status::Open) => changes.push(Change::Reopen),
+            Some(status) => changes.push(Change::Close {
+                status,
+                resolution: None,
+                by: actor.clone(),
+            }),
+        }
+        if let Some(r) = resolution {
+            changes.push(Change::SetResolution(r));
+        }
+        if let Some(h) = hold {
+            changes.push(Change::Hold(h));
+        }
+        match o.get("reply") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(r)) => {
+                let body = body_text(r, "body")?;
+                let author = string_field(r, "author", MAX_FIELD)?
+                    .map(str::trim)
+                    .filter(|a| !a.is_empty())
+                    .unwrap_or(&actor)
+                    .to_string();
+                changes.push(Change::Reply { author, body });
+            }
+            Some(_) => return Err(err(400, "reply must be {author?, body}")),
+        }
+        Ok(Patch { changes })
     }
 
-    /// Applies the changes to `c` at instant `ts` (`updatedAt` included).
+    /// Makes the changes to `c` at instant `ts` (`updatedAt` included).
     fn apply(&self, c: &mut Comment, ts: &str) -> Result<(), Reply> {
-        if let Some(body) = &self.edit {
-            if c.status() != Some("open") || c.thread().len() != 1 {
-                return Err(err(
-                    409,
-                    "only an open comment without replies can be edited",
-                ));
-            }
-            if let Some(Value::Array(mut t)) = c.as_map().get("thread").cloned() {
-                if let Some(Value::Object(first)) = t.get_mut(0) {
-                    first.insert("body".into(), body.clone().into());
-                }
-                c.set("thread", Value::Array(t));
-            }
-        }
-        if let Some(s) = &self.status {
-            c.set("status", s.as_str().into());
-            match s.as_str() {
-                // Reopening (or rejecting) clears the stale resolution.
-                "open" => c.set("resolution", Value::Null),
-                // A human resolve without a resolution records one, with its actor.
-                _ if self.resolution.is_none()
-                    && c.get("resolution").is_none_or(Value::is_null) =>
-                {
-                    c.set("resolution", json!({ "note": "", "by": self.actor }));
-                }
-                _ => {}
-            }
-        }
-        if let Some(r) = &self.resolution {
-            c.set("resolution", r.clone());
-        }
-        if let Some(h) = self.hold {
-            c.set("hold", h.into());
-        }
-        if let Some((author, body)) = &self.reply {
-            c.push_message(author.as_deref().unwrap_or(&self.actor), body, ts);
-        }
-        c.set("updatedAt", ts.into());
-        Ok(())
+        ops::apply_changes(c, &self.changes, Actor::Person, false, ts)
+            .map(|_| ())
+            .map_err(reply_of)
     }
 }
 
@@ -265,52 +245,73 @@ fn string_field<'v>(
     }
 }
 
-/// Validates the anchor of a new comment for its scope.
-fn validate_anchor(scope: &str, anchor: Option<&Value>) -> Result<Value, Reply> {
+/// The pages of the current build: a new comment's page must be one of them (the served
+/// book does not look for the quote: the reader selected it on the page).
+struct ServedPages<'a>(&'a BTreeMap<String, Vec<String>>);
+
+impl ops::Pages for ServedPages<'_> {
+    fn has_page(&self, page: &str) -> Option<bool> {
+        Some(self.0.contains_key(page))
+    }
+
+    fn markdown(&self, _page: &str) -> Option<String> {
+        None
+    }
+}
+
+/// The anchor of a new comment, read for its scope (its rules are [`ops::create`]'s).
+fn anchor_of(scope: Scope, anchor: Option<&Value>) -> Result<Anchor, Reply> {
+    let text = |a: &Map<String, Value>, key: &str| -> Result<Option<String>, Reply> {
+        match a.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(err(400, &format!("{key} must be a string"))),
+        }
+    };
     match scope {
-        "page" => Ok(Value::Null),
-        "selection" => {
+        Scope::Page => Ok(Anchor::Page),
+        Scope::Selection => {
             let Some(Value::Object(a)) = anchor else {
                 return Err(err(
                     400,
                     "a selection comment needs an anchor {quote, prefix, suffix, section}",
                 ));
             };
-            let quote = string_field(a, "quote", MAX_FIELD)?
+            let quote = text(a, "quote")?
                 .filter(|q| !q.trim().is_empty())
                 .ok_or_else(|| err(400, "anchor.quote must be a non-empty string"))?;
-            let prefix = string_field(a, "prefix", MAX_FIELD)?.unwrap_or("");
-            let suffix = string_field(a, "suffix", MAX_FIELD)?.unwrap_or("");
-            let section = string_field(a, "section", MAX_FIELD)?;
-            Ok(json!({ "quote": quote, "prefix": prefix, "suffix": suffix, "section": section }))
+            Ok(Anchor::Selection {
+                quote,
+                prefix: text(a, "prefix")?.unwrap_or_default(),
+                suffix: text(a, "suffix")?.unwrap_or_default(),
+                section: text(a, "section")?,
+            })
         }
-        "block" => {
+        Scope::Block => {
             let Some(Value::Object(a)) = anchor else {
                 return Err(err(
                     400,
                     "a block comment needs an anchor {kind, key, label, section, index}",
                 ));
             };
-            let kind = string_field(a, "kind", 16)?
-                .filter(|k| *k == "image" || *k == "mermaid")
+            let kind = text(a, "kind")?
+                .filter(|k| k == "image" || k == "mermaid")
                 .ok_or_else(|| err(400, "anchor.kind must be \"image\" or \"mermaid\""))?;
-            let key = string_field(a, "key", MAX_FIELD)?
+            let key = text(a, "key")?
                 .filter(|k| k.starts_with(&format!("{kind}:")) && k.len() > kind.len() + 1)
                 .ok_or_else(|| err(400, "anchor.key must be \"<kind>:<…>\""))?;
-            let label = string_field(a, "label", MAX_FIELD)?.unwrap_or("");
-            let section = string_field(a, "section", MAX_FIELD)?;
             let index = a
                 .get("index")
                 .and_then(Value::as_u64)
                 .ok_or_else(|| err(400, "anchor.index must be a non-negative integer"))?;
-            Ok(
-                json!({ "kind": kind, "key": key, "label": label.chars().take(80).collect::<String>(), "section": section, "index": index }),
-            )
+            Ok(Anchor::Block {
+                kind,
+                key,
+                label: Some(text(a, "label")?.unwrap_or_default()),
+                section: text(a, "section")?,
+                index,
+            })
         }
-        _ => Err(err(
-            400,
-            "scope must be \"selection\", \"page\" or \"block\"",
-        )),
     }
 }
 
@@ -373,100 +374,55 @@ impl Api<'_> {
 
     fn create(&self, o: &Map<String, Value>) -> Result<Reply, Reply> {
         let (Some(page), Some(space), Some(scope)) = (
-            string_field(o, "page", 1024)?,
+            string_field(o, "page", limits::MAX_PAGE_ID)?,
             string_field(o, "space", 256)?,
             string_field(o, "scope", 32)?,
         ) else {
             return Err(err(400, "page, space, scope, body required"));
         };
-        if crate::store::validate_page_id(page).is_err() {
-            return Err(err(400, "invalid page id"));
-        }
-        if !self.pages.contains_key(page) {
-            return Err(err(400, "unknown page"));
-        }
-        if !SCOPES.contains(&scope) {
+        let Some(scope) = Scope::parse(scope) else {
             return Err(err(
                 400,
                 "scope must be \"selection\", \"page\" or \"block\"",
             ));
-        }
+        };
         if space.is_empty() || space != self.space {
             return Err(err(400, "unknown space"));
         }
-        let anchor = validate_anchor(scope, o.get("anchor"))?;
+        let anchor = anchor_of(scope, o.get("anchor"))?;
         // A suggested edit: `{text}` (the quote is the anchor's), selections only.
         let suggestion = match o.get("suggestion") {
             None | Some(Value::Null) => None,
-            Some(Value::Object(sg)) if scope == "selection" => {
-                let text = string_field(sg, "text", MAX_FIELD)?
-                    .ok_or_else(|| err(400, "suggestion.text must be a string"))?;
-                let quote = anchor.get("quote").and_then(Value::as_str).unwrap_or("");
-                Some((quote.to_string(), text.to_string()))
-            }
+            Some(Value::Object(sg)) if scope == Scope::Selection => Some(
+                string_field(sg, "text", MAX_FIELD)?
+                    .ok_or_else(|| err(400, "suggestion.text must be a string"))?
+                    .to_string(),
+            ),
             Some(_) => {
                 return Err(err(400, "suggestion must be {text} on a selection comment"));
             }
         };
-        let body = match string_field(o, "body", MAX_BODY)?
-            .map(str::trim)
-            .filter(|b| !b.is_empty())
-        {
-            Some(b) => b.to_string(),
-            None => match &suggestion {
-                Some((q, t)) => crate::store::comment::suggestion_body(q, t),
-                None => return Err(err(400, "page, space, scope, body required")),
-            },
-        };
+        let body = string_field(o, "body", MAX_BODY)?
+            .filter(|b| !b.trim().is_empty())
+            .map(str::to_string);
+        if body.is_none() && suggestion.is_none() {
+            return Err(err(400, "page, space, scope, body required"));
+        }
         let author = string_field(o, "author", MAX_FIELD)?
             .map(str::trim)
             .filter(|a| !a.is_empty())
             .unwrap_or(self.default_author);
-        self.store
-            .ensure_meta()
-            .map_err(|e| err(500, e.message()))?;
-        let now = ids::now().map_err(|e| err(500, e.message()))?;
-        let ts = ids::iso(now);
-        // A fresh id, drawn again in the unlikely case it is taken (same millisecond).
-        let fresh = || {
-            let mut c = new_comment(
-                &ids::comment_id(now),
-                space,
-                page,
-                scope,
-                anchor.clone(),
-                author,
-                &body,
-                &ts,
-            );
-            if let Some((q, t)) = &suggestion {
-                c.set_after(
-                    "anchor",
-                    "suggestion",
-                    crate::store::comment::suggestion_value(q, t),
-                );
-            }
-            c
+        let new = NewComment {
+            page: page.to_string(),
+            space: space.to_string(),
+            anchor,
+            body,
+            suggestion,
+            author: author.to_string(),
         };
-        // Written and fsynced before the lock: under it, only the schema check and the
-        // rename that never replaces a file (a taken id is drawn again).
-        loop {
-            let comment = fresh();
-            let prepared = self
-                .store
-                .prepare_create(&comment)
-                .map_err(|e| err(500, e.message()))?;
-            let lock = self.store.lock().map_err(|e| err(500, e.message()))?;
-            self.store
-                .check_compatible()
-                .map_err(|e| err(409, e.message()))?;
-            let created = prepared.create().map_err(|e| err(500, e.message()))?;
-            drop(lock);
-            if let Some(sync) = created {
-                sync.finish();
-                return Ok((201, Value::Object(comment.as_map().clone())));
-            }
-        }
+        let comment =
+            ops::create(self.store, &ServedPages(self.pages), &new, false).map_err(reply_of)?;
+        Ok((201, Value::Object(comment.as_map().clone())))
     }
 
     fn find(&self, o: &Map<String, Value>) -> Result<crate::store::Record, Reply> {
@@ -640,45 +596,23 @@ impl Api<'_> {
         }
         let book = crate::book::Book::load(self.book_root).map_err(|e| err(500, e.message()))?;
         // A change made from the browser is journaled like an agent's, so /review shows it.
-        let entry_id = ids::journal_id(ids::now().map_err(|e| err(500, e.message()))?);
-        let opts = crate::apply::Options {
+        let req = ops::ApplyRequest {
+            ids: vec![id.to_string()],
             author: author.to_string(),
-            journal: Some(entry_id.clone()),
-            ..crate::apply::Options::default()
+            actor: Actor::Person,
+            journal: None,
+            note: None,
+            force: false,
         };
-        let done = match crate::apply::apply(&book, self.store, &[id.to_string()], &opts) {
+        let done = match ops::apply_suggestions(&book, self.store, &req) {
             Ok(done) => done,
+            Err(e) if e.message().starts_with("applied, but") => return Err(err(500, e.message())),
             Err(e) => return Err(err(409, e.message())),
         };
         // An apply interrupted earlier is finished first and listed too: answer with this one.
         let Some(c) = done.iter().map(|a| &a.comment).find(|c| c.id() == Some(id)) else {
             return Err(err(500, "the apply reported no comment"));
         };
-        let what = match c.suggestion() {
-            Some(s) if s.text.is_empty() => format!("Deleted “{}”.", s.quote),
-            Some(s) => format!("Replaced “{}” with “{}”.", s.quote, s.text),
-            None => String::new(),
-        };
-        let why = c
-            .thread()
-            .first()
-            .and_then(|m| m.get("body"))
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let entry = json!({
-            "id": entry_id,
-            "title": "Applied a suggested edit",
-            "summary": format!("{what} Applied by {author} from the browser."),
-            "changes": [{ "page": c.page(), "commentIds": [id], "what": what, "why": why }],
-        });
-        journal::prepare_entry(entry)
-            .and_then(|e| journal::append(self.store, e))
-            .map_err(|e| {
-                err(
-                    500,
-                    &format!("applied, but the journal entry failed: {}", e.message()),
-                )
-            })?;
         Ok((200, Value::Object(c.as_map().clone())))
     }
 

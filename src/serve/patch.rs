@@ -9,6 +9,7 @@
 use crate::Result;
 use crate::store::json::{ObjectWriter, write_js_compact};
 use crate::store::{Comment, Store};
+use crate::store::{Scope, Status};
 use crate::util::escape::escape_html;
 use crate::util::payload;
 use crate::util::term::say_err;
@@ -153,7 +154,7 @@ fn patch_html(html: &str, page: &str, space: &str, update: &Update) -> Option<St
     let id_of = |c: &Value| c.get("id").and_then(Value::as_str).map(str::to_string);
     let anchoring_of = |c: &Comment, kept: Option<&Value>| {
         let fresh = || {
-            let status = if c.scope() == Some("page") {
+            let status = if c.scope() == Some(Scope::Page) {
                 "page"
             } else {
                 "pending"
@@ -164,7 +165,7 @@ fn patch_html(html: &str, page: &str, space: &str, update: &Update) -> Option<St
             // A resolved comment the build did not look for, live again (reopened).
             Some(a)
                 if a.get("status").and_then(Value::as_str) == Some("not-anchored")
-                    && c.status() != Some("resolved") =>
+                    && c.status() != Some(Status::Resolved) =>
             {
                 fresh()
             }

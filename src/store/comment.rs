@@ -5,10 +5,88 @@
 
 use serde_json::{Map, Value, json};
 
-/// The comment statuses of the contract.
-pub const STATUSES: &[&str] = &["open", "addressed", "resolved"];
-/// The comment scopes of the contract.
-pub const SCOPES: &[&str] = &["selection", "page", "block"];
+/// A comment's status, as the contract spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Status {
+    /// Waiting for someone to act on it.
+    Open,
+    /// Handled, waiting for a reviewer to validate it (`review = "approve"`).
+    Addressed,
+    /// Done.
+    Resolved,
+}
+
+impl Status {
+    /// Every status, in the contract's order.
+    pub const ALL: [Status; 3] = [Status::Open, Status::Addressed, Status::Resolved];
+
+    /// The contract's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Open => "open",
+            Status::Addressed => "addressed",
+            Status::Resolved => "resolved",
+        }
+    }
+
+    /// The status spelt `s`, if it is one.
+    pub fn parse(s: &str) -> Option<Status> {
+        Status::ALL.into_iter().find(|x| x.as_str() == s)
+    }
+
+    /// "open, addressed, resolved": for messages.
+    pub fn list() -> String {
+        Status::ALL.map(Status::as_str).join(", ")
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl From<Status> for Value {
+    fn from(s: Status) -> Value {
+        Value::String(s.as_str().to_string())
+    }
+}
+
+/// What a comment is anchored to, as the contract spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Scope {
+    /// A text quote.
+    Selection,
+    /// The whole page.
+    Page,
+    /// An image or a diagram.
+    Block,
+}
+
+impl Scope {
+    /// Every scope, in the contract's order.
+    pub const ALL: [Scope; 3] = [Scope::Selection, Scope::Page, Scope::Block];
+
+    /// The contract's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Selection => "selection",
+            Scope::Page => "page",
+            Scope::Block => "block",
+        }
+    }
+
+    /// The scope spelt `s`, if it is one.
+    pub fn parse(s: &str) -> Option<Scope> {
+        Scope::ALL.into_iter().find(|x| x.as_str() == s)
+    }
+}
+
+impl From<Scope> for Value {
+    fn from(s: Scope) -> Value {
+        Value::String(s.as_str().to_string())
+    }
+}
 
 /// A stored comment. Mutations touch only the fields they name; every other key, known or
 /// not, keeps its value and position.
@@ -88,12 +166,20 @@ impl Comment {
     pub fn space(&self) -> Option<&str> {
         self.str_field("space")
     }
-    /// The scope.
-    pub fn scope(&self) -> Option<&str> {
+    /// The scope, when it is one of the contract's.
+    pub fn scope(&self) -> Option<Scope> {
+        self.str_field("scope").and_then(Scope::parse)
+    }
+    /// The status, when it is one of the contract's.
+    pub fn status(&self) -> Option<Status> {
+        self.str_field("status").and_then(Status::parse)
+    }
+    /// The scope as stored, whatever it is.
+    pub fn scope_str(&self) -> Option<&str> {
         self.str_field("scope")
     }
-    /// The status.
-    pub fn status(&self) -> Option<&str> {
+    /// The status as stored, whatever it is (for messages and checks of the file).
+    pub fn status_str(&self) -> Option<&str> {
         self.str_field("status")
     }
     /// `hold == true`.
@@ -148,7 +234,7 @@ impl Comment {
 
     /// `status == open && !hold`: what agents act on.
     pub fn is_actionable(&self) -> bool {
-        self.status() == Some("open") && !self.held()
+        self.status() == Some(Status::Open) && !self.held()
     }
 
     /// Sets `key` to `value`, keeping its position when it exists, appending otherwise.

@@ -156,32 +156,65 @@ pub fn prepare_entry(value: Value) -> Result<Map<String, Value>> {
 }
 
 /// The result of an append.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Appended {
     /// The entry was added.
     Added,
-    /// An identical entry with that id was already there; nothing was written.
-    AlreadyPresent,
+    /// The same entry was already there, with this id; nothing was written.
+    AlreadyPresent(String),
+}
+
+/// The keys [`prepare_entry`] fills in for `input` (the entry as sent).
+pub fn generated_keys(input: &Value) -> &'static [&'static str] {
+    let has = |k: &str| input.get(k).is_some_and(|v| !v.is_null());
+    match (has("id"), has("date")) {
+        (true, _) => &[],
+        (false, true) => &["id"],
+        (false, false) => &["id", "date"],
+    }
 }
 
 /// Appends `entry` (already prepared) to the journal under the store lock, atomically, then
-/// re-reads the file to confirm the entry is there.
-pub fn append(store: &Store, entry: Map<String, Value>) -> Result<Appended> {
+/// re-reads the file to confirm the entry is there. `generated` names the keys
+/// [`prepare_entry`] filled in (an entry sent without an id): an entry equal to an existing
+/// one apart from those is the same entry sent again, and is not appended twice.
+pub fn append(store: &Store, entry: Map<String, Value>, generated: &[&str]) -> Result<Appended> {
     let _lock = store.lock()?;
     store.check_compatible()?;
-    let id = entry
+    let mut id = entry
         .get("id")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
     let journal = read(store);
     let mut entries = journal.require_entries()?.to_vec();
+    if !generated.is_empty() {
+        let without = |m: &Map<String, Value>| -> Map<String, Value> {
+            m.iter()
+                .filter(|(k, _)| !generated.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        };
+        let mine = without(&entry);
+        if let Some(same) = entries
+            .iter()
+            .filter_map(Value::as_object)
+            .find(|e| without(e) == mine)
+        {
+            id = same
+                .get("id")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            return Ok(Appended::AlreadyPresent(id));
+        }
+    }
     if let Some(existing) = entries
         .iter()
         .find(|e| e.get("id").and_then(Value::as_str) == Some(id.as_str()))
     {
         if existing.as_object() == Some(&entry) {
-            return Ok(Appended::AlreadyPresent);
+            return Ok(Appended::AlreadyPresent(id));
         }
         bail!("journal entry {id:?} already exists with different content; choose another id (id)");
     }

@@ -23,7 +23,7 @@ pub mod verify;
 
 use crate::util::term::say_err;
 use crate::{Error, Result, bail};
-pub use comment::Comment;
+pub use comment::{Comment, Scope, Status};
 pub use page_id::validate_page_id;
 
 /// The store schema version this build reads and writes (`meta.json` `schemaVersion`).
@@ -637,32 +637,43 @@ fn read_comment_file(path: &Path, file: String) -> Snapshot {
     snap
 }
 
-/// Builds a new comment object with the contract's key order.
-#[allow(clippy::too_many_arguments)]
-pub fn new_comment(
-    id: &str,
-    space: &str,
-    page: &str,
-    scope: &str,
-    anchor: Value,
-    author: &str,
-    body: &str,
-    ts: &str,
-) -> Comment {
+/// The fields of a comment being created, for [`new_comment`].
+#[derive(Debug, Clone)]
+pub struct Fresh<'a> {
+    /// Its id ([`ids::comment_id`]).
+    pub id: &'a str,
+    /// Its space.
+    pub space: &'a str,
+    /// Its page id.
+    pub page: &'a str,
+    /// Its scope.
+    pub scope: Scope,
+    /// Its anchor (`null` for a page comment).
+    pub anchor: Value,
+    /// The author of its first message.
+    pub author: &'a str,
+    /// The text of its first message.
+    pub body: &'a str,
+    /// Its creation instant ([`ids::iso`]).
+    pub ts: &'a str,
+}
+
+/// Builds a new comment object with the contract's key order: open, not held, one message.
+pub fn new_comment(f: &Fresh) -> Comment {
     let mut m = Map::new();
-    m.insert("id".into(), id.into());
-    m.insert("space".into(), space.into());
-    m.insert("page".into(), page.into());
-    m.insert("scope".into(), scope.into());
-    m.insert("anchor".into(), anchor);
+    m.insert("id".into(), f.id.into());
+    m.insert("space".into(), f.space.into());
+    m.insert("page".into(), f.page.into());
+    m.insert("scope".into(), f.scope.into());
+    m.insert("anchor".into(), f.anchor.clone());
     m.insert(
         "thread".into(),
-        Value::Array(vec![comment::message(author, body, ts)]),
+        Value::Array(vec![comment::message(f.author, f.body, f.ts)]),
     );
-    m.insert("status".into(), "open".into());
+    m.insert("status".into(), Status::Open.into());
     m.insert("hold".into(), false.into());
     m.insert("resolution".into(), Value::Null);
-    m.insert("createdAt".into(), ts.into());
-    m.insert("updatedAt".into(), ts.into());
+    m.insert("createdAt".into(), f.ts.into());
+    m.insert("updatedAt".into(), f.ts.into());
     Comment::from_map(m)
 }

@@ -276,9 +276,10 @@ pub fn verify(
         if let Some(status) = c
             .get("status")
             .filter(|s| !s.is_null() && s.as_str() != Some(""))
-            && !status
+            && status
                 .as_str()
-                .is_some_and(|s| super::comment::STATUSES.contains(&s))
+                .and_then(super::comment::Status::parse)
+                .is_none()
         {
             out.push(f(
                 E,

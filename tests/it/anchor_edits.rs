@@ -119,7 +119,7 @@ const ID: &str = "c_edits00001";
 impl Nomicon {
     /// `before` runs on the book before the first commit (text that stood there all along).
     fn new(chapter: &str, quote: &str, before: impl FnOnce(&Path)) -> Nomicon {
-        use mdbook_notabene::store::{Location, Record, Store, new_comment};
+        use mdbook_notabene::store::{Fresh, Location, Record, Scope, Store, new_comment};
         use mdbook_notabene::text::{TextOptions, page_text};
         let tmp = common::tempdir();
         let repo = tmp.path().to_path_buf();
@@ -135,16 +135,16 @@ impl Nomicon {
         std::fs::create_dir_all(book.join(".notabene")).unwrap();
         let lock = store.lock().unwrap();
         store.ensure_meta().unwrap();
-        let c = new_comment(
-            ID,
-            "book",
-            &page,
-            "selection",
+        let c = new_comment(&Fresh {
+            id: ID,
+            space: "book",
+            page: &page,
+            scope: Scope::Selection,
             anchor,
-            "Ann <a@example.com>",
-            "Is this right?",
-            TS,
-        );
+            author: "Ann <a@example.com>",
+            body: "Is this right?",
+            ts: TS,
+        });
         store
             .write_record(&Record {
                 file: format!("{page}/{ID}.json"),

@@ -25,7 +25,10 @@ fn book() -> tempfile::TempDir {
         &tmp.path().join("book/src/SUMMARY.md"),
         "- [Intro](intro.md)\n",
     );
-    write(&tmp.path().join("book/src/intro.md"), "# Intro\n");
+    write(
+        &tmp.path().join("book/src/intro.md"),
+        "# Intro\n\nThe retry policy, q.\n",
+    );
     write(&tmp.path().join("book/src/guide/setup.md"), "# Setup\n");
     common::git_init(tmp.path());
     tmp
@@ -600,26 +603,25 @@ fn comments_add_selection_block_and_page() {
 }
 
 #[test]
-fn comments_add_warns_about_a_page_without_source_but_writes_it() {
+fn comments_add_refuses_a_page_without_source_unless_forced() {
     let tmp = book();
     nb(&tmp, &["init", "--no-protocol", "--no-agents-md"]).ok();
-    let out = nb(
-        &tmp,
-        &[
-            "comments",
-            "add",
-            "--page",
-            "book/src/nope",
-            "--body",
-            "Hi",
-            "--json",
-        ],
+    let args = [
+        "comments",
+        "add",
+        "--page",
+        "book/src/nope",
+        "--body",
+        "Hi",
+        "--json",
+    ];
+    nb(&tmp, &args).fails_with(
+        "notabene: page \"book/src/nope\" is not in this book; --force adds the comment anyway (--page)",
     );
-    assert_eq!(out.code, 0);
-    assert_eq!(
-        out.stderr,
-        "notabene: warning: page \"book/src/nope\" has no source file in this book (expected book/src/<chapter path without .md>) (--page)\n"
-    );
+    assert!(!store(&tmp).join("book/src/nope").exists());
+    let forced: Vec<&str> = args.iter().copied().chain(["--force"]).collect();
+    let out = nb(&tmp, &forced);
+    assert_eq!((out.code, out.stderr.as_str()), (0, ""));
     let id = serde_json::from_str::<serde_json::Value>(&out.stdout).unwrap()["id"]
         .as_str()
         .unwrap()

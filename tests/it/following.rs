@@ -11,7 +11,7 @@
 
 use crate::common;
 use crate::support;
-use mdbook_notabene::store::{Store, new_comment};
+use mdbook_notabene::store::{Fresh, Scope, Store, new_comment};
 use mdbook_notabene::text::{TextOptions, page_text};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -138,16 +138,16 @@ impl Scenario {
                 }
                 None => ("page", Value::Null),
             };
-            let c = new_comment(
-                &id(key),
-                "book",
-                &page,
-                scope,
+            let c = new_comment(&Fresh {
+                id: &id(key),
+                space: "book",
+                page: &page,
+                scope: Scope::parse(scope).expect("a scope"),
                 anchor,
-                "Ann <a@example.com>",
-                key,
-                TS,
-            );
+                author: "Ann <a@example.com>",
+                body: key,
+                ts: TS,
+            });
             store
                 .write_record(&mdbook_notabene::store::Record {
                     file: format!("{page}/{}.json", id(key)),

@@ -5,7 +5,7 @@
 
 use crate::common;
 use crate::support::{self, *};
-use mdbook_notabene::store::{Location, Record, Store, new_comment};
+use mdbook_notabene::store::{Fresh, Location, Record, Scope, Store, new_comment};
 use mdbook_notabene::text::{TextOptions, page_text};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -92,16 +92,16 @@ fn translated_comments_are_never_orphans_of_the_english_build() {
         let _lock = store.lock().unwrap();
         for (n, (page, quote, anchor)) in comments.iter().enumerate() {
             let id = format!("c_ja{n:04}");
-            let c = new_comment(
-                &id,
-                "book",
+            let c = new_comment(&Fresh {
+                id: &id,
+                space: "book",
                 page,
-                "selection",
-                anchor.clone(),
-                "Aiko <a@example.jp>",
-                quote,
-                "2026-07-28T09:00:00.000Z",
-            );
+                scope: Scope::Selection,
+                anchor: anchor.clone(),
+                author: "Aiko <a@example.jp>",
+                body: quote,
+                ts: "2026-07-28T09:00:00.000Z",
+            });
             store
                 .write_record(&Record {
                     file: format!("{page}/{id}.json"),

@@ -28,6 +28,7 @@ mod layers;
 mod marks;
 mod mdbook_serve;
 mod migrate;
+mod ops_rules;
 
 mod apply_edges;
 mod preprocessor_cli;

@@ -12,7 +12,7 @@ use crate::support;
 
 use mdbook_driver::config::Config;
 use mdbook_notabene::store::json::to_js_pretty;
-use mdbook_notabene::store::{Store, new_comment};
+use mdbook_notabene::store::{Fresh, Scope, Store, new_comment};
 use mdbook_notabene::text::{TextOptions, page_text};
 use serde_json::Value;
 use std::io::{Read, Write};
@@ -298,16 +298,16 @@ fn mdbook_serve_rebuilds_when_the_store_changes() {
     let pt = page_text(&md, &options);
     let a = pt.text.find(quote).expect("quote in the text model");
     let anchor = capture(&pt, a, a + quote.len());
-    let comment = new_comment(
-        NEW_ID,
-        "book",
-        PAGE_ID,
-        "selection",
+    let comment = new_comment(&Fresh {
+        id: NEW_ID,
+        space: "book",
+        page: PAGE_ID,
+        scope: Scope::Selection,
         anchor,
-        "Serve Tester <serve@example.com>",
-        "Say which prefix: the default one or SKYLARK_PREFIX.",
-        common::NOW,
-    );
+        author: "Serve Tester <serve@example.com>",
+        body: "Say which prefix: the default one or SKYLARK_PREFIX.",
+        ts: common::NOW,
+    });
     let store = Store::new(root.join(".notabene"));
     let t_new = Instant::now();
     store.create(&comment).unwrap();

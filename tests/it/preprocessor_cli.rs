@@ -14,7 +14,7 @@ use crate::common;
 use crate::support;
 
 use mdbook_driver::config::Config;
-use mdbook_notabene::store::{Store, new_comment};
+use mdbook_notabene::store::{Fresh, Scope, Store, new_comment};
 use mdbook_notabene::text::{TextOptions, page_text};
 use mdbook_preprocessor::PreprocessorContext;
 use mdbook_preprocessor::book::Book as MdBook;
@@ -142,26 +142,26 @@ fn hostile_values_stay_data() {
     let store = Store::new(root.join(".notabene"));
     std::fs::create_dir_all(store.root()).unwrap();
     let comments = [
-        new_comment(
-            "c_sel",
-            "book",
-            &page,
-            "selection",
+        new_comment(&Fresh {
+            id: "c_sel",
+            space: "book",
+            page: &page,
+            scope: Scope::Selection,
             anchor,
-            &format!("Mallory {payload} <m@x>"),
-            &format!("body {payload}"),
-            TS,
-        ),
-        new_comment(
-            "c_page",
-            "book",
-            &page,
-            "page",
-            Value::Null,
-            &payload,
-            &payload,
-            TS,
-        ),
+            author: &format!("Mallory {payload} <m@x>"),
+            body: &format!("body {payload}"),
+            ts: TS,
+        }),
+        new_comment(&Fresh {
+            id: "c_page",
+            space: "book",
+            page: &page,
+            scope: Scope::Page,
+            anchor: Value::Null,
+            author: &payload,
+            body: &payload,
+            ts: TS,
+        }),
     ];
     for c in &comments {
         store.create(c).unwrap();

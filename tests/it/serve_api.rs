@@ -76,8 +76,8 @@ fn invalid_requests_are_refused_and_change_nothing() {
         &body(
             json!({ "page": "book-example/src/nope", "space": "book", "scope": "page", "body": "x" }),
         ),
-        400,
-        "unknown page",
+        404,
+        "page \"book-example/src/nope\" is not in this book (page)",
     );
     refused(
         &server,
@@ -88,7 +88,7 @@ fn invalid_requests_are_refused_and_change_nothing() {
             json!({ "page": "book-example/../../etc", "space": "book", "scope": "page", "body": "x" }),
         ),
         400,
-        "invalid page id",
+        "invalid page id \"book-example/../../etc\": it contains a '..' segment (page)",
     );
     refused(
         &server,

@@ -12,7 +12,7 @@
 use mdbook_driver::MDBook;
 use mdbook_driver::config::Config;
 use mdbook_notabene::book::PageIds;
-use mdbook_notabene::store::{Store, new_comment};
+use mdbook_notabene::store::{Fresh, Scope, Store, new_comment};
 use mdbook_notabene::text::normalize::normalize;
 use mdbook_notabene::text::{PageText, SegKind, TextOptions, page_text};
 use scraper::{ElementRef, Html, Node, Selector};
@@ -643,16 +643,16 @@ pub fn generate(root: &Path, md: &MDBook, opts: &GenOptions) -> Vec<Gen> {
             Kind::Block(_) => "block",
             _ => "selection",
         };
-        let mut c = new_comment(
-            &g.id,
-            "book",
-            &g.page,
-            scope,
+        let mut c = new_comment(&Fresh {
+            id: &g.id,
+            space: "book",
+            page: &g.page,
+            scope: Scope::parse(scope).expect("a scope"),
             anchor,
-            "Rev Iewer <rev@example.com>",
-            &format!("Generated comment {n}."),
-            TS,
-        );
+            author: "Rev Iewer <rev@example.com>",
+            body: &format!("Generated comment {n}."),
+            ts: TS,
+        });
         c.set("status", g.status.into());
         store.create(&c).unwrap();
         gens.push(g);

@@ -59,7 +59,7 @@ fn book() -> (tempfile::TempDir, String, String) {
     common::git_init(d);
     run(d, &["install"]).ok();
     let add = |args: &[&str]| -> String {
-        let mut full = vec!["comments", "add", "--json"];
+        let mut full = vec!["comments", "add", "--json", "--force"];
         full.extend_from_slice(args);
         let c: Value = serde_json::from_str(run(d, &full).ok()).unwrap();
         c["id"].as_str().unwrap().to_string()

@@ -10,7 +10,7 @@ use mdbook_notabene::book::Book;
 use mdbook_notabene::book::PageIds;
 use mdbook_notabene::book::Repo;
 use mdbook_notabene::resolve::{Chapter, anchor_book};
-use mdbook_notabene::store::new_comment;
+use mdbook_notabene::store::{Fresh, Scope, new_comment};
 use mdbook_notabene::text::TextOptions;
 use mdbook_notabene::views::ViewInput;
 use pretty_assertions::assert_eq;
@@ -35,16 +35,16 @@ fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 fn addressed(id: &str, page: &str, link: Option<&str>) -> mdbook_notabene::store::Comment {
-    let mut c = new_comment(
+    let mut c = new_comment(&Fresh {
         id,
-        "book",
+        space: "book",
         page,
-        "page",
-        Value::Null,
-        "Rae <rae@example.com>",
-        &format!("Fix {id}"),
-        "2026-07-28T09:00:00.000Z",
-    );
+        scope: Scope::Page,
+        anchor: Value::Null,
+        author: "Rae <rae@example.com>",
+        body: &format!("Fix {id}"),
+        ts: "2026-07-28T09:00:00.000Z",
+    });
     c.set("status", "addressed".into());
     let mut res = serde_json::Map::new();
     res.insert("note".into(), format!("done {id}").into());

@@ -1,16 +1,14 @@
 //! `comments add`: a new comment on a selection (with a suggested edit, `--suggest`), a block
-//! or a page, validated as the API validates it, written as one new file. Part of the CLI.
-//!
-//! Part of the CLI (layer 11); may call every layer below it.
+//! or a page: the flags as an [`ops::NewComment`], created by [`ops::create`] (the rules the
+//! API's POST follows too).
 
-use super::{MAX_QUOTE, check_body};
 use crate::book::pages;
-use crate::cli::{Ctx, say, say_err};
-use crate::store::comment::{SCOPES, suggestion_body, suggestion_value};
+use crate::cli::{Ctx, say};
+use crate::ops::{self, Anchor, NewComment};
 use crate::store::{ids, json};
+use crate::util::error::ErrorKind;
 use crate::{Error, Result, bail};
 use clap::Args;
-use serde_json::{Value, json};
 
 #[derive(Args, Debug)]
 pub(crate) struct AddArgs {
@@ -51,140 +49,86 @@ pub(crate) struct AddArgs {
     /// Author (default: git identity).
     #[arg(long)]
     author: Option<String>,
+    /// Add it even when the page is not in the book or the quote is not on the page.
+    #[arg(long)]
+    force: bool,
     /// Print the created comment.
     #[arg(long)]
     json: bool,
 }
 
-pub(super) fn add(ctx: &Ctx, a: &AddArgs) -> Result<i32> {
-    crate::store::validate_page_id(&a.page)
-        .map_err(|e| Error::new(e.message().replace("(page)", "(--page)")))?;
-    if let Some(t) = &a.suggest
-        && t.len() > MAX_QUOTE
-    {
-        bail!(
-            "--suggest is {} bytes; the limit is {MAX_QUOTE} (--suggest)",
-            t.len()
-        );
+/// What the CLI knows of the book's pages: their source files.
+struct BookPages<'a>(Option<&'a crate::book::Book>);
+
+impl ops::Pages for BookPages<'_> {
+    fn has_page(&self, page: &str) -> Option<bool> {
+        let book = self.0?;
+        Some(pages::PageIds::new(book).source_file(page).is_some())
     }
-    let default_body = match (&a.suggest, &a.quote) {
-        (Some(t), Some(q)) => Some(suggestion_body(q, t)),
-        _ => None,
-    };
-    let body = match (&a.body, &default_body) {
-        (Some(b), _) => check_body(b, "--body")?,
-        (None, Some(d)) => d.as_str(),
-        (None, None) => bail!("the text must not be empty (--body)"),
-    };
-    let short = |v: &Option<String>, flag: &str| -> Result<Value> {
-        match v {
-            None => Ok(Value::Null),
-            Some(s) if s.len() > MAX_QUOTE => bail!(
-                "{flag} is {} bytes; the limit is {MAX_QUOTE} ({flag})",
-                s.len()
-            ),
-            Some(s) => Ok(Value::String(s.clone())),
+
+    fn markdown(&self, page: &str) -> Option<String> {
+        let file = pages::PageIds::new(self.0?).source_file(page)?;
+        std::fs::read_to_string(file).ok()
+    }
+}
+
+pub(super) fn add(ctx: &Ctx, a: &AddArgs) -> Result<i32> {
+    let anchor = if let Some(q) = &a.quote {
+        Anchor::Selection {
+            quote: q.clone(),
+            prefix: a.prefix.clone().unwrap_or_default(),
+            suffix: a.suffix.clone().unwrap_or_default(),
+            section: a.section.clone(),
         }
-    };
-    let section = short(&a.section, "--section")?;
-    let (scope, anchor) = if let Some(q) = &a.quote {
-        if q.is_empty() {
-            bail!("the quote must not be empty (--quote)");
-        }
-        let text = |v: Value| {
-            if v.is_null() {
-                Value::String(String::new())
-            } else {
-                v
-            }
-        };
-        let anchor = json!({
-            "quote": short(&a.quote, "--quote")?,
-            "prefix": text(short(&a.prefix, "--prefix")?),
-            "suffix": text(short(&a.suffix, "--suffix")?),
-            "section": section,
-        });
-        ("selection", anchor)
     } else if let (Some(key), Some(kind)) = (&a.block, &a.kind) {
-        let Some(rest) = key.strip_prefix(&format!("{kind}:")) else {
-            bail!("a {kind} block key starts with \"{kind}:\", got {key:?} (--block)");
-        };
-        if rest.is_empty() {
-            bail!("the block key has nothing after \"{kind}:\" (--block)");
+        Anchor::Block {
+            kind: kind.clone(),
+            key: key.clone(),
+            label: a.label.clone(),
+            section: a.section.clone(),
+            index: a.index,
         }
-        let label = match &a.label {
-            Some(l) => l.chars().take(80).collect::<String>(),
-            None => default_label(kind, rest),
-        };
-        (
-            "block",
-            json!({ "kind": kind, "key": key, "label": label, "section": section, "index": a.index }),
-        )
     } else {
         if a.section.is_some() {
             bail!("--section goes with --quote or --block (--section)");
         }
-        ("page", Value::Null)
+        Anchor::Page
     };
-    debug_assert!(SCOPES.contains(&scope));
-    if let Some(book) = &ctx.book {
-        let ids = pages::PageIds::new(book);
-        if ids.source_file(&a.page).is_none() {
-            say_err!(
-                "notabene: warning: page {:?} has no source file in this book (expected {}/<chapter path without .md>) (--page)",
-                a.page,
-                ids.prefix
-            );
-        }
-    }
     let space = ctx
         .book
         .as_ref()
         .map(|b| b.config.space.clone())
         .unwrap_or_else(|| "book".into());
-    let author = ids::resolve_author(a.author.as_deref(), ctx.work_dir());
-    let store = &ctx.store;
-    let _lock = store.lock()?;
-    store.check_compatible()?;
-    let now = ids::now()?;
-    let ts = ids::iso(now);
-    // Adds in the same millisecond share the time part of the id: draw again on a clash
-    // rather than fail (the lock makes the check race-free).
-    let mut id = ids::comment_id(now);
-    while store
-        .root()
-        .join(&a.page)
-        .join(format!("{}.json", ids::sanitize_id(&id)))
-        .exists()
-    {
-        id = ids::comment_id(now);
-    }
-    let mut comment =
-        crate::store::new_comment(&id, &space, &a.page, scope, anchor, &author, body, &ts);
-    if let (Some(text), Some(quote)) = (&a.suggest, &a.quote) {
-        comment.set_after("anchor", "suggestion", suggestion_value(quote, text));
-    }
-    store.ensure_meta()?;
-    let file = store.create(&comment)?;
+    let new = NewComment {
+        page: a.page.clone(),
+        space,
+        anchor,
+        body: a.body.clone(),
+        suggestion: a.suggest.clone(),
+        author: ids::resolve_author(a.author.as_deref(), ctx.work_dir()),
+    };
+    let comment = ops::create(&ctx.store, &BookPages(ctx.book.as_ref()), &new, a.force).map_err(
+        |e| match (e.kind(), e.field()) {
+            // What --force lets through: a page the book does not have (yet), a quote not
+            // found on the page (an include, a preprocessor's text).
+            (ErrorKind::NotFound, Some(f @ ("page" | "quote"))) => Error::new(format!(
+                "{}; --force adds the comment anyway (--{f})",
+                e.what()
+            ))
+            .with_kind(ErrorKind::NotFound),
+            _ => super::flagged(e),
+        },
+    )?;
     if a.json {
         print!("{}", json::to_js_pretty(comment.as_map()));
     } else {
         say!(
-            "notabene: added comment {} on {} ({file}).",
+            "notabene: added comment {} on {} ({}/{}.json).",
             comment.id().unwrap_or_default(),
-            a.page
+            a.page,
+            a.page,
+            ids::sanitize_id(comment.id().unwrap_or_default())
         );
     }
     Ok(0)
-}
-
-/// The label the browser client would derive from a block key.
-fn default_label(kind: &str, rest: &str) -> String {
-    let label = if kind == "image" {
-        let path = rest.split(['?', '#']).next().unwrap_or(rest);
-        path.rsplit('/').next().unwrap_or(path).to_string()
-    } else {
-        "diagram".to_string()
-    };
-    label.chars().take(80).collect()
 }

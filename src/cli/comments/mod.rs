@@ -1,27 +1,24 @@
-//! `comments …`: list, show, add, reply, done, reopen, apply, hold, unhold, rm, verify.
-//! Every mutation: lock the store, read it, validate every id, then write only the comment
-//! files concerned.
-//!
-//! Files: this one parses the subcommands and runs the thread mutations (reply, done, reopen,
-//! hold, rm); `add` creates comments; `verify` audits the store.
-//!
-//! Part of the CLI (layer 11); may call every layer below it.
+//! `comments …`: list, show, add, reply, done, reopen, apply, hold, unhold, rm, verify: the
+//! CLI's adaptor over [`crate::ops`], which holds every rule. This file parses the
+//! subcommands into the operations' typed requests and prints what comes back; `add` does so
+//! for a new comment; `verify` audits the store.
 
 mod add;
 mod verify;
 
 use super::{Ctx, format, say, say_err};
-use crate::store::comment::STATUSES;
-use crate::store::{Comment, Record, Store, ids, journal, json};
-use crate::{Result, bail};
+use crate::ops::{self, Actor, Change, Resolution, limits};
+use crate::store::{Comment, Record, Status, ids, json};
+use crate::{Error, Result, bail};
 use add::AddArgs;
 use clap::{Args, Subcommand};
 use serde_json::{Map, Value};
 
-/// Largest accepted comment body.
-pub const MAX_BODY: usize = 64 * 1024;
-/// Largest accepted quote (and prefix, suffix, section).
-pub const MAX_QUOTE: usize = 8 * 1024;
+/// An operation's error as the CLI says it: the request field named as its flag.
+pub(crate) fn flagged(e: Error) -> Error {
+    let kind = e.kind();
+    Error::new(e.naming(|f| format!("--{f}"))).with_kind(kind)
+}
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum CommentsCmd {
@@ -168,17 +165,15 @@ pub(crate) fn run(ctx: &Ctx, cmd: CommentsCmd) -> Result<i32> {
             author,
             json,
         } => {
-            let body = check_body(&body, "--body")?;
+            let body = limits::text(&body, "body").map_err(flagged)?;
             let author = ids::resolve_author(author.as_deref(), ctx.work_dir());
-            let out = mutate(
-                &ctx.store,
-                &[id],
-                |_| Ok(()),
-                |c, ts| {
-                    c.push_message(&author, body, ts);
-                    Ok(())
-                },
-            )?;
+            let change = Change::Reply {
+                author: author.clone(),
+                body: body.to_string(),
+            };
+            let out = ops::change(&ctx.store, &[id], &[change], Actor::Agent, false)
+                .map_err(flagged)?
+                .records;
             if json {
                 print!("{}", json::to_js_pretty(out[0].comment.as_map()));
             } else {
@@ -198,23 +193,20 @@ pub(crate) fn run(ctx: &Ctx, cmd: CommentsCmd) -> Result<i32> {
         } => {
             let reply = reply
                 .as_deref()
-                .map(|r| check_body(r, "--reply"))
-                .transpose()?
-                .filter(|r| !r.is_empty());
+                .map(|r| limits::text(r, "reply"))
+                .transpose()
+                .map_err(flagged)?;
             let author = ids::resolve_author(author.as_deref(), ctx.work_dir());
-            let out = mutate(
-                &ctx.store,
-                &list,
-                |_| Ok(()),
-                |c, ts| {
-                    c.set("status", "open".into());
-                    c.set("resolution", Value::Null);
-                    if let Some(r) = reply {
-                        c.push_message(&author, r, ts);
-                    }
-                    Ok(())
-                },
-            )?;
+            let mut changes = vec![Change::Reopen];
+            if let Some(r) = reply {
+                changes.push(Change::Reply {
+                    author: author.clone(),
+                    body: r.to_string(),
+                });
+            }
+            let out = ops::change(&ctx.store, &list, &changes, Actor::Agent, false)
+                .map_err(flagged)?
+                .records;
             print_result(&out, json, || match reply {
                 Some(_) => format!(
                     "notabene: {} comment(s) → open (reply by {author}).",
@@ -228,11 +220,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: CommentsCmd) -> Result<i32> {
         CommentsCmd::Hold(a) => set_hold(ctx, &a, true),
         CommentsCmd::Unhold(a) => set_hold(ctx, &a, false),
         CommentsCmd::Rm { id } => {
-            let store = &ctx.store;
-            let _lock = store.lock()?;
-            let snap = store.load()?;
-            let rec = store.find(&snap, std::slice::from_ref(&id))?[0].clone();
-            store.delete_record(&rec)?;
+            let rec = ops::delete(&ctx.store, &id).map_err(flagged)?;
             say!("notabene: deleted comment {id} ({}).", rec.file);
             Ok(0)
         }
@@ -240,22 +228,8 @@ pub(crate) fn run(ctx: &Ctx, cmd: CommentsCmd) -> Result<i32> {
     }
 }
 
-fn check_body<'a>(body: &'a str, flag: &str) -> Result<&'a str> {
-    let t = body.trim();
-    if t.is_empty() {
-        bail!("the text must not be empty ({flag})");
-    }
-    if t.len() > MAX_BODY {
-        bail!(
-            "the text is {} bytes; the limit is {MAX_BODY} ({flag})",
-            t.len()
-        );
-    }
-    Ok(t)
-}
-
 fn check_status_filter(s: &str) -> Result<()> {
-    if !STATUSES.contains(&s) {
+    if Status::parse(s).is_none() {
         bail!("unknown status {s:?} (expected: open, addressed, resolved) (--status)");
     }
     Ok(())
@@ -272,7 +246,11 @@ fn ls(ctx: &Ctx, a: &LsArgs) -> Result<i32> {
         .map(|r| &r.comment)
         .filter(|c| !a.open || c.is_actionable())
         .filter(|c| a.page.as_deref().is_none_or(|p| c.page() == Some(p)))
-        .filter(|c| a.status.as_deref().is_none_or(|s| c.status() == Some(s)))
+        .filter(|c| {
+            a.status
+                .as_deref()
+                .is_none_or(|s| c.status_str() == Some(s))
+        })
         .collect();
     if a.json {
         let arr: Vec<&Map<String, Value>> = list.iter().map(|c| c.as_map()).collect();
@@ -303,55 +281,41 @@ fn done(ctx: &Ctx, a: &DoneArgs) -> Result<i32> {
         Some("open") => {
             bail!("--status open does not close a comment — use `comments reopen` (--status)")
         }
-        Some(s) if STATUSES.contains(&s) => s,
-        Some(s) => bail!("unknown status {s:?} (expected: open, addressed, resolved) (--status)"),
+        Some(s) => match Status::parse(s) {
+            Some(s) => s,
+            None => bail!(
+                "unknown status {s:?} (expected: {}) (--status)",
+                Status::list()
+            ),
+        },
     };
-    let force = a.force;
-    let note = a.note.clone().unwrap_or_default();
-    let out = mutate(
-        &ctx.store,
-        &a.ids,
-        |r| {
-            if r.comment.held() && !force {
-                bail!(
-                    "comment {:?} is on hold — a reviewer is still working on it; pass --force to close it anyway",
-                    r.comment.id().unwrap_or_default()
-                );
-            }
-            Ok(())
-        },
-        |c, _| {
-            let mut res = Map::new();
-            res.insert("note".into(), note.clone().into());
-            if let Some(j) = &a.journal {
-                res.insert("journalEntryId".into(), j.clone().into());
-            }
-            c.set("status", status.into());
-            c.set("resolution", Value::Object(res));
-            Ok(())
-        },
-    )?;
-    match &a.journal {
-        None => say_err!(
-            "notabene: no --journal <entryId> — the protocol links every resolution to a journal entry."
-        ),
-        Some(j) => {
-            let journal = journal::read(&ctx.store);
-            if !journal
-                .entries()
-                .iter()
-                .any(|e| e.get("id").and_then(Value::as_str) == Some(j.as_str()))
-            {
-                say_err!(
-                    "notabene: journal entry {j:?} doesn't exist (yet) — append it with `journal add`."
-                );
-            }
-        }
+    let note = match &a.note {
+        Some(n) => limits::short(n, limits::MAX_BODY, "note").map_err(flagged)?,
+        None => "",
+    };
+    let change = Change::Close {
+        status,
+        resolution: Some(Resolution {
+            note: note.to_string(),
+            journal: a.journal.clone(),
+            by: None,
+        }),
+        by: String::new(),
+    };
+    let out = ops::change(&ctx.store, &a.ids, &[change], Actor::Agent, a.force).map_err(flagged)?;
+    for id in &out.replaced_notes {
+        say_err!(
+            "notabene: warning: comment {id:?} was already addressed; its earlier note is replaced."
+        );
     }
-    print_result(&out, a.json, || {
+    if let Some(nudge) = ops::journal_nudge(&ctx.store, a.journal.as_deref()) {
+        say_err!("notabene: {nudge}");
+    }
+    let records = out.records;
+    print_result(&records, a.json, || {
         format!(
             "notabene: {} comment(s) → {status} (review: {}).",
-            out.len(),
+            records.len(),
             review.as_str()
         )
     });
@@ -362,17 +326,19 @@ fn apply(ctx: &Ctx, a: &ApplyArgs) -> Result<i32> {
     let Some(book) = &ctx.book else {
         bail!("comments apply needs a book: no book.toml found (pass --book DIR)");
     };
-    let opts = crate::apply::Options {
+    let req = ops::ApplyRequest {
+        ids: a.ids.clone(),
+        author: ids::resolve_author(a.author.as_deref(), ctx.work_dir()),
+        actor: Actor::Agent,
         journal: a.journal.clone(),
         note: a.note.clone(),
         force: a.force,
-        author: ids::resolve_author(a.author.as_deref(), ctx.work_dir()),
     };
-    let done = crate::apply::apply(book, &ctx.store, &a.ids, &opts)?;
-    if a.journal.is_none() {
-        say_err!(
-            "notabene: no --journal <entryId> — the protocol links every resolution to a journal entry."
-        );
+    let done = ops::apply_suggestions(book, &ctx.store, &req).map_err(flagged)?;
+    if let Some(j) = &a.journal
+        && let Some(nudge) = ops::journal_nudge(&ctx.store, Some(j))
+    {
+        say_err!("notabene: {nudge}");
     }
     if a.json {
         let arr: Vec<&Map<String, Value>> = done.iter().map(|d| d.comment.as_map()).collect();
@@ -384,23 +350,32 @@ fn apply(ctx: &Ctx, a: &ApplyArgs) -> Result<i32> {
                 d.comment.id().unwrap_or_default(),
                 d.file,
                 d.line,
-                d.comment.status().unwrap_or_default()
+                d.comment.status_str().unwrap_or_default()
             );
+        }
+        if a.journal.is_none()
+            && let Some(j) = done
+                .first()
+                .and_then(|d| d.comment.get("resolution"))
+                .and_then(|r| r.get("journalEntryId"))
+                .and_then(Value::as_str)
+        {
+            say!("notabene: recorded in journal entry {j}.");
         }
     }
     Ok(0)
 }
 
 fn set_hold(ctx: &Ctx, a: &IdsArgs, hold: bool) -> Result<i32> {
-    let out = mutate(
+    let out = ops::change(
         &ctx.store,
         &a.ids,
-        |_| Ok(()),
-        |c, _| {
-            c.set("hold", hold.into());
-            Ok(())
-        },
-    )?;
+        &[Change::Hold(hold)],
+        Actor::Agent,
+        false,
+    )
+    .map_err(flagged)?
+    .records;
     print_result(&out, a.json, || {
         format!(
             "notabene: {} comment(s) → {}.",
@@ -409,54 +384,6 @@ fn set_hold(ctx: &Ctx, a: &IdsArgs, hold: bool) -> Result<i32> {
         )
     });
     Ok(0)
-}
-
-/// Finds every id, locks the store (all validated by `check` before anything is written),
-/// applies `change` to each with `updatedAt` bumped, writes them, and returns the records.
-fn mutate(
-    store: &Store,
-    id_list: &[String],
-    check: impl Fn(&Record) -> Result<()>,
-    mut change: impl FnMut(&mut Comment, &str) -> Result<()>,
-) -> Result<Vec<Record>> {
-    let mut unique: Vec<String> = Vec::new();
-    for id in id_list {
-        if !unique.contains(id) {
-            unique.push(id.clone());
-        }
-    }
-    // The whole store is read to find the files before the lock is taken; under it only
-    // those files are read again (a concurrent move sends us back to a full read, locked).
-    let snap = store.load()?;
-    snap.warn_unreadable();
-    let located: Vec<Record> = store.find(&snap, &unique)?.into_iter().cloned().collect();
-    let _lock = store.lock()?;
-    let mut found: Vec<Record> = Vec::with_capacity(located.len());
-    for r in &located {
-        match store.reread(r)? {
-            Some(fresh) => found.push(fresh),
-            None => {
-                let snap = store.load()?;
-                found = store.find(&snap, &unique)?.into_iter().cloned().collect();
-                break;
-            }
-        }
-    }
-    for r in &found {
-        check(r)?;
-    }
-    let ts = ids::iso(ids::now()?);
-    let mut out = Vec::with_capacity(found.len());
-    for mut rec in found {
-        change(&mut rec.comment, &ts)?;
-        rec.comment.set("updatedAt", ts.clone().into());
-        out.push(rec);
-    }
-    store.ensure_meta()?;
-    for rec in &out {
-        store.write_record(rec)?;
-    }
-    Ok(out)
 }
 
 fn print_result(out: &[Record], as_json: bool, human: impl FnOnce() -> String) {

@@ -1,0 +1,151 @@
+//! The rules of the comment operations (`src/ops/`), held through both adaptors: the CLI an
+//! agent runs, and the API the browser calls under `serve`. One server, one store: what the
+//! one refuses, the other refuses the same way, or differs by the rule the operations module
+//! writes down (a person may close a held comment, an agent may not).
+
+use crate::common;
+use crate::serve::Server;
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+const PAGE: &str = "book-example/src/guide/sensors";
+const API: &str = "/__notabene/api/comments";
+
+/// A new page comment, through the API; its id.
+fn post(server: &Server, body: &str) -> String {
+    let (code, v) = server.json(
+        "POST",
+        API,
+        &json!({ "page": PAGE, "space": "book", "scope": "page", "body": body }),
+    );
+    assert_eq!(code, 201, "{v}");
+    v["id"].as_str().unwrap().to_string()
+}
+
+/// The comment as its file holds it.
+fn stored(server: &Server, id: &str) -> Value {
+    let text = common::read(&server.store().join(PAGE).join(format!("{id}.json")));
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Runs the CLI in the served book.
+fn cli(server: &Server, args: &[&str]) -> common::Out {
+    common::run(server.store().parent().unwrap(), args)
+}
+
+#[test]
+fn a_held_comment_is_closed_by_a_person_through_the_api_not_by_an_agent_through_the_cli() {
+    let server = Server::start(&[], |_| {});
+    let id = post(&server, "Is a full disk a 3?");
+    cli(&server, &["comments", "hold", &id]).ok();
+    // The agent: refused, nothing written.
+    let before = stored(&server, &id);
+    cli(&server, &["comments", "done", &id, "--note", "n"]).fails_with(&format!(
+        "notabene: comment {id:?} is on hold — a reviewer is still working on it; pass --force to close it anyway"
+    ));
+    assert_eq!(stored(&server, &id), before);
+    // A person, in the browser: closed, the resolution saying who.
+    let (code, v) = server.json(
+        "PATCH",
+        API,
+        &json!({ "page": PAGE, "id": id, "status": "resolved", "author": "Ana" }),
+    );
+    assert_eq!(code, 200, "{v}");
+    let after = stored(&server, &id);
+    assert_eq!(
+        (&after["status"], &after["hold"], &after["resolution"]),
+        (
+            &json!("resolved"),
+            &json!(true),
+            &json!({ "note": "", "by": "Ana" })
+        )
+    );
+}
+
+#[test]
+fn a_page_not_in_the_book_is_refused_by_both_and_forced_through_the_cli() {
+    let server = Server::start(&[], |_| {});
+    let nope = "book-example/src/nope";
+    let before = common::tree(&server.store());
+    let (code, v) = server.json(
+        "POST",
+        API,
+        &json!({ "page": nope, "space": "book", "scope": "page", "body": "x" }),
+    );
+    assert_eq!(
+        (code, v),
+        (
+            404,
+            json!({ "error": "page \"book-example/src/nope\" is not in this book (page)" })
+        )
+    );
+    cli(&server, &["comments", "add", "--page", nope, "--body", "x"]).fails_with(
+        "notabene: page \"book-example/src/nope\" is not in this book; --force adds the comment anyway (--page)",
+    );
+    assert!(common::tree(&server.store()) == before, "nothing written");
+    let out = cli(
+        &server,
+        &["comments", "add", "--page", nope, "--body", "x", "--force"],
+    );
+    assert!(
+        out.ok().starts_with("notabene: added comment c_"),
+        "{}",
+        out.ok()
+    );
+}
+
+#[test]
+fn a_quote_not_on_the_page_is_refused_by_the_cli_unless_forced() {
+    let server = Server::start(&[], |_| {});
+    let args = [
+        "comments",
+        "add",
+        "--page",
+        PAGE,
+        "--body",
+        "x",
+        "--quote",
+        "words nobody wrote",
+    ];
+    cli(&server, &args).fails_with(
+        "notabene: the quote is not on page \"book-example/src/guide/sensors\"; --force adds the comment anyway (--quote)",
+    );
+    let forced: Vec<&str> = args.iter().copied().chain(["--force"]).collect();
+    assert!(
+        cli(&server, &forced)
+            .ok()
+            .starts_with("notabene: added comment c_")
+    );
+}
+
+#[test]
+fn the_size_limits_are_the_same_through_both() {
+    let server = Server::start(&[], |_| {});
+    let id = post(&server, "first");
+    let limit = mdbook_notabene::ops::limits::MAX_BODY;
+    let at = "x".repeat(limit);
+    let over = "x".repeat(limit + 1);
+    // At the limit: a reply through each.
+    cli(&server, &["comments", "reply", &id, "--body", &at]).ok();
+    let (code, _) = server.json(
+        "PATCH",
+        API,
+        &json!({ "page": PAGE, "id": id, "reply": { "body": at } }),
+    );
+    assert_eq!(code, 200);
+    assert_eq!(stored(&server, &id)["thread"].as_array().unwrap().len(), 3);
+    // One byte over: refused by each, nothing written.
+    let before = stored(&server, &id);
+    cli(&server, &["comments", "reply", &id, "--body", &over]).fails_with(&format!(
+        "notabene: the text is {} bytes; the limit is {limit} (--body)",
+        limit + 1
+    ));
+    let (code, v) = server.json(
+        "PATCH",
+        API,
+        &json!({ "page": PAGE, "id": id, "reply": { "body": over } }),
+    );
+    assert_eq!((code, v), (413, json!({ "error": "body is too long" })));
+    assert_eq!(stored(&server, &id), before);
+}
