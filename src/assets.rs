@@ -6,8 +6,9 @@
 //! one `notabene.js` and one `notabene.css` assembled from them here, at compile time. One
 //! file each because mdBook lists theme files one by one (`additional-js`), a `file://` site
 //! cannot load ES modules, and one stamped file keeps `install` and the version check simple.
-//! The JS modules share one strict-mode function scope, in the order below (each declares
-//! what the later ones use).
+//! The JS modules share one strict-mode function scope, in the order below: each file is one
+//! namespace object and uses only the namespaces before it (`.ci/eslint/eslint.config.mjs`
+//! checks that, file by file, against this order).
 //!
 //! Layer 6 (with injection and the views). May call: the book layer and the shared helpers.
 
@@ -16,7 +17,10 @@ use crate::util::term::say_err;
 use crate::{Error, Result, bail};
 use std::path::Path;
 
-/// The client script: `theme/js/` in one function scope that runs once per page.
+/// The client script: `theme/js/` in one function scope that runs once per page. Each file
+/// declares one namespace (`Locale`, `Dom`, `Words`, `TextModel`, `Paint`, `Live`, `Panel`,
+/// `Views`, `Compose`, `Actions`, `Start`) and refers only to those before it in this order;
+/// `start.js` wires up the few calls that go the other way and starts the client.
 pub const JS: &str = concat!(
     include_str!("../theme/js/header.js"),
     "(function () {\n'use strict';\n\nif (window.__notabene) return;\nwindow.__notabene = { version: 1 };\n\n",
@@ -26,13 +30,15 @@ pub const JS: &str = concat!(
     "\n",
     include_str!("../theme/js/words.js"),
     "\n",
+    include_str!("../theme/js/text.js"),
+    "\n",
     include_str!("../theme/js/paint.js"),
+    "\n",
+    include_str!("../theme/js/live.js"),
     "\n",
     include_str!("../theme/js/panel.js"),
     "\n",
     include_str!("../theme/js/views.js"),
-    "\n",
-    include_str!("../theme/js/live.js"),
     "\n",
     include_str!("../theme/js/compose.js"),
     "\n",

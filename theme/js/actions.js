@@ -1,320 +1,334 @@
-/* Comments on blocks (images, diagrams) and on the page, and the thread actions: reply,
- * edit, resolve, reopen, hold, delete, with each result shown as the server returned it.
- * Uses: locale, dom, paint, panel, live, compose. */
+/* Actions — comments on blocks (images, diagrams) and on the page, and the thread actions:
+ * reply, edit, resolve, reopen, hold, delete, and Apply on a suggested edit, each result shown
+ * as the server returned it. Uses: Locale, Dom, TextModel, Paint, Live, Panel, Compose. */
 
-/* ----- blocks: images and diagrams */
+/* exported Actions */
+const Actions = (() => {
+  const D = document;
+  const { t } = Locale;
+  const { arr, cssEscape, firstMessage, h, num, obj, statusOf, str, truncate } = Dom;
+  const { inUI, mainEl } = TextModel;
+  const { S } = Paint;
+  const { W, api, busy, maybeReload, showError, toast, withAuthor, wroteSomething } = Live;
+  const { discussionSection, renderThread, threadOptsOf } = Panel;
+  const { openComposer } = Compose;
 
-function djb2(s) {
-  var x = 5381;
-  for (var i = 0; i < s.length; i++) x = (Math.imul(x, 33) + s.charCodeAt(i)) | 0;
-  return (x >>> 0).toString(36);
-}
-/** The chapter's commentable blocks in document order: each Markdown image once, each diagram. */
-function domBlocks(main) {
-  var out = [];
-  main.querySelectorAll('pre.mermaid, img').forEach(function (el) {
-    if (inUI(el)) return;
-    if (el.localName === 'img') {
-      if (el.closest('pre.mermaid, script')) return;
-      // mdBook renders an image twice (the second copy is its zoom view): count it once.
-      var label = el.closest('label.checkbox-label');
-      if (label && label.querySelector('img') !== el) return;
-      out.push({ el: el, kind: 'image', key: 'image:' + str(el.getAttribute('src')), host: el.closest('span.nb-block') || label || el });
-    } else {
-      var src = el.getAttribute('data-nb-src') || el.textContent || '';
-      var p = el.parentElement;
-      out.push({
-        el: el,
-        kind: 'mermaid',
-        key: el.getAttribute('data-nb-key') || 'mermaid:' + djb2(src.trim()),
-        host: p && p.classList.contains('nb-block-wrap') ? p : el
-      });
-    }
-  });
-  return out;
-}
-/** Pairs DOM blocks with the island's `blocks`: by position when the shapes agree, else by key. */
-function mapBlocks(dom, entries) {
-  entries = entries.map(obj);
-  var same = dom.length === entries.length && dom.every(function (d, i) { return entries[i].kind === d.kind; });
-  if (same) return dom.map(function (d, i) { return { dom: d, entry: entries[i] }; });
-  var used = new Set();
-  var pairs = [];
-  dom.forEach(function (d) {
-    for (var i = 0; i < entries.length; i++) {
-      if (!used.has(i) && entries[i].key === d.key) {
-        used.add(i);
-        pairs.push({ dom: d, entry: entries[i] });
-        return;
-      }
-    }
-  });
-  return pairs;
-}
-function blockHost(d) {
-  var host = d.host;
-  if (host.classList.contains('nb-block') || host.classList.contains('nb-block-wrap')) return host;
-  var wrap = d.kind === 'mermaid' ? h('div', { class: 'nb-block-wrap' }) : h('span', { class: 'nb-block-auto' });
-  host.parentNode.insertBefore(wrap, host);
-  wrap.appendChild(host);
-  return wrap;
-}
-function setupBlockTools(entries) {
-  var main = mainEl();
-  mapBlocks(domBlocks(main), entries).forEach(function (p) {
-    var host = blockHost(p.dom);
-    var entry = p.entry;
-    var kind = t(p.dom.kind === 'mermaid' ? 'kDiagram' : 'kImage');
-    var label = t('commentOn', { kind: kind });
-    var b = h('button', {
-      type: 'button',
-      class: 'nb-block-add',
-      'data-nb-ui': '',
-      'data-nb-block-index': String(num(entry.index, -1)),
-      'aria-label': label + (entry.label ? ' — ' + str(entry.label) : ''),
-      title: label
-    });
-    b.addEventListener('click', function (e) {
-      e.preventDefault();
-      e.stopPropagation();
-      composeBlock(entry, host, b);
-    });
-    host.classList.add('nb-block-host');
-    // One toolbar in the block's corner: the comment button, then the reader's badge.
-    var tools = h('span', { class: 'nb-block-tools', 'data-nb-ui': '' }, b);
-    var existing = host.querySelector(':scope > .nb-badge');
-    if (existing) tools.appendChild(existing);
-    host.appendChild(tools);
-  });
-}
-function composeBlock(entry, host, opener) {
-  var anchor = {
-    kind: str(entry.kind),
-    key: str(entry.key),
-    label: str(entry.label),
-    section: entry.section === null || entry.section === undefined ? null : str(entry.section),
-    index: num(entry.index, 0)
-  };
-  openComposer({
-    icon: anchor.kind === 'mermaid' ? '📊' : '🖼',
-    preview: (anchor.kind === 'mermaid' ? '📊 ' : '🖼 ') + truncate(anchor.label || anchor.key, 70),
-    rect: function () { return host.getBoundingClientRect(); },
-    opener: opener,
-    payload: function (body, author) {
-      return { page: W.page, space: W.space, scope: 'block', anchor: anchor, author: author, body: body };
-    }
-  });
-}
+  /* ----- blocks: images and diagrams */
 
-/* ----- page discussion composer */
-
-function setupPageComposer(isl) {
-  var section = discussionSection(isl);
-  var ta = h('textarea', {
-    class: 'nb-input nb-page-body',
-    rows: '3',
-    placeholder: t('discussionPlaceholder'),
-    'aria-label': t('discussionPlaceholder'),
-    'data-nb-draft': ''
-  });
-  var send = h('button', { type: 'button', class: 'nb-btn nb-primary nb-page-send', text: t('commentVerb') });
-  var err = h('p', { class: 'nb-error', role: 'alert', hidden: true });
-  section.appendChild(h('div', { class: 'nb-composer' },
-    ta,
-    err,
-    h('div', { class: 'nb-form-actions' }, h('span', { class: 'nb-hint', text: t('saveHint') }), send)));
-  var submit = function () {
-    var body = ta.value.trim();
-    if (!body) {
-      showError(err, t('emptyBody'));
-      ta.focus();
-      return;
-    }
-    withAuthor(function (author) {
-      busy([send], true);
-      showError(err, null);
-      api('POST', 'comments', { page: W.page, space: W.space, scope: 'page', anchor: null, author: author, body: body })
-        .then(function () {
-          ta.value = '';
-          busy([send], false);
-          wroteSomething();
-        }, function (e) {
-          busy([send], false);
-          showError(err, e);
+  function djb2(s) {
+    let x = 5381;
+    for (let i = 0; i < s.length; i++) x = (Math.imul(x, 33) + s.charCodeAt(i)) | 0;
+    return (x >>> 0).toString(36);
+  }
+  /** The chapter's commentable blocks in document order: each Markdown image once, each diagram. */
+  function domBlocks(main) {
+    const out = [];
+    main.querySelectorAll('pre.mermaid, img').forEach(function (el) {
+      if (inUI(el)) return;
+      if (el.localName === 'img') {
+        if (el.closest('pre.mermaid, script')) return;
+        // mdBook renders an image twice (the second copy is its zoom view): count it once.
+        const label = el.closest('label.checkbox-label');
+        if (label && label.querySelector('img') !== el) return;
+        out.push({ el: el, kind: 'image', key: 'image:' + str(el.getAttribute('src')), host: el.closest('span.nb-block') || label || el });
+      } else {
+        const src = el.getAttribute('data-nb-src') || el.textContent || '';
+        const p = el.parentElement;
+        out.push({
+          el: el,
+          kind: 'mermaid',
+          key: el.getAttribute('data-nb-key') || 'mermaid:' + djb2(src.trim()),
+          host: p && p.classList.contains('nb-block-wrap') ? p : el
         });
-    }, ta);
-  };
-  send.addEventListener('click', submit);
-  ta.addEventListener('keydown', function (e) {
-    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
-      e.preventDefault();
-      submit();
-    }
-  });
-}
-
-/* ----- thread actions */
-
-function threadActions(c) {
-  var id = str(c.id);
-  var page = str(c.page);
-  var status = statusOf(c);
-  var box = h('div', { class: 'nb-actions' });
-  var bar = h('div', { class: 'nb-actions-bar' });
-  var forms = h('div', { class: 'nb-actions-forms' });
-  var msg = h('p', { class: 'nb-error', role: 'alert', hidden: true });
-  box.appendChild(bar);
-  box.appendChild(forms);
-  box.appendChild(msg);
-  var button = function (cls, label, fn) {
-    var b = h('button', { type: 'button', class: 'nb-act ' + cls, text: label });
-    b.addEventListener('click', function (e) {
-      e.preventDefault();
-      e.stopPropagation();
-      fn(b);
+      }
     });
-    bar.appendChild(b);
-    return b;
-  };
-  var patch = function (fields, opener) {
-    withAuthor(function (author) {
-      fields.page = page;
-      fields.id = id;
-      fields.author = author;
-      if (fields.reply) fields.reply.author = author;
-      var buttons = box.querySelectorAll('button');
-      busy(buttons, true);
-      showError(msg, null);
-      api('PATCH', 'comments', fields).then(function (updated) {
-        forms.textContent = '';
-        replaceThread(obj(updated).id ? updated : c);
-        wroteSomething();
-      }, function (e) {
-        busy(buttons, false);
-        showError(msg, e);
+    return out;
+  }
+  /** Pairs DOM blocks with the island's `blocks`: by position when the shapes agree, else by key. */
+  function mapBlocks(dom, entries) {
+    entries = entries.map(obj);
+    const same = dom.length === entries.length && dom.every(function (d, i) { return entries[i].kind === d.kind; });
+    if (same) return dom.map(function (d, i) { return { dom: d, entry: entries[i] }; });
+    const used = new Set();
+    const pairs = [];
+    dom.forEach(function (d) {
+      for (let i = 0; i < entries.length; i++) {
+        if (!used.has(i) && entries[i].key === d.key) {
+          used.add(i);
+          pairs.push({ dom: d, entry: entries[i] });
+          return;
+        }
+      }
+    });
+    return pairs;
+  }
+  function blockHost(d) {
+    const host = d.host;
+    if (host.classList.contains('nb-block') || host.classList.contains('nb-block-wrap')) return host;
+    const wrap = d.kind === 'mermaid' ? h('div', { class: 'nb-block-wrap' }) : h('span', { class: 'nb-block-auto' });
+    host.parentNode.insertBefore(wrap, host);
+    wrap.appendChild(host);
+    return wrap;
+  }
+  function setupBlockTools(entries) {
+    const main = mainEl();
+    mapBlocks(domBlocks(main), entries).forEach(function (p) {
+      const host = blockHost(p.dom);
+      const entry = p.entry;
+      const kind = t(p.dom.kind === 'mermaid' ? 'kDiagram' : 'kImage');
+      const label = t('commentOn', { kind: kind });
+      const b = h('button', {
+        type: 'button',
+        class: 'nb-block-add',
+        'data-nb-ui': '',
+        'data-nb-block-index': String(num(entry.index, -1)),
+        'aria-label': label + (entry.label ? ' — ' + str(entry.label) : ''),
+        title: label
       });
-    }, opener);
-  };
-  var form = function (kind, initial, placeholder, submitLabel, onSubmit) {
-    forms.textContent = '';
-    showError(msg, null);
-    var ta = h('textarea', { class: 'nb-input nb-' + kind + '-body', rows: '3', placeholder: placeholder, 'aria-label': placeholder, 'data-nb-draft': '' });
-    ta.value = initial;
-    var ok = h('button', { type: 'button', class: 'nb-btn nb-primary nb-' + kind + '-send', text: submitLabel });
-    var no = h('button', { type: 'button', class: 'nb-btn nb-' + kind + '-cancel', text: t('cancel') });
-    var submit = function () {
-      var body = ta.value.trim();
+      b.addEventListener('click', function (e) {
+        e.preventDefault();
+        e.stopPropagation();
+        composeBlock(entry, host, b);
+      });
+      host.classList.add('nb-block-host');
+      // One toolbar in the block's corner: the comment button, then the reader's badge.
+      const tools = h('span', { class: 'nb-block-tools', 'data-nb-ui': '' }, b);
+      const existing = host.querySelector(':scope > .nb-badge');
+      if (existing) tools.appendChild(existing);
+      host.appendChild(tools);
+    });
+  }
+  function composeBlock(entry, host, opener) {
+    const anchor = {
+      kind: str(entry.kind),
+      key: str(entry.key),
+      label: str(entry.label),
+      section: entry.section === null || entry.section === undefined ? null : str(entry.section),
+      index: num(entry.index, 0)
+    };
+    openComposer({
+      icon: anchor.kind === 'mermaid' ? '📊' : '🖼',
+      preview: (anchor.kind === 'mermaid' ? '📊 ' : '🖼 ') + truncate(anchor.label || anchor.key, 70),
+      rect: function () { return host.getBoundingClientRect(); },
+      opener: opener,
+      payload: function (body, author) {
+        return { page: W.page, space: W.space, scope: 'block', anchor: anchor, author: author, body: body };
+      }
+    });
+  }
+
+  /* ----- page discussion composer */
+
+  function setupPageComposer(isl) {
+    const section = discussionSection(isl);
+    const ta = h('textarea', {
+      class: 'nb-input nb-page-body',
+      rows: '3',
+      placeholder: t('discussionPlaceholder'),
+      'aria-label': t('discussionPlaceholder'),
+      'data-nb-draft': ''
+    });
+    const send = h('button', { type: 'button', class: 'nb-btn nb-primary nb-page-send', text: t('commentVerb') });
+    const err = h('p', { class: 'nb-error', role: 'alert', hidden: true });
+    section.appendChild(h('div', { class: 'nb-composer' },
+      ta,
+      err,
+      h('div', { class: 'nb-form-actions' }, h('span', { class: 'nb-hint', text: t('saveHint') }), send)));
+    const submit = function () {
+      const body = ta.value.trim();
       if (!body) {
-        showError(msg, t('emptyBody'));
+        showError(err, t('emptyBody'));
         ta.focus();
         return;
       }
-      onSubmit(body, ok);
+      withAuthor(function (author) {
+        busy([send], true);
+        showError(err, null);
+        api('POST', 'comments', { page: W.page, space: W.space, scope: 'page', anchor: null, author: author, body: body })
+          .then(function () {
+            ta.value = '';
+            busy([send], false);
+            wroteSomething();
+          }, function (e) {
+            busy([send], false);
+            showError(err, e);
+          });
+      }, ta);
     };
-    ok.addEventListener('click', submit);
-    no.addEventListener('click', function () {
-      ta.value = '';
-      forms.textContent = '';
-      showError(msg, null);
-      maybeReload();
-    });
+    send.addEventListener('click', submit);
     ta.addEventListener('keydown', function (e) {
       if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
         e.preventDefault();
         submit();
-      } else if (e.key === 'Escape') {
-        e.preventDefault();
-        e.stopPropagation();
-        no.click();
       }
     });
-    forms.appendChild(h('div', { class: 'nb-form nb-form-' + kind }, ta, h('div', { class: 'nb-form-actions' }, no, ok)));
-    ta.focus();
-  };
-  button('nb-act-reply', t('reply'), function () {
-    form('reply', '', t('replyPlaceholder'), t('send'), function (body, b) { patch({ reply: { body: body } }, b); });
-  });
-  if (status === 'open' && arr(c.thread).length === 1) {
-    button('nb-act-edit', t('edit'), function () {
-      form('edit', str(firstMessage(c).body), t('bodyPlaceholder'), t('save'), function (body, b) { patch({ edit: { body: body } }, b); });
-    });
   }
-  if (status === 'open') button('nb-act-resolve', t('resolve'), function (b) { patch({ status: 'resolved' }, b); });
-  else if (status === 'resolved') button('nb-act-reopen', t('reopen'), function (b) { patch({ status: 'open' }, b); });
-  button('nb-act-hold', c.hold === true ? t('holdOff') : t('holdOn'), function (b) { patch({ hold: c.hold !== true }, b); });
-  button('nb-act-delete', t('del'), function () {
-    forms.textContent = '';
-    showError(msg, null);
-    var yes = h('button', { type: 'button', class: 'nb-btn nb-danger nb-delete-confirm', text: t('del') });
-    var no = h('button', { type: 'button', class: 'nb-btn nb-delete-cancel', text: t('cancel') });
-    no.addEventListener('click', function () { forms.textContent = ''; });
-    yes.addEventListener('click', function () {
-      var buttons = box.querySelectorAll('button');
-      busy(buttons, true);
-      api('DELETE', 'comments', { page: page, id: id }).then(function () {
-        D.querySelectorAll('.nb-thread[data-nb-id="' + cssEscape(id) + '"]').forEach(function (wrap) {
-          wrap.classList.add('nb-deleted');
-          var acts = wrap.querySelector(':scope > .nb-actions');
-          if (acts) acts.remove();
-          wrap.appendChild(h('p', { class: 'nb-note nb-deleted-note', role: 'status', text: t('deleted') }));
+
+  /* ----- thread actions */
+
+  function threadActions(c) {
+    const id = str(c.id);
+    const page = str(c.page);
+    const status = statusOf(c);
+    const box = h('div', { class: 'nb-actions' });
+    const bar = h('div', { class: 'nb-actions-bar' });
+    const forms = h('div', { class: 'nb-actions-forms' });
+    const msg = h('p', { class: 'nb-error', role: 'alert', hidden: true });
+    box.appendChild(bar);
+    box.appendChild(forms);
+    box.appendChild(msg);
+    const button = function (cls, label, fn) {
+      const b = h('button', { type: 'button', class: 'nb-act ' + cls, text: label });
+      b.addEventListener('click', function (e) {
+        e.preventDefault();
+        e.stopPropagation();
+        fn(b);
+      });
+      bar.appendChild(b);
+      return b;
+    };
+    const patch = function (fields, opener) {
+      withAuthor(function (author) {
+        fields.page = page;
+        fields.id = id;
+        fields.author = author;
+        if (fields.reply) fields.reply.author = author;
+        const buttons = box.querySelectorAll('button');
+        busy(buttons, true);
+        showError(msg, null);
+        api('PATCH', 'comments', fields).then(function (updated) {
+          forms.textContent = '';
+          replaceThread(obj(updated).id ? updated : c);
+          wroteSomething();
+        }, function (e) {
+          busy(buttons, false);
+          showError(msg, e);
         });
-        wroteSomething();
-      }, function (e) {
-        busy(buttons, false);
-        showError(msg, e);
-      });
-    });
-    forms.appendChild(h('div', { class: 'nb-form nb-form-delete', role: 'group' },
-      h('p', { class: 'nb-confirm-text', text: t('deleteConfirm') }),
-      h('div', { class: 'nb-form-actions' }, no, yes)));
-    no.focus();
-  });
-  return box;
-}
-
-/** The Apply button of a suggested edit (an open comment whose suggestion is not applied):
- * what `comments apply` does, then the page rebuilds with the new text. */
-function addApply(box, c) {
-  var sg = obj(c.suggestion);
-  if (sg.applied || statusOf(c) !== 'open' || box.querySelector('.nb-apply')) return;
-  var b = h('button', { type: 'button', class: 'nb-btn nb-primary nb-apply', text: t('apply') });
-  var msg = h('p', { class: 'nb-error', role: 'alert', hidden: true });
-  b.addEventListener('click', function (e) {
-    e.preventDefault();
-    e.stopPropagation();
-    withAuthor(function (author) {
-      busy([b], true);
+      }, opener);
+    };
+    const form = function (kind, initial, placeholder, submitLabel, onSubmit) {
+      forms.textContent = '';
       showError(msg, null);
-      api('POST', 'apply', { id: str(c.id), author: author }).then(function (updated) {
-        replaceThread(obj(updated).id ? updated : c);
-        toast(t('appliedRebuilding'));
-      }, function (err) {
-        busy([b], false);
-        showError(msg, err);
+      const ta = h('textarea', { class: 'nb-input nb-' + kind + '-body', rows: '3', placeholder: placeholder, 'aria-label': placeholder, 'data-nb-draft': '' });
+      ta.value = initial;
+      const ok = h('button', { type: 'button', class: 'nb-btn nb-primary nb-' + kind + '-send', text: submitLabel });
+      const no = h('button', { type: 'button', class: 'nb-btn nb-' + kind + '-cancel', text: t('cancel') });
+      const submit = function () {
+        const body = ta.value.trim();
+        if (!body) {
+          showError(msg, t('emptyBody'));
+          ta.focus();
+          return;
+        }
+        onSubmit(body, ok);
+      };
+      ok.addEventListener('click', submit);
+      no.addEventListener('click', function () {
+        ta.value = '';
+        forms.textContent = '';
+        showError(msg, null);
+        maybeReload();
       });
-    }, b);
-  });
-  box.appendChild(b);
-  box.appendChild(msg);
-}
-
-/** Shows a comment as the server now has it, wherever its thread is on screen. */
-function replaceThread(c) {
-  var id = str(c.id);
-  var old = S.comments.get(id);
-  if (old) {
-    if (old.anchoring && !c.anchoring) c.anchoring = old.anchoring;
-    var i = S.order.indexOf(old);
-    if (i >= 0) S.order[i] = c;
-    S.comments.set(id, c);
-  }
-  D.querySelectorAll('.nb-thread[data-nb-id="' + cssEscape(id) + '"]').forEach(function (wrap) {
-    var fresh = renderThread(c, threadOpts.get(wrap) || {});
-    var focused = wrap.contains(D.activeElement);
-    wrap.parentNode.replaceChild(fresh, wrap);
-    if (focused) {
-      var f = fresh.querySelector('.nb-actions button');
-      if (f) f.focus();
+      ta.addEventListener('keydown', function (e) {
+        if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+          e.preventDefault();
+          submit();
+        } else if (e.key === 'Escape') {
+          e.preventDefault();
+          e.stopPropagation();
+          no.click();
+        }
+      });
+      forms.appendChild(h('div', { class: 'nb-form nb-form-' + kind }, ta, h('div', { class: 'nb-form-actions' }, no, ok)));
+      ta.focus();
+    };
+    button('nb-act-reply', t('reply'), function () {
+      form('reply', '', t('replyPlaceholder'), t('send'), function (body, b) { patch({ reply: { body: body } }, b); });
+    });
+    if (status === 'open' && arr(c.thread).length === 1) {
+      button('nb-act-edit', t('edit'), function () {
+        form('edit', str(firstMessage(c).body), t('bodyPlaceholder'), t('save'), function (body, b) { patch({ edit: { body: body } }, b); });
+      });
     }
-  });
-}
+    if (status === 'open') button('nb-act-resolve', t('resolve'), function (b) { patch({ status: 'resolved' }, b); });
+    else if (status === 'resolved') button('nb-act-reopen', t('reopen'), function (b) { patch({ status: 'open' }, b); });
+    button('nb-act-hold', c.hold === true ? t('holdOff') : t('holdOn'), function (b) { patch({ hold: c.hold !== true }, b); });
+    button('nb-act-delete', t('del'), function () {
+      forms.textContent = '';
+      showError(msg, null);
+      const yes = h('button', { type: 'button', class: 'nb-btn nb-danger nb-delete-confirm', text: t('del') });
+      const no = h('button', { type: 'button', class: 'nb-btn nb-delete-cancel', text: t('cancel') });
+      no.addEventListener('click', function () { forms.textContent = ''; });
+      yes.addEventListener('click', function () {
+        const buttons = box.querySelectorAll('button');
+        busy(buttons, true);
+        api('DELETE', 'comments', { page: page, id: id }).then(function () {
+          D.querySelectorAll('.nb-thread[data-nb-id="' + cssEscape(id) + '"]').forEach(function (wrap) {
+            wrap.classList.add('nb-deleted');
+            const acts = wrap.querySelector(':scope > .nb-actions');
+            if (acts) acts.remove();
+            wrap.appendChild(h('p', { class: 'nb-note nb-deleted-note', role: 'status', text: t('deleted') }));
+          });
+          wroteSomething();
+        }, function (e) {
+          busy(buttons, false);
+          showError(msg, e);
+        });
+      });
+      forms.appendChild(h('div', { class: 'nb-form nb-form-delete', role: 'group' },
+        h('p', { class: 'nb-confirm-text', text: t('deleteConfirm') }),
+        h('div', { class: 'nb-form-actions' }, no, yes)));
+      no.focus();
+    });
+    return box;
+  }
+
+  /** The Apply button of a suggested edit (an open comment whose suggestion is not applied):
+   * what `comments apply` does, then the page rebuilds with the new text. */
+  function addApply(box, c) {
+    const sg = obj(c.suggestion);
+    if (sg.applied || statusOf(c) !== 'open' || box.querySelector('.nb-apply')) return;
+    const b = h('button', { type: 'button', class: 'nb-btn nb-primary nb-apply', text: t('apply') });
+    const msg = h('p', { class: 'nb-error', role: 'alert', hidden: true });
+    b.addEventListener('click', function (e) {
+      e.preventDefault();
+      e.stopPropagation();
+      withAuthor(function (author) {
+        busy([b], true);
+        showError(msg, null);
+        api('POST', 'apply', { id: str(c.id), author: author }).then(function (updated) {
+          replaceThread(obj(updated).id ? updated : c);
+          toast(t('appliedRebuilding'));
+        }, function (err) {
+          busy([b], false);
+          showError(msg, err);
+        });
+      }, b);
+    });
+    box.appendChild(b);
+    box.appendChild(msg);
+  }
+
+  /** Shows a comment as the server now has it, wherever its thread is on screen. */
+  function replaceThread(c) {
+    const id = str(c.id);
+    const old = S.comments.get(id);
+    if (old) {
+      if (old.anchoring && !c.anchoring) c.anchoring = old.anchoring;
+      const i = S.order.indexOf(old);
+      if (i >= 0) S.order[i] = c;
+      S.comments.set(id, c);
+    }
+    D.querySelectorAll('.nb-thread[data-nb-id="' + cssEscape(id) + '"]').forEach(function (wrap) {
+      const fresh = renderThread(c, threadOptsOf(wrap));
+      const focused = wrap.contains(D.activeElement);
+      wrap.parentNode.replaceChild(fresh, wrap);
+      if (focused) {
+        const f = fresh.querySelector('.nb-actions button');
+        if (f) f.focus();
+      }
+    });
+  }
+
+  return { addApply, setupBlockTools, setupPageComposer, threadActions };
+})();

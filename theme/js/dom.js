@@ -1,216 +1,230 @@
-/* DOM and data helpers: type-safe readers of island JSON (plain, or deflated and inflated
- * once at start), lean-comment defaults, h() (every
- * attribute through setAttribute, every text through textContent), formatting of authors,
- * dates and statuses, safe site-relative links. Uses: locale. */
+/* Dom — DOM and data helpers: type-safe readers of island JSON (plain, or deflated and
+ * inflated once at start), lean-comment defaults, h() (every attribute through setAttribute,
+ * every text through textContent), formatting of authors, dates and statuses, anchor heads,
+ * safe site-relative links, CSS escaping, safely() and warnings. Uses: Locale. */
 
-/* --------------------------------------------------------------- helpers */
+/* exported Dom */
+const Dom = (() => {
+  const D = document;
+  const { LANG, ROOT, t } = Locale;
 
-function str(v) {
-  return typeof v === 'string' ? v : (v === null || v === undefined ? '' : String(v));
-}
-function arr(v) {
-  return Array.isArray(v) ? v : [];
-}
-function obj(v) {
-  return v && typeof v === 'object' && !Array.isArray(v) ? v : {};
-}
-function num(v, dflt) {
-  return typeof v === 'number' && isFinite(v) ? v : dflt;
-}
-/** Inflated text of deflated data scripts (`data-nb-encoding`), filled by inflateAll(). */
-var INFLATED = new Map();
-function readJSON(el) {
-  if (!el) return null;
-  var text = el.hasAttribute('data-nb-encoding') ? INFLATED.get(el) : el.textContent;
-  if (text === undefined) return null;
-  try {
-    return JSON.parse(text || '');
-  } catch (e) {
-    warn('unreadable JSON island', e);
-    return null;
+  /* --------------------------------------------------------------- helpers */
+
+  function str(v) {
+    return typeof v === 'string' ? v : (v === null || v === undefined ? '' : String(v));
   }
-}
-/**
- * Inflates every deflated data script of the page (a big book's islands and views:
- * raw DEFLATE in base64, `data-nb-encoding="deflate-raw+base64"`) with the browser's own
- * DecompressionStream — no network, and it works from file://. Resolves, when all are
- * read, to how many could not be (each warned and left out, like an unreadable plain island).
- */
-function inflateAll() {
-  var els = Array.prototype.slice.call(D.querySelectorAll('script[data-nb-encoding]'));
-  return Promise.all(els.map(function (el) {
-    var failed = function (e) { warn('unreadable deflated data', e); return 1; };
-    if (el.getAttribute('data-nb-encoding') !== 'deflate-raw+base64' || typeof DecompressionStream !== 'function') {
-      return failed(el.getAttribute('data-nb-encoding'));
-    }
+  function arr(v) {
+    return Array.isArray(v) ? v : [];
+  }
+  function obj(v) {
+    return v && typeof v === 'object' && !Array.isArray(v) ? v : {};
+  }
+  function num(v, dflt) {
+    return typeof v === 'number' && isFinite(v) ? v : dflt;
+  }
+  /** Inflated text of deflated data scripts (`data-nb-encoding`), filled by inflateAll(). */
+  const INFLATED = new Map();
+  function readJSON(el) {
+    if (!el) return null;
+    const text = el.hasAttribute('data-nb-encoding') ? INFLATED.get(el) : el.textContent;
+    if (text === undefined) return null;
     try {
-      var bin = atob((el.textContent || '').trim());
-      var bytes = new Uint8Array(bin.length);
-      for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-      var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate-raw'));
-      return new Response(stream).text().then(function (text) { INFLATED.set(el, text); return 0; }, failed);
+      return JSON.parse(text || '');
     } catch (e) {
-      return failed(e);
-    }
-  })).then(function (results) {
-    return results.reduce(function (a, b) { return a + b; }, 0);
-  });
-}
-/**
- * Restores the fields a lean comment (data island, /comments list) leaves out because they
- * hold their default or what the island already says: page, space, hold, resolution,
- * updatedAt. Returns the comment.
- */
-function unlean(c, data) {
-  if (c.page === undefined && data.page !== undefined) c.page = str(data.page);
-  if (c.space === undefined && data.space !== undefined) c.space = str(data.space);
-  if (c.hold === undefined) c.hold = false;
-  if (c.resolution === undefined) c.resolution = null;
-  if (c.updatedAt === undefined && c.createdAt !== undefined) c.updatedAt = c.createdAt;
-  return c;
-}
-function warn() {
-  try {
-    console.warn.apply(console, ['notabene:'].concat([].slice.call(arguments)));
-  } catch (e) { /* no console */ }
-}
-function safely(label, fn) {
-  try {
-    return fn();
-  } catch (e) {
-    warn(label, e);
-    return undefined;
-  }
-}
-
-/** Creates an element. `props`: class, text, and attributes (always via setAttribute). */
-function h(tag, props) {
-  var el = D.createElement(tag);
-  if (props) {
-    for (var k in props) {
-      if (!Object.prototype.hasOwnProperty.call(props, k)) continue;
-      var v = props[k];
-      if (v === null || v === undefined || v === false) continue;
-      if (k === 'class') el.className = v;
-      else if (k === 'text') el.textContent = str(v);
-      else el.setAttribute(k, v === true ? '' : str(v));
+      warn('unreadable JSON island', e);
+      return null;
     }
   }
-  for (var i = 2; i < arguments.length; i++) append(el, arguments[i]);
-  return el;
-}
-function append(el, child) {
-  if (child === null || child === undefined || child === false) return;
-  if (Array.isArray(child)) {
-    child.forEach(function (c) { append(el, c); });
-  } else if (typeof child === 'string' || typeof child === 'number') {
-    el.appendChild(D.createTextNode(String(child)));
-  } else {
-    el.appendChild(child);
+  /**
+   * Inflates every deflated data script of the page (a big book's islands and views:
+   * raw DEFLATE in base64, `data-nb-encoding="deflate-raw+base64"`) with the browser's own
+   * DecompressionStream — no network, and it works from file://. Resolves, when all are
+   * read, to how many could not be (each warned and left out, like an unreadable plain island).
+   */
+  function inflateAll() {
+    const els = Array.prototype.slice.call(D.querySelectorAll('script[data-nb-encoding]'));
+    return Promise.all(els.map(function (el) {
+      const failed = function (e) { warn('unreadable deflated data', e); return 1; };
+      if (el.getAttribute('data-nb-encoding') !== 'deflate-raw+base64' || typeof DecompressionStream !== 'function') {
+        return failed(el.getAttribute('data-nb-encoding'));
+      }
+      try {
+        const bin = atob((el.textContent || '').trim());
+        const bytes = new Uint8Array(bin.length);
+        for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+        const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate-raw'));
+        return new Response(stream).text().then(function (text) { INFLATED.set(el, text); return 0; }, failed);
+      } catch (e) {
+        return failed(e);
+      }
+    })).then(function (results) {
+      return results.reduce(function (a, b) { return a + b; }, 0);
+    });
   }
-}
-
-function oneLine(s) {
-  return str(s).replace(/\s+/g, ' ').trim();
-}
-function truncate(s, n) {
-  var chars = Array.from(oneLine(s));
-  return chars.length > n ? chars.slice(0, n - 1).join('') + '…' : chars.join('');
-}
-
-var AUTHOR_RE = /^(.*?)\s*<([^<>]+)>\s*$/;
-function displayName(author) {
-  var a = str(author).trim();
-  var m = AUTHOR_RE.exec(a);
-  if (m) return m[1].trim() || m[2].trim();
-  return a || t('someone');
-}
-
-var tsFormat = null;
-function fmtTs(ts) {
-  var s = str(ts);
-  var d = new Date(s);
-  if (!s || isNaN(d.getTime())) return s;
-  try {
-    tsFormat = tsFormat || new Intl.DateTimeFormat(LANG, { dateStyle: 'medium', timeStyle: 'short' });
-    return tsFormat.format(d);
-  } catch (e) {
-    return d.toISOString();
+  /**
+   * Restores the fields a lean comment (data island, /comments list) leaves out because they
+   * hold their default or what the island already says: page, space, hold, resolution,
+   * updatedAt. Returns the comment.
+   */
+  function unlean(c, data) {
+    if (c.page === undefined && data.page !== undefined) c.page = str(data.page);
+    if (c.space === undefined && data.space !== undefined) c.space = str(data.space);
+    if (c.hold === undefined) c.hold = false;
+    if (c.resolution === undefined) c.resolution = null;
+    if (c.updatedAt === undefined && c.createdAt !== undefined) c.updatedAt = c.createdAt;
+    return c;
   }
-}
-var dayFormat = null;
-function fmtDay(day) {
-  var s = str(day);
-  var d = new Date(/^\d{4}-\d{2}-\d{2}$/.test(s) ? s + 'T00:00:00Z' : s);
-  if (!s || isNaN(d.getTime())) return s;
-  try {
-    dayFormat = dayFormat || new Intl.DateTimeFormat(LANG, { dateStyle: 'medium', timeZone: 'UTC' });
-    return dayFormat.format(d);
-  } catch (e) {
-    return s;
+  function warn() {
+    try {
+      console.warn.apply(console, ['notabene:'].concat([].slice.call(arguments)));
+    } catch { /* no console */ }
   }
-}
-
-/** A site-root-relative URL from the data, made relative to this page; unsafe schemes are refused. */
-function siteHref(u) {
-  var s = str(u).trim();
-  if (!s) return null;
-  if (/^[a-z][a-z0-9+.-]*:/i.test(s)) return /^https?:/i.test(s) ? s : null;
-  if (s.indexOf('//') === 0) return null;
-  if (s.charAt(0) === '/' || s.charAt(0) === '#' || s.charAt(0) === '?') return s;
-  return ROOT + s;
-}
-function withParam(url, key, value) {
-  var hashAt = url.indexOf('#');
-  var base = hashAt >= 0 ? url.slice(0, hashAt) : url;
-  var hash = hashAt >= 0 ? url.slice(hashAt) : '';
-  var re = new RegExp('([?&])' + key + '=[^&]*');
-  var enc = encodeURIComponent(value);
-  if (re.test(base)) base = base.replace(re, '$1' + key + '=' + enc);
-  else base += (base.indexOf('?') >= 0 ? '&' : '?') + key + '=' + enc;
-  return base + hash;
-}
-
-var STATUS_KEY = { open: 'sOpen', addressed: 'sAddressed', resolved: 'sResolved' };
-function statusOf(c) {
-  var s = str(c && c.status);
-  return STATUS_KEY[s] ? s : 'open';
-}
-function statusLabel(s) {
-  return t(STATUS_KEY[s] || 'sOpen');
-}
-function anch(c) {
-  return obj(c && c.anchoring);
-}
-function scopeOf(c) {
-  var s = str(c && c.scope);
-  if (s === 'page' || s === 'block' || s === 'selection') return s;
-  return c && c.anchor && obj(c.anchor).kind ? 'block' : (c && c.anchor ? 'selection' : 'page');
-}
-function repliesText(n) {
-  return t(n === 1 ? 'replies1' : 'repliesN', { n: n });
-}
-
-/** The anchor head of a comment: {icon, text, page: bool}. */
-function anchorHead(c, quoteMax, labelMax) {
-  var scope = scopeOf(c);
-  var a = obj(c && c.anchor);
-  if (scope === 'page') return { icon: '', text: t('pageTag'), page: true };
-  if (scope === 'block') {
-    var kind = str(a.kind);
-    var label = str(a.label) || str(anch(c).text) || str(a.key);
-    return { icon: kind === 'mermaid' ? '📊' : '🖼', text: truncate(label, labelMax), page: false };
+  function safely(label, fn) {
+    try {
+      return fn();
+    } catch (e) {
+      warn(label, e);
+      return undefined;
+    }
   }
-  return { icon: '', text: truncate(str(a.quote) || str(anch(c).text), quoteMax), page: false };
-}
-function headEl(c, quoteMax, labelMax, extraClass) {
-  var hd = anchorHead(c, quoteMax, labelMax);
-  if (hd.page) return h('span', { class: 'nb-tag nb-tag-page' + (extraClass ? ' ' + extraClass : ''), text: hd.text });
-  return h('span', { class: 'nb-quote-chip' + (extraClass ? ' ' + extraClass : '') },
-    hd.icon ? hd.icon + ' ' : '', hd.icon ? hd.text : '“' + hd.text + '”');
-}
 
-function firstMessage(c) {
-  var th = arr(c && c.thread);
-  return obj(th[0]);
-}
+  /** Creates an element. `props`: class, text, and attributes (always via setAttribute). */
+  function h(tag, props) {
+    const el = D.createElement(tag);
+    if (props) {
+      for (const k in props) {
+        if (!Object.prototype.hasOwnProperty.call(props, k)) continue;
+        const v = props[k];
+        if (v === null || v === undefined || v === false) continue;
+        if (k === 'class') el.className = v;
+        else if (k === 'text') el.textContent = str(v);
+        else el.setAttribute(k, v === true ? '' : str(v));
+      }
+    }
+    for (let i = 2; i < arguments.length; i++) append(el, arguments[i]);
+    return el;
+  }
+  function append(el, child) {
+    if (child === null || child === undefined || child === false) return;
+    if (Array.isArray(child)) {
+      child.forEach(function (c) { append(el, c); });
+    } else if (typeof child === 'string' || typeof child === 'number') {
+      el.appendChild(D.createTextNode(String(child)));
+    } else {
+      el.appendChild(child);
+    }
+  }
+
+  function oneLine(s) {
+    return str(s).replace(/\s+/g, ' ').trim();
+  }
+  function truncate(s, n) {
+    const chars = Array.from(oneLine(s));
+    return chars.length > n ? chars.slice(0, n - 1).join('') + '…' : chars.join('');
+  }
+
+  const AUTHOR_RE = /^(.*?)\s*<([^<>]+)>\s*$/;
+  function displayName(author) {
+    const a = str(author).trim();
+    const m = AUTHOR_RE.exec(a);
+    if (m) return m[1].trim() || m[2].trim();
+    return a || t('someone');
+  }
+
+  let tsFormat = null;
+  function fmtTs(ts) {
+    const s = str(ts);
+    const d = new Date(s);
+    if (!s || isNaN(d.getTime())) return s;
+    try {
+      tsFormat = tsFormat || new Intl.DateTimeFormat(LANG, { dateStyle: 'medium', timeStyle: 'short' });
+      return tsFormat.format(d);
+    } catch {
+      return d.toISOString();
+    }
+  }
+  let dayFormat = null;
+  function fmtDay(day) {
+    const s = str(day);
+    const d = new Date(/^\d{4}-\d{2}-\d{2}$/.test(s) ? s + 'T00:00:00Z' : s);
+    if (!s || isNaN(d.getTime())) return s;
+    try {
+      dayFormat = dayFormat || new Intl.DateTimeFormat(LANG, { dateStyle: 'medium', timeZone: 'UTC' });
+      return dayFormat.format(d);
+    } catch {
+      return s;
+    }
+  }
+
+  /** A site-root-relative URL from the data, made relative to this page; unsafe schemes are refused. */
+  function siteHref(u) {
+    const s = str(u).trim();
+    if (!s) return null;
+    if (/^[a-z][a-z0-9+.-]*:/i.test(s)) return /^https?:/i.test(s) ? s : null;
+    if (s.indexOf('//') === 0) return null;
+    if (s.charAt(0) === '/' || s.charAt(0) === '#' || s.charAt(0) === '?') return s;
+    return ROOT + s;
+  }
+  function withParam(url, key, value) {
+    const hashAt = url.indexOf('#');
+    let base = hashAt >= 0 ? url.slice(0, hashAt) : url;
+    const hash = hashAt >= 0 ? url.slice(hashAt) : '';
+    const re = new RegExp('([?&])' + key + '=[^&]*');
+    const enc = encodeURIComponent(value);
+    if (re.test(base)) base = base.replace(re, '$1' + key + '=' + enc);
+    else base += (base.indexOf('?') >= 0 ? '&' : '?') + key + '=' + enc;
+    return base + hash;
+  }
+
+  function cssEscape(s) {
+    return window.CSS && CSS.escape ? CSS.escape(s) : str(s).replace(/[^\w-]/g, '\\$&');
+  }
+
+  const STATUS_KEY = { open: 'sOpen', addressed: 'sAddressed', resolved: 'sResolved' };
+  function statusOf(c) {
+    const s = str(c && c.status);
+    return STATUS_KEY[s] ? s : 'open';
+  }
+  function statusLabel(s) {
+    return t(STATUS_KEY[s] || 'sOpen');
+  }
+  function anch(c) {
+    return obj(c && c.anchoring);
+  }
+  function scopeOf(c) {
+    const s = str(c && c.scope);
+    if (s === 'page' || s === 'block' || s === 'selection') return s;
+    return c && c.anchor && obj(c.anchor).kind ? 'block' : (c && c.anchor ? 'selection' : 'page');
+  }
+  function repliesText(n) {
+    return t(n === 1 ? 'replies1' : 'repliesN', { n: n });
+  }
+
+  /** The anchor head of a comment: {icon, text, page: bool}. */
+  function anchorHead(c, quoteMax, labelMax) {
+    const scope = scopeOf(c);
+    const a = obj(c && c.anchor);
+    if (scope === 'page') return { icon: '', text: t('pageTag'), page: true };
+    if (scope === 'block') {
+      const kind = str(a.kind);
+      const label = str(a.label) || str(anch(c).text) || str(a.key);
+      return { icon: kind === 'mermaid' ? '📊' : '🖼', text: truncate(label, labelMax), page: false };
+    }
+    return { icon: '', text: truncate(str(a.quote) || str(anch(c).text), quoteMax), page: false };
+  }
+  function headEl(c, quoteMax, labelMax, extraClass) {
+    const hd = anchorHead(c, quoteMax, labelMax);
+    if (hd.page) return h('span', { class: 'nb-tag nb-tag-page' + (extraClass ? ' ' + extraClass : ''), text: hd.text });
+    return h('span', { class: 'nb-quote-chip' + (extraClass ? ' ' + extraClass : '') },
+      hd.icon ? hd.icon + ' ' : '', hd.icon ? hd.text : '“' + hd.text + '”');
+  }
+
+  function firstMessage(c) {
+    const th = arr(c && c.thread);
+    return obj(th[0]);
+  }
+
+  return { anch, append, arr, cssEscape, displayName, firstMessage, fmtDay, fmtTs, h, headEl,
+    inflateAll, num, obj, readJSON, repliesText, safely, scopeOf, siteHref, statusLabel, statusOf,
+    str, truncate, unlean, withParam };
+})();

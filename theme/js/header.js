@@ -12,9 +12,11 @@
  * hold, delete; approve / reject on the review page; an identity dialog; and a live
  * reload that keeps the scroll position when the site is rebuilt.
  *
- * Assembled by mdbook-notabene from the modules of its `theme/js/` (in the order
- * `src/assets.rs` lists them), which share one function scope: locale, dom, paint,
- * panel, views, live, compose, actions, start.
+ * Assembled by mdbook-notabene from the files of its `theme/js/` (in the order
+ * `src/assets.rs` lists them) into one function scope. Each file is one namespace
+ * and uses only those before it: Locale, Dom, Words, TextModel, Paint, Live, Panel,
+ * Views, Compose, Actions; Start, last, wires up the few calls that go the other
+ * way and starts the client.
  *
  * Rules the client keeps:
  *  - no network request except same-origin `/__notabene/api/*` calls, and those only

@@ -1,389 +1,379 @@
-/* The write side's base (under serve only): the write state (W), the same-origin API, errors
- * and toasts, live reload that keeps the scroll position and waits for open drafts, the
- * probe that turns the write side on, and the reviewer's identity. Uses: locale, dom. */
+/* Live — the write side's base (under serve only): the write state (W), the same-origin
+ * API, errors and toasts, live reload that keeps the scroll position and waits for open
+ * drafts, the probe that tells whether the page is served by a writable serve (Start then
+ * turns the write side on), and the reviewer's identity (the dialog, the panel's control).
+ * Uses: Locale, Dom, Paint (S). */
 
-/* ============================================================ write side (serve) */
+/* exported Live */
+const Live = (() => {
+  const D = document;
+  const HTML = document.documentElement;
+  const { t } = Locale;
+  const { arr, displayName, h, num, obj, safely, str } = Dom;
+  const { S } = Paint;
 
-var API = '/__notabene/api/';
-var SCROLL_KEY = 'notabene:scroll';
-var W = {
-  on: false, // the write API answered
-  generation: 0, // the build the page came from (as far as the client knows)
-  page: '', // the chapter's page id and space (pages with exactly one chapter)
-  space: '',
-  selRange: null, // the selection the "Comment" button offers to comment on
-  selBackward: false,
-  selBtn: null,
-  compose: null, // the open composer: {pop, rect, opener}
-  identityBtn: null,
-  toast: null,
-  toastTimer: 0,
-  restoring: false, // a live reload is putting the scroll position back
-  reloadWanted: false,
-  reloadTimer: 0
-};
+  /* ============================================================ write side (serve) */
 
-function ls(key) {
-  try { return localStorage.getItem(key) || ''; } catch (e) { return ''; }
-}
-function lsSet(key, v) {
-  try {
-    if (v) localStorage.setItem(key, v);
-    else localStorage.removeItem(key);
-  } catch (e) { /* storage off */ }
-}
-
-/** `Name <email>` (or `Name`) from the identity stored in this browser; '' when unset. */
-function authorString() {
-  var name = ls('notabene:author').trim();
-  var email = ls('notabene:email').trim();
-  if (!name) return '';
-  return email ? name + ' <' + email + '>' : name;
-}
-
-/** One call to the serve API (same origin only). Resolves with the JSON body; rejects with an Error. */
-function api(method, path, body) {
-  var headers = { Accept: 'application/json' };
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
-  var token = ls('notabene:token');
-  if (token) headers['x-notabene-token'] = token;
-  return fetch(API + path, {
-    method: method,
-    headers: headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-    cache: 'no-store',
-    credentials: 'same-origin',
-    redirect: 'error'
-  }).then(function (r) {
-    return r.text().then(function (text) {
-      var data = null;
-      try { data = JSON.parse(text); } catch (e) { data = null; }
-      if (!r.ok) {
-        var err = new Error(data && typeof data.error === 'string' ? data.error : 'HTTP ' + r.status);
-        err.status = r.status;
-        throw err;
-      }
-      return data;
-    });
-  }, function () {
-    var err = new Error(t('offline'));
-    err.status = 0;
-    throw err;
-  });
-}
-
-function showError(el, e) {
-  if (!el) return;
-  if (!e) {
-    el.hidden = true;
-    el.textContent = '';
-    return;
-  }
-  el.textContent = typeof e === 'string' ? e : t('notSaved') + str(e.message || e);
-  el.hidden = false;
-}
-function busy(buttons, on) {
-  Array.prototype.forEach.call(buttons, function (b) { b.disabled = !!on; });
-}
-function toast(text, action) {
-  var el = W.toast;
-  if (!el || !el.isConnected) {
-    el = h('div', { class: 'nb-toast nb-ui', 'data-nb-ui': '', role: 'status', 'aria-live': 'polite' });
-    D.body.appendChild(el);
-    W.toast = el;
-  }
-  el.textContent = '';
-  el.appendChild(h('span', { class: 'nb-toast-text', text: text }));
-  if (action) {
-    var b = h('button', { type: 'button', class: 'nb-btn nb-toast-action', text: action.label });
-    b.addEventListener('click', action.fn);
-    el.appendChild(b);
-  }
-  el.hidden = false;
-  clearTimeout(W.toastTimer);
-  if (!action) W.toastTimer = setTimeout(function () { el.hidden = true; }, 6000);
-}
-function wroteSomething() {
-  toast(t('saved'));
-}
-
-/* ----- live reload */
-
-function here() {
-  return location.pathname + location.search;
-}
-function saveScroll() {
-  try {
-    sessionStorage.setItem(SCROLL_KEY, JSON.stringify({ href: here(), x: window.scrollX, y: window.scrollY }));
-  } catch (e) { /* storage off */ }
-}
-/** After a live reload: back to where the reader was. */
-function restoreScroll() {
-  // `data-nb-scroll="restored"` on <html> once the page is where it will stay.
-  var settled = function () { HTML.setAttribute('data-nb-scroll', 'restored'); };
-  var saved = null;
-  try {
-    saved = JSON.parse(sessionStorage.getItem(SCROLL_KEY) || 'null');
-    sessionStorage.removeItem(SCROLL_KEY);
-  } catch (e) {
-    settled();
-    return;
-  }
-  if (!saved || saved.href !== here()) {
-    settled();
-    return;
-  }
-  W.restoring = true;
-  var go = function () { window.scrollTo(num(saved.x, 0), num(saved.y, 0)); };
-  go();
-  var again = function () {
-    go();
-    (window.requestAnimationFrame || setTimeout)(function () {
-      go();
-      settled();
-    });
+  const API = '/__notabene/api/';
+  const SCROLL_KEY = 'notabene:scroll';
+  const W = {
+    on: false, // the write API answered
+    generation: 0, // the build the page came from (as far as the client knows)
+    page: '', // the chapter's page id and space (pages with exactly one chapter)
+    space: '',
+    selRange: null, // the selection the "Comment" button offers to comment on
+    selBackward: false,
+    selBtn: null,
+    compose: null, // the open composer: {pop, rect, opener}
+    identityBtn: null,
+    toast: null,
+    toastTimer: 0,
+    restoring: false, // a live reload is putting the scroll position back
+    reloadWanted: false,
+    reloadTimer: 0
   };
-  if (D.readyState === 'complete') again();
-  else window.addEventListener('load', again);
-}
 
-function dirtyDrafts() {
-  return Array.prototype.some.call(D.querySelectorAll('[data-nb-draft]'), function (el) {
-    return str(el.value).trim() !== '';
-  }) || !!D.querySelector('dialog.nb-dialog[open]');
-}
-function reloadNow() {
-  saveScroll();
-  location.reload();
-}
-/** Reloads for a new build, unless the reader is writing something: then waits, with a note. */
-function maybeReload() {
-  if (!W.reloadWanted) return;
-  clearTimeout(W.reloadTimer);
-  if (dirtyDrafts()) {
-    if (!W.toast || W.toast.hidden || !W.toast.querySelector('.nb-toast-action')) {
-      toast(t('rebuilt'), { label: t('reloadNow'), fn: reloadNow });
-    }
-    W.reloadTimer = setTimeout(maybeReload, 1000);
-    return;
+  function ls(key) {
+    try { return localStorage.getItem(key) || ''; } catch { return ''; }
   }
-  reloadNow();
-}
+  function lsSet(key, v) {
+    try {
+      if (v) localStorage.setItem(key, v);
+      else localStorage.removeItem(key);
+    } catch { /* storage off */ }
+  }
 
-/** A build generation from the server: a new one reloads the page (lower: the server was
- * restarted, its site may differ too). */
-function onGeneration(g, patched) {
-  if (g === W.generation) return;
-  var next = g === W.generation + 1;
-  W.generation = g;
-  HTML.setAttribute('data-nb-generation', String(g));
-  // The one change since this page's build only patched other chapters' islands: it stays.
-  if (next && Array.isArray(patched) && !S.islands.some(function (isl) { return patched.indexOf(str(isl.data.page)) >= 0; })) return;
-  W.reloadWanted = true;
-  maybeReload();
-}
+  /** `Name <email>` (or `Name`) from the identity stored in this browser; '' when unset. */
+  function authorString() {
+    const name = ls('notabene:author').trim();
+    const email = ls('notabene:email').trim();
+    if (!name) return '';
+    return email ? name + ' <' + email + '>' : name;
+  }
 
-/** Follows the build generation over the live-reload WebSocket; long-polls when no socket
- * can be opened. */
-function watch() {
-  if (typeof window.WebSocket !== 'function') return longPoll();
-  var opened = false;
-  var retry = 0;
-  var connect = function () {
-    var token = ls('notabene:token');
-    var url = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host +
-      '/__notabene/ws' + (token ? '?token=' + encodeURIComponent(token) : '');
-    var ws;
-    try { ws = new WebSocket(url); } catch (e) { return longPoll(); }
-    ws.onopen = function () {
-      opened = true;
-      retry = 0;
-      HTML.setAttribute('data-nb-live', 'socket');
-    };
-    ws.onmessage = function (ev) {
-      var d = null;
-      try { d = JSON.parse(ev.data); } catch (e) { return; }
-      onGeneration(num(obj(d).generation, W.generation), obj(d).patched);
-    };
-    ws.onclose = function () {
-      // Never opened: no socket here, long-poll. Dropped: the server restarted; again.
-      if (!opened) return longPoll();
-      retry++;
-      setTimeout(connect, Math.min(30000, 250 * Math.pow(2, Math.min(retry, 7))));
-    };
-  };
-  connect();
-}
-
-/** Long-polls the build generation (the fallback of the live-reload socket). */
-function longPoll() {
-  HTML.setAttribute('data-nb-live', 'poll');
-  var failures = 0;
-  var loop = function () {
-    api('GET', 'status?since=' + W.generation).then(function (d) {
-      failures = 0;
-      onGeneration(num(obj(d).generation, W.generation), obj(d).patched);
-      setTimeout(loop, 20);
+  /** One call to the serve API (same origin only). Resolves with the JSON body; rejects with an Error. */
+  function api(method, path, body) {
+    const headers = { Accept: 'application/json' };
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    const token = ls('notabene:token');
+    if (token) headers['x-notabene-token'] = token;
+    return fetch(API + path, {
+      method: method,
+      headers: headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      cache: 'no-store',
+      credentials: 'same-origin',
+      redirect: 'error'
+    }).then(function (r) {
+      return r.text().then(function (text) {
+        let data = null;
+        try { data = JSON.parse(text); } catch { data = null; }
+        if (!r.ok) {
+          const err = new Error(data && typeof data.error === 'string' ? data.error : 'HTTP ' + r.status);
+          err.status = r.status;
+          throw err;
+        }
+        return data;
+      });
     }, function () {
-      failures++;
-      setTimeout(loop, Math.min(30000, 500 * Math.pow(2, Math.min(failures, 6))));
+      const err = new Error(t('offline'));
+      err.status = 0;
+      throw err;
     });
-  };
-  loop();
-}
-
-/** A token handed over in the URL (`?nb-token=`, printed by `serve --host`): kept in this
- * browser, taken out of the address bar. */
-function adoptToken() {
-  var m = /[?&]nb-token=([^&#]*)/.exec(location.search);
-  if (!m) return;
-  try { lsSet('notabene:token', decodeURIComponent(m[1])); } catch (e) { return; }
-  var rest = location.search.replace(/([?&])nb-token=[^&#]*&?/, '$1').replace(/[?&]$/, '');
-  try { history.replaceState(history.state, '', location.pathname + rest + location.hash); } catch (e) { /* file: */ }
-}
-
-/** The build generation this page was served from (serve's `Server-Timing: nb-generation`
- * entry), or null where the browser does not expose it. */
-function servedGeneration() {
-  try {
-    var nav = performance.getEntriesByType('navigation')[0];
-    var hit = arr(nav && nav.serverTiming).filter(function (e) { return e.name === 'nb-generation'; })[0];
-    return hit && isFinite(hit.duration) && hit.duration > 0 ? hit.duration : null;
-  } catch (e) {
-    return null;
   }
-}
 
-/** Asks the server whether this page is served by `mdbook-notabene serve`. */
-function probe() {
-  if (!/^https?:$/.test(location.protocol) || typeof window.fetch !== 'function') return;
-  adoptToken();
-  api('GET', 'status').then(function (d) {
-    d = obj(d);
-    if (d.api !== 1 || typeof d.generation !== 'number') return;
-    var served = servedGeneration();
-    W.generation = served === null ? d.generation : served;
-    if (d.writable === true) safely('write mode', enableWrite);
-    // A build that finished between this page's response and the status: reload now.
-    onGeneration(d.generation);
-    watch();
-  }, function () { /* a static site: stay read-only */ });
-}
-
-function enableWrite() {
-  W.on = true;
-  HTML.classList.add('nb-write');
-  D.querySelectorAll('.nb-thread[data-nb-id]').forEach(function (wrap) {
-    var opts = threadOpts.get(wrap) || {};
-    var c = S.comments.get(wrap.getAttribute('data-nb-id')) || reviewComments.get(wrap.getAttribute('data-nb-id'));
-    var sb = wrap.querySelector(':scope > .nb-suggestion');
-    if (sb && c) addApply(sb, c);
-    if (opts.noActions || wrap.querySelector(':scope > .nb-actions')) return;
-    if (c) wrap.appendChild(threadActions(c));
-  });
-  // New comments need one chapter per page (print.html carries them all: read-only there).
-  if (S.islands.length === 1 && mainEl()) {
-    var data = S.islands[0].data;
-    W.page = str(data.page);
-    W.space = str(data.space);
-    if (W.page && W.space) {
-      safely('selection', setupSelection);
-      safely('block tools', function () { setupBlockTools(arr(data.blocks)); });
-      safely('page composer', function () { setupPageComposer(S.islands[0].el); });
+  function showError(el, e) {
+    if (!el) return;
+    if (!e) {
+      el.hidden = true;
+      el.textContent = '';
+      return;
     }
+    el.textContent = typeof e === 'string' ? e : t('notSaved') + str(e.message || e);
+    el.hidden = false;
   }
-  safely('identity', setupIdentityControl);
-}
-
-/* ----- identity */
-
-/** Runs `fn(author)` with the stored identity, asking for it first if there is none. */
-function withAuthor(fn, opener) {
-  var a = authorString();
-  if (a) {
-    fn(a);
-    return;
+  function busy(buttons, on) {
+    Array.prototype.forEach.call(buttons, function (b) { b.disabled = !!on; });
   }
-  openIdentity(function () {
-    var b = authorString();
-    if (b) fn(b);
-  }, opener);
-}
+  function toast(text, action) {
+    let el = W.toast;
+    if (!el || !el.isConnected) {
+      el = h('div', { class: 'nb-toast nb-ui', 'data-nb-ui': '', role: 'status', 'aria-live': 'polite' });
+      D.body.appendChild(el);
+      W.toast = el;
+    }
+    el.textContent = '';
+    el.appendChild(h('span', { class: 'nb-toast-text', text: text }));
+    if (action) {
+      const b = h('button', { type: 'button', class: 'nb-btn nb-toast-action', text: action.label });
+      b.addEventListener('click', action.fn);
+      el.appendChild(b);
+    }
+    el.hidden = false;
+    clearTimeout(W.toastTimer);
+    if (!action) W.toastTimer = setTimeout(function () { el.hidden = true; }, 6000);
+  }
+  function wroteSomething() {
+    toast(t('saved'));
+  }
 
-function openIdentity(onDone, opener) {
-  var old = D.querySelector('dialog.nb-identity');
-  if (old) old.remove();
-  var nameIn = h('input', { type: 'text', class: 'nb-input nb-identity-name', name: 'name', autocomplete: 'name', required: true });
-  var emailIn = h('input', { type: 'email', class: 'nb-input nb-identity-email', name: 'email', autocomplete: 'email' });
-  nameIn.value = ls('notabene:author');
-  emailIn.value = ls('notabene:email');
-  var err = h('p', { class: 'nb-error', role: 'alert', hidden: true });
-  var save = h('button', { type: 'button', class: 'nb-btn nb-primary nb-identity-save', text: t('save') });
-  var cancel = h('button', { type: 'button', class: 'nb-btn nb-identity-cancel', text: t('cancel') });
-  var dlg = h('dialog', { class: 'nb-dialog nb-identity nb-ui', 'data-nb-ui': '', 'aria-labelledby': 'nb-identity-title' },
-    h('h2', { id: 'nb-identity-title', class: 'nb-dialog-title', text: t('identityTitle') }),
-    h('p', { class: 'nb-note', text: t('identityNote') }),
-    h('label', { class: 'nb-field' }, h('span', { text: t('name') }), nameIn),
-    h('label', { class: 'nb-field' }, h('span', { text: t('email') }), emailIn),
-    err,
-    h('div', { class: 'nb-form-actions' }, cancel, save));
-  var closed = false;
-  var finish = function (ok) {
-    if (closed) return;
-    closed = true;
-    if (dlg.open && dlg.close) dlg.close();
-    dlg.remove();
-    if (opener && opener.isConnected && typeof opener.focus === 'function') opener.focus();
-    if (ok && onDone) onDone();
+  /* ----- live reload */
+
+  function here() {
+    return location.pathname + location.search;
+  }
+  function saveScroll() {
+    try {
+      sessionStorage.setItem(SCROLL_KEY, JSON.stringify({ href: here(), x: window.scrollX, y: window.scrollY }));
+    } catch { /* storage off */ }
+  }
+  /** After a live reload: back to where the reader was. */
+  function restoreScroll() {
+    // `data-nb-scroll="restored"` on <html> once the page is where it will stay.
+    const settled = function () { HTML.setAttribute('data-nb-scroll', 'restored'); };
+    let saved = null;
+    try {
+      saved = JSON.parse(sessionStorage.getItem(SCROLL_KEY) || 'null');
+      sessionStorage.removeItem(SCROLL_KEY);
+    } catch {
+      settled();
+      return;
+    }
+    if (!saved || saved.href !== here()) {
+      settled();
+      return;
+    }
+    W.restoring = true;
+    const go = function () { window.scrollTo(num(saved.x, 0), num(saved.y, 0)); };
+    go();
+    const again = function () {
+      go();
+      (window.requestAnimationFrame || setTimeout)(function () {
+        go();
+        settled();
+      });
+    };
+    if (D.readyState === 'complete') again();
+    else window.addEventListener('load', again);
+  }
+
+  function dirtyDrafts() {
+    return Array.prototype.some.call(D.querySelectorAll('[data-nb-draft]'), function (el) {
+      return str(el.value).trim() !== '';
+    }) || !!D.querySelector('dialog.nb-dialog[open]');
+  }
+  function reloadNow() {
+    saveScroll();
+    location.reload();
+  }
+  /** Reloads for a new build, unless the reader is writing something: then waits, with a note. */
+  function maybeReload() {
+    if (!W.reloadWanted) return;
+    clearTimeout(W.reloadTimer);
+    if (dirtyDrafts()) {
+      if (!W.toast || W.toast.hidden || !W.toast.querySelector('.nb-toast-action')) {
+        toast(t('rebuilt'), { label: t('reloadNow'), fn: reloadNow });
+      }
+      W.reloadTimer = setTimeout(maybeReload, 1000);
+      return;
+    }
+    reloadNow();
+  }
+
+  /** A build generation from the server: a new one reloads the page (lower: the server was
+   * restarted, its site may differ too). */
+  function onGeneration(g, patched) {
+    if (g === W.generation) return;
+    const next = g === W.generation + 1;
+    W.generation = g;
+    HTML.setAttribute('data-nb-generation', String(g));
+    // The one change since this page's build only patched other chapters' islands: it stays.
+    if (next && Array.isArray(patched) && !S.islands.some(function (isl) { return patched.indexOf(str(isl.data.page)) >= 0; })) return;
+    W.reloadWanted = true;
     maybeReload();
-  };
-  save.addEventListener('click', function () {
-    var name = nameIn.value.trim();
-    var email = emailIn.value.trim();
-    if (!name) {
-      showError(err, t('needName'));
-      nameIn.focus();
-      return;
-    }
-    if (/[<>]/.test(name + email)) {
-      showError(err, t('badChars'));
-      return;
-    }
-    lsSet('notabene:author', name);
-    lsSet('notabene:email', email);
-    updateIdentityControl();
-    finish(true);
-  });
-  cancel.addEventListener('click', function () { finish(false); });
-  dlg.addEventListener('cancel', function (e) { e.preventDefault(); finish(false); });
-  dlg.addEventListener('keydown', function (e) {
-    if (e.key === 'Escape') {
-      e.stopPropagation();
-    } else if (e.key === 'Enter' && e.target instanceof Element && e.target.matches('input')) {
-      e.preventDefault();
-      save.click();
-    }
-  });
-  D.body.appendChild(dlg);
-  if (typeof dlg.showModal === 'function') dlg.showModal();
-  else dlg.setAttribute('open', '');
-  nameIn.focus();
-}
+  }
 
-function setupIdentityControl() {
-  if (!S.panel) return;
-  var foot = S.panel.querySelector('.nb-panel-foot');
-  if (!foot) return;
-  var b = h('button', { type: 'button', class: 'nb-identity-btn' });
-  b.addEventListener('click', function () { openIdentity(null, b); });
-  foot.insertBefore(b, foot.firstChild);
-  W.identityBtn = b;
-  updateIdentityControl();
-}
-function updateIdentityControl() {
-  var b = W.identityBtn;
-  if (!b) return;
-  var a = authorString();
-  b.textContent = a ? t('you', { name: displayName(a) }) : t('setName');
-  b.title = t('changeIdentity');
-}
+  /** Follows the build generation over the live-reload WebSocket; long-polls when no socket
+   * can be opened. */
+  function watch() {
+    if (typeof window.WebSocket !== 'function') return longPoll();
+    let opened = false;
+    let retry = 0;
+    const connect = function () {
+      const token = ls('notabene:token');
+      const url = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host +
+        '/__notabene/ws' + (token ? '?token=' + encodeURIComponent(token) : '');
+      let ws;
+      try { ws = new WebSocket(url); } catch { return longPoll(); }
+      ws.onopen = function () {
+        opened = true;
+        retry = 0;
+        HTML.setAttribute('data-nb-live', 'socket');
+      };
+      ws.onmessage = function (ev) {
+        let d = null;
+        try { d = JSON.parse(ev.data); } catch { return; }
+        onGeneration(num(obj(d).generation, W.generation), obj(d).patched);
+      };
+      ws.onclose = function () {
+        // Never opened: no socket here, long-poll. Dropped: the server restarted; again.
+        if (!opened) return longPoll();
+        retry++;
+        setTimeout(connect, Math.min(30000, 250 * Math.pow(2, Math.min(retry, 7))));
+      };
+    };
+    connect();
+  }
+
+  /** Long-polls the build generation (the fallback of the live-reload socket). */
+  function longPoll() {
+    HTML.setAttribute('data-nb-live', 'poll');
+    let failures = 0;
+    const loop = function () {
+      api('GET', 'status?since=' + W.generation).then(function (d) {
+        failures = 0;
+        onGeneration(num(obj(d).generation, W.generation), obj(d).patched);
+        setTimeout(loop, 20);
+      }, function () {
+        failures++;
+        setTimeout(loop, Math.min(30000, 500 * Math.pow(2, Math.min(failures, 6))));
+      });
+    };
+    loop();
+  }
+
+  /** A token handed over in the URL (`?nb-token=`, printed by `serve --host`): kept in this
+   * browser, taken out of the address bar. */
+  function adoptToken() {
+    const m = /[?&]nb-token=([^&#]*)/.exec(location.search);
+    if (!m) return;
+    try { lsSet('notabene:token', decodeURIComponent(m[1])); } catch { return; }
+    const rest = location.search.replace(/([?&])nb-token=[^&#]*&?/, '$1').replace(/[?&]$/, '');
+    try { history.replaceState(history.state, '', location.pathname + rest + location.hash); } catch { /* file: */ }
+  }
+
+  /** The build generation this page was served from (serve's `Server-Timing: nb-generation`
+   * entry), or null where the browser does not expose it. */
+  function servedGeneration() {
+    try {
+      const nav = performance.getEntriesByType('navigation')[0];
+      const hit = arr(nav && nav.serverTiming).filter(function (e) { return e.name === 'nb-generation'; })[0];
+      return hit && isFinite(hit.duration) && hit.duration > 0 ? hit.duration : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Asks the server whether this page is served by `mdbook-notabene serve`; runs
+   * `onWritable` (start.js: the write side) when its API takes writes. */
+  function probe(onWritable) {
+    if (!/^https?:$/.test(location.protocol) || typeof window.fetch !== 'function') return;
+    adoptToken();
+    api('GET', 'status').then(function (d) {
+      d = obj(d);
+      if (d.api !== 1 || typeof d.generation !== 'number') return;
+      const served = servedGeneration();
+      W.generation = served === null ? d.generation : served;
+      if (d.writable === true) safely('write mode', onWritable);
+      // A build that finished between this page's response and the status: reload now.
+      onGeneration(d.generation);
+      watch();
+    }, function () { /* a static site: stay read-only */ });
+  }
+
+  /* ----- identity */
+
+  /** Runs `fn(author)` with the stored identity, asking for it first if there is none. */
+  function withAuthor(fn, opener) {
+    const a = authorString();
+    if (a) {
+      fn(a);
+      return;
+    }
+    openIdentity(function () {
+      const b = authorString();
+      if (b) fn(b);
+    }, opener);
+  }
+
+  function openIdentity(onDone, opener) {
+    const old = D.querySelector('dialog.nb-identity');
+    if (old) old.remove();
+    const nameIn = h('input', { type: 'text', class: 'nb-input nb-identity-name', name: 'name', autocomplete: 'name', required: true });
+    const emailIn = h('input', { type: 'email', class: 'nb-input nb-identity-email', name: 'email', autocomplete: 'email' });
+    nameIn.value = ls('notabene:author');
+    emailIn.value = ls('notabene:email');
+    const err = h('p', { class: 'nb-error', role: 'alert', hidden: true });
+    const save = h('button', { type: 'button', class: 'nb-btn nb-primary nb-identity-save', text: t('save') });
+    const cancel = h('button', { type: 'button', class: 'nb-btn nb-identity-cancel', text: t('cancel') });
+    const dlg = h('dialog', { class: 'nb-dialog nb-identity nb-ui', 'data-nb-ui': '', 'aria-labelledby': 'nb-identity-title' },
+      h('h2', { id: 'nb-identity-title', class: 'nb-dialog-title', text: t('identityTitle') }),
+      h('p', { class: 'nb-note', text: t('identityNote') }),
+      h('label', { class: 'nb-field' }, h('span', { text: t('name') }), nameIn),
+      h('label', { class: 'nb-field' }, h('span', { text: t('email') }), emailIn),
+      err,
+      h('div', { class: 'nb-form-actions' }, cancel, save));
+    let closed = false;
+    const finish = function (ok) {
+      if (closed) return;
+      closed = true;
+      if (dlg.open && dlg.close) dlg.close();
+      dlg.remove();
+      if (opener && opener.isConnected && typeof opener.focus === 'function') opener.focus();
+      if (ok && onDone) onDone();
+      maybeReload();
+    };
+    save.addEventListener('click', function () {
+      const name = nameIn.value.trim();
+      const email = emailIn.value.trim();
+      if (!name) {
+        showError(err, t('needName'));
+        nameIn.focus();
+        return;
+      }
+      if (/[<>]/.test(name + email)) {
+        showError(err, t('badChars'));
+        return;
+      }
+      lsSet('notabene:author', name);
+      lsSet('notabene:email', email);
+      updateIdentityControl();
+      finish(true);
+    });
+    cancel.addEventListener('click', function () { finish(false); });
+    dlg.addEventListener('cancel', function (e) { e.preventDefault(); finish(false); });
+    dlg.addEventListener('keydown', function (e) {
+      if (e.key === 'Escape') {
+        e.stopPropagation();
+      } else if (e.key === 'Enter' && e.target instanceof Element && e.target.matches('input')) {
+        e.preventDefault();
+        save.click();
+      }
+    });
+    D.body.appendChild(dlg);
+    if (typeof dlg.showModal === 'function') dlg.showModal();
+    else dlg.setAttribute('open', '');
+    nameIn.focus();
+  }
+
+  function setupIdentityControl() {
+    if (!S.panel) return;
+    const foot = S.panel.querySelector('.nb-panel-foot');
+    if (!foot) return;
+    const b = h('button', { type: 'button', class: 'nb-identity-btn' });
+    b.addEventListener('click', function () { openIdentity(null, b); });
+    foot.insertBefore(b, foot.firstChild);
+    W.identityBtn = b;
+    updateIdentityControl();
+  }
+  function updateIdentityControl() {
+    const b = W.identityBtn;
+    if (!b) return;
+    const a = authorString();
+    b.textContent = a ? t('you', { name: displayName(a) }) : t('setName');
+    b.title = t('changeIdentity');
+  }
+
+  return { W, api, busy, maybeReload, probe, restoreScroll, setupIdentityControl, showError,
+    toast, withAuthor, wroteSomething };
+})();

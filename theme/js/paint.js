@@ -1,405 +1,397 @@
-/* The chapter page's state (S) and what is painted into the text: marks, block badges on
- * images and diagrams, code-block matches (CSS Custom Highlight API). Uses: locale, dom;
- * opens threads through panel. */
+/* Paint — the chapter page's state (S, filled from the islands by load()) and what is
+ * painted into the text: marks (and the marks of pending comments, found in the text model),
+ * block badges on images and diagrams, code-block matches (CSS Custom Highlight API), and
+ * which comments are where (idsAt, codeIdsAt, located, isOrphan). Uses: Locale, Dom,
+ * TextModel. */
 
-/* ======================================================== chapter pages */
+/* exported Paint */
+const Paint = (() => {
+  const D = document;
+  const { t } = Locale;
+  const { anch, arr, cssEscape, displayName, firstMessage, h, num, obj, readJSON, safely, scopeOf,
+    statusLabel, statusOf, str, truncate, unlean } = Dom;
+  const { inUI, mainEl, textModel } = TextModel;
 
-var S = {
-  comments: new Map(), // id -> comment
-  order: [], // comments in island order
-  islandOf: new Map(), // id -> island element
-  summary: null,
-  mode: '',
-  marks: new Map(), // id -> [mark elements]
-  blocks: new Map(), // id -> host element
-  code: new Map(), // id -> {code: element, range: Range|null}
-  islands: [], // {el, data}
-  filter: 'open',
-  pop: null,
-  popAnchor: null,
-  opener: null,
-  panel: null,
-  toggle: null,
-  discussion: null,
-  hasHighlights: !!(window.CSS && CSS.highlights && typeof window.Highlight === 'function')
-};
+  /* ======================================================== chapter pages */
 
-function narrow() {
-  return !window.matchMedia || window.matchMedia('(max-width: 1023.98px)').matches;
-}
+  const S = {
+    comments: new Map(), // id -> comment
+    order: [], // comments in island order
+    islandOf: new Map(), // id -> island element
+    summary: null,
+    mode: '',
+    marks: new Map(), // id -> [mark elements]
+    blocks: new Map(), // id -> host element
+    code: new Map(), // id -> {code: element, range: Range|null}
+    islands: [], // {el, data}
+    filter: 'open',
+    pop: null,
+    popAnchor: null,
+    opener: null,
+    panel: null,
+    toggle: null,
+    discussion: null,
+    hasHighlights: !!(window.CSS && CSS.highlights && typeof window.Highlight === 'function')
+  };
 
-function located(id) {
-  return (S.marks.get(id) || []).length > 0 || S.blocks.has(id) || !!(S.code.get(id) && S.code.get(id).range);
-}
-function isOrphan(c) {
-  var scope = scopeOf(c);
-  if (scope === 'page') return false;
-  if (anch(c).status === 'orphan') return true;
-  // Resolved comments are not painted: not an orphan, just not shown in the text. Nor is
-  // one the server patched in that the rebuild has not anchored yet.
-  if (statusOf(c) === 'resolved' || anch(c).status === 'pending') return false;
-  return !located(str(c.id));
-}
+  function narrow() {
+    return !window.matchMedia || window.matchMedia('(max-width: 1023.98px)').matches;
+  }
 
-function initChapter(islands) {
-  // The book-wide summary has its own element (one per chapter; print.html has them all):
-  // a new comment on one chapter leaves the other chapters' islands as they were.
-  var own = obj(readJSON(document.querySelector('script.nb-summary')));
-  islands.forEach(function (el) {
-    var data = obj(readJSON(el));
-    S.islands.push({ el: el, data: data });
-    var sum = data.summary ? obj(data.summary) : own;
-    if (typeof sum.open === 'number' || typeof sum.addressed === 'number') S.summary = sum;
-    S.mode = str(sum.review || sum.mode || data.review || data.mode || S.mode).toLowerCase();
-    arr(data.comments).forEach(function (c) {
-      if (!c || typeof c !== 'object' || !str(c.id) || S.comments.has(str(c.id))) return;
-      unlean(c, data);
-      S.comments.set(str(c.id), c);
-      S.order.push(c);
-      S.islandOf.set(str(c.id), el);
+  function located(id) {
+    return (S.marks.get(id) || []).length > 0 || S.blocks.has(id) || !!(S.code.get(id) && S.code.get(id).range);
+  }
+  function isOrphan(c) {
+    const scope = scopeOf(c);
+    if (scope === 'page') return false;
+    if (anch(c).status === 'orphan') return true;
+    // Resolved comments are not painted: not an orphan, just not shown in the text. Nor is
+    // one the server patched in that the rebuild has not anchored yet.
+    if (statusOf(c) === 'resolved' || anch(c).status === 'pending') return false;
+    return !located(str(c.id));
+  }
+
+  /** Reads the chapter islands into S: their comments in island order (the fields a lean
+   * comment leaves out restored), the book-wide summary and the review mode. */
+  function load(islands) {
+    // The book-wide summary has its own element (one per chapter; print.html has them all):
+    // a new comment on one chapter leaves the other chapters' islands as they were.
+    const own = obj(readJSON(D.querySelector('script.nb-summary')));
+    islands.forEach(function (el) {
+      const data = obj(readJSON(el));
+      S.islands.push({ el: el, data: data });
+      const sum = data.summary ? obj(data.summary) : own;
+      if (typeof sum.open === 'number' || typeof sum.addressed === 'number') S.summary = sum;
+      S.mode = str(sum.review || sum.mode || data.review || data.mode || S.mode).toLowerCase();
+      arr(data.comments).forEach(function (c) {
+        if (!c || typeof c !== 'object' || !str(c.id) || S.comments.has(str(c.id))) return;
+        unlean(c, data);
+        S.comments.set(str(c.id), c);
+        S.order.push(c);
+        S.islandOf.set(str(c.id), el);
+      });
     });
-  });
-  safely('marks', setupMarks);
-  safely('pending', markPending);
-  safely('blocks', setupBlocks);
-  safely('code', function () { setupCode(islands); });
-  safely('discussion', function () { setupDiscussion(islands); });
-  safely('header', setupHeader);
-  safely('panel', setupPanel);
-  safely('events', setupEvents);
-  safely('deep link', setupDeepLink);
-}
-
-/* ----- marks */
-
-function setupMarks() {
-  D.querySelectorAll('mark.nb-mark[data-nb-id]').forEach(decorateMark);
-}
-function decorateMark(m) {
-  var id = m.getAttribute('data-nb-id');
-  if (!S.marks.has(id)) S.marks.set(id, []);
-  S.marks.get(id).push(m);
-  var c = S.comments.get(id);
-  if (!c) return;
-  (function () {
-    if (c.hold === true) m.classList.add('nb-held');
-    m.setAttribute('tabindex', '0');
-    m.setAttribute('role', 'button');
-    m.setAttribute('aria-haspopup', 'dialog');
-    m.setAttribute('aria-label', t('markLabel', {
-      name: displayName(firstMessage(c).author),
-      text: truncate(m.textContent, 60),
-      status: statusLabel(statusOf(c)) + (c.hold === true ? ', ' + t('onHold') : '')
-    }));
-  })();
-}
-
-/** Wraps the text of `range` in marks of comment `id` (one per text node, nested where
- * marks overlap); whitespace between blocks is left alone. Returns the marks. */
-function wrapRange(range, id, status) {
-  var root = range.commonAncestorContainer;
-  if (root.nodeType !== 1) root = root.parentNode;
-  var nodes = [];
-  var walker = D.createTreeWalker(root, NodeFilter.SHOW_TEXT);
-  for (var n = walker.nextNode(); n; n = walker.nextNode()) {
-    if (range.intersectsNode(n) && !inUI(n)) nodes.push(n);
   }
-  var marks = [];
-  nodes.forEach(function (node) {
-    var a = node === range.startContainer ? range.startOffset : 0;
-    var b = node === range.endContainer ? range.endOffset : node.data.length;
-    if (b <= a || !node.data.slice(a, b).trim()) return;
-    var middle = a > 0 ? node.splitText(a) : node;
-    if (b - a < middle.data.length) middle.splitText(b - a);
-    var m = h('mark', { class: 'nb-mark', 'data-nb-id': id, 'data-nb-status': status });
-    middle.parentNode.insertBefore(m, middle);
-    m.appendChild(middle);
-    marks.push(m);
-  });
-  return marks;
-}
 
-/**
- * Comments `serve` patched into the island before a rebuild could anchor them
- * (`anchoring.status: "pending"`, with the whole anchor): their quote found in the page's
- * text — where its prefix and suffix fit best — and marked. Found nowhere, they wait for the
- * rebuild.
- */
-function markPending() {
-  var main = mainEl();
-  if (!main) return;
-  var m = null;
-  var found = [];
-  S.order.forEach(function (c) {
-    if (anch(c).status !== 'pending' || scopeOf(c) !== 'selection' || statusOf(c) === 'resolved') return;
-    if (D.querySelector('mark.nb-mark[data-nb-id="' + cssEscape(str(c.id)) + '"]')) return;
-    var a = obj(c.anchor);
-    var quote = str(a.quote);
-    if (!quote.trim()) return;
-    // One text model for all: the ranges are wrapped from the last one back, so the text
-    // nodes earlier ranges point into stay as they are.
-    if (!m) m = textModel(main);
-    var best = -1, bestScore = -1;
-    for (var at = m.text.indexOf(quote); at >= 0; at = m.text.indexOf(quote, at + 1)) {
-      var score = commonSuffix(m.text.slice(Math.max(0, at - 40), at), str(a.prefix)) +
-        commonPrefix(m.text.slice(at + quote.length, at + quote.length + 40), str(a.suffix));
-      if (score > bestScore) { best = at; bestScore = score; }
-    }
-    if (best >= 0) found.push({ c: c, at: best, range: rangeAt(m, best, best + quote.length) });
-  });
-  found.sort(function (x, y) { return y.at - x.at; });
-  found.forEach(function (f) {
-    if (f.range) wrapRange(f.range, str(f.c.id), statusOf(f.c)).forEach(decorateMark);
-  });
-}
-function commonSuffix(a, b) {
-  var n = 0;
-  while (n < a.length && n < b.length && a[a.length - 1 - n] === b[b.length - 1 - n]) n++;
-  return n;
-}
-function commonPrefix(a, b) {
-  var n = 0;
-  while (n < a.length && n < b.length && a[n] === b[n]) n++;
-  return n;
-}
-/** The Range of flat offsets [s, e) of text model `m`. */
-function rangeAt(m, s, e) {
-  var find = function (pos, end) {
-    var lo = 0, hi = m.nodes.length - 1;
-    while (lo < hi) {
-      var mid = (lo + hi + 1) >> 1;
-      if (m.starts[mid] < pos || (!end && m.starts[mid] === pos)) lo = mid;
-      else hi = mid - 1;
-    }
-    return lo;
-  };
-  if (!m.nodes.length) return null;
-  var i = find(s, false), j = find(e, true);
-  var r = D.createRange();
-  r.setStart(m.nodes[i], s - m.starts[i]);
-  r.setEnd(m.nodes[j], e - m.starts[j]);
-  return r;
-}
+  /* ----- marks */
 
-/** A comment the API has just created: shown at once — its mark on the text it was written
- * on, its entry in the panel — before the rebuilt page arrives (which the live reload then
- * takes, or holds back while a draft is open). */
-function showCreated(c, range) {
-  c = obj(c);
-  var id = str(c.id);
-  if (!id || S.comments.has(id)) return;
-  if (!c.anchoring) c.anchoring = { status: scopeOf(c) === 'page' ? 'page' : 'exact' };
-  S.comments.set(id, c);
-  S.order.push(c);
-  if (S.islands[0]) S.islandOf.set(id, S.islands[0].el);
-  if (range && scopeOf(c) === 'selection') wrapRange(range, id, statusOf(c)).forEach(decorateMark);
-  if (S.panel) safely('panel', renderPanelList);
-}
-
-function idsAt(target) {
-  var ids = [];
-  for (var el = target; el && el !== D.body; el = el.parentElement) {
-    if (el.matches && el.matches('mark.nb-mark[data-nb-id]')) {
-      var id = el.getAttribute('data-nb-id');
-      if (S.comments.has(id) && ids.indexOf(id) < 0) ids.push(id);
-    }
+  function setupMarks() {
+    D.querySelectorAll('mark.nb-mark[data-nb-id]').forEach(decorateMark);
   }
-  return ids;
-}
-
-/* ----- blocks (images, diagrams) */
-
-function liveIds(list) {
-  return list.filter(function (id) {
-    var c = S.comments.get(id);
-    return c && statusOf(c) !== 'resolved';
-  });
-}
-
-function badge(ids, kind) {
-  var b = h('button', {
-    type: 'button',
-    class: 'nb-badge',
-    'data-nb-ui': '',
-    'data-nb-count': String(ids.length),
-    'data-nb-ids': ids.join(' '),
-    'aria-haspopup': 'dialog',
-    'aria-label': t('badgeLabel', { n: ids.length, kind: kind }),
-    title: t('badgeLabel', { n: ids.length, kind: kind })
-  });
-  return b;
-}
-function hostStatus(ids) {
-  var any = function (s) {
-    return ids.some(function (id) { var c = S.comments.get(id); return c && statusOf(c) === s; });
-  };
-  return any('open') ? 'open' : (any('addressed') ? 'addressed' : 'open');
-}
-
-function setupBlocks() {
-  D.querySelectorAll('[data-nb-block]').forEach(function (el) {
-    var ids = liveIds(str(el.getAttribute('data-nb-block')).split(/\s+/).filter(Boolean));
-    if (!ids.length) return;
-    var host = el;
-    var isDiagram = el.tagName === 'PRE' || el.classList.contains('mermaid');
-    if (isDiagram) {
-      // A wrapper carries the badge: the diagram's own text is its source (and its block key).
-      host = h('div', { class: 'nb-block-wrap' });
-      el.parentNode.insertBefore(host, el);
-      host.appendChild(el);
-    }
-    host.classList.add('nb-block-has');
-    host.setAttribute('data-nb-status', hostStatus(ids));
-    if (ids.every(function (id) { var c = S.comments.get(id); return c && c.hold === true; })) host.classList.add('nb-held');
-    host.appendChild(badge(ids, t(isDiagram ? 'kDiagram' : 'kImage')));
-    ids.forEach(function (id) { if (!S.blocks.has(id)) S.blocks.set(id, host); });
-  });
-}
-
-/* ----- code anchors (CSS Custom Highlight API) */
-
-var codeRepaintQueued = false;
-var codeObservers = [];
-
-function setupCode(islands) {
-  D.querySelectorAll('.nb-code-anchor').forEach(function (a) {
-    var p = a.parentElement;
-    if (p && p.tagName === 'P' && !p.textContent.trim() &&
-        Array.prototype.every.call(p.children, function (ch) { return ch.classList.contains('nb-code-anchor'); })) {
-      p.classList.add('nb-code-anchor-host');
-    }
-  });
-  var codeComments = S.order.filter(function (c) {
-    return anch(c).code && statusOf(c) !== 'resolved';
-  });
-  if (!codeComments.length) return;
-  // The code blocks of each island's chapter: those before the island and after the previous one.
-  var all = Array.prototype.slice.call(D.querySelectorAll('main pre:not(.mermaid) > code'));
-  var perIsland = new Map();
-  islands.forEach(function (isl, i) {
-    var prev = islands[i - 1];
-    perIsland.set(isl, all.filter(function (code) {
-      var before = isl.compareDocumentPosition(code) & Node.DOCUMENT_POSITION_PRECEDING;
-      var afterPrev = !prev || (prev.compareDocumentPosition(code) & Node.DOCUMENT_POSITION_FOLLOWING);
-      return before && afterPrev;
-    }));
-  });
-  codeComments.forEach(function (c) {
-    var id = str(c.id);
-    var spec = obj(anch(c).code);
-    var codes = perIsland.get(S.islandOf.get(id)) || all;
-    var code = codes[num(spec.block, -1)];
-    if (!code) return;
-    S.code.set(id, { code: code, spec: spec, range: null });
-  });
-  paintCode();
-  // highlight.js (or anything else) may rebuild the code nodes later: repaint then.
-  var seen = new Set();
-  S.code.forEach(function (entry) {
-    if (seen.has(entry.code)) return;
-    seen.add(entry.code);
-    var pre = entry.code.parentElement;
-    if (pre && !pre.querySelector(':scope > .nb-badge')) {
-      var ids = [];
-      S.code.forEach(function (e2, id2) { if (e2.code === entry.code) ids.push(id2); });
-      pre.classList.add('nb-code-has');
-      pre.appendChild(badge(ids, t('kCode')));
-    }
-    if (window.MutationObserver) {
-      var mo = new MutationObserver(queueCodeRepaint);
-      mo.observe(entry.code, { childList: true, subtree: true, characterData: true });
-      codeObservers.push(mo);
-    }
-  });
-  window.addEventListener('load', queueCodeRepaint);
-}
-
-function queueCodeRepaint() {
-  if (codeRepaintQueued) return;
-  codeRepaintQueued = true;
-  (window.requestAnimationFrame || setTimeout)(function () {
-    codeRepaintQueued = false;
-    safely('code repaint', paintCode);
-  });
-}
-
-/** UTF-16 index in `s` of the code-point offset `cp` (the Rust side counts chars). */
-function unitsFromCp(s, cp) {
-  var i = 0;
-  for (var n = 0; n < cp && i < s.length; n++) {
-    var u = s.charCodeAt(i);
-    i += (u >= 0xd800 && u <= 0xdbff && i + 1 < s.length) ? 2 : 1;
+  function decorateMark(m) {
+    const id = m.getAttribute('data-nb-id');
+    if (!S.marks.has(id)) S.marks.set(id, []);
+    S.marks.get(id).push(m);
+    const c = S.comments.get(id);
+    if (!c) return;
+    (function () {
+      if (c.hold === true) m.classList.add('nb-held');
+      m.setAttribute('tabindex', '0');
+      m.setAttribute('role', 'button');
+      m.setAttribute('aria-haspopup', 'dialog');
+      m.setAttribute('aria-label', t('markLabel', {
+        name: displayName(firstMessage(c).author),
+        text: truncate(m.textContent, 60),
+        status: statusLabel(statusOf(c)) + (c.hold === true ? ', ' + t('onHold') : '')
+      }));
+    })();
   }
-  return i;
-}
-function rangeFromUnits(root, start, end) {
-  var walker = D.createTreeWalker(root, NodeFilter.SHOW_TEXT);
-  var pos = 0;
-  var range = D.createRange();
-  var started = false;
-  for (var node = walker.nextNode(); node; node = walker.nextNode()) {
-    var len = node.data.length;
-    if (!started && start <= pos + len) {
-      if (start === pos + len && len > 0) { pos += len; continue; }
-      range.setStart(node, start - pos);
-      started = true;
-    }
-    if (started && end <= pos + len) {
-      range.setEnd(node, end - pos);
-      return range;
-    }
-    pos += len;
-  }
-  return null;
-}
-function codeRange(code, spec) {
-  var full = code.textContent || '';
-  var text = str(spec.text);
-  if (!text) return null;
-  var start = unitsFromCp(full, Math.max(0, num(spec.offset, 0)));
-  if (full.substr(start, text.length) !== text) {
-    // The offset is stale (or counted differently): take the occurrence nearest to it.
-    var best = -1;
-    for (var i = full.indexOf(text); i >= 0; i = full.indexOf(text, i + 1)) {
-      if (best < 0 || Math.abs(i - start) < Math.abs(best - start)) best = i;
-    }
-    if (best < 0) return null;
-    start = best;
-  }
-  return rangeFromUnits(code, start, start + text.length);
-}
 
-function paintCode() {
-  var ranges = [];
-  var addressed = [];
-  S.code.forEach(function (entry, id) {
-    entry.range = codeRange(entry.code, entry.spec);
-    if (!entry.range) return;
-    ranges.push(entry.range);
-    var c = S.comments.get(id);
-    if (c && statusOf(c) === 'addressed') addressed.push(entry.range);
-  });
-  if (!S.hasHighlights) return;
-  CSS.highlights.set('nb-code', new Highlight(...ranges));
-  var ha = new Highlight(...addressed);
-  ha.priority = 1;
-  CSS.highlights.set('nb-code-addressed', ha);
-}
+  /** Wraps the text of `range` in marks of comment `id` (one per text node, nested where
+   * marks overlap); whitespace between blocks is left alone. Returns the marks. */
+  function wrapRange(range, id, status) {
+    let root = range.commonAncestorContainer;
+    if (root.nodeType !== 1) root = root.parentNode;
+    const nodes = [];
+    const walker = D.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      if (range.intersectsNode(n) && !inUI(n)) nodes.push(n);
+    }
+    const marks = [];
+    nodes.forEach(function (node) {
+      const a = node === range.startContainer ? range.startOffset : 0;
+      const b = node === range.endContainer ? range.endOffset : node.data.length;
+      if (b <= a || !node.data.slice(a, b).trim()) return;
+      const middle = a > 0 ? node.splitText(a) : node;
+      if (b - a < middle.data.length) middle.splitText(b - a);
+      const m = h('mark', { class: 'nb-mark', 'data-nb-id': id, 'data-nb-status': status });
+      middle.parentNode.insertBefore(m, middle);
+      m.appendChild(middle);
+      marks.push(m);
+    });
+    return marks;
+  }
 
-function codeIdsAt(target, x, y) {
-  var code = target.closest && target.closest('pre > code');
-  if (!code) return [];
-  var ids = [];
-  S.code.forEach(function (entry, id) {
-    if (entry.code !== code || !entry.range) return;
-    var rects = entry.range.getClientRects();
-    for (var i = 0; i < rects.length; i++) {
-      var r = rects[i];
-      if (x >= r.left - 4 && x <= r.right + 4 && y >= r.top - 2 && y <= r.bottom + 2) {
-        ids.push(id);
-        return;
+  /**
+   * Comments `serve` patched into the island before a rebuild could anchor them
+   * (`anchoring.status: "pending"`, with the whole anchor): their quote found in the page's
+   * text — where its prefix and suffix fit best — and marked. Found nowhere, they wait for the
+   * rebuild.
+   */
+  function markPending() {
+    const main = mainEl();
+    if (!main) return;
+    let m = null;
+    const found = [];
+    S.order.forEach(function (c) {
+      if (anch(c).status !== 'pending' || scopeOf(c) !== 'selection' || statusOf(c) === 'resolved') return;
+      if (D.querySelector('mark.nb-mark[data-nb-id="' + cssEscape(str(c.id)) + '"]')) return;
+      const a = obj(c.anchor);
+      const quote = str(a.quote);
+      if (!quote.trim()) return;
+      // One text model for all: the ranges are wrapped from the last one back, so the text
+      // nodes earlier ranges point into stay as they are.
+      if (!m) m = textModel(main);
+      let best = -1, bestScore = -1;
+      for (let at = m.text.indexOf(quote); at >= 0; at = m.text.indexOf(quote, at + 1)) {
+        const score = commonSuffix(m.text.slice(Math.max(0, at - 40), at), str(a.prefix)) +
+          commonPrefix(m.text.slice(at + quote.length, at + quote.length + 40), str(a.suffix));
+        if (score > bestScore) { best = at; bestScore = score; }
+      }
+      if (best >= 0) found.push({ c: c, at: best, range: rangeAt(m, best, best + quote.length) });
+    });
+    found.sort(function (x, y) { return y.at - x.at; });
+    found.forEach(function (f) {
+      if (f.range) wrapRange(f.range, str(f.c.id), statusOf(f.c)).forEach(decorateMark);
+    });
+  }
+  function commonSuffix(a, b) {
+    let n = 0;
+    while (n < a.length && n < b.length && a[a.length - 1 - n] === b[b.length - 1 - n]) n++;
+    return n;
+  }
+  function commonPrefix(a, b) {
+    let n = 0;
+    while (n < a.length && n < b.length && a[n] === b[n]) n++;
+    return n;
+  }
+  /** The Range of flat offsets [s, e) of text model `m`. */
+  function rangeAt(m, s, e) {
+    const find = function (pos, end) {
+      let lo = 0, hi = m.nodes.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (m.starts[mid] < pos || (!end && m.starts[mid] === pos)) lo = mid;
+        else hi = mid - 1;
+      }
+      return lo;
+    };
+    if (!m.nodes.length) return null;
+    const i = find(s, false), j = find(e, true);
+    const r = D.createRange();
+    r.setStart(m.nodes[i], s - m.starts[i]);
+    r.setEnd(m.nodes[j], e - m.starts[j]);
+    return r;
+  }
+
+  function idsAt(target) {
+    const ids = [];
+    for (let el = target; el && el !== D.body; el = el.parentElement) {
+      if (el.matches && el.matches('mark.nb-mark[data-nb-id]')) {
+        const id = el.getAttribute('data-nb-id');
+        if (S.comments.has(id) && ids.indexOf(id) < 0) ids.push(id);
       }
     }
-  });
-  return ids;
-}
+    return ids;
+  }
+
+  /* ----- blocks (images, diagrams) */
+
+  function liveIds(list) {
+    return list.filter(function (id) {
+      const c = S.comments.get(id);
+      return c && statusOf(c) !== 'resolved';
+    });
+  }
+
+  function badge(ids, kind) {
+    const b = h('button', {
+      type: 'button',
+      class: 'nb-badge',
+      'data-nb-ui': '',
+      'data-nb-count': String(ids.length),
+      'data-nb-ids': ids.join(' '),
+      'aria-haspopup': 'dialog',
+      'aria-label': t('badgeLabel', { n: ids.length, kind: kind }),
+      title: t('badgeLabel', { n: ids.length, kind: kind })
+    });
+    return b;
+  }
+  function hostStatus(ids) {
+    const any = function (s) {
+      return ids.some(function (id) { const c = S.comments.get(id); return c && statusOf(c) === s; });
+    };
+    return any('open') ? 'open' : (any('addressed') ? 'addressed' : 'open');
+  }
+
+  function setupBlocks() {
+    D.querySelectorAll('[data-nb-block]').forEach(function (el) {
+      const ids = liveIds(str(el.getAttribute('data-nb-block')).split(/\s+/).filter(Boolean));
+      if (!ids.length) return;
+      let host = el;
+      const isDiagram = el.tagName === 'PRE' || el.classList.contains('mermaid');
+      if (isDiagram) {
+        // A wrapper carries the badge: the diagram's own text is its source (and its block key).
+        host = h('div', { class: 'nb-block-wrap' });
+        el.parentNode.insertBefore(host, el);
+        host.appendChild(el);
+      }
+      host.classList.add('nb-block-has');
+      host.setAttribute('data-nb-status', hostStatus(ids));
+      if (ids.every(function (id) { const c = S.comments.get(id); return c && c.hold === true; })) host.classList.add('nb-held');
+      host.appendChild(badge(ids, t(isDiagram ? 'kDiagram' : 'kImage')));
+      ids.forEach(function (id) { if (!S.blocks.has(id)) S.blocks.set(id, host); });
+    });
+  }
+
+  /* ----- code anchors (CSS Custom Highlight API) */
+
+  let codeRepaintQueued = false;
+  const codeObservers = [];
+
+  function setupCode(islands) {
+    D.querySelectorAll('.nb-code-anchor').forEach(function (a) {
+      const p = a.parentElement;
+      if (p && p.tagName === 'P' && !p.textContent.trim() &&
+          Array.prototype.every.call(p.children, function (ch) { return ch.classList.contains('nb-code-anchor'); })) {
+        p.classList.add('nb-code-anchor-host');
+      }
+    });
+    const codeComments = S.order.filter(function (c) {
+      return anch(c).code && statusOf(c) !== 'resolved';
+    });
+    if (!codeComments.length) return;
+    // The code blocks of each island's chapter: those before the island and after the previous one.
+    const all = Array.prototype.slice.call(D.querySelectorAll('main pre:not(.mermaid) > code'));
+    const perIsland = new Map();
+    islands.forEach(function (isl, i) {
+      const prev = islands[i - 1];
+      perIsland.set(isl, all.filter(function (code) {
+        const before = isl.compareDocumentPosition(code) & Node.DOCUMENT_POSITION_PRECEDING;
+        const afterPrev = !prev || (prev.compareDocumentPosition(code) & Node.DOCUMENT_POSITION_FOLLOWING);
+        return before && afterPrev;
+      }));
+    });
+    codeComments.forEach(function (c) {
+      const id = str(c.id);
+      const spec = obj(anch(c).code);
+      const codes = perIsland.get(S.islandOf.get(id)) || all;
+      const code = codes[num(spec.block, -1)];
+      if (!code) return;
+      S.code.set(id, { code: code, spec: spec, range: null });
+    });
+    paintCode();
+    // highlight.js (or anything else) may rebuild the code nodes later: repaint then.
+    const seen = new Set();
+    S.code.forEach(function (entry) {
+      if (seen.has(entry.code)) return;
+      seen.add(entry.code);
+      const pre = entry.code.parentElement;
+      if (pre && !pre.querySelector(':scope > .nb-badge')) {
+        const ids = [];
+        S.code.forEach(function (e2, id2) { if (e2.code === entry.code) ids.push(id2); });
+        pre.classList.add('nb-code-has');
+        pre.appendChild(badge(ids, t('kCode')));
+      }
+      if (window.MutationObserver) {
+        const mo = new MutationObserver(queueCodeRepaint);
+        mo.observe(entry.code, { childList: true, subtree: true, characterData: true });
+        codeObservers.push(mo);
+      }
+    });
+    window.addEventListener('load', queueCodeRepaint);
+  }
+
+  function queueCodeRepaint() {
+    if (codeRepaintQueued) return;
+    codeRepaintQueued = true;
+    (window.requestAnimationFrame || setTimeout)(function () {
+      codeRepaintQueued = false;
+      safely('code repaint', paintCode);
+    });
+  }
+
+  /** UTF-16 index in `s` of the code-point offset `cp` (the Rust side counts chars). */
+  function unitsFromCp(s, cp) {
+    let i = 0;
+    for (let n = 0; n < cp && i < s.length; n++) {
+      const u = s.charCodeAt(i);
+      i += (u >= 0xd800 && u <= 0xdbff && i + 1 < s.length) ? 2 : 1;
+    }
+    return i;
+  }
+  function rangeFromUnits(root, start, end) {
+    const walker = D.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    let pos = 0;
+    const range = D.createRange();
+    let started = false;
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const len = node.data.length;
+      if (!started && start <= pos + len) {
+        if (start === pos + len && len > 0) { pos += len; continue; }
+        range.setStart(node, start - pos);
+        started = true;
+      }
+      if (started && end <= pos + len) {
+        range.setEnd(node, end - pos);
+        return range;
+      }
+      pos += len;
+    }
+    return null;
+  }
+  function codeRange(code, spec) {
+    const full = code.textContent || '';
+    const text = str(spec.text);
+    if (!text) return null;
+    let start = unitsFromCp(full, Math.max(0, num(spec.offset, 0)));
+    if (full.substr(start, text.length) !== text) {
+      // The offset is stale (or counted differently): take the occurrence nearest to it.
+      let best = -1;
+      for (let i = full.indexOf(text); i >= 0; i = full.indexOf(text, i + 1)) {
+        if (best < 0 || Math.abs(i - start) < Math.abs(best - start)) best = i;
+      }
+      if (best < 0) return null;
+      start = best;
+    }
+    return rangeFromUnits(code, start, start + text.length);
+  }
+
+  function paintCode() {
+    const ranges = [];
+    const addressed = [];
+    S.code.forEach(function (entry, id) {
+      entry.range = codeRange(entry.code, entry.spec);
+      if (!entry.range) return;
+      ranges.push(entry.range);
+      const c = S.comments.get(id);
+      if (c && statusOf(c) === 'addressed') addressed.push(entry.range);
+    });
+    if (!S.hasHighlights) return;
+    CSS.highlights.set('nb-code', new Highlight(...ranges));
+    const ha = new Highlight(...addressed);
+    ha.priority = 1;
+    CSS.highlights.set('nb-code-addressed', ha);
+  }
+
+  function codeIdsAt(target, x, y) {
+    const code = target.closest && target.closest('pre > code');
+    if (!code) return [];
+    const ids = [];
+    S.code.forEach(function (entry, id) {
+      if (entry.code !== code || !entry.range) return;
+      const rects = entry.range.getClientRects();
+      for (let i = 0; i < rects.length; i++) {
+        const r = rects[i];
+        if (x >= r.left - 4 && x <= r.right + 4 && y >= r.top - 2 && y <= r.bottom + 2) {
+          ids.push(id);
+          return;
+        }
+      }
+    });
+    return ids;
+  }
+
+  return { S, codeIdsAt, decorateMark, idsAt, isOrphan, load, located, markPending, narrow,
+    setupBlocks, setupCode, setupMarks, wrapRange };
+})();

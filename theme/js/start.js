@@ -1,64 +1,141 @@
-/* Start-up: finds the chapter islands and the generated views' data and starts each part.
- * Uses every other module; runs last. */
+/* Start — start-up, and the wiring of the calls that go against the join order: hands
+ * Panel the write side's thread tools, puts the browser tests' hooks on window.__notabene,
+ * finds the chapter islands and the generated views' data and starts each part, and turns the
+ * write side on when Live's probe finds a writable serve. Uses every other namespace; runs
+ * last. */
 
-/* ================================================================= start */
+const Start = (() => {
+  const D = document;
+  const HTML = document.documentElement;
+  const { t } = Locale;
+  const { arr, inflateAll, obj, readJSON, safely, str } = Dom;
+  const { wordDiff } = Words;
+  const { captureAnchor, mainEl, textModel } = TextModel;
+  const { S, markPending, setupBlocks, setupCode, setupMarks } = Paint;
+  const { W, probe, restoreScroll, setupIdentityControl, toast } = Live;
+  const { setupDeepLink, setupDiscussion, setupEvents, setupHeader, setupPanel,
+    threadOptsOf } = Panel;
+  const { initView, reviewComment, viewHeader } = Views;
+  const { setupSelection } = Compose;
+  const { addApply, setupBlockTools, setupPageComposer, threadActions } = Actions;
 
-/** The view data of an app: inside it, or the next sibling script (the generated chapters' layout), else the first unused one of the same view. */
-function viewDataFor(app, all, used) {
-  var inner = app.querySelector('script.nb-view-data');
-  if (inner) return inner;
-  for (var el = app.nextElementSibling; el; el = el.nextElementSibling) {
-    if (el.matches('script.nb-view-data')) return used.has(el) ? null : el;
-    if (el.matches('.nb-app')) break;
-  }
-  var want = app.getAttribute('data-nb-view');
-  for (var i = 0; i < all.length; i++) {
-    if (used.has(all[i])) continue;
-    var d = obj(readJSON(all[i]));
-    if (!want || str(d.view) === want) return all[i];
-  }
-  return null;
-}
+  // The thread actions and Apply are Actions', later in the join than Panel, which draws them.
+  Panel.useWriteTools({ threadActions, addApply });
 
-function start() {
-  var islands = Array.prototype.slice.call(D.querySelectorAll('script.nb-data'));
-  var apps = Array.prototype.slice.call(D.querySelectorAll('.nb-app[data-nb-view]'));
-  var viewData = Array.prototype.slice.call(D.querySelectorAll('script.nb-view-data'));
-  if (!islands.length && !apps.length) return;
-  HTML.classList.add('nb-on');
-  if (/^https?:$/.test(location.protocol)) safely('scroll', restoreScroll);
-  var firstView = null;
-  var used = new Set();
-  apps.forEach(function (app) {
-    var el = viewDataFor(app, viewData, used);
-    if (!el) return;
-    used.add(el);
-    var data = obj(readJSON(el));
-    safely('view', function () {
-      var v = initView(app, data);
-      if (!firstView) firstView = { view: v, data: data };
-    });
-  });
-  if (islands.length) initChapter(islands);
-  else if (firstView) safely('view header', function () { viewHeader(firstView.view, firstView.data); });
-  safely('probe', probe);
-}
+  // For the browser tests: the word diff, and the text model anchors are captured from.
+  window.__notabene.wordDiff = wordDiff;
+  window.__notabene.captureAnchor = captureAnchor;
+  window.__notabene.flatText = function () {
+    const main = mainEl();
+    return main ? textModel(main).text : '';
+  };
 
-/**
- * Starts once the page's deflated data, if any, is inflated (at once when there is none); a
- * reader whose browser cannot read some of it is told so, rather than shown no comments.
- */
-function boot() {
-  if (!D.querySelector('script[data-nb-encoding]')) return start();
-  inflateAll().then(function (failures) {
-    start();
-    if (failures) {
-      safely('unreadable data', function () {
-        toast(t('unreadableData'), { label: t('close'), fn: function () { W.toast.hidden = true; } });
-      });
+  /* ================================================================= start */
+
+  /** The view data of an app: inside it, or the next sibling script (the generated chapters' layout), else the first unused one of the same view. */
+  function viewDataFor(app, all, used) {
+    const inner = app.querySelector('script.nb-view-data');
+    if (inner) return inner;
+    for (let el = app.nextElementSibling; el; el = el.nextElementSibling) {
+      if (el.matches('script.nb-view-data')) return used.has(el) ? null : el;
+      if (el.matches('.nb-app')) break;
     }
-  });
-}
+    const want = app.getAttribute('data-nb-view');
+    for (let i = 0; i < all.length; i++) {
+      if (used.has(all[i])) continue;
+      const d = obj(readJSON(all[i]));
+      if (!want || str(d.view) === want) return all[i];
+    }
+    return null;
+  }
 
-if (D.readyState === 'loading') D.addEventListener('DOMContentLoaded', boot);
-else boot();
+  /** A chapter page (one island per chapter; print.html has them all): its data read, then
+   * each part painted and set up, each on its own (one failing leaves the others). */
+  function initChapter(islands) {
+    Paint.load(islands);
+    safely('marks', setupMarks);
+    safely('pending', markPending);
+    safely('blocks', setupBlocks);
+    safely('code', function () { setupCode(islands); });
+    safely('discussion', function () { setupDiscussion(islands); });
+    safely('header', setupHeader);
+    safely('panel', setupPanel);
+    safely('events', setupEvents);
+    safely('deep link', setupDeepLink);
+  }
+
+  /* ----- the write side (serve) */
+
+  /** Turns the write side on once the probe found a writable serve: the actions of every
+   * thread on screen, the selection button, the block and page composers (on a page with one
+   * chapter), the identity control. */
+  function enableWrite() {
+    W.on = true;
+    HTML.classList.add('nb-write');
+    D.querySelectorAll('.nb-thread[data-nb-id]').forEach(function (wrap) {
+      const opts = threadOptsOf(wrap);
+      const c = S.comments.get(wrap.getAttribute('data-nb-id')) || reviewComment(wrap.getAttribute('data-nb-id'));
+      const sb = wrap.querySelector(':scope > .nb-suggestion');
+      if (sb && c) addApply(sb, c);
+      if (opts.noActions || wrap.querySelector(':scope > .nb-actions')) return;
+      if (c) wrap.appendChild(threadActions(c));
+    });
+    // New comments need one chapter per page (print.html carries them all: read-only there).
+    if (S.islands.length === 1 && mainEl()) {
+      const data = S.islands[0].data;
+      W.page = str(data.page);
+      W.space = str(data.space);
+      if (W.page && W.space) {
+        safely('selection', setupSelection);
+        safely('block tools', function () { setupBlockTools(arr(data.blocks)); });
+        safely('page composer', function () { setupPageComposer(S.islands[0].el); });
+      }
+    }
+    safely('identity', setupIdentityControl);
+  }
+
+  function start() {
+    const islands = Array.prototype.slice.call(D.querySelectorAll('script.nb-data'));
+    const apps = Array.prototype.slice.call(D.querySelectorAll('.nb-app[data-nb-view]'));
+    const viewData = Array.prototype.slice.call(D.querySelectorAll('script.nb-view-data'));
+    if (!islands.length && !apps.length) return;
+    HTML.classList.add('nb-on');
+    if (/^https?:$/.test(location.protocol)) safely('scroll', restoreScroll);
+    let firstView = null;
+    const used = new Set();
+    apps.forEach(function (app) {
+      const el = viewDataFor(app, viewData, used);
+      if (!el) return;
+      used.add(el);
+      const data = obj(readJSON(el));
+      safely('view', function () {
+        const v = initView(app, data);
+        if (!firstView) firstView = { view: v, data: data };
+      });
+    });
+    if (islands.length) initChapter(islands);
+    else if (firstView) safely('view header', function () { viewHeader(firstView.view, firstView.data); });
+    safely('probe', function () { probe(enableWrite); });
+  }
+
+  /**
+   * Starts once the page's deflated data, if any, is inflated (at once when there is none); a
+   * reader whose browser cannot read some of it is told so, rather than shown no comments.
+   */
+  function boot() {
+    if (!D.querySelector('script[data-nb-encoding]')) return start();
+    inflateAll().then(function (failures) {
+      start();
+      if (failures) {
+        safely('unreadable data', function () {
+          toast(t('unreadableData'), { label: t('close'), fn: function () { W.toast.hidden = true; } });
+        });
+      }
+    });
+  }
+
+  return { boot };
+})();
+
+if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', Start.boot);
+else Start.boot();
