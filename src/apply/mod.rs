@@ -414,7 +414,9 @@ fn merge_close(
     after: &Map<String, Value>,
     now: &Map<String, Value>,
 ) -> Merged {
-    let open = |m: &Map<String, Value>| m.get("status").and_then(Value::as_str) == Some("open");
+    let open = |m: &Map<String, Value>| {
+        m.get("status").and_then(Value::as_str) == Some(crate::store::Status::Open.as_str())
+    };
     if open(before) && !open(now) {
         return Merged::ClosedElsewhere;
     }

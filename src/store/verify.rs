@@ -6,7 +6,7 @@
 
 use super::SCHEMA_VERSION;
 use super::journal::{self, Journal};
-use super::{Location, Meta, Snapshot};
+use super::{Location, Meta, Snapshot, Status};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -353,8 +353,9 @@ pub fn verify(
             }
         }
         let status = c.get("status").and_then(Value::as_str).unwrap_or("");
+        let parsed = super::comment::Status::parse(status);
         let resolution = c.get("resolution").filter(|r| truthy(Some(r)));
-        if status == "resolved" || status == "addressed" {
+        if matches!(parsed, Some(Status::Resolved | Status::Addressed)) {
             let link = resolution
                 .and_then(|r| r.get("journalEntryId"))
                 .filter(|l| truthy(Some(l)))
@@ -363,7 +364,7 @@ pub fn verify(
                 (None, _) => out.push(f(E, "comment-no-resolution", format!("\"{status}\" without a resolution."), file, idr)),
                 // A human's resolve (from the browser) records who resolved it, with no journal
                 // entry: there is no agent change to show at /review.
-                (Some(r), None) if status == "resolved" && r.get("by").is_some_and(|b| truthy(Some(b))) => {}
+                (Some(r), None) if parsed == Some(Status::Resolved) && r.get("by").is_some_and(|b| truthy(Some(b))) => {}
                 (Some(_), None) => {
                     out.push(f(E, "comment-no-journal-link", format!("\"{status}\" without resolution.journalEntryId."), file, idr))
                 }
@@ -379,7 +380,7 @@ pub fn verify(
                 )),
                 _ => {}
             }
-        } else if status == "open" && resolution.is_some() {
+        } else if parsed == Some(Status::Open) && resolution.is_some() {
             out.push(f(
                 W,
                 "comment-open-with-resolution",

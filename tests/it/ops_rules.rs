@@ -149,3 +149,104 @@ fn the_size_limits_are_the_same_through_both() {
     assert_eq!((code, v), (413, json!({ "error": "body is too long" })));
     assert_eq!(stored(&server, &id), before);
 }
+
+#[test]
+fn comments_apply_without_journal_writes_its_own_entry_as_the_browser_does() {
+    let server = Server::start(&[], |_| {});
+    let (code, v) = server.json(
+        "POST",
+        API,
+        &json!({
+            "page": PAGE, "space": "book", "scope": "selection", "author": "Ann",
+            "anchor": { "quote": "fastest devices", "prefix": "so put your ", "suffix": " first.", "section": "Sensors" },
+            "suggestion": { "text": "quickest devices" },
+        }),
+    );
+    assert_eq!(code, 201, "{v}");
+    let id = v["id"].as_str().unwrap().to_string();
+    let out = cli(&server, &["comments", "apply", &id, "--author", "agent"]);
+    let c = stored(&server, &id);
+    let entry_id = c["resolution"]["journalEntryId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        out.ok(),
+        format!(
+            "notabene: applied the suggestion of {id} in src/guide/sensors.md:3 → addressed.\nnotabene: recorded in journal entry {entry_id}.\n"
+        )
+    );
+    let journal: Value =
+        serde_json::from_str(&common::read(&server.store().join("journal.json"))).unwrap();
+    let entry = journal
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == json!(entry_id))
+        .expect("the entry the resolution links to");
+    assert_eq!(
+        (&entry["title"], &entry["summary"], &entry["changes"]),
+        (
+            &json!("Applied a suggested edit"),
+            &json!(
+                "Replaced “fastest devices” with “quickest devices”. Applied by agent with `comments apply`."
+            ),
+            &json!([{ "page": PAGE, "commentIds": [id], "what": "Replaced “fastest devices” with “quickest devices”.", "why": c["thread"][0]["body"] }]),
+        )
+    );
+}
+
+#[test]
+fn done_on_an_addressed_comment_warns_that_its_note_is_replaced() {
+    let server = Server::start(&[], |_| {});
+    let id = post(&server, "Name the policy.");
+    let done = |note: &str| {
+        cli(
+            &server,
+            &[
+                "comments",
+                "done",
+                &id,
+                "--status",
+                "addressed",
+                "--note",
+                note,
+                "--journal",
+                "j-x",
+            ],
+        )
+    };
+    let first = done("first");
+    assert_eq!(first.code, 0);
+    assert!(!first.stderr.contains("replaced"), "{}", first.stderr);
+    let second = done("second");
+    assert_eq!(second.code, 0);
+    assert_eq!(
+        second.stderr.lines().next().unwrap(),
+        format!(
+            "notabene: warning: comment {id:?} was already addressed; its earlier note is replaced."
+        )
+    );
+    assert_eq!(stored(&server, &id)["resolution"]["note"], json!("second"));
+}
+
+#[test]
+fn journal_add_of_an_entry_without_id_is_idempotent() {
+    let server = Server::start(&[], |_| {});
+    let entry = r#"{"title": "Named the policy", "summary": "s", "changes": [{"page": "book-example/src/guide/sensors", "what": "w", "why": "y"}]}"#;
+    let dir = server.store().parent().unwrap().to_path_buf();
+    let add = || common::run_with(&dir, &["journal", "add", "--json"], Some(entry), &[]);
+    let first = add();
+    let id: Value = serde_json::from_str(first.ok()).unwrap();
+    let second = add();
+    assert_eq!(second.ok(), first.ok(), "the same id, nothing appended");
+    let journal: Value =
+        serde_json::from_str(&common::read(&server.store().join("journal.json"))).unwrap();
+    let same: Vec<&Value> = journal
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["title"] == json!("Named the policy"))
+        .collect();
+    assert_eq!((same.len(), &same[0]["id"]), (1, &id["id"]));
+}

@@ -276,18 +276,16 @@ fn show(ctx: &Ctx, id: &str, as_json: bool) -> Result<i32> {
 
 fn done(ctx: &Ctx, a: &DoneArgs) -> Result<i32> {
     let review = ctx.review();
-    let status = match a.status.as_deref() {
+    let status = match a.status.as_deref().map(|s| (s, Status::parse(s))) {
         None => review.done_status(),
-        Some("open") => {
+        Some((_, Some(Status::Open))) => {
             bail!("--status open does not close a comment — use `comments reopen` (--status)")
         }
-        Some(s) => match Status::parse(s) {
-            Some(s) => s,
-            None => bail!(
-                "unknown status {s:?} (expected: {}) (--status)",
-                Status::list()
-            ),
-        },
+        Some((_, Some(s))) => s,
+        Some((s, None)) => bail!(
+            "unknown status {s:?} (expected: {}) (--status)",
+            Status::list()
+        ),
     };
     let note = match &a.note {
         Some(n) => limits::short(n, limits::MAX_BODY, "note").map_err(flagged)?,
