@@ -17,8 +17,12 @@
 //! `NB_SEED=<n>` draws a different sample; `NB_TAU=<τ>` uses another threshold for the main
 //! tables; `NB_CSV=<path>` writes per-anchor diagnostics.
 
+#[path = "support/anchoring.rs"]
+mod anchoring;
+#[path = "../tests/support/mod.rs"]
 mod support;
 
+use anchoring::*;
 use mdbook_notabene::anchor::text::resolve;
 use mdbook_notabene::anchor::{DEFAULT_THRESHOLD, PageIndex, Resolution, Status};
 use mdbook_notabene::book::{LocaleStrategy, PageIds};
@@ -28,7 +32,6 @@ use mdbook_notabene::text::normalize::normalize;
 use mdbook_notabene::text::{PageText, SegKind, TextOptions, page_text};
 use serde_json::json;
 use std::ops::Range;
-use support::*;
 
 const PER_SCENARIO: usize = 200;
 const BUCKETS: [usize; 8] = [1, 2, 3, 5, 8, 12, 20, 30];

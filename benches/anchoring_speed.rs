@@ -11,14 +11,17 @@
 //!
 //!     cargo bench --bench anchoring_speed
 
+#[path = "support/anchoring.rs"]
+mod anchoring;
+#[path = "../tests/support/mod.rs"]
 mod support;
 
+use anchoring::*;
 use mdbook_notabene::anchor::text::TextAnchor;
 use mdbook_notabene::anchor::{DEFAULT_THRESHOLD, PageIndex, StoredAnchor, resolve_page};
 use mdbook_notabene::text::{PageText, TextOptions, page_text};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
-use support::*;
 
 const PAGES: usize = 1_000;
 const PER_PAGE: usize = 10;

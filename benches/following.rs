@@ -12,6 +12,9 @@
 //!
 //!     cargo bench --bench following
 
+#[path = "support/anchoring.rs"]
+mod anchoring;
+#[path = "../tests/support/mod.rs"]
 mod support;
 
 use mdbook_notabene::anchor::DEFAULT_THRESHOLD;
@@ -29,7 +32,7 @@ const RUNS: usize = 5;
 const TARGET_MS: f64 = 50.0;
 
 fn main() {
-    let corpus = support::corpus();
+    let corpus = anchoring::corpus();
     let mut chapters = Vec::new();
     let mut bytes = 0;
     'fill: for round in 0.. {
@@ -68,7 +71,7 @@ fn main() {
     while comments.len() < COMMENTS {
         let ch = rng.usize(..chapters.len());
         let pt = page_text(&chapters[ch].content, &options);
-        let runs: Vec<_> = support::runs(&chapters[ch].content, &pt)
+        let runs: Vec<_> = anchoring::runs(&chapters[ch].content, &pt)
             .into_iter()
             .filter(|r| r.text.len() > 80 && pt.text.is_char_boundary(r.text.start))
             .collect();
@@ -82,7 +85,7 @@ fn main() {
         while !pt.text.is_char_boundary(b) {
             b -= 1;
         }
-        let c = support::capture(&pt, a, b);
+        let c = anchoring::capture(&pt, a, b);
         let n = comments.len();
         homes.push(ch);
         // The first MISSING are stored under a page the book no longer has.

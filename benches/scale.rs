@@ -30,9 +30,7 @@
 
 #[path = "support/big_book.rs"]
 mod big_book;
-#[path = "../tests/it/common.rs"]
-mod common;
-#[path = "../tests/it/support.rs"]
+#[path = "../tests/support/mod.rs"]
 mod support;
 
 use big_book::*;
@@ -40,7 +38,8 @@ use mdbook_driver::MDBook;
 use mdbook_driver::config::Config;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use support::*;
+use support::common::{self, copy_dir, files_under, find_tool, plugin_bin};
+use support::preprocess::*;
 
 /// The binaries' allocator, so that in-process figures are the binaries' figures.
 #[cfg(feature = "mimalloc")]
@@ -502,19 +501,6 @@ fn main() {
     }
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let p = e.path();
-        let q = to.join(e.file_name());
-        if p.is_dir() {
-            copy_dir(&p, &q);
-        } else {
-            std::fs::copy(&p, &q).unwrap();
-        }
-    }
-}
-
 /// The book's `book.toml` without any preprocessor (for the `mdbook` binary).
 fn neutral_toml(dir: &Path) -> String {
     let mut doc: toml_edit::DocumentMut = std::fs::read_to_string(dir.join("book.toml"))
@@ -531,9 +517,7 @@ fn fill_store(master: &Path, store: &Path, n: usize, resolved: usize, live: &str
     if store.exists() {
         std::fs::remove_dir_all(store).unwrap();
     }
-    let mut files = Vec::new();
-    walk_all(master, &mut files);
-    files.sort();
+    let files = files_under(master);
     let comments: Vec<&PathBuf> = files
         .iter()
         .filter(|p| {
@@ -570,17 +554,6 @@ fn fill_store(master: &Path, store: &Path, n: usize, resolved: usize, live: &str
         let q = store.join(p.strip_prefix(master).unwrap());
         std::fs::create_dir_all(q.parent().unwrap()).unwrap();
         std::fs::write(q, text).unwrap();
-    }
-}
-
-fn walk_all(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            walk_all(&p, out);
-        } else {
-            out.push(p);
-        }
     }
 }
 
@@ -827,9 +800,7 @@ fn floor_parts(
         .collect();
     for round in 0..=runs {
         let t = Instant::now();
-        let mut files = Vec::new();
-        walk_all(store, &mut files);
-        files.sort();
+        let files = files_under(store);
         let bytes = par_map(&files, threads, |p| std::fs::read(p).unwrap());
         let t_read = t.elapsed();
         let t = Instant::now();

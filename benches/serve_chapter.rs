@@ -7,18 +7,15 @@
 
 #[path = "support/big_book.rs"]
 mod big_book;
-#[path = "../tests/it/common.rs"]
-mod common;
-#[path = "../tests/it/serve.rs"]
-mod serve;
-#[path = "../tests/it/support.rs"]
+#[path = "../tests/support/mod.rs"]
 mod support;
 
 use big_book::*;
 use mdbook_driver::MDBook;
 use serde_json::{Value, json};
-use serve::{Server, quantile};
 use std::time::{Duration, Instant};
+use support::common::{self, files_under};
+use support::serve::{Server, quantile};
 
 fn main() {
     if !std::env::args().any(|a| a == "--bench") {
@@ -34,22 +31,19 @@ fn main() {
     let md = MDBook::load_with_config(&root, base).unwrap();
     generate_into(&root, &md, 10_000);
     // The book set up as a user sets it up.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mdbook-notabene"))
-        .arg("install")
-        .arg(&root)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::install(&root);
     let server = Server::start_dir(&root);
     // The chapters and a quote on each (an anchor a comment already has there).
     let mut targets: Vec<(String, String, Value)> = Vec::new();
-    let mut files = Vec::new();
-    collect(&server.store(), &mut files);
-    files.sort();
+    // Its comment files (not `meta.json` or the journal).
+    let files: Vec<std::path::PathBuf> = files_under(&server.store())
+        .into_iter()
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "json")
+                && p.file_name()
+                    .is_some_and(|n| n != "meta.json" && n != "journal.json")
+        })
+        .collect();
     for f in &files {
         let c: Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
         let page = c["page"].as_str().unwrap_or("").to_string();
@@ -208,18 +202,4 @@ fn rebuilds(root: &std::path::Path, files: &[std::path::PathBuf], tmp: &std::pat
 fn builds(server: &Server) -> u64 {
     let (_, v) = server.json("GET", "/__notabene/api/status", &Value::Null);
     v["builds"].as_u64().unwrap_or(0)
-}
-
-fn collect(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            collect(&p, out);
-        } else if p.extension().is_some_and(|x| x == "json")
-            && p.file_name()
-                .is_some_and(|n| n != "meta.json" && n != "journal.json")
-        {
-            out.push(p);
-        }
-    }
 }

@@ -4,11 +4,11 @@
 //! Each round runs on a fresh server and store; the table gives every round and the median.
 //! Run with `cargo bench --bench serve_load` (`NB_ROUNDS` rounds, default 5).
 
-#[path = "../tests/it/serve.rs"]
-mod serve;
+#[path = "../tests/support/mod.rs"]
+mod support;
 
-use serve::{Server, load, quantile, request};
 use std::time::Instant;
+use support::serve::{Server, load, quantile, request};
 
 /// One round's figures, in microseconds.
 struct Round {

@@ -1,13 +1,14 @@
 #![allow(dead_code)]
 //! The ~2 MB book the scale benchmarks build: rust-by-example with every chapter filled up
 //! from the corpus (nomicon's chapters after its own), and its generated comments. Included
-//! by `scale.rs` and `serve_chapter.rs` (it uses `tests/it/support.rs`, which they include).
+//! by `scale.rs` and `serve_chapter.rs` (it uses the shared test `support`, which they mount).
 
 use mdbook_driver::MDBook;
 use mdbook_driver::config::Config;
 use std::path::{Path, PathBuf};
 
-use crate::support::*;
+use crate::support::common::{chapter_files, corpus, stage};
+use crate::support::preprocess::*;
 
 /// Size each chapter is filled up to.
 pub const CHAPTER_BYTES: usize = 10_300;
@@ -28,13 +29,9 @@ pub fn big_book(tmp: &Path) -> (PathBuf, Config) {
         .map(|p| std::fs::read_to_string(p).unwrap())
         .collect();
     let nomicon = corpus("nomicon").join("src");
-    let mut extra = Vec::new();
-    walk_md(&nomicon, &mut extra);
-    extra.sort();
     pool.extend(
-        extra
+        chapter_files(&nomicon)
             .iter()
-            .filter(|p| !p.ends_with("SUMMARY.md"))
             .map(|p| std::fs::read_to_string(p).unwrap()),
     );
     for (i, path) in own.iter().enumerate() {
@@ -48,17 +45,6 @@ pub fn big_book(tmp: &Path) -> (PathBuf, Config) {
         std::fs::write(path, text).unwrap();
     }
     (root, base)
-}
-
-pub fn walk_md(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            walk_md(&p, out);
-        } else if p.extension().is_some_and(|x| x == "md") {
-            out.push(p);
-        }
-    }
 }
 
 /// Generates `n` comments into the book's store (text anchors, one in ten with a typo).

@@ -7,6 +7,7 @@
 
 use crate::harness;
 
+use crate::support::common::{book_example, build, copy_book, git, git_commit_all};
 use harness::{Page, XSS_IMG, XSS_SCRIPT, chromium, fixture_url, site};
 use std::time::Duration;
 
@@ -47,7 +48,11 @@ const CONTRAST_FN: &str = r#"
 
 /// Asserts that no payload ran or became markup.
 fn assert_no_xss(p: &mut Page) {
-    std::thread::sleep(Duration::from_millis(150)); // an <img onerror> would have fired by now
+    // A payload that became an `<img src=x onerror>` has fired by the time an image of the
+    // same broken URL, requested after it, has failed.
+    p.eval(
+        "new Promise(done => { const img = new Image(); img.onload = img.onerror = () => setTimeout(done, 0); img.src = 'x'; })",
+    );
     assert_eq!(
         p.eval_str("typeof window.__pwned"),
         "undefined",
@@ -226,7 +231,7 @@ fn panel_filters_orphans_and_header() {
         "Emulation.setEmulatedMedia",
         serde_json::json!({ "media": "print" }),
     );
-    std::thread::sleep(Duration::from_millis(250)); // the marks' colour transition
+    p.wait_animations_done(); // the marks' colour transition
     assert!(p.eval_bool(
         "['#nb-panel', '.nb-header', '.nb-discussion', '.nb-badge'].every(s => !document.querySelector(s) || getComputedStyle(document.querySelector(s)).display === 'none')
          && getComputedStyle(document.querySelector('mark.nb-mark')).backgroundColor === 'rgba(0, 0, 0, 0)'"
@@ -393,7 +398,7 @@ fn themes_keep_marks_readable_coal_screenshot() {
         p.eval(&format!(
             "(() => {{ const h = document.documentElement; ['light','rust','coal','navy','ayu'].forEach(t => h.classList.remove(t)); h.classList.add('{theme}'); }})()"
         ));
-        std::thread::sleep(Duration::from_millis(250)); // let the marks' colour transition end
+        p.wait_animations_done(); // the marks' colour transition
         for status in ["open", "addressed"] {
             let contrast = p.eval(&format!(
                 "({CONTRAST_FN})(document.querySelector('mark.nb-mark[data-nb-status={status}]:not(.nb-held)'))"
@@ -1000,27 +1005,16 @@ fn a_followed_comment_says_where_it_came_from() {
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path();
     let book = repo.join("book-example");
-    harness::copy_dir(&harness::repo().join("book-example"), &book);
-    let _ = std::fs::remove_dir_all(book.join("book"));
-    let git = |args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .arg("-C")
-            .arg(repo)
-            .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
-            .args(args)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}");
-    };
-    git(&["init", "-q"]);
-    git(&["add", "-A"]);
-    git(&["commit", "-qm", "book"]);
-    git(&[
-        "mv",
-        "book-example/src/guide/configuration.md",
-        "book-example/src/guide/config.md",
-    ]);
+    copy_book(&book_example(), &book);
+    git_commit_all(repo, "book");
+    git(
+        repo,
+        &[
+            "mv",
+            "book-example/src/guide/configuration.md",
+            "book-example/src/guide/config.md",
+        ],
+    );
     let summary = book.join("src/SUMMARY.md");
     let text = std::fs::read_to_string(&summary).unwrap();
     std::fs::write(
@@ -1029,18 +1023,7 @@ fn a_followed_comment_says_where_it_came_from() {
     )
     .unwrap();
     let out = repo.join("out");
-    let build = std::process::Command::new(env!("CARGO_BIN_EXE_mdbook-notabene"))
-        .args([
-            "build",
-            book.to_str().unwrap(),
-            "--dest-dir",
-            out.to_str().unwrap(),
-        ])
-        .current_dir(repo)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&build.stderr);
-    assert!(build.status.success(), "{stderr}");
+    let stderr = build(&book, Some(&out), &[]);
     assert!(
         stderr.contains("notabene: 3 comments followed book-example/src/guide/configuration → book-example/src/guide/config (git rename)\n"),
         "{stderr}"
@@ -1232,8 +1215,7 @@ fn a_detached_comment_says_where_the_same_text_is() {
     let mut p = page!(1280, 900);
     let tmp = tempfile::tempdir().unwrap();
     let book = tmp.path().join("book-example");
-    harness::copy_dir(&harness::repo().join("book-example"), &book);
-    let _ = std::fs::remove_dir_all(book.join("book"));
+    copy_book(&book_example(), &book);
     let sentence = " Skylark sends samples in batches of `batch_size` readings, compressed with gzip, to the collector URL over HTTPS.";
     let edit = |rel: &str, f: &dyn Fn(String) -> String| {
         let path = book.join(rel);
@@ -1247,40 +1229,12 @@ fn a_detached_comment_says_where_the_same_text_is() {
     });
     // In a repository (page ids are repository-relative) where the other chapter held the
     // sentence all along; then the sentence is deleted from the comment's chapter.
-    for args in [
-        &["init", "-q"][..],
-        &["add", "-A"][..],
-        &["commit", "-qm", "book"][..],
-    ] {
-        let out = std::process::Command::new("git")
-            .arg("-C")
-            .arg(tmp.path())
-            .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
-            .args(args)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}");
-    }
+    git_commit_all(tmp.path(), "book");
     edit("src/guide/configuration.md", &|t| {
         t.replacen(sentence, "", 1)
     });
     let out = tmp.path().join("out");
-    let build = std::process::Command::new(env!("CARGO_BIN_EXE_mdbook-notabene"))
-        .args([
-            "build",
-            book.to_str().unwrap(),
-            "--dest-dir",
-            out.to_str().unwrap(),
-        ])
-        .current_dir(tmp.path())
-        .output()
-        .unwrap();
-    assert!(
-        build.status.success(),
-        "{}",
-        String::from_utf8_lossy(&build.stderr)
-    );
+    build(&book, Some(&out), &[]);
     p.goto(&harness::file_url(&out.join("guide/configuration.html")));
     let entry = "#nb-panel .nb-entry.nb-orphan[data-nb-id=c_mworonpyb6ns]";
     p.wait_for(&format!("document.querySelector('{entry}')"), SECS);

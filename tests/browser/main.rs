@@ -6,8 +6,8 @@
 //! Run one area with `cargo test --test browser serve_browser::`.
 
 mod harness;
-#[path = "../it/serve.rs"]
-mod serve;
+#[path = "../support/mod.rs"]
+mod support;
 
 mod browser;
 mod serve_browser;

@@ -9,7 +9,9 @@
 
 use crate::harness;
 use crate::harness::serving;
-use crate::serve;
+use crate::support::common::build;
+use crate::support::serve;
+use crate::support::wait;
 
 use harness::{Page, chromium};
 use serde_json::{Value, json};
@@ -527,7 +529,14 @@ fn token_inline_errors_and_drafts_hold_the_live_reload() {
     settle(server.port, g, Duration::from_millis(300));
     mark_document(&mut p);
     p.wait_for("document.querySelector('.nb-toast .nb-toast-action') && !document.querySelector('.nb-toast').hidden", SECS);
-    std::thread::sleep(Duration::from_millis(1500));
+    // While the draft is open the client looks again every second and, finding it, keeps the
+    // page and shows its note if it is hidden: hide the note, and once it is back the client
+    // has looked again since the rebuild (or the page has reloaded).
+    p.eval("(t => { if (t) t.hidden = true; })(document.querySelector('.nb-toast'))");
+    p.wait_for(
+        "!window.__nbOldDocument || (t => t && !t.hidden)(document.querySelector('.nb-toast'))",
+        SECS,
+    );
     assert!(
         p.eval_bool("!!window.__nbOldDocument"),
         "the page kept the draft"
@@ -779,14 +788,12 @@ fn suggest_a_change_apply_it_and_see_it_rebuilt_and_on_review() {
     mark_document(&mut p);
     p.click(&format!(".nb-pop {thread} .nb-apply"));
     let chapter = server.book.join("src/guide/installing.md");
-    let deadline = Instant::now() + WRITE;
-    while !std::fs::read_to_string(&chapter)
-        .unwrap()
-        .contains("most thoroughly")
-    {
-        assert!(Instant::now() < deadline, "the chapter was not edited");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait::until(WRITE, "the chapter edited", || {
+        std::fs::read_to_string(&chapter)
+            .unwrap()
+            .contains("most thoroughly")
+            .then_some(())
+    });
     let md = std::fs::read_to_string(&chapter).unwrap();
     assert!(
         md.contains("the ARM builds are the ones we test most thoroughly."),
@@ -835,17 +842,12 @@ fn suggest_a_change_apply_it_and_see_it_rebuilt_and_on_review() {
     p.screenshot("review-suggestions");
     mark_document(&mut p);
     p.click(&format!("{pending} .nb-apply"));
-    let deadline = Instant::now() + WRITE;
-    while !std::fs::read_to_string(&chapter)
-        .unwrap()
-        .contains("Raspberry Pi board")
-    {
-        assert!(
-            Instant::now() < deadline,
-            "the chapter was not edited from /review"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait::until(WRITE, "the chapter edited from /review", || {
+        std::fs::read_to_string(&chapter)
+            .unwrap()
+            .contains("Raspberry Pi board")
+            .then_some(())
+    });
     // /review, rebuilt: both applied changes are cards, their words marked.
     wait_reloaded(&mut p, WRITE);
     let card = format!(".nb-card[data-nb-id=\"{id}\"]");
@@ -983,15 +985,17 @@ fn a_static_site_over_http_stays_read_only() {
         }),
     );
     let out = server.book.parent().unwrap().join("published");
-    build(&server.book, &out);
+    build(&server.book, Some(&out), &[]);
     let site = static_site(&out);
     let url = base(site.port);
+    p.count_handled_responses();
     p.goto(&format!("{url}guide/installing.html"));
     p.wait_for(
         "performance.getEntriesByType('resource').some(e => e.name.includes('/__notabene/api/status'))",
         SECS,
     );
-    std::thread::sleep(Duration::from_millis(300));
+    // The probe's answer (a 404) handled by the client: the write side stayed off.
+    p.wait_for("window.__nbResponsesHandled >= 1", SECS);
     assert!(!p.eval_bool("document.documentElement.classList.contains('nb-write')"));
     assert_eq!(
         p.eval_i64("document.querySelectorAll('.nb-sel-btn, .nb-block-add, .nb-composer, .nb-actions').length"),
@@ -1009,11 +1013,17 @@ fn a_static_site_over_http_stays_read_only() {
         "read-only"
     );
     p.eval("document.querySelector('.nb-pop .nb-close') && document.querySelector('.nb-pop .nb-close').click()");
-    // Selecting text offers nothing.
+    // Selecting text offers nothing. The selection seen as the client would see it: a
+    // `selectionchange` listener added now runs after any of the client's (listeners run in
+    // the order they were added), and the timer it sets fires after the client's own look at
+    // the selection (120 ms after the event; timers of a longer delay set later fire later).
+    p.eval(
+        "document.addEventListener('selectionchange', () => setTimeout(() => { window.__nbSelSeen = true; }, 250), { once: true })",
+    );
     p.eval(&format!(
         "(() => {{ const r = {RANGE_OF}('Most stations run on a Raspberry Pi'); getSelection().removeAllRanges(); getSelection().addRange(r); }})()"
     ));
-    std::thread::sleep(Duration::from_millis(300));
+    p.wait_for("window.__nbSelSeen === true", SECS);
     assert_eq!(
         p.eval_i64("document.querySelectorAll('.nb-sel-btn').length"),
         0
@@ -1258,11 +1268,9 @@ fn thread_actions_reply_edit_hold_resolve_reopen_delete_and_reject() {
     assert!(file.exists(), "nothing deleted before the confirmation");
     mark_document(&mut p);
     p.click(&format!("{item} .nb-delete-confirm"));
-    let deadline = Instant::now() + WRITE;
-    while file.exists() {
-        assert!(Instant::now() < deadline, "the comment file is still there");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait::until(WRITE, "the comment file deleted", || {
+        (!file.exists()).then_some(())
+    });
     wait_reloaded(&mut p, WRITE);
     assert!(!p.eval_bool(&format!("!!document.querySelector('{item}')")));
 

@@ -3,8 +3,9 @@
 //! --json` reports (status, the flags saying what changed, the matched text, the page) and,
 //! for book-example, what the built page marks.
 
-use crate::common;
-use crate::support::{book_example, html, mark_groups, run_plugin, stage};
+use crate::support::common;
+use crate::support::common::{book_example, run_plugin, stage};
+use crate::support::preprocess::{html, mark_groups};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use std::path::Path;
@@ -123,13 +124,13 @@ impl Nomicon {
         use mdbook_notabene::text::{TextOptions, page_text};
         let tmp = common::tempdir();
         let repo = tmp.path().to_path_buf();
-        let book = stage(&crate::support::corpus("nomicon"), &repo, "nomicon");
+        let book = stage(&crate::support::common::corpus("nomicon"), &repo, "nomicon");
         before(&book);
         let md = common::read(&book.join(format!("src/{chapter}.md")));
         let pt = page_text(&md, &TextOptions::default());
         let a = pt.text.find(quote).unwrap_or_else(|| panic!("{quote:?}"));
         assert_eq!(pt.text[a + 1..].find(quote), None, "{quote:?} is unique");
-        let anchor = crate::support::capture(&pt, a, a + quote.len());
+        let anchor = crate::support::preprocess::capture(&pt, a, a + quote.len());
         let page = format!("nomicon/src/{chapter}");
         let store = Store::new(book.join(".notabene"));
         std::fs::create_dir_all(book.join(".notabene")).unwrap();
@@ -164,20 +165,7 @@ impl Nomicon {
     }
 
     fn git(&self, args: &[&str]) {
-        let out = std::process::Command::new("git")
-            .arg("-C")
-            .arg(&self.repo)
-            .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
-            .args(args)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        common::git(&self.repo, args);
     }
 
     fn edit(&self, chapter: &str, from: &str, to: &str) {

@@ -2,35 +2,11 @@
 //! browser client captures it (raw text, 40 characters of context, nearest heading) resolves
 //! `exact` at the place it was taken from; and results do not depend on the thread count.
 
+use crate::support::common::corpus_pages;
 use mdbook_notabene::anchor::text::TextAnchor;
 use mdbook_notabene::anchor::{DEFAULT_THRESHOLD, StoredAnchor, resolve_page};
 use mdbook_notabene::text::{PageText, TextOptions, page_text};
 use mdbook_notabene::util::par::par_map;
-use std::path::{Path, PathBuf};
-
-fn corpus_pages() -> Vec<(PathBuf, String)> {
-    fn walk(dir: &Path, out: &mut Vec<(PathBuf, String)>) {
-        let mut entries: Vec<_> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        entries.sort();
-        for p in entries {
-            if p.is_dir() {
-                walk(&p, out);
-            } else if p.extension().is_some_and(|e| e == "md")
-                && p.file_name().unwrap() != "SUMMARY.md"
-            {
-                out.push((p.clone(), std::fs::read_to_string(&p).unwrap()));
-            }
-        }
-    }
-    let mut out = Vec::new();
-    for book in ["nomicon", "rust-by-example"] {
-        walk(&crate::support::corpus(book).join("src"), &mut out);
-    }
-    out
-}
 
 /// Word starts and ends (byte offsets) of the page text.
 fn words(text: &str) -> Vec<(usize, usize)> {
@@ -100,7 +76,8 @@ fn random_quotes_resolve_exact_where_they_were_taken() {
     let mut checked = 0;
     let mut failures = Vec::new();
     for _ in 0..600 {
-        let (path, md) = &pages[rng.usize(..pages.len())];
+        let p = &pages[rng.usize(..pages.len())];
+        let (path, md) = (&p.path, &p.md);
         let page = page_text(md, &options);
         let Some(s) = sample(&page, &mut rng) else {
             continue;
@@ -149,8 +126,8 @@ fn results_do_not_depend_on_the_thread_count() {
     let jobs: Vec<(PageText, Vec<Sample>)> = pages
         .iter()
         .take(120)
-        .map(|(_, md)| {
-            let page = page_text(md, &options);
+        .map(|p| {
+            let page = page_text(&p.md, &options);
             let samples = (0..6)
                 .filter_map(|k| {
                     let mut s = sample(&page, &mut rng)?;

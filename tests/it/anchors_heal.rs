@@ -2,7 +2,7 @@
 //! each anchor lands; heal re-captures only confident fuzzy anchors, atomically, and the
 //! healed anchor is then exact.
 
-use crate::common;
+use crate::support::common;
 
 use pretty_assertions::assert_eq;
 use serde_json::Value;
@@ -12,13 +12,7 @@ const DRIFTED: &str = "c_mwm6a3iye2uy";
 
 fn book_copy() -> (tempfile::TempDir, std::path::PathBuf) {
     let tmp = common::tempdir();
-    let book = tmp.path().join("book-example");
-    common::copy_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("book-example"),
-        &book,
-    );
-    let _ = std::fs::remove_dir_all(book.join("book"));
-    common::git_init(tmp.path());
+    let book = common::copy_into_repo(&common::book_example(), tmp.path(), "book-example");
     (tmp, book)
 }
 

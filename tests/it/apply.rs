@@ -3,7 +3,7 @@
 //! soft line break, in an included file), or that a refusal (a stale quote, an ambiguous one,
 //! one across markup, a held comment, a second apply) is one line and writes nothing.
 
-use crate::common::{self, AUTHOR, NOW, Out, read, run, tree, write};
+use crate::support::common::{AUTHOR, NOW, Out, read, reviewed_book, run, suggest, tree, write};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use std::path::Path;
@@ -27,39 +27,16 @@ const PART: &str = "Included text lives here.\n";
 
 /// A git repository holding a one-chapter book (with an included file) and its store.
 fn book() -> tempfile::TempDir {
-    let tmp = common::tempdir();
-    let d = tmp.path();
-    write(&d.join("book.toml"), "[book]\ntitle = \"Apply\"\n");
-    write(
-        &d.join("src/SUMMARY.md"),
-        "# Summary\n\n- [Guide](guide.md)\n",
-    );
-    write(&d.join("src/guide.md"), CHAPTER);
-    write(&d.join("src/part.md"), PART);
-    common::git_init(d);
-    run(d, &["init", "--no-agents-md"]).ok();
-    tmp
+    reviewed_book(&[
+        ("book.toml", "[book]\ntitle = \"Apply\"\n"),
+        ("src/SUMMARY.md", "# Summary\n\n- [Guide](guide.md)\n"),
+        ("src/guide.md", CHAPTER),
+        ("src/part.md", PART),
+    ])
 }
 
-/// Adds a suggestion on `quote`; returns its id.
-fn suggest(dir: &Path, quote: &str, text: &str) -> String {
-    let out = run(
-        dir,
-        &[
-            "comments",
-            "add",
-            "--page",
-            "src/guide",
-            "--quote",
-            quote,
-            "--suggest",
-            text,
-            "--json",
-        ],
-    );
-    let c: Value = serde_json::from_str(out.ok()).unwrap();
-    c["id"].as_str().unwrap().to_string()
-}
+/// The page of the chapter.
+const PAGE: &str = "src/guide";
 
 fn apply(dir: &Path, id: &str, extra: &[&str]) -> Out {
     let mut args = vec!["comments", "apply", id, "--journal", "j-1"];
@@ -75,7 +52,7 @@ fn comment(dir: &Path, id: &str) -> Value {
 fn assert_applied(quote: &str, text: &str, chapter: &str, part: &str) {
     let tmp = book();
     let d = tmp.path();
-    let id = suggest(d, quote, text);
+    let id = suggest(d, PAGE, quote, text);
     let out = apply(d, &id, &[]);
     let file = if part != PART {
         "src/part.md"
@@ -234,7 +211,7 @@ fn a_stale_quote_is_never_applied_elsewhere() {
 fn an_ambiguous_quote_is_refused() {
     let tmp = book();
     let d = tmp.path();
-    let id = suggest(d, "same words", "other words");
+    let id = suggest(d, PAGE, "same words", "other words");
     apply_refused(
         d,
         &id,
@@ -249,7 +226,7 @@ fn an_ambiguous_quote_is_refused() {
 fn a_quote_across_inline_markup_is_refused() {
     let tmp = book();
     let d = tmp.path();
-    let id = suggest(d, "Some emphasised", "Several stressed");
+    let id = suggest(d, PAGE, "Some emphasised", "Several stressed");
     apply_refused(
         d,
         &id,
@@ -264,7 +241,7 @@ fn a_quote_across_inline_markup_is_refused() {
 fn a_held_comment_needs_force_and_a_second_apply_changes_nothing() {
     let tmp = book();
     let d = tmp.path();
-    let id = suggest(d, "Plain prose", "Simple prose");
+    let id = suggest(d, PAGE, "Plain prose", "Simple prose");
     run(d, &["comments", "hold", &id]).ok();
     apply_refused(
         d,
@@ -303,8 +280,8 @@ fn a_held_comment_needs_force_and_a_second_apply_changes_nothing() {
 fn every_id_is_checked_before_any_file_is_written() {
     let tmp = book();
     let d = tmp.path();
-    let good = suggest(d, "Plain prose", "Simple prose");
-    let stale = suggest(d, "same words", "other words");
+    let good = suggest(d, PAGE, "Plain prose", "Simple prose");
+    let stale = suggest(d, PAGE, "same words", "other words");
     let before = tree(d);
     run(d, &["comments", "apply", &good, &stale]).fails_with(&format!(
             "notabene: the quote of {stale:?} appears more than once with the same context; nothing written (anchor.quote)"
@@ -312,7 +289,7 @@ fn every_id_is_checked_before_any_file_is_written() {
     );
     assert_eq!(tree(d), before, "nothing written");
     // Both in one go when both can be applied.
-    let other = suggest(d, "link text", "the guide");
+    let other = suggest(d, PAGE, "link text", "the guide");
     let out = run(d, &["comments", "apply", &good, &other, "--journal", "j-1"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(
@@ -327,7 +304,7 @@ fn every_id_is_checked_before_any_file_is_written() {
 fn add_suggest_writes_the_suggestion_after_the_anchor_and_a_readable_body() {
     let tmp = book();
     let d = tmp.path();
-    let id = suggest(d, "Plain prose", "Simple prose");
+    let id = suggest(d, PAGE, "Plain prose", "Simple prose");
     let text = read(&d.join(format!(".notabene/src/guide/{id}.json")));
     let keys: Vec<String> = serde_json::from_str::<serde_json::Map<String, Value>>(&text)
         .unwrap()

@@ -4,43 +4,18 @@
 //! interrupted apply found in the store (planted by hand or by a merge) never writes outside
 //! the book.
 
-use crate::common::{self, read, run, write};
+use crate::support::common::{self, build, read, reviewed_book, run, suggest, write};
 use pretty_assertions::assert_eq;
 use serde_json::Value;
-use std::path::Path;
-use std::process::Command;
 
 /// A git repository holding a book whose `SUMMARY.md` is `summary`, with `files`, and a store.
 fn book(summary: &str, files: &[(&str, &str)]) -> tempfile::TempDir {
-    let tmp = common::tempdir();
-    let d = tmp.path();
-    write(&d.join("book.toml"), "[book]\ntitle = \"Holes\"\n");
-    write(&d.join("src/SUMMARY.md"), summary);
-    for (rel, text) in files {
-        write(&d.join(rel), text);
-    }
-    common::git_init(d);
-    run(d, &["init", "--no-agents-md"]).ok();
-    tmp
-}
-
-fn suggest(dir: &Path, page: &str, quote: &str, text: &str) -> String {
-    let out = run(
-        dir,
-        &[
-            "comments",
-            "add",
-            "--page",
-            page,
-            "--quote",
-            quote,
-            "--suggest",
-            text,
-            "--json",
-        ],
-    );
-    let c: Value = serde_json::from_str(out.ok()).unwrap();
-    c["id"].as_str().unwrap().to_string()
+    let mut all = vec![
+        ("book.toml", "[book]\ntitle = \"Holes\"\n"),
+        ("src/SUMMARY.md", summary),
+    ];
+    all.extend_from_slice(files);
+    reviewed_book(&all)
 }
 
 const PROSE: &str = "# Intro\n\nThe cats sat on the mat today.\n";
@@ -104,16 +79,7 @@ fn a_code_suggestion_in_a_shared_include_never_becomes_html_elsewhere() {
     ));
     assert_eq!(read(&d.join("src/snippet.txt")), "hello world line\n");
     run(d, &["install"]).ok();
-    let out = Command::new(env!("CARGO_BIN_EXE_mdbook-notabene"))
-        .args(["build", d.to_str().unwrap()])
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    build(d, None, &[]);
     let b = read(&d.join("book/b.html"));
     assert_eq!(
         b.contains("<img src=\"x\" onerror"),

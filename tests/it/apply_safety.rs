@@ -6,12 +6,13 @@
 //! again ends byte for byte where an uninterrupted run ends; a program appending to the
 //! chapter while `apply` runs loses no line.
 
-use crate::common::{self, Out, Tree, read, run, run_with, tree, write};
-use crate::serve::Server;
+use crate::support::common::{
+    self, Out, Tree, build, git, git_init, read, reviewed_book, run, run_with, suggest, tree, write,
+};
+use crate::support::serve::Server;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use std::path::Path;
-use std::process::Command;
 
 const INCLUDE: &str = "{{#include /etc/passwd}}";
 const FENCE_BREAK: &str = "one\n```\n\n<img src=x onerror=alert(1)>\n\n```text\ncode";
@@ -40,37 +41,11 @@ Inline `inline words here` in text.
 
 /// A git repository holding a one-chapter book with code of every kind, and its store.
 fn code_book() -> tempfile::TempDir {
-    let tmp = common::tempdir();
-    let d = tmp.path();
-    write(&d.join("book.toml"), "[book]\ntitle = \"Safety\"\n");
-    write(
-        &d.join("src/SUMMARY.md"),
-        "# Summary\n\n- [Code](code.md)\n",
-    );
-    write(&d.join("src/code.md"), CODE);
-    common::git_init(d);
-    run(d, &["init", "--no-agents-md"]).ok();
-    tmp
-}
-
-/// Adds a suggestion of `text` on `quote` of `page`; returns its id.
-fn suggest_on(dir: &Path, page: &str, quote: &str, text: &str) -> String {
-    let out = run(
-        dir,
-        &[
-            "comments",
-            "add",
-            "--page",
-            page,
-            "--quote",
-            quote,
-            "--suggest",
-            text,
-            "--json",
-        ],
-    );
-    let c: Value = serde_json::from_str(out.ok()).unwrap();
-    c["id"].as_str().unwrap().to_string()
+    reviewed_book(&[
+        ("book.toml", "[book]\ntitle = \"Safety\"\n"),
+        ("src/SUMMARY.md", "# Summary\n\n- [Code](code.md)\n"),
+        ("src/code.md", CODE),
+    ])
 }
 
 fn apply(dir: &Path, ids: &[&str]) -> Out {
@@ -116,18 +91,9 @@ fn injected(site: &Path) -> Vec<String> {
 }
 
 /// Installs the plugin into the book at `d` and builds it with the embedded engine.
-fn build(d: &Path) {
+fn install_and_build(d: &Path) {
     run(d, &["install"]).ok();
-    let out = Command::new(env!("CARGO_BIN_EXE_mdbook-notabene"))
-        .args(["build", d.to_str().unwrap()])
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    build(d, None, &[]);
 }
 
 #[test]
@@ -161,7 +127,7 @@ fn hostile_suggestions_in_code_are_refused_by_the_cli_and_never_reach_the_site()
         ),
     ];
     for (quote, text, why) in cases {
-        let id = suggest_on(d, "src/code", quote, text);
+        let id = suggest(d, "src/code", quote, text);
         refused(
             d,
             &id,
@@ -170,7 +136,7 @@ fn hostile_suggestions_in_code_are_refused_by_the_cli_and_never_reach_the_site()
     }
     // Inside inline code nothing is applied at all.
     for text in [INCLUDE, FENCE_BREAK] {
-        let id = suggest_on(d, "src/code", "inline words", text);
+        let id = suggest(d, "src/code", "inline words", text);
         refused(
             d,
             &id,
@@ -181,7 +147,7 @@ fn hostile_suggestions_in_code_are_refused_by_the_cli_and_never_reach_the_site()
     }
     assert_eq!(read(&d.join("src/code.md")), CODE);
     // The book, built with the comments holding those texts: none of it is in the site.
-    build(d);
+    install_and_build(d);
     assert!(d.join("book/code.html").exists());
     assert_eq!(injected(&d.join("book")), Vec::<String>::new());
 }
@@ -192,11 +158,11 @@ fn code_suggestions_that_are_only_code_are_applied() {
     let d = tmp.path();
     // Multi-line code in a fence, with the fence's character in a shorter run, and in a list
     // item, where each new line takes the item's indentation.
-    let a = suggest_on(d, "src/code", "code line two", "code line 2\r\nlet s = ``;");
-    let b = suggest_on(d, "src/code", "listed code two", "listed 2\nlisted 3");
-    let c = suggest_on(d, "src/code", "indented line two", "indented {{x}}");
+    let a = suggest(d, "src/code", "code line two", "code line 2\r\nlet s = ``;");
+    let b = suggest(d, "src/code", "listed code two", "listed 2\nlisted 3");
+    let c = suggest(d, "src/code", "indented line two", "indented {{x}}");
     // HTML in code, on lines of their own inside the list item: still code.
-    let e = suggest_on(
+    let e = suggest(
         d,
         "src/code",
         "listed code one",
@@ -211,7 +177,7 @@ fn code_suggestions_that_are_only_code_are_applied() {
             .replace("indented line two", "indented {{x}}")
             .replace("listed code one", "x\n  \n  <img src=x onerror=alert(1)>")
     );
-    build(d);
+    install_and_build(d);
     let page = read(&d.join("book/code.html"));
     assert!(
         page.contains("&lt;img src=x onerror=alert(1)&gt;"),
@@ -233,7 +199,7 @@ fn a_chapter_reached_through_a_symlink_is_refused() {
         &d.join("src/SUMMARY.md"),
         "# Summary\n\n- [Code](code.md)\n- [Linked](linked.md)\n",
     );
-    let id = suggest_on(d, "src/linked", "Linked prose", "Other prose");
+    let id = suggest(d, "src/linked", "Linked prose", "Other prose");
     refused(
         d,
         &id,
@@ -366,12 +332,12 @@ fn fifty(d: &Path) -> Vec<String> {
         write(&d.join(format!("src/ch{ch}.md")), &md);
     }
     write(&d.join("src/SUMMARY.md"), &summary);
-    common::git_init(d);
+    git_init(d);
     run(d, &["init", "--no-agents-md"]).ok();
     let mut ids = Vec::new();
     for ch in 0..CHAPTERS {
         for p in 0..PARAGRAPHS {
-            ids.push(suggest_on(
+            ids.push(suggest(
                 d,
                 &format!("src/ch{ch}"),
                 &format!("old words {ch}x{p}"),
@@ -382,19 +348,6 @@ fn fifty(d: &Path) -> Vec<String> {
     git(d, &["add", "-A"]);
     git(d, &["commit", "-qm", "book"]);
     ids
-}
-
-fn git(d: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(args)
-        .current_dir(d)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}");
-    String::from_utf8(out.stdout).unwrap()
 }
 
 /// The book and its store, without `.git`.

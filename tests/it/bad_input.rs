@@ -2,7 +2,7 @@
 //! a refused command leaves the store byte-identical. Unreadable comment files are skipped
 //! by readers (one warning line each) without blocking writes to other comments.
 
-use crate::common;
+use crate::support::common;
 
 use common::{Out, fixture, run, run_with, tree};
 use pretty_assertions::assert_eq;
@@ -11,10 +11,7 @@ use std::path::PathBuf;
 /// A temp dir holding a copy of the round-trip fixture store at `<tmp>/store`: v3 files, a
 /// legacy array, a held comment (`c_mx2sspage0001`), a journal with `j-2026-07-20-rt0001`.
 fn setup() -> (tempfile::TempDir, PathBuf) {
-    let tmp = common::tempdir();
-    let store = tmp.path().join("store");
-    common::copy_dir(&fixture("roundtrip/store"), &store);
-    (tmp, store)
+    common::fixture_store("roundtrip/store")
 }
 
 fn nb(tmp: &tempfile::TempDir, args: &[&str], stdin: Option<&str>) -> Out {

@@ -1,7 +1,7 @@
 //! `init`, `protocol`, `doctor`, `comments add` and `comments rm` against a real book in a
 //! temp git repository: exact files written, idempotence, and what is left alone.
 
-use crate::common;
+use crate::support::common;
 
 use common::{AUTHOR, NOW, fixture, read, run, run_with, tree, write};
 use pretty_assertions::assert_eq;
@@ -16,22 +16,15 @@ const END: &str = "<!-- notabene:end -->";
 /// A git repository at `<tmp>` holding a book at `<tmp>/book` (book.toml, `src/intro.md`,
 /// `src/guide/setup.md`). Its store is `<tmp>/book/.notabene`, its page prefix `book/src`.
 fn book() -> tempfile::TempDir {
-    let tmp = common::tempdir();
-    write(
-        &tmp.path().join("book/book.toml"),
-        "[book]\ntitle = \"Field Guide\"\nsrc = \"src\"\n",
-    );
-    write(
-        &tmp.path().join("book/src/SUMMARY.md"),
-        "- [Intro](intro.md)\n",
-    );
-    write(
-        &tmp.path().join("book/src/intro.md"),
-        "# Intro\n\nThe retry policy, q.\n",
-    );
-    write(&tmp.path().join("book/src/guide/setup.md"), "# Setup\n");
-    common::git_init(tmp.path());
-    tmp
+    common::git_book(&[
+        (
+            "book/book.toml",
+            "[book]\ntitle = \"Field Guide\"\nsrc = \"src\"\n",
+        ),
+        ("book/src/SUMMARY.md", "- [Intro](intro.md)\n"),
+        ("book/src/intro.md", "# Intro\n\nThe retry policy, q.\n"),
+        ("book/src/guide/setup.md", "# Setup\n"),
+    ])
 }
 
 /// `notabene --book book args…` run in `<tmp>`, with PATH only the directory holding `git`
@@ -728,9 +721,7 @@ fn comments_rm_deletes_one_file_and_empty_page_dirs() {
 
 #[test]
 fn comments_rm_of_a_legacy_member_rewrites_its_array() {
-    let tmp = common::tempdir();
-    let store = tmp.path().join("store");
-    common::copy_dir(&fixture("roundtrip/store"), &store);
+    let (tmp, store) = common::fixture_store("roundtrip/store");
     let before = tree(&store);
     let out = run(
         tmp.path(),

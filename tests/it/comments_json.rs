@@ -11,18 +11,19 @@
 //!   orphaned and page comments have no marker, no marker exists that the JSON does not
 //!   predict, and each chapter's data island lists the same comments with the same anchoring.
 
-use crate::common;
-use crate::support;
+use crate::support::common;
+use crate::support::preprocess;
 
+use common::{book_example, run_plugin};
 use mdbook_driver::config::Config;
 use mdbook_notabene::text::normalize::normalize;
+use preprocess::*;
 use pretty_assertions::assert_eq;
 use scraper::Html;
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-use support::*;
 
 /// The two builds of book-example, made once per test process.
 struct Built {
@@ -50,12 +51,8 @@ fn built() -> &'static Built {
             std::fs::remove_dir_all(&repo).unwrap();
         }
         std::fs::create_dir_all(&repo).unwrap();
-        let root = repo.join("book-example");
-        common::copy_dir(&book_example(), &root);
-        // An earlier build in the source tree is not part of the book.
-        let _ = std::fs::remove_dir_all(root.join("book"));
-        support::refresh_client(&root);
-        common::git_init(&repo);
+        // (An earlier build in the source tree is not part of the book.)
+        let root = common::stage(&book_example(), &repo, "book-example");
         let toml = common::read(&root.join("book.toml"));
         assert!(!toml.contains("[output.notabene]"), "book-example changed");
         common::write(

@@ -5,9 +5,9 @@
 //! files and legacy array members). Afterwards every file parses, every reply and journal
 //! entry is there exactly once, thread lengths add up, and no temp file is left.
 
-use crate::common;
+use crate::support::common;
 
-use common::{fixture, run_with};
+use common::run_with;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -84,9 +84,7 @@ fn parse_all(root: &Path) -> BTreeMap<String, Value> {
 
 #[test]
 fn concurrent_processes_lose_nothing() {
-    let tmp = common::tempdir();
-    let store = tmp.path().join("store");
-    common::copy_dir(&fixture("roundtrip/store"), &store);
+    let (tmp, store) = common::fixture_store("roundtrip/store");
     let initial: BTreeMap<String, usize> = comments(&parse_all(&store))
         .into_iter()
         .map(|c| {

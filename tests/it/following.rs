@@ -9,15 +9,14 @@
 //! layout, `comments verify` then reports no error, a second heal changes nothing, and the
 //! anchoring afterwards places every comment `exact` on its own page.
 
-use crate::common;
-use crate::support;
+use crate::support::common::{self, git};
+use crate::support::preprocess;
 use mdbook_notabene::store::{Fresh, Scope, Store, new_comment};
 use mdbook_notabene::text::{TextOptions, page_text};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 const TS: &str = "2026-07-28T09:00:00.000Z";
 
@@ -70,24 +69,6 @@ const COMMENTS: &[(&str, &str, Option<&str>)] = &[
 /// In [`COMMENTS`], a block comment on the chapter's first image.
 const IMAGE: &str = "!image";
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
-        .args(args)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .expect("run git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// Where a comment landed: (page, anchoring status, matched text, `followed.by`).
 type Landed = (Option<String>, String, Option<String>, Option<String>);
 
@@ -108,9 +89,7 @@ impl Scenario {
     fn new() -> Scenario {
         let tmp = common::tempdir();
         let repo = tmp.path().to_path_buf();
-        let book = repo.join("nomicon");
-        common::copy_dir(&support::corpus("nomicon"), &book);
-        common::git_init(&repo);
+        let book = common::copy_into_repo(&common::corpus("nomicon"), &repo, "nomicon");
         std::fs::create_dir_all(book.join(".notabene")).unwrap();
         let store = Store::new(book.join(".notabene"));
         let _lock = store.lock().unwrap();
@@ -134,7 +113,7 @@ impl Scenario {
                         .text
                         .find(q)
                         .unwrap_or_else(|| panic!("{q:?} in {chapter}"));
-                    ("selection", support::capture(&pt, a, a + q.len()))
+                    ("selection", preprocess::capture(&pt, a, a + q.len()))
                 }
                 None => ("page", Value::Null),
             };
@@ -337,7 +316,7 @@ fn rename_committed() {
         listing.stdout
     );
     // The build reports it in one line.
-    support::refresh_client(&s.book);
+    common::refresh_client(&s.book);
     let out = s.notabene(&s.book, &["install", s.book.to_str().unwrap()]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let build = s.notabene(
@@ -801,8 +780,7 @@ fn heal_dry_run_and_legacy_members() {
 fn a_book_copied_outside_its_repository_says_which_prefix_fixes_it() {
     let tmp = common::tempdir();
     let book = tmp.path().join("book-example");
-    common::copy_dir(&support::book_example(), &book);
-    let _ = std::fs::remove_dir_all(book.join("book"));
+    common::copy_book(&common::book_example(), &book);
     let line = "notabene: warning: 14 of the store's 14 comments for this language are on pages this book does not have; they are under \"book-example/src\", this book's pages under \"src\" — set page-prefix = \"book-example/src\" in [preprocessor.notabene] (book.toml)";
     let b = book.to_str().unwrap();
     let anchors = common::run(tmp.path(), &["--book", b, "anchors"]);
@@ -895,9 +873,9 @@ fn review_finds_the_diff_of_a_renamed_file() {
     let out_dir = s.repo.join("out");
     let build = s.notabene(&s.book, &["build", book, "-d", out_dir.to_str().unwrap()]);
     assert_eq!(build.code, 0, "{}", build.stderr);
-    let doc = support::html(&out_dir, "review.html");
-    let data = support::view_data(&doc);
-    let data = support::inline_diffs(&data);
+    let doc = preprocess::html(&out_dir, "review.html");
+    let data = preprocess::view_data(&doc);
+    let data = preprocess::inline_diffs(&data);
     let card = data["cards"]
         .as_array()
         .unwrap()

@@ -3,8 +3,8 @@
 //! English build — its /comments page counts them apart and its report in one line — and the
 //! Japanese build anchors every one of them `exact`.
 
-use crate::common;
-use crate::support::{self, *};
+use crate::support::common::{self, *};
+use crate::support::preprocess::*;
 use mdbook_notabene::store::{Fresh, Location, Record, Scope, Store, new_comment};
 use mdbook_notabene::text::{TextOptions, page_text};
 use pretty_assertions::assert_eq;
@@ -47,7 +47,7 @@ fn japanese_comments(root: &Path, out: &Path) -> Vec<(String, String, Value)> {
         picked.push((
             format!("rust-by-example/src/{rel}.ja"),
             pt.text[a..b].to_string(),
-            support::capture(&pt, a, b),
+            capture(&pt, a, b),
         ));
     }
     assert_eq!(
@@ -60,7 +60,7 @@ fn japanese_comments(root: &Path, out: &Path) -> Vec<(String, String, Value)> {
 
 #[test]
 fn translated_comments_are_never_orphans_of_the_english_build() {
-    if support::find_tool("mdbook-gettext").is_none() {
+    if find_tool("mdbook-gettext").is_none() {
         assert!(
             std::env::var_os("CI").is_none(),
             "CI is set but mdbook-gettext is missing (.ci/run installs it: cargo install mdbook-i18n-helpers --version 0.4.0 --locked)"
@@ -70,7 +70,7 @@ fn translated_comments_are_never_orphans_of_the_english_build() {
     }
     let path = {
         let mut dirs = vec![
-            support::find_tool("mdbook-gettext")
+            find_tool("mdbook-gettext")
                 .unwrap()
                 .parent()
                 .unwrap()

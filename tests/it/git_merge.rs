@@ -7,7 +7,7 @@
 //! work tree (its temp file is in the store); a close on one side survives a reply and a hold
 //! on the other, a close changed on both sides differently is a conflict.
 
-use crate::common::{self, NOW, Out, run_with};
+use crate::support::common::{self, NOW, Out, run_with};
 use mdbook_notabene::store::json::to_js_pretty;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -32,23 +32,10 @@ fn git(dir: &Path, args: &[&str]) -> Out {
 
 /// [`git`] with `env` added (git passes it on to the merge driver).
 fn git_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Out {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
-        .args(args)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("PATH", path_env())
-        .env("LC_ALL", "C")
-        .envs(env.iter().copied())
-        .output()
-        .expect("run git");
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    let path = path_env();
+    let mut all = vec![("PATH", path.as_str()), ("LC_ALL", "C")];
+    all.extend_from_slice(env);
+    common::git_output(dir, args, &all)
 }
 
 #[track_caller]

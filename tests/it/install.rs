@@ -2,15 +2,10 @@
 //! plugins — formatting and comments kept), a second run that changes nothing, and a build
 //! right after install.
 
-use crate::common;
+use crate::support::common::{self, Out, repo_root, run_plugin};
 
 use pretty_assertions::assert_eq;
 use std::path::Path;
-use std::process::Command;
-
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_mdbook-notabene")
-}
 
 /// A book in a temp dir with the fixture's book.toml and one chapter.
 fn book(fixture: &str) -> tempfile::TempDir {
@@ -26,17 +21,16 @@ fn book(fixture: &str) -> tempfile::TempDir {
     tmp
 }
 
+/// `mdbook-notabene install <dir>` run from the repository root (it names paths relative to
+/// where it runs): (exit code, stdout, stderr).
 fn install(dir: &Path) -> (i32, String, String) {
-    let out = Command::new(bin())
-        .args(["install", dir.to_str().unwrap()])
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let out = run_plugin(&repo_root(), &["install", dir.to_str().unwrap()], None, &[]);
+    (out.code, out.stdout, out.stderr)
+}
+
+/// `mdbook-notabene build <dir>`, run from the repository root.
+fn build(dir: &Path) -> Out {
+    run_plugin(&repo_root(), &["build", dir.to_str().unwrap()], None, &[])
 }
 
 #[test]
@@ -123,25 +117,17 @@ fn build_right_after_install_succeeds_and_refuses_without_it() {
         "[book]\ntitle = \"Fresh book\"\n\n[preprocessor.notabene]\n",
     )
     .unwrap();
-    let out = Command::new(bin())
-        .args(["build", tmp.path().to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert_ne!(out.status.code(), Some(0));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("run `mdbook-notabene install`"), "{stderr}");
+    let out = build(tmp.path());
+    assert_ne!(out.code, 0);
+    assert!(
+        out.stderr.contains("run `mdbook-notabene install`"),
+        "{}",
+        out.stderr
+    );
 
     assert_eq!(install(tmp.path()).0, 0);
-    let out = Command::new(bin())
-        .args(["build", tmp.path().to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = build(tmp.path());
+    assert_eq!(out.code, 0, "{}", out.stderr);
     let html = common::read(&tmp.path().join("book/intro.html"));
     assert!(
         html.contains("class=\"nb-data\""),
@@ -155,13 +141,10 @@ fn build_right_after_install_succeeds_and_refuses_without_it() {
     let js = tmp.path().join("theme/notabene.js");
     let text = common::read(&js).replacen(env!("CARGO_PKG_VERSION"), "0.0.1", 1);
     std::fs::write(&js, text).unwrap();
-    let out = Command::new(bin())
-        .args(["build", tmp.path().to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert_ne!(out.status.code(), Some(0));
+    let out = build(tmp.path());
+    assert_ne!(out.code, 0);
     assert!(
-        String::from_utf8_lossy(&out.stderr)
+        out.stderr
             .contains("is from mdbook-notabene 0.0.1, older than this binary")
     );
 }

@@ -1,13 +1,13 @@
 //! The integration tests, as one test binary: one link of the crate and its dependencies
 //! instead of one per file (on two cores this is most of a test build's time). Each module is
-//! one area of behaviour; `common`, `support` and `serve` are their shared helpers. The
+//! one area of behaviour; their helpers are the shared `support` module (`tests/support/`,
+//! which the browser tests and the benches mount too). The
 //! headless-Chromium tests are the second binary, `tests/browser/`: they wait on real time,
 //! so they run on their own rather than beside the heavy book builds here.
 //!
 //! Run one area with `cargo test --test it <module>::` (e.g. `cargo test --test it anchoring::`).
 
-mod common;
-mod serve;
+#[path = "../support/mod.rs"]
 mod support;
 
 mod anchor_edits;

@@ -7,20 +7,21 @@
 //! The `mdbook` binary comes from `PATH` or `~/.cargo/bin` (`.ci/run` installs it). Without
 //! it the test is skipped with a note, except under CI (`CI` set), where it fails.
 
-use crate::common;
-use crate::support;
+use crate::support::common;
+use crate::support::preprocess;
+use crate::support::serve;
 
+use common::{book_example, plugin_bin};
 use mdbook_driver::config::Config;
 use mdbook_notabene::store::json::to_js_pretty;
 use mdbook_notabene::store::{Fresh, Scope, Store, new_comment};
 use mdbook_notabene::text::{TextOptions, page_text};
+use preprocess::*;
 use serde_json::Value;
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use support::*;
 
 /// How long a store change may take to show in the served page.
 const REBUILD_TIMEOUT: Duration = Duration::from_secs(30);
@@ -36,7 +37,7 @@ const NEW_ID: &str = "c_mzzserve0001";
 
 /// The real `mdbook`: on `PATH`, else in `$CARGO_HOME/bin` or `~/.cargo/bin`.
 fn find_mdbook() -> Option<PathBuf> {
-    support::find_tool("mdbook")
+    common::find_tool("mdbook")
 }
 
 /// A running `mdbook serve`, killed when dropped.
@@ -79,54 +80,9 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// Decodes a `Transfer-Encoding: chunked` body.
-fn dechunk(mut body: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    loop {
-        let Some(eol) = body.windows(2).position(|w| w == b"\r\n") else {
-            return out;
-        };
-        let size_line = std::str::from_utf8(&body[..eol]).unwrap_or("0");
-        let size = usize::from_str_radix(size_line.split(';').next().unwrap_or("0").trim(), 16)
-            .unwrap_or(0);
-        body = &body[eol + 2..];
-        if size == 0 || body.len() < size {
-            return out;
-        }
-        out.extend_from_slice(&body[..size]);
-        body = body.get(size + 2..).unwrap_or_default();
-    }
-}
-
 /// `GET path` on the server: (status code, body).
 fn get(port: u16, path: &str) -> std::io::Result<(u16, String)> {
-    let mut s = TcpStream::connect(("127.0.0.1", port))?;
-    s.set_read_timeout(Some(Duration::from_secs(10)))?;
-    s.set_write_timeout(Some(Duration::from_secs(10)))?;
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n"
-    )?;
-    let mut buf = Vec::new();
-    s.read_to_end(&mut buf)?;
-    let bad = |m: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, m.to_string());
-    let split = buf
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .ok_or_else(|| bad("no end of headers"))?;
-    let head = String::from_utf8_lossy(&buf[..split]).to_string();
-    let status: u16 = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| bad("no status"))?;
-    let raw = &buf[split + 4..];
-    let chunked = head.lines().any(|l| {
-        let l = l.to_ascii_lowercase();
-        l.starts_with("transfer-encoding:") && l.contains("chunked")
-    });
-    let body = if chunked { dechunk(raw) } else { raw.to_vec() };
-    Ok((status, String::from_utf8_lossy(&body).into_owned()))
+    serve::try_get(port, path, &[("Cache-Control", "no-cache")])
 }
 
 /// Polls `path` until a 200 answer satisfies `done`; returns that body and the time it took.
@@ -139,7 +95,26 @@ fn poll(
     what: &str,
     done: impl Fn(&str) -> bool,
 ) -> (String, Duration) {
+    poll_nudging(server, port, path, timeout, what, done, || {})
+}
+
+/// How long [`poll_nudging`] waits for a change to show before it makes the change again.
+const NUDGE_AFTER: Duration = Duration::from_secs(3);
+
+/// [`poll`], calling `nudge` (which makes the change the poll waits for again) whenever
+/// [`NUDGE_AFTER`] passes without `done`.
+#[track_caller]
+fn poll_nudging(
+    server: &mut Server,
+    port: u16,
+    path: &str,
+    timeout: Duration,
+    what: &str,
+    done: impl Fn(&str) -> bool,
+    nudge: impl Fn(),
+) -> (String, Duration) {
     let t0 = Instant::now();
+    let mut nudged = t0;
     let mut last = String::from("(no answer)");
     while t0.elapsed() < timeout {
         server.assert_running(what);
@@ -147,6 +122,10 @@ fn poll(
             Ok((200, body)) if done(&body) => return (body, t0.elapsed()),
             Ok((code, _)) => last = format!("HTTP {code}"),
             Err(e) => last = format!("error: {e}"),
+        }
+        if nudged.elapsed() >= NUDGE_AFTER {
+            nudge();
+            nudged = Instant::now();
         }
         std::thread::sleep(Duration::from_millis(200));
     }
@@ -196,11 +175,7 @@ fn mdbook_serve_rebuilds_when_the_store_changes() {
 
     // book-example in a git work tree (page ids `book-example/src/…`), without a build.
     let tmp = common::tempdir();
-    let root = tmp.path().join("book-example");
-    common::copy_dir(&book_example(), &root);
-    let _ = std::fs::remove_dir_all(root.join("book"));
-    support::refresh_client(&root);
-    common::git_init(tmp.path());
+    let root = common::stage(&book_example(), tmp.path(), "book-example");
     let config: Config = common::read(&root.join("book.toml")).parse().unwrap();
     assert!(
         config
@@ -271,7 +246,8 @@ fn mdbook_serve_rebuilds_when_the_store_changes() {
     assert!(!page.contains(NEW_ID));
     // mdBook starts serving before its poller takes the snapshot that later scans compare
     // with: a change made before that snapshot would go unnoticed. It logs "Watching for
-    // changes..." just before; the scan of this small book then takes milliseconds.
+    // changes..." just before (and nothing when the snapshot is taken): the change below is
+    // made again while it does not show, so one made too early is seen the next time.
     let t_watch = Instant::now();
     while !server.log().contains("Watching for changes") {
         server.assert_running("waiting for the watcher");
@@ -282,7 +258,6 @@ fn mdbook_serve_rebuilds_when_the_store_changes() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    std::thread::sleep(Duration::from_millis(500));
     let before = island_comments(&page);
     let old_body = body_of(&before, EXISTING).expect("existing comment in the island");
     let log_text = server.log();
@@ -314,13 +289,21 @@ fn mdbook_serve_rebuilds_when_the_store_changes() {
     let file = root.join(format!(".notabene/{PAGE_ID}/{NEW_ID}.json"));
     assert!(file.is_file(), "{} not written", file.display());
     let marker = format!("data-nb-id=\"{NEW_ID}\"");
-    let (page, _) = poll(
+    let bytes = std::fs::read(&file).unwrap();
+    let (page, _) = poll_nudging(
         &mut server,
         port,
         PAGE_PATH,
         REBUILD_TIMEOUT,
         "waiting for the new comment's marker",
         |body| body.contains(&marker),
+        // The same bytes, a new modification time: a change for mdBook's poller (written
+        // beside the book and renamed into place: a build never reads half a file).
+        || {
+            let next = tmp.path().join("nudge.json");
+            std::fs::write(&next, &bytes).unwrap();
+            std::fs::rename(&next, &file).unwrap();
+        },
     );
     let new_took = t_new.elapsed();
     let doc = scraper::Html::parse_document(&page);

@@ -3,7 +3,7 @@
 //! is idempotent, keeps members it cannot move (and says so), leaves an array holding a
 //! member that is not an object byte for byte as it is, and `--dry-run` writes nothing.
 
-use crate::common;
+use crate::support::common;
 
 use common::{fixture, run, tree};
 use pretty_assertions::assert_eq;
@@ -11,10 +11,7 @@ use std::path::PathBuf;
 
 /// A temp dir holding a copy of `tests/fixtures/migrate/<case>/before` at `<tmp>/store`.
 fn setup(case: &str) -> (tempfile::TempDir, PathBuf) {
-    let tmp = common::tempdir();
-    let store = tmp.path().join("store");
-    common::copy_dir(&fixture(&format!("migrate/{case}/before")), &store);
-    (tmp, store)
+    common::fixture_store(&format!("migrate/{case}/before"))
 }
 
 fn migrate(tmp: &tempfile::TempDir, extra: &[&str]) -> common::Out {

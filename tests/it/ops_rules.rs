@@ -3,8 +3,8 @@
 //! one refuses, the other refuses the same way, or differs by the rule the operations module
 //! writes down (a person may close a held comment, an agent may not).
 
-use crate::common;
-use crate::serve::Server;
+use crate::support::common;
+use crate::support::serve::Server;
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};

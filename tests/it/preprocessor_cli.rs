@@ -10,19 +10,20 @@
 //! * configuration errors, `fail-on`, unreadable store files, `enable = false`;
 //! * `notabene anchors --json` agrees with the build's islands.
 
-use crate::common;
-use crate::support;
+use crate::support::common;
+use crate::support::preprocess;
 
+use common::{book_example, run_plugin, stage};
 use mdbook_driver::config::Config;
 use mdbook_notabene::store::{Fresh, Scope, Store, new_comment};
 use mdbook_notabene::text::{TextOptions, page_text};
 use mdbook_preprocessor::PreprocessorContext;
 use mdbook_preprocessor::book::Book as MdBook;
+use preprocess::*;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use support::*;
 
 const REPORT: &str =
     "notabene: 12 comments on 6 pages — 9 exact, 1 fuzzy, 1 orphaned, 1 page-level";

@@ -9,17 +9,18 @@
 //!   containing its quote, a code anchor before the `<pre>` of each code match, one data
 //!   island per chapter listing exactly that page's comments.
 
-use crate::common;
-use crate::support;
+use crate::support::common;
+use crate::support::preprocess;
 
+use common::{book_example, corpus, run_plugin, stage};
 use mdbook_notabene::store::Store;
 use mdbook_notabene::text::normalize::normalize;
 use mdbook_notabene::text::{TextOptions, page_text};
+use preprocess::*;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use support::*;
 
 /// The build report of book-example (resolved comments are not counted).
 /// The French comments (`….fr` pages) are not part of the English build.

@@ -14,17 +14,18 @@
 //! Also, without mdBook: 200 random Markdown documents with random word-aligned anchors keep
 //! their text-model text through `inject`.
 
-use crate::common;
-use crate::support;
+use crate::support::common;
+use crate::support::preprocess;
 
+use common::{corpus, stage};
 use mdbook_notabene::inject::{self, Injection, TextMark};
 use mdbook_notabene::text::normalize::normalize;
 use mdbook_notabene::text::{TextOptions, page_text};
+use preprocess::*;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use support::*;
 
 // ---------------------------------------------------------------------------------------
 // Random Markdown

@@ -3,8 +3,9 @@
 //! again, and every rebuild gives exactly the bytes a fresh build of the same sources gives.
 //! The books are built by the embedded mdBook (`engine::build_into`, the way `serve` builds).
 
-use crate::common;
-use crate::support::{book_example, files, stage};
+use crate::support::common;
+use crate::support::common::{book_example, stage};
+use crate::support::preprocess::files;
 use mdbook_notabene::engine::{self, Reuse, ReuseCounts};
 use pretty_assertions::assert_eq;
 use std::path::Path;

@@ -2,14 +2,20 @@
 //! scope, anchor, page), the original's request and response shapes, human resolutions that
 //! keep `comments verify` clean, and a rebuild after every write.
 
-use crate::common;
-use crate::serve;
+use crate::support::common;
+use crate::support::serve;
 
+use crate::support::wait;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use serve::Server;
+use std::time::Duration;
 
 const PAGE: &str = "book-example/src/guide/sensors";
+/// How long a patch of a served island may take.
+const TWENTY_SECS: Duration = Duration::from_secs(20);
+/// How often the island polls look (often: the patch must be seen before the rebuild).
+const TEN_MS: Duration = Duration::from_millis(10);
 
 /// POSTs a new comment; returns its id.
 fn post_comment(server: &Server, body: Value) -> String {
@@ -466,14 +472,9 @@ fn a_new_comment_is_in_the_served_chapter_before_the_rebuild() {
         json!({ "page": page, "space": "book", "scope": "selection", "anchor": anchor, "body": "Which Pi?" }),
     );
     // Patched in before any rebuild: the generation moved, the build count did not.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    let pending = loop {
-        if let Some(e) = entry(&island(&server), &id) {
-            break e;
-        }
-        assert!(std::time::Instant::now() < deadline, "never patched in");
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    };
+    let pending = wait::until_every(TWENTY_SECS, TEN_MS, "the comment patched in", || {
+        entry(&island(&server), &id)
+    });
     assert_eq!(
         pending["anchoring"],
         json!({ "status": "pending" }),
@@ -504,19 +505,10 @@ fn a_new_comment_is_in_the_served_chapter_before_the_rebuild() {
             .as_bytes(),
     );
     assert_eq!(code, 200);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    loop {
-        let e = entry(&island(&server), &id).unwrap();
-        if e["thread"].as_array().unwrap().len() == 2 {
-            assert_eq!(e["anchoring"]["status"], "exact");
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the reply never reached the island"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    let e = wait::until_every(TWENTY_SECS, TEN_MS, "the reply in the island", || {
+        entry(&island(&server), &id).filter(|e| e["thread"].as_array().unwrap().len() == 2)
+    });
+    assert_eq!(e["anchoring"]["status"], "exact");
 }
 
 /// The first chapter is `README.md`, which mdBook writes as `index.html`: a comment on it is
@@ -528,17 +520,12 @@ fn a_comment_on_the_readme_chapter_is_patched_into_the_index() {
         &server,
         json!({ "page": "book-example/src/README", "space": "book", "scope": "page", "body": "Say what Skylark is first." }),
     );
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    loop {
+    let html = wait::until_every(TWENTY_SECS, TEN_MS, "the comment in index.html", || {
         let (_, html) = server.request("GET", "/", &[], b"");
-        if html.contains(&format!("\"id\":\"{id}\"")) {
-            assert!(
-                html.contains(&format!("\"id\":\"{id}\",\"scope\":\"page\"")),
-                "page scope, no page field"
-            );
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "never in index.html");
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+        html.contains(&format!("\"id\":\"{id}\"")).then_some(html)
+    });
+    assert!(
+        html.contains(&format!("\"id\":\"{id}\",\"scope\":\"page\"")),
+        "page scope, no page field"
+    );
 }

@@ -5,8 +5,8 @@
 //! directory. git runs are counted by a `git` on the server's `PATH` that logs each run and
 //! then runs the real git.
 
-use crate::serve;
-use crate::support;
+use crate::support::common;
+use crate::support::serve;
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -21,7 +21,7 @@ const PAGE: &str = "book-example/src/guide/sensors";
 /// A directory holding a `git` that appends one line per run to `log`, then runs the real
 /// git; returns the `PATH` to give the server.
 fn logging_git(dir: &Path, log: &Path) -> String {
-    let real = support::find_tool("git").expect("git on PATH");
+    let real = common::find_tool("git").expect("git on PATH");
     let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     let script = bin.join("git");
@@ -331,14 +331,26 @@ fn accept_loop_pauses_at_the_descriptor_limit() {
         }
     }
     assert!(held.len() < 64, "the limit was reached");
-    // One more connection waits in the queue: every accept fails with EMFILE.
+    // One more connection waits in the queue: every accept fails with EMFILE. The kernel
+    // completes its handshake without the server: once `connect` returns, it is queued.
+    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
     let port = server.port;
     let waiting = std::thread::spawn(move || {
         let t = Instant::now();
-        let (code, _) = serve::request(port, "GET", "/__notabene/api/status", &[], b"");
-        (code, t.elapsed())
+        let _ = stream.write_all(&serve::request_bytes(
+            port,
+            "GET",
+            "/__notabene/api/status",
+            &[],
+            b"",
+        ));
+        let mut raw = Vec::new();
+        let _ = stream.read_to_end(&mut raw);
+        (serve::parse_answer(&raw).0, t.elapsed())
     });
-    std::thread::sleep(Duration::from_millis(200));
     let (t0, workers) = worker_ticks(pid);
     assert_eq!(workers, 2, "the runtime's worker threads");
     let start = Instant::now();

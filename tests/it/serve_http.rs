@@ -3,8 +3,8 @@
 //! token), malformed framing answered with a 4xx and nothing written, a request head trickled
 //! by 300 connections not delaying anyone else, and static paths with special characters.
 
-use crate::common;
-use crate::serve;
+use crate::support::common;
+use crate::support::serve;
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};

@@ -3,24 +3,9 @@
 //! exactly once, every file parses, and rebuilds were debounced (no rebuild storm).
 //! Latency figures come from `cargo bench --bench serve_load`; here they are only printed.
 
-use crate::serve;
-
-use serve::{Server, load, quantile};
+use crate::support::common::{files_matching, read};
+use crate::support::serve::{Server, load, quantile};
 use std::collections::BTreeMap;
-
-fn all_json(dir: &std::path::Path, out: &mut Vec<(String, serde_json::Value)>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            all_json(&p, out);
-        } else if p.extension().is_some_and(|x| x == "json") {
-            let text = std::fs::read_to_string(&p).unwrap();
-            let v = serde_json::from_str(&text)
-                .unwrap_or_else(|e| panic!("{} does not parse: {e}", p.display()));
-            out.push((p.display().to_string(), v));
-        }
-    }
-}
 
 #[test]
 fn concurrent_api_and_cli_writes_lose_nothing() {
@@ -28,11 +13,22 @@ fn concurrent_api_and_cli_writes_lose_nothing() {
     let g0 = server.generation();
     let mut report = load(&server, 20, 50);
     assert_eq!(report.cli_runs, (20, 20), "every CLI run succeeds");
-    let g1 = server.wait_rebuild(g0);
-    std::thread::sleep(std::time::Duration::from_secs(2));
+    // Every write has been answered. The server then rebuilds (once the store is quiet): the
+    // rebuilds are counted once it has caught up, its last publication a full build that
+    // came after the load.
+    let built = server.status()["built"].as_u64().unwrap();
+    let g1 = server.wait_caught_up(built);
 
-    let mut files = Vec::new();
-    all_json(&server.store(), &mut files);
+    let store = server.store();
+    let files: Vec<(String, serde_json::Value)> =
+        files_matching(&store, |name| name.ends_with(".json"))
+            .into_iter()
+            .map(|rel| {
+                let v = serde_json::from_str(&read(&store.join(&rel)))
+                    .unwrap_or_else(|e| panic!("{rel} does not parse: {e}"));
+                (rel, v)
+            })
+            .collect();
     let comments: Vec<&serde_json::Value> = files
         .iter()
         .map(|(_, v)| v)
@@ -54,7 +50,11 @@ fn concurrent_api_and_cli_writes_lose_nothing() {
         );
     }
     assert_eq!(report.created.len(), 20 * 20);
-    assert!(!files.iter().any(|(p, _)| p.ends_with(".tmp")));
+    assert_eq!(
+        files_matching(&store, |name| name.ends_with(".tmp")),
+        Vec::<String>::new(),
+        "no temp file left in the store"
+    );
 
     let (_, status) = server.json("GET", "/__notabene/api/status", &serde_json::Value::Null);
     let builds = status["builds"].as_u64().unwrap();

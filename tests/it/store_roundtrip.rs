@@ -8,7 +8,7 @@
 //! matching the bytes the original CLI writes (`tests/fixtures/roundtrip/expected/<case>/`,
 //! produced by `tests/fixtures/generate.mjs` with JavaScript's own serialiser).
 
-use crate::common;
+use crate::support::common;
 
 use common::{AUTHOR, fixture, overlay, read, run, tree};
 use pretty_assertions::assert_eq;
@@ -16,10 +16,7 @@ use std::path::PathBuf;
 
 /// A temp dir holding a copy of the fixture store at `<tmp>/store`.
 fn setup() -> (tempfile::TempDir, PathBuf) {
-    let tmp = common::tempdir();
-    let store = tmp.path().join("store");
-    common::copy_dir(&fixture("roundtrip/store"), &store);
-    (tmp, store)
+    common::fixture_store("roundtrip/store")
 }
 
 fn nb(tmp: &tempfile::TempDir, args: &[&str]) -> common::Out {
@@ -348,9 +345,7 @@ fn show_json_of_a_legacy_member_is_the_member() {
 /// byte-exact (the bytes the original CLI's object spreads give).
 #[test]
 fn suggestions_round_trip_with_the_original() {
-    let tmp = common::tempdir();
-    let store = tmp.path().join("store");
-    common::copy_dir(&fixture("suggestion/store"), &store);
+    let (tmp, _) = common::fixture_store("suggestion/store");
     assert_eq!(
         nb(&tmp, &["comments", "ls", "--json"]).ok(),
         read(&fixture("suggestion/ls.json"))
@@ -383,9 +378,7 @@ fn suggestions_round_trip_with_the_original() {
             ][..],
         ),
     ] {
-        let tmp = common::tempdir();
-        let store = tmp.path().join("store");
-        common::copy_dir(&fixture("suggestion/store"), &store);
+        let (tmp, store) = common::fixture_store("suggestion/store");
         let before = tree(&store);
         nb(&tmp, args).ok();
         let expected = overlay(

@@ -4,7 +4,7 @@
 //! `comments show`, `journal ls`, `anchors` and its warnings, the build report — shows them as
 //! `\u{…}` escapes, byte for byte; `--json` output keeps them exactly (as JSON escapes).
 
-use crate::common;
+use crate::support::common;
 
 use common::{Out, run, run_with, write};
 use pretty_assertions::assert_eq;
@@ -44,19 +44,16 @@ fn assert_clean(out: &Out) {
 /// exactly anchored on `src/intro` (section, author and a two-line body), one orphaned on
 /// `src/other` (its quote and suffix). Returns the temp dir and the two ids.
 fn book() -> (tempfile::TempDir, String, String) {
-    let tmp = common::tempdir();
+    let tmp = common::git_book(&[
+        ("book.toml", "[book]\ntitle = \"Escapes\"\n"),
+        (
+            "src/SUMMARY.md",
+            "# Summary\n\n- [Intro](intro.md)\n- [Other](other.md)\n",
+        ),
+        ("src/intro.md", "# Intro\n\nThe quick brown fox jumps.\n"),
+        ("src/other.md", "# Other\n\nNothing to see.\n"),
+    ]);
     let d = tmp.path();
-    write(&d.join("book.toml"), "[book]\ntitle = \"Escapes\"\n");
-    write(
-        &d.join("src/SUMMARY.md"),
-        "# Summary\n\n- [Intro](intro.md)\n- [Other](other.md)\n",
-    );
-    write(
-        &d.join("src/intro.md"),
-        "# Intro\n\nThe quick brown fox jumps.\n",
-    );
-    write(&d.join("src/other.md"), "# Other\n\nNothing to see.\n");
-    common::git_init(d);
     run(d, &["install"]).ok();
     let add = |args: &[&str]| -> String {
         let mut full = vec!["comments", "add", "--json", "--force"];

@@ -6,7 +6,7 @@
 //! `<script>`/`<style>` content, and the source of ```` ```mermaid ```` blocks (a diagram,
 //! which contributes no text; mermaid.js replaces it with an SVG).
 
-use crate::common::copy_dir;
+use crate::support::common;
 use mdbook_notabene::text::normalize::normalize;
 use mdbook_notabene::text::{TextOptions, page_text};
 use scraper::{ElementRef, Html, Node, Selector};
@@ -49,13 +49,13 @@ fn first_difference(a: &str, b: &str) -> String {
 }
 
 fn check_book(name: &str) {
-    check_dir(&crate::support::corpus(name), 50);
+    check_dir(&common::corpus(name), 50);
 }
 
 fn check_dir(dir: &Path, min_chapters: usize) {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = common::tempdir();
     let root = tmp.path().join("book");
-    copy_dir(dir, &root);
+    common::copy_dir(dir, &root);
     let mut md = mdbook_driver::MDBook::load(&root).unwrap();
     // Real books' own preprocessors are not part of this test (and may run code).
     md.config
@@ -108,8 +108,5 @@ fn rust_by_example_text_matches_mdbook_html() {
 
 #[test]
 fn edge_case_book_text_matches_mdbook_html() {
-    check_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/text-model"),
-        3,
-    );
+    check_dir(&common::fixture("text-model"), 3);
 }

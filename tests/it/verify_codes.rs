@@ -5,9 +5,9 @@
 //! and asserts the complete list of findings (code, level, message, file, id), the counts and
 //! the exit code.
 
-use crate::common;
+use crate::support::common;
 
-use common::{git_init, run, write};
+use common::{run, write};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -673,12 +673,11 @@ fn store_legacy_layout() {
 /// A book at `<tmp>` (book.toml, `src/intro.md`) in a git repository rooted at `<tmp>`, so
 /// the page prefix is `src`; its store is the default `<tmp>/.notabene`.
 fn book(toml: &str) -> tempfile::TempDir {
-    let tmp = common::tempdir();
-    write(&tmp.path().join("book.toml"), toml);
-    write(&tmp.path().join("src/intro.md"), "# Intro\n");
-    write(&tmp.path().join("src/guide/setup.md"), "# Setup\n");
-    git_init(tmp.path());
-    tmp
+    common::git_book(&[
+        ("book.toml", toml),
+        ("src/intro.md", "# Intro\n"),
+        ("src/guide/setup.md", "# Setup\n"),
+    ])
 }
 
 fn put(path: &Path, v: Value) {
@@ -806,11 +805,7 @@ fn no_store_exits_2() {
 #[test]
 fn book_example_store_has_only_the_legacy_warning() {
     let tmp = common::tempdir();
-    common::copy_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("book-example"),
-        &tmp.path().join("book-example"),
-    );
-    git_init(tmp.path());
+    common::copy_into_repo(&common::book_example(), tmp.path(), "book-example");
     let before = common::tree(tmp.path());
     let out = run(
         tmp.path(),

@@ -3,7 +3,7 @@
 //! chosen for each case from real git (a committed `ref`, the working tree, an untracked new
 //! file, an unchanged file, an unknown ref, a page without a file, no repository).
 
-use crate::common;
+use crate::support::common::{self, git, git_commit_all};
 
 use mdbook_notabene::anchor::DEFAULT_THRESHOLD;
 use mdbook_notabene::book::Book;
@@ -15,24 +15,6 @@ use mdbook_notabene::text::TextOptions;
 use mdbook_notabene::views::ViewInput;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use std::path::Path;
-use std::process::Command;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 fn addressed(id: &str, page: &str, link: Option<&str>) -> mdbook_notabene::store::Comment {
     let mut c = new_comment(&Fresh {
@@ -96,13 +78,11 @@ fn review_inverts_the_journal_and_picks_each_diff_source() {
     ] {
         common::write(&book.join(format!("src/{f}.md")), text);
     }
-    git(root, &["init", "-q"]);
-    git(root, &["add", "-A"]);
-    git(root, &["commit", "-qm", "before"]);
+    git_commit_all(root, "before");
     // The agent's committed change to b.md, then an uncommitted edit of a.md and a new d.md.
     common::write(&book.join("src/b.md"), "Beta text, clarified.\n");
     git(root, &["commit", "-qam", "agent: clarify beta"]);
-    let sha = git(root, &["rev-parse", "HEAD"]);
+    let sha = git(root, &["rev-parse", "HEAD"]).trim().to_string();
     common::write(
         &book.join("src/a.md"),
         "Alpha text, edited in the working tree.\n",
@@ -160,7 +140,7 @@ fn review_inverts_the_journal_and_picks_each_diff_source() {
         ids: &ids,
         repo: &repo,
     };
-    let review = crate::support::inline_diffs(&input.review());
+    let review = crate::support::preprocess::inline_diffs(&input.review());
     assert_eq!(review["mode"], "approve");
     let file = |f: &str| Value::from(format!("docs/src/{f}.md"));
     assert_eq!(

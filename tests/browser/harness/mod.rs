@@ -6,12 +6,15 @@
 //! * Each `Page` is a new target in its own browser context (isolated `localStorage`), driven
 //!   over the Chrome DevTools Protocol with a sync WebSocket.
 //! * `site()` builds `book-example` once per process with the binary under test, in a git
-//!   repository of its own, with the current `theme/notabene.{js,css}` installed.
+//!   repository of its own, its client (the current `theme/`) put in by `install`.
+//!
+//! Book set-up, the binaries and `serve` come from the shared `support` module.
 
 #![allow(dead_code)]
 
 pub mod serving;
 
+use crate::support::common::{book_example, build, copy_book, fixture, git_commit_all, install};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
@@ -24,11 +27,6 @@ use tungstenite::{Message, WebSocket};
 
 /// Where Debian's `chromium` package puts the browser.
 pub const CHROMIUM: &str = "/usr/bin/chromium";
-
-/// The repository root.
-pub fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// `target/browser-screenshots/`.
 pub fn screenshot_dir() -> PathBuf {
@@ -317,6 +315,38 @@ impl Page {
         self.call(
             "Emulation.setDeviceMetricsOverride",
             json!({ "width": width, "height": height, "deviceScaleFactor": 1, "mobile": false }),
+        );
+    }
+
+    /// From the next document on, counts in `window.__nbResponsesHandled` every response
+    /// whose body the page's scripts read (`Response.text()`) and every `fetch` that failed,
+    /// one task after it settled: by then whatever the page does with the answer in its
+    /// promise callbacks has run. (The page's code is left as it is; this only observes.)
+    pub fn count_handled_responses(&mut self) {
+        let source = r#"(() => {
+  window.__nbResponsesHandled = 0;
+  const handled = () => setTimeout(() => { window.__nbResponsesHandled += 1; }, 0);
+  const text = Response.prototype.text;
+  Response.prototype.text = function () {
+    return text.call(this).then((v) => { handled(); return v; }, (e) => { handled(); throw e; });
+  };
+  const fetch = window.fetch;
+  window.fetch = function (...args) {
+    return fetch.apply(this, args).catch((e) => { handled(); throw e; });
+  };
+})();"#;
+        self.call(
+            "Page.addScriptToEvaluateOnNewDocument",
+            json!({ "source": source }),
+        );
+    }
+
+    /// Waits until no CSS transition or animation of the document is running (after a change
+    /// of theme or media that starts some).
+    pub fn wait_animations_done(&mut self) {
+        self.wait_for(
+            "document.getAnimations().every(a => a.playState !== 'running')",
+            Duration::from_secs(10),
         );
     }
 
@@ -691,71 +721,6 @@ fn extra_comments() -> Vec<Value> {
     ]
 }
 
-/// Copies a directory tree.
-pub fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dst = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dst);
-        } else {
-            std::fs::copy(e.path(), dst).unwrap();
-        }
-    }
-}
-
-fn git(repo: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "user.name=Browser Test",
-            "-c",
-            "user.email=test@example.com",
-            "-c",
-            "commit.gpgsign=false",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .current_dir(repo)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .expect("git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// Installs the client as `install` would: stamped copies listed in book.toml.
-fn install_client(book: &Path) {
-    use mdbook_notabene::assets;
-    std::fs::create_dir_all(book.join("theme")).unwrap();
-    for (f, body) in [("notabene.js", assets::JS), ("notabene.css", assets::CSS)] {
-        std::fs::write(book.join("theme").join(f), assets::stamped(body)).unwrap();
-    }
-    let toml_path = book.join("book.toml");
-    let mut doc: toml_edit::DocumentMut = std::fs::read_to_string(&toml_path)
-        .unwrap()
-        .parse()
-        .expect("book.toml");
-    let html = doc["output"]["html"].or_insert(toml_edit::table());
-    for (key, val) in [
-        ("additional-js", "theme/notabene.js"),
-        ("additional-css", "theme/notabene.css"),
-    ] {
-        let item = html[key].or_insert(toml_edit::value(toml_edit::Array::new()));
-        if let Some(a) = item.as_array_mut()
-            && !a.iter().any(|v| v.as_str() == Some(val))
-        {
-            a.push(val);
-        }
-    }
-    std::fs::write(&toml_path, doc.to_string()).unwrap();
-}
-
 /// The agent's edits of book-example that its journal records: per chapter, the text each
 /// added (taken out for the commit the working tree is compared with).
 pub const BEFORE_EDITS: &[(&str, &[&str])] = &[
@@ -793,8 +758,8 @@ fn build_site() -> Site {
     let _ = std::fs::remove_dir_all(&root);
     let repo_dir = root.join("repo");
     let book = repo_dir.join("book-example");
-    copy_dir(&repo().join("book-example"), &book);
-    install_client(&book);
+    copy_book(&book_example(), &book);
+    install(&book);
 
     let store = book.join(".notabene/book-example/src/guide/configuration");
     std::fs::create_dir_all(&store).unwrap();
@@ -843,9 +808,7 @@ fn build_site() -> Site {
         }
         std::fs::write(path, before).unwrap();
     }
-    git(&repo_dir, &["init", "-q"]);
-    git(&repo_dir, &["add", "-A"]);
-    git(&repo_dir, &["commit", "-q", "-m", "book"]);
+    git_commit_all(&repo_dir, "book");
     for (path, text) in &edited {
         std::fs::write(path, text).unwrap();
     }
@@ -855,36 +818,17 @@ fn build_site() -> Site {
     std::fs::write(&chapter, md).unwrap();
 
     let out = root.join("out");
-    build_book(&book, &out, &[]);
+    build(&book, Some(&out), &[]);
     // The same book with every data island and view deflated, as a big book's are.
-    build_book(
+    build(
         &book,
-        &root.join("out-deflated"),
+        Some(&root.join("out-deflated")),
         &[("MDBOOK_PREPROCESSOR__NOTABENE__COMPRESS_ABOVE", "0")],
     );
     Site {
         repo: repo_dir,
         out,
     }
-}
-
-/// `mdbook-notabene build` of `book` into `out`, from the repository holding it.
-fn build_book(book: &Path, out: &Path, env: &[(&str, &str)]) {
-    let status = Command::new(env!("CARGO_BIN_EXE_mdbook-notabene"))
-        .arg("build")
-        .arg(book)
-        .arg("--dest-dir")
-        .arg(out)
-        .envs(env.iter().copied())
-        .current_dir(book.parent().unwrap())
-        .output()
-        .expect("run mdbook-notabene build");
-    assert!(
-        status.status.success(),
-        "mdbook-notabene build failed:\n{}\n{}",
-        String::from_utf8_lossy(&status.stdout),
-        String::from_utf8_lossy(&status.stderr)
-    );
 }
 
 /// A fixture page of `tests/fixtures/browser/`, copied (once per process) into a directory
@@ -895,7 +839,7 @@ pub fn fixture_url(name: &str) -> String {
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
             .join(format!("browser-fixtures-{}", std::process::id()));
         std::fs::create_dir_all(dir.join("theme")).unwrap();
-        for e in std::fs::read_dir(repo().join("tests/fixtures/browser")).unwrap() {
+        for e in std::fs::read_dir(fixture("browser")).unwrap() {
             let e = e.unwrap();
             std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
         }

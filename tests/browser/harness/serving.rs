@@ -5,29 +5,16 @@
 #![allow(dead_code)]
 
 use super::Page;
-use crate::serve::Server;
+use crate::support::common::corpus;
+pub use crate::support::common::install;
+use crate::support::serve::Server;
+use crate::support::wait;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// Runs `mdbook-notabene install <book>`: the client embedded in the binary under test (that is
-/// the current `theme/notabene.{js,css}`), stamped and listed in book.toml.
-pub fn install(book: &Path) {
-    let out = Command::new(env!("CARGO_BIN_EXE_mdbook-notabene"))
-        .arg("install")
-        .arg(book)
-        .output()
-        .expect("run mdbook-notabene install");
-    assert!(
-        out.status.success(),
-        "install failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 /// `serve` on a copy of book-example with the current client installed.
 pub fn book_example() -> Server {
@@ -39,92 +26,22 @@ pub fn base(port: u16) -> String {
     format!("http://127.0.0.1:{port}/")
 }
 
-/// A second `serve` process, on another book (killed on drop).
-pub struct Extra {
-    child: Child,
-    pub port: u16,
-    pub book: PathBuf,
-}
-
-impl Drop for Extra {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dst = to.join(e.file_name());
-        let ty = e.file_type().unwrap();
-        if ty.is_dir() {
-            if e.file_name() == "book" || e.file_name() == ".git" {
-                continue;
-            }
-            copy_dir(&e.path(), &dst);
-        } else if ty.is_file() {
-            std::fs::copy(e.path(), dst).unwrap();
-        }
-    }
-}
-
-/// The vendored corpus book `tests/corpus/<name>` (`nomicon`, `rust-by-example`; see
-/// `tests/corpus/README.md`). Read-only: copy it before building or writing into it.
-pub fn corpus(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/corpus")
-        .join(name);
-    assert!(dir.is_dir(), "no corpus book at {}", dir.display());
-    dir
-}
-
 /// Copies the corpus book `tests/corpus/<name>` next to the server's book-example (same git
 /// repository), installs notabene in it and serves it.
-pub fn corpus_next_to(server: &Server, name: &str) -> Extra {
-    let src = corpus(name);
-    let book = server.book.parent().unwrap().join(name);
-    copy_dir(&src, &book);
-    install(&book);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mdbook-notabene"))
-        .args(["serve", book.to_str().unwrap(), "--port", "0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .env("NOTABENE_AUTHOR", "Sam Server")
-        .env_remove("NOTABENE_TOKEN")
-        .env_remove("NOTABENE_STORE")
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let port: u16 = line
-        .trim()
-        .rsplit(':')
-        .next()
-        .and_then(|p| p.trim_end_matches('/').parse().ok())
-        .unwrap_or_else(|| panic!("no port in {line:?}"));
-    Extra { child, port, book }
+pub fn corpus_next_to(server: &Server, name: &str) -> Server {
+    server.start_next_to(&corpus(name), name)
 }
 
-/// The build generation of the server on `port`.
 /// Waits until a full build past generation `after` is done and the page shows it: a page
 /// served from that build or a later one (its `Server-Timing` names it), loaded, writable,
 /// its scroll restored. (A write first reaches open pages as a patched island, one reload
 /// earlier; this waits for the rebuilt page.)
 pub fn wait_rebuilt(p: &mut Page, port: u16, after: u64) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let mut b = built(port);
-    while b <= after {
-        assert!(
-            Instant::now() < deadline,
-            "no rebuild after generation {after}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-        b = built(port);
-    }
+    let b = wait::until(
+        Duration::from_secs(60),
+        &format!("a rebuild after generation {after}"),
+        || Some(built(port)).filter(|b| *b > after),
+    );
     p.wait_for(
         &format!(
             "(performance.getEntriesByType('navigation')[0].serverTiming.find(e => e.name === 'nb-generation') || {{duration: 0}}).duration >= {b} && document.readyState === 'complete' && document.documentElement.classList.contains('nb-write') && document.documentElement.dataset.nbScroll === 'restored'"
@@ -135,20 +52,23 @@ pub fn wait_rebuilt(p: &mut Page, port: u16, after: u64) {
 
 /// The generation the last full build published.
 pub fn built(port: u16) -> u64 {
-    let (_, text) = crate::serve::request(port, "GET", "/__notabene/api/status", &[], b"");
+    let (_, text) = crate::support::serve::request(port, "GET", "/__notabene/api/status", &[], b"");
     serde_json::from_str::<Value>(&text).unwrap()["built"]
         .as_u64()
         .unwrap()
 }
 
+/// The build generation of the server on `port` (island patches move it too).
 pub fn generation(port: u16) -> u64 {
-    let (_, text) = crate::serve::request(port, "GET", "/__notabene/api/status", &[], b"");
+    let (_, text) = crate::support::serve::request(port, "GET", "/__notabene/api/status", &[], b"");
     serde_json::from_str::<Value>(&text).unwrap()["generation"]
         .as_u64()
         .unwrap()
 }
 
-/// Waits until the server has rebuilt past `after` and then stayed quiet for `quiet`.
+/// Waits until the server has rebuilt past `after` and then stayed quiet for `quiet`. (The
+/// quiet window stands in for what the server does not say, whether it has seen changes it
+/// has not built yet; no assertion that something did not happen relies on it.)
 pub fn settle(port: u16, after: u64, quiet: Duration) -> u64 {
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut g = generation(port);
@@ -206,8 +126,13 @@ pub fn wait_reloaded(p: &mut Page, timeout: Duration) {
             } else {
                 vec![("x-notabene-token", token)]
             };
-            let (_, text) =
-                crate::serve::request(port, "GET", "/__notabene/api/status", &headers, b"");
+            let (_, text) = crate::support::serve::request(
+                port,
+                "GET",
+                "/__notabene/api/status",
+                &headers,
+                b"",
+            );
             let v: Value = serde_json::from_str(&text).unwrap();
             let (g, b) = (
                 v["generation"].as_u64().unwrap(),
@@ -262,22 +187,14 @@ pub fn comment_files(dir: &Path) -> BTreeSet<PathBuf> {
 
 /// Waits (up to `timeout`) for a comment file in `dir` that is not in `before`; returns it parsed.
 pub fn wait_new_comment(dir: &Path, before: &BTreeSet<PathBuf>, timeout: Duration) -> Value {
-    let deadline = Instant::now() + timeout;
-    loop {
-        let now = comment_files(dir);
-        if let Some(p) = now.difference(before).next() {
-            // The store writes atomically (temp file + rename): a listed .json is complete.
-            let text = std::fs::read_to_string(p).unwrap();
-            return serde_json::from_str(&text)
-                .unwrap_or_else(|e| panic!("{}: {e}\n{text}", p.display()));
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no new comment file in {} after {timeout:?}",
-            dir.display()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let p = wait::until(
+        timeout,
+        &format!("a new comment file in {}", dir.display()),
+        || comment_files(dir).difference(before).next().cloned(),
+    );
+    // The store writes atomically (temp file + rename): a listed .json is complete.
+    let text = std::fs::read_to_string(&p).unwrap();
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}\n{text}", p.display()))
 }
 
 /// Reads a comment file, waiting (up to `timeout`) until `ok` holds for it.
@@ -301,13 +218,13 @@ pub fn wait_comment(
             "{}: still not {what} after {timeout:?}:\n{v:#}",
             path.display()
         );
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(wait::PACE);
     }
 }
 
 /// Runs the agent CLI `notabene --book <book> ARGS` with `stdin`; returns stdout (asserts success).
 pub fn cli(book: &Path, args: &[&str], stdin: &str) -> String {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_notabene"))
+    let mut child = Command::new(crate::support::common::bin())
         .arg("--book")
         .arg(book)
         .args(args)
@@ -497,21 +414,4 @@ pub fn static_site(dir: &Path) -> StaticSite {
         }
     });
     StaticSite { port, stop }
-}
-
-/// `mdbook-notabene build <book> --dest-dir <out>`.
-pub fn build(book: &Path, out: &Path) {
-    let o = Command::new(env!("CARGO_BIN_EXE_mdbook-notabene"))
-        .arg("build")
-        .arg(book)
-        .arg("--dest-dir")
-        .arg(out)
-        .output()
-        .expect("run mdbook-notabene build");
-    assert!(
-        o.status.success(),
-        "build failed:\n{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
 }

@@ -1,13 +1,8 @@
-//! Shared by the preprocessor tests (`tests/it/preprocessor_*.rs`) and the build-overhead bench:
-//! books in temp dirs, mdBook loaded with the real `mdbook-notabene` command, comments
-//! generated from a chapter's text model the way the browser client captures them, and
-//! readers for the HTML mdBook writes (data islands, marker groups, `<main>` text, search
-//! index) and for its warnings (a small `tracing` subscriber).
-//!
-//! A module of the test binary next to `common` (whose `copy_dir` and `git_init` it uses), and
-//! included with `#[path]` by the bench;
-//! each user needs only some of it.
-#![allow(dead_code)]
+//! The preprocessor's side of the tests (`tests/it/preprocessor_*.rs`, the anchoring and
+//! following tests) and of the build benches: mdBook loaded with the real `mdbook-notabene`
+//! command, comments generated from a chapter's text model the way the browser client
+//! captures them, and readers for the HTML mdBook writes (data islands, marker groups,
+//! `<main>` text, search index) and for its warnings (a small `tracing` subscriber).
 
 use mdbook_driver::MDBook;
 use mdbook_driver::config::Config;
@@ -26,64 +21,6 @@ use std::sync::{Arc, Mutex};
 pub const TS: &str = "2026-07-28T09:00:00.000Z";
 /// Raw-text context captured on each side of a quote (as the browser client does).
 pub const CONTEXT: usize = 40;
-
-/// An installed tool (`mdbook`, `mdbook-gettext`): on `PATH`, else in `$CARGO_HOME/bin` or
-/// `~/.cargo/bin` (where `.ci/run` installs them).
-pub fn find_tool(name: &str) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let executable = |p: &Path| {
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
-    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).collect())
-        .unwrap_or_default();
-    if let Some(home) = std::env::var_os("CARGO_HOME") {
-        dirs.push(PathBuf::from(home).join("bin"));
-    }
-    if let Some(home) = std::env::var_os("HOME") {
-        dirs.push(PathBuf::from(home).join(".cargo/bin"));
-    }
-    dirs.into_iter()
-        .map(|d| d.join(name))
-        .find(|p| executable(p))
-}
-
-/// The built plugin binary.
-pub fn plugin_bin() -> &'static str {
-    env!("CARGO_BIN_EXE_mdbook-notabene")
-}
-
-/// The vendored corpus book `tests/corpus/<name>` (`nomicon`, `rust-by-example`; see
-/// `tests/corpus/README.md`). Read-only: copy it before building or writing into it.
-pub fn corpus(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/corpus")
-        .join(name);
-    assert!(dir.is_dir(), "no corpus book at {}", dir.display());
-    dir
-}
-
-/// The example book of the repository.
-pub fn book_example() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("book-example")
-}
-
-/// Copies `src` to `<tmp>/<name>` and makes `<tmp>` a git work tree, so page ids start with
-/// `<name>/src`. Returns the book root.
-pub fn stage(src: &Path, tmp: &Path, name: &str) -> PathBuf {
-    let root = tmp.join(name);
-    crate::common::copy_dir(src, &root);
-    crate::common::git_init(tmp);
-    refresh_client(&root);
-    root
-}
-
-/// Writes the reader client into a copy of a set-up book (one whose `book.toml` lists it), as
-/// `mdbook-notabene build` and `serve` do on first use: a checkout carries no copy of it.
-pub fn refresh_client(root: &Path) {
-    let book = mdbook_notabene::book::Book::load(root).unwrap();
-    mdbook_notabene::assets::refresh(&book).unwrap();
-}
 
 /// `book.toml` of `root` as mdBook loads it (environment overrides applied), with the
 /// book's own preprocessors removed (real books may run code of their own); a
@@ -133,7 +70,7 @@ pub fn install_client(root: &Path, config: &mut Config) {
 
 /// The command string mdBook runs for our plugin (shell-quoted when needed).
 pub fn plugin_command() -> String {
-    let bin = plugin_bin();
+    let bin = super::common::plugin_bin();
     if bin.contains([' ', '\'', '"', '\\']) {
         format!("'{}'", bin.replace('\'', "'\\''"))
     } else {
@@ -1104,53 +1041,6 @@ pub fn html_warnings(warnings: &[String]) -> Vec<String> {
         .collect();
     v.sort();
     v
-}
-
-// ---------------------------------------------------------------------------------------
-// Running the plugin binary
-
-/// Runs `mdbook-notabene args…` in `cwd` with `stdin` (closed when None), no inherited
-/// `NOTABENE_*` / `MDBOOK_*` variables, no git config, plus `env`.
-pub fn run_plugin(
-    cwd: &Path,
-    args: &[&str],
-    stdin: Option<&str>,
-    env: &[(&str, &str)],
-) -> crate::common::Out {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-    let mut cmd = Command::new(plugin_bin());
-    cmd.args(args).current_dir(cwd);
-    for (k, _) in std::env::vars_os() {
-        let k2 = k.to_string_lossy();
-        if k2.starts_with("NOTABENE_") || k2.starts_with("MDBOOK_") {
-            cmd.env_remove(&k);
-        }
-    }
-    cmd.env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    cmd.stdin(if stdin.is_some() {
-        Stdio::piped()
-    } else {
-        Stdio::null()
-    })
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
-    let mut child = cmd.spawn().expect("spawn mdbook-notabene");
-    if let Some(input) = stdin {
-        let mut pipe = child.stdin.take().expect("stdin pipe");
-        // The child may exit without reading everything (that is what some tests check).
-        let _ = pipe.write_all(input.as_bytes());
-    }
-    let out = child.wait_with_output().expect("wait for mdbook-notabene");
-    crate::common::Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8(out.stdout).expect("stdout is UTF-8"),
-        stderr: String::from_utf8(out.stderr).expect("stderr is UTF-8"),
-    }
 }
 
 /// A stored comment as a data island carries it (the lean form the reader client completes):

@@ -1,62 +1,20 @@
-//! Shared by the anchoring benchmarks: the corpus, word-aligned quote runs on a page's text
-//! model, anchor capture exactly as the original notabene browser client does it, Markdown
-//! edits with offset tracking, and the original notabene resolution (the baseline).
+//! Shared by the anchoring benchmarks (mounted as `anchoring`, beside the shared test
+//! `support`): the corpus pages, word-aligned quote runs on a page's text model, anchor
+//! capture exactly as the original notabene browser client does it, Markdown edits with
+//! offset tracking, and the original notabene resolution (the baseline).
 
 #![allow(dead_code)]
 
 use mdbook_notabene::text::{PageText, SegKind, TextOptions, page_text};
 use std::ops::Range;
-use std::path::{Path, PathBuf};
 
-/// One corpus chapter.
-pub struct Page {
-    /// Path relative to the corpus directory.
-    pub name: String,
-    /// Its Markdown.
-    pub md: String,
-}
+/// One corpus chapter: its path relative to `tests/corpus` (`name`) and its Markdown (`md`).
+pub type Page = crate::support::common::CorpusPage;
 
-/// The vendored corpus directory, `tests/corpus` (`nomicon`, `rust-by-example`; see
-/// `tests/corpus/README.md`). Read-only.
-pub fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")
-}
-
-/// Every `*.md` under `nomicon/src` and `rust-by-example/src` of the corpus except
-/// `SUMMARY.md`, sorted by path (deterministic).
+/// Every chapter of the corpus books (`SUMMARY.md` left out), sorted by path
+/// (deterministic): the shared [`crate::support::common::corpus_pages`].
 pub fn corpus() -> Vec<Page> {
-    let root = corpus_dir();
-    let mut files = Vec::new();
-    for book in ["nomicon", "rust-by-example"] {
-        walk(&root.join(book).join("src"), &mut files);
-    }
-    files.sort();
-    files
-        .into_iter()
-        .filter(|p| p.file_name().is_some_and(|n| n != "SUMMARY.md"))
-        .map(|p| Page {
-            name: p
-                .strip_prefix(&root)
-                .unwrap_or(&p)
-                .to_string_lossy()
-                .into_owned(),
-            md: std::fs::read_to_string(&p).expect("corpus file is UTF-8"),
-        })
-        .collect()
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        panic!("corpus directory missing: {}", dir.display());
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            walk(&p, out);
-        } else if p.extension().is_some_and(|x| x == "md") {
-            out.push(p);
-        }
-    }
+    crate::support::common::corpus_pages()
 }
 
 /// The block type a quote lives in.

@@ -1,7 +1,10 @@
-//! A `mdbook-notabene serve` process on a copy of book-example, and a tiny HTTP/1.1 client
-//! over `TcpStream` to talk to it (no HTTP client dependency).
-#![allow(dead_code)]
+//! `mdbook-notabene serve` processes (on a copy of book-example, or on a book as it is) and a
+//! tiny HTTP/1.1 client over `TcpStream` to talk to them (no HTTP client dependency), with
+//! the waits on what the server publishes (its build generation), and the load the load test
+//! and its bench put on it.
 
+use super::common::{self, copy_book, git_commit_all};
+use super::wait;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -17,7 +20,7 @@ pub struct Server {
     pub book: PathBuf,
     /// The token in the URL it printed (`--host` without `NOTABENE_TOKEN`).
     pub url_token: Option<String>,
-    _tmp: tempfile::TempDir,
+    _tmp: Option<tempfile::TempDir>,
 }
 
 impl Drop for Server {
@@ -27,21 +30,11 @@ impl Drop for Server {
     }
 }
 
-fn copy_dir(src: &Path, dst: &Path) {
-    std::fs::create_dir_all(dst).unwrap();
-    for e in std::fs::read_dir(src).unwrap() {
-        let e = e.unwrap();
-        let to = dst.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            if e.file_name() == "book" {
-                continue;
-            }
-            copy_dir(&e.path(), &to);
-        } else {
-            std::fs::copy(e.path(), &to).unwrap();
-        }
-    }
-}
+/// The author a server writes new comments as (unless a request names one).
+const AUTHOR: [(&str, &str); 2] = [
+    ("NOTABENE_AUTHOR", "Sam Server"),
+    ("NOTABENE_AUTHOR_EMAIL", "sam@example.com"),
+];
 
 impl Server {
     /// Copies book-example into `<tmp>/book-example` (a git repository at `<tmp>`, so page
@@ -52,47 +45,43 @@ impl Server {
 
     /// [`Server::start`] with more arguments to `serve` (`--host`).
     pub fn start_with(args: &[&str], env: &[(&str, &str)], prepare: impl FnOnce(&Path)) -> Server {
-        let tmp = tempfile::tempdir().unwrap();
+        let tmp = common::tempdir();
         let book = tmp.path().join("book-example");
-        copy_dir(
-            &Path::new(env!("CARGO_MANIFEST_DIR")).join("book-example"),
-            &book,
-        );
-        for args in [
-            &["init", "-q"][..],
-            &["add", "-A"],
-            &[
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "commit",
-                "-qm",
-                "book",
-            ],
-        ] {
-            let ok = Command::new("git")
-                .args(args)
-                .current_dir(tmp.path())
-                .env("GIT_CONFIG_GLOBAL", "/dev/null")
-                .status()
-                .unwrap();
-            assert!(ok.success());
-        }
+        copy_book(&common::book_example(), &book);
+        git_commit_all(tmp.path(), "book");
         prepare(&book);
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mdbook-notabene"));
-        cmd.args(["serve", book.to_str().unwrap(), "--port", "0"])
+        let mut server = Server::spawn(&book, args, &[&AUTHOR[..], env].concat());
+        server._tmp = Some(tmp);
+        server
+    }
+
+    /// `serve` on the book at `dir` as it is (no copy; for the benchmarks' own books).
+    pub fn start_dir(dir: &Path) -> Server {
+        Server::spawn(dir, &[], &[])
+    }
+
+    /// Copies the book at `src` to `<name>` beside this server's book (the same git
+    /// repository), installs the client in it and serves it with the same author.
+    pub fn start_next_to(&self, src: &Path, name: &str) -> Server {
+        let book = self.book.parent().expect("a book directory").join(name);
+        copy_book(src, &book);
+        common::install(&book);
+        Server::spawn(&book, &[], &AUTHOR)
+    }
+
+    /// `mdbook-notabene serve <dir> --port 0 args…` with `env` (no inherited token or store),
+    /// once it has printed the URL it serves at.
+    fn spawn(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Server {
+        let mut child = Command::new(common::plugin_bin())
+            .args(["serve", dir.to_str().unwrap(), "--port", "0"])
             .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
-            .env("NOTABENE_AUTHOR", "Sam Server")
-            .env("NOTABENE_AUTHOR_EMAIL", "sam@example.com")
             .env_remove("NOTABENE_TOKEN")
-            .env_remove("NOTABENE_STORE");
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let mut child = cmd.spawn().unwrap();
+            .env_remove("NOTABENE_STORE")
+            .envs(env.iter().copied())
+            .spawn()
+            .expect("spawn mdbook-notabene serve");
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap())
             .read_line(&mut line)
@@ -108,40 +97,9 @@ impl Server {
         Server {
             child,
             port,
-            book,
-            url_token,
-            _tmp: tmp,
-        }
-    }
-
-    /// `serve` on the book at `dir` as it is (no copy; for the benchmarks' own books).
-    pub fn start_dir(dir: &Path) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mdbook-notabene"))
-            .args(["serve", dir.to_str().unwrap(), "--port", "0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .env_remove("NOTABENE_TOKEN")
-            .env_remove("NOTABENE_STORE")
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port: u16 = line
-            .trim()
-            .rsplit(' ')
-            .next()
-            .and_then(|u| u.strip_prefix("http://127.0.0.1:"))
-            .and_then(|rest| rest.split('/').next())
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("no port in {line:?}"));
-        Server {
-            child,
-            port,
             book: dir.to_path_buf(),
-            url_token: None,
-            _tmp: tempfile::tempdir().unwrap(),
+            url_token,
+            _tmp: None,
         }
     }
 
@@ -154,17 +112,12 @@ impl Server {
     pub fn signal_and_wait(&mut self, signal: i32) -> std::process::ExitStatus {
         // SAFETY: kill has no memory effects; the pid is our own child, not yet reaped.
         assert_eq!(unsafe { libc::kill(self.pid(), signal) }, 0, "kill");
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "no exit 30 s after signal {signal}"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait::until_every(
+            Duration::from_secs(30),
+            Duration::from_millis(20),
+            &format!("the server's exit after signal {signal}"),
+            || self.child.try_wait().unwrap(),
+        )
     }
 
     /// The store directory.
@@ -202,27 +155,49 @@ impl Server {
         )
     }
 
+    /// The server's `GET /__notabene/api/status` answer.
+    pub fn status(&self) -> serde_json::Value {
+        let (code, v) = self.json("GET", "/__notabene/api/status", &serde_json::Value::Null);
+        assert_eq!(code, 200, "status: {v}");
+        v
+    }
+
     /// The build generation reported by the server.
     pub fn generation(&self) -> u64 {
-        let (_, v) = self.json("GET", "/__notabene/api/status", &serde_json::Value::Null);
-        v["generation"].as_u64().unwrap()
+        self.status()["generation"].as_u64().unwrap()
     }
 
     /// Waits (up to 20 s) until a full rebuild has published a generation past
     /// `generation` (an island patch moves the generation, not `built`); returns it.
     pub fn wait_rebuild(&self, generation: u64) -> u64 {
-        let deadline = Instant::now() + Duration::from_secs(20);
+        wait::until(
+            Duration::from_secs(20),
+            &format!("a rebuild after generation {generation}"),
+            || {
+                let v = self.status();
+                let g = v["built"].as_u64().unwrap();
+                (g > generation).then(|| v["generation"].as_u64().unwrap().max(g))
+            },
+        )
+    }
+
+    /// Waits until the server has caught up with writes that were done when it reported
+    /// `built` as its last full build: a full build past `built` has been published, and it is
+    /// the last thing the server published (no island patch since, whose rebuild would still
+    /// be due). Returns that generation.
+    pub fn wait_caught_up(&self, built: u64) -> u64 {
+        let mut after = built;
         loop {
-            let (_, v) = self.json("GET", "/__notabene/api/status", &serde_json::Value::Null);
-            let g = v["built"].as_u64().unwrap();
-            if g > generation {
-                return v["generation"].as_u64().unwrap().max(g);
-            }
-            assert!(
-                Instant::now() < deadline,
-                "no rebuild after generation {generation}"
+            self.wait_rebuild(after);
+            let v = self.status();
+            let (g, b) = (
+                v["generation"].as_u64().unwrap(),
+                v["built"].as_u64().unwrap(),
             );
-            std::thread::sleep(Duration::from_millis(100));
+            if g == b {
+                return g;
+            }
+            after = b;
         }
     }
 }
@@ -248,6 +223,36 @@ pub fn request_to(
     headers: &[(&str, &str)],
     body: &[u8],
 ) -> (u16, String) {
+    raw_request(ip, port, &request_bytes(port, method, path, headers, body))
+}
+
+/// `GET path` on `127.0.0.1:port` with `headers`, reporting what went wrong (no server yet, a
+/// connection closed before a complete head) instead of panicking: (status, body).
+pub fn try_get(port: u16, path: &str, headers: &[(&str, &str)]) -> std::io::Result<(u16, String)> {
+    let mut s = TcpStream::connect(("127.0.0.1", port))?;
+    s.set_read_timeout(Some(Duration::from_secs(10)))?;
+    s.set_write_timeout(Some(Duration::from_secs(10)))?;
+    s.write_all(&request_bytes(port, "GET", path, headers, b""))?;
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw)?;
+    if !raw.windows(4).any(|w| w == b"\r\n\r\n") {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "no end of headers",
+        ));
+    }
+    Ok(parse_answer(&raw))
+}
+
+/// The bytes of a request: `Connection: close`, a `Content-Length`, `Host: 127.0.0.1:PORT`
+/// unless `headers` has a `Host` (an empty one: none), then `headers` and `body`.
+pub fn request_bytes(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Vec<u8> {
     let mut head = format!(
         "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
         body.len()
@@ -263,7 +268,7 @@ pub fn request_to(
     head.push_str("\r\n");
     let mut bytes = head.into_bytes();
     bytes.extend_from_slice(body);
-    raw_request(ip, port, &bytes)
+    bytes
 }
 
 /// Sends `bytes` as they are and reads the answer to the end: (status, body; a chunked body
@@ -274,37 +279,51 @@ pub fn raw_request(ip: &str, port: u16, bytes: &[u8]) -> (u16, String) {
     let _ = s.write_all(bytes);
     let mut raw = Vec::new();
     let _ = s.read_to_end(&mut raw);
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let chunked = head.lines().any(|l| {
-        l.to_ascii_lowercase()
-            .starts_with("transfer-encoding: chunked")
-    });
-    let text = if chunked {
-        let mut out = String::new();
-        let mut r = rest;
-        while let Some((size, after)) = r.split_once("\r\n") {
-            let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-            if n == 0 {
-                break;
-            }
-            out.push_str(&after[..n.min(after.len())]);
-            r = after.get(n + 2..).unwrap_or("");
-        }
-        format!("{head}\r\n\r\n{out}")
-    } else {
-        text.clone()
+    parse_answer(&raw)
+}
+
+/// (status, body) of an HTTP/1.1 answer; status 0 when there is no status line, the body
+/// empty when there is no end of the head, de-chunked when it is chunked.
+pub fn parse_answer(raw: &[u8]) -> (u16, String) {
+    let (head, body) = match raw.windows(4).position(|w| w == b"\r\n\r\n") {
+        Some(i) => (&raw[..i], &raw[i + 4..]),
+        None => (raw, &[][..]),
     };
-    let status = text
+    let head = String::from_utf8_lossy(head);
+    let status = head
         .split(' ')
         .nth(1)
         .and_then(|c| c.parse().ok())
         .unwrap_or(0);
-    let body = text
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default();
-    (status, body)
+    let chunked = head.lines().any(|l| {
+        let l = l.to_ascii_lowercase();
+        l.starts_with("transfer-encoding:") && l.contains("chunked")
+    });
+    let body = if chunked {
+        dechunk(body)
+    } else {
+        body.to_vec()
+    };
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+/// Decodes a `Transfer-Encoding: chunked` body (as much of it as is complete).
+fn dechunk(mut body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let Some(eol) = body.windows(2).position(|w| w == b"\r\n") else {
+            return out;
+        };
+        let size_line = std::str::from_utf8(&body[..eol]).unwrap_or("0");
+        let size = usize::from_str_radix(size_line.split(';').next().unwrap_or("0").trim(), 16)
+            .unwrap_or(0);
+        body = &body[eol + 2..];
+        if size == 0 {
+            return out;
+        }
+        out.extend_from_slice(&body[..size.min(body.len())]);
+        body = body.get(size + 2..).unwrap_or_default();
+    }
 }
 
 /// What a load run did.
@@ -352,7 +371,7 @@ pub fn load(server: &Server, clients: usize, ops: usize) -> LoadReport {
             } else {
                 vec!["comments".into(), "reopen".into(), id.into()]
             };
-            let out = Command::new(env!("CARGO_BIN_EXE_notabene"))
+            let out = Command::new(common::bin())
                 .arg("--book")
                 .arg(&book)
                 .args(&args)
