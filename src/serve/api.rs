@@ -3,7 +3,9 @@
 //! diffed once, at most [`MAX_DIFF_PAGES`] of them), plus `GET status` (the client's probe and
 //! live-reload long-poll) and `POST apply` (a suggested edit applied, as `comments apply`
 //! does). Every write goes through the store library (locked, atomic) and changes only the one
-//! comment file concerned. Bodies are validated.
+//! comment file concerned. Bodies are validated. Requests reach these operations through
+//! `routes` (the router, the typed queries and bodies); the group commit of PATCHes
+//! is `queue`'s.
 //!
 //! Part of the serve layer (10); may call `apply`, the book layer (page ids, diffs), `store` and the shared helpers.
 
@@ -34,40 +36,14 @@ fn err(code: u16, msg: &str) -> Reply {
     (code, json!({ "error": msg }))
 }
 
-/// PATCH requests waiting for the store lock. The first to arrive leads: it takes every
-/// request queued so far, commits them as one group under one lock (each changed file written
-/// and fsynced once, however many requests changed it), answers them, and hands the lead to
-/// the first request that came in meanwhile. Twenty reviewers answering the same comment cost
-/// a few fsyncs, not twenty.
-#[derive(Default)]
-pub struct PatchQueue {
-    state: std::sync::Mutex<QueueState>,
-}
+/// PATCH requests waiting for the store lock, committed in groups (see `queue`).
+pub type PatchQueue = super::queue::GroupCommit<Job, Result<Reply, Reply>>;
 
-impl PatchQueue {
-    /// The queue (a panic elsewhere never leaves it unusable).
-    fn lock(&self) -> std::sync::MutexGuard<'_, QueueState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-#[derive(Default)]
-struct QueueState {
-    pending: Vec<Job>,
-    leading: bool,
-}
-
-struct Job {
+/// A PATCH waiting in the [`PatchQueue`]: the comment it changes and how.
+pub struct Job {
     page: String,
     id: String,
     patch: Patch,
-    done: std::sync::mpsc::Sender<Turn>,
-}
-
-/// What a waiting PATCH is told: its answer, or that it leads the next group.
-enum Turn {
-    Done(Result<Reply, Reply>),
-    Lead,
 }
 
 /// A parsed PATCH: the changes it asks for, in the order the original applies them (edit,
@@ -196,42 +172,6 @@ pub struct Api<'a> {
     pub patches: &'a PatchQueue,
 }
 
-fn query_values(query: &str, key: &str) -> Vec<String> {
-    query
-        .split('&')
-        .filter_map(|kv| kv.split_once('=').or(Some((kv, ""))))
-        .filter(|(k, _)| *k == key)
-        .map(|(_, v)| percent_decode(v))
-        .collect()
-}
-
-/// Decodes `%XX` and `+` in a query value.
-pub fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => {
-                let hex = std::str::from_utf8(&bytes[i + 1..i + 3])
-                    .ok()
-                    .and_then(|h| u8::from_str_radix(h, 16).ok());
-                match hex {
-                    Some(b) => {
-                        out.push(b);
-                        i += 2;
-                    }
-                    None => out.push(b'%'),
-                }
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 fn string_field<'v>(
     o: &'v Map<String, Value>,
     key: &str,
@@ -324,55 +264,35 @@ fn body_text(o: &Map<String, Value>, key: &str) -> Result<String, Reply> {
 }
 
 impl Api<'_> {
-    /// Handles one API request (`rest` is the path after `/__notabene/api/`).
-    pub fn handle(&self, method: &str, rest: &str, query: &str, body: &[u8]) -> Reply {
-        if body.len() > MAX_REQUEST {
-            return err(413, "payload too large");
-        }
-        let parsed = || -> Result<Map<String, Value>, Reply> {
-            match serde_json::from_slice::<Value>(body) {
-                Ok(Value::Object(o)) => Ok(o),
-                _ => Err(err(400, "expected a JSON object")),
-            }
-        };
-        let result = match (method, rest) {
-            ("GET", "comments") => self.list(query),
-            ("POST", "comments") => parsed().and_then(|o| self.create(&o)),
-            ("PATCH", "comments") => parsed().and_then(|o| self.patch(&o)),
-            ("DELETE", "comments") => parsed().and_then(|o| self.delete(&o)),
-            ("POST", "apply") => parsed().and_then(|o| self.apply(&o)),
-            ("GET", "journal") => Ok((
-                200,
-                Value::Array(journal::read(self.store).entries().to_vec()),
-            )),
-            ("GET", "diff") => Ok(self.diff(query)),
-            (_, "comments" | "journal" | "diff" | "apply") => Err(err(405, "method not allowed")),
-            _ => Err(err(404, "not found")),
-        };
-        result.unwrap_or_else(|e| e)
-    }
-
     fn comments(&self) -> Result<Vec<crate::store::Record>, Reply> {
         let snap = self.store.load().map_err(|e| err(500, e.message()))?;
         Ok(snap.comments().cloned().collect())
     }
 
-    fn list(&self, query: &str) -> Result<Reply, Reply> {
-        let all = !query_values(query, "all").is_empty();
-        let page = query_values(query, "page").into_iter().next();
+    /// `GET comments?page=…` (or `?all`): the comments of one page, or of all.
+    pub fn list(&self, page: Option<&str>, all: bool) -> Result<Reply, Reply> {
         if !all && page.is_none() {
             return Err(err(400, "page query param required"));
         }
         let list: Vec<Value> = self
             .comments()?
             .into_iter()
-            .filter(|r| all || r.comment.page() == page.as_deref())
+            .filter(|r| all || r.comment.page() == page)
             .map(|r| Value::Object(r.comment.as_map().clone()))
             .collect();
         Ok((200, Value::Array(list)))
     }
 
-    fn create(&self, o: &Map<String, Value>) -> Result<Reply, Reply> {
+    /// `GET journal`: the journal's entries.
+    pub fn journal(&self) -> Reply {
+        (
+            200,
+            Value::Array(journal::read(self.store).entries().to_vec()),
+        )
+    }
+
+    /// `POST comments`: a new comment, validated, written under the store lock.
+    pub fn create(&self, o: &Map<String, Value>) -> Result<Reply, Reply> {
         let (Some(page), Some(space), Some(scope)) = (
             string_field(o, "page", limits::MAX_PAGE_ID)?,
             string_field(o, "space", 256)?,
@@ -438,57 +358,21 @@ impl Api<'_> {
 
     /// `PATCH comments`: the request is parsed here, then committed with whatever other
     /// PATCHes are waiting (see [`PatchQueue`]).
-    fn patch(&self, o: &Map<String, Value>) -> Result<Reply, Reply> {
+    pub fn patch(&self, o: &Map<String, Value>) -> Result<Reply, Reply> {
         let patch = Patch::parse(o, self.default_author)?;
         let (Some(page), Some(id)) = (string_field(o, "page", 1024)?, string_field(o, "id", 256)?)
         else {
             return Err(err(400, "page, id required"));
         };
-        let (done, answer) = std::sync::mpsc::channel();
-        let lead = {
-            let mut q = self.patches.lock();
-            q.pending.push(Job {
-                page: page.to_string(),
-                id: id.to_string(),
-                patch,
-                done,
-            });
-            !std::mem::replace(&mut q.leading, true)
+        let job = Job {
+            page: page.to_string(),
+            id: id.to_string(),
+            patch,
         };
-        if lead {
-            self.lead_group();
-        }
-        loop {
-            match answer.recv() {
-                Ok(Turn::Done(result)) => return result,
-                Ok(Turn::Lead) => self.lead_group(),
-                Err(_) => return Err(err(500, "internal error")),
-            }
-        }
-    }
-
-    /// Commits every PATCH queued so far as one group and answers them; then hands the lead
-    /// to the first request that arrived meanwhile (so no leader waits behind later groups).
-    fn lead_group(&self) {
-        let jobs = std::mem::take(&mut self.patches.lock().pending);
-        // A panic in a group answers its requests with an error and still hands the lead on.
-        let results =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.commit_patches(&jobs)))
-                .unwrap_or_else(|_| {
-                    jobs.iter()
-                        .map(|_| Err(err(500, "internal error")))
-                        .collect()
-                });
-        for (job, result) in jobs.into_iter().zip(results) {
-            let _ = job.done.send(Turn::Done(result));
-        }
-        let mut q = self.patches.lock();
-        match q.pending.first() {
-            Some(next) => {
-                let _ = next.done.send(Turn::Lead);
-            }
-            None => q.leading = false,
-        }
+        self.patches
+            .submit(job, &|jobs| self.commit_patches(jobs), &|| {
+                Err(err(500, "internal error"))
+            })
     }
 
     /// One group: under the store lock, each PATCH applied in arrival order to the comment as
@@ -584,7 +468,7 @@ impl Api<'_> {
 
     /// `POST apply {id, author?}`: what `comments apply ID` does (the Markdown edited, the
     /// comment closed); 409 with the reason when it cannot be applied.
-    fn apply(&self, o: &Map<String, Value>) -> Result<Reply, Reply> {
+    pub fn apply(&self, o: &Map<String, Value>) -> Result<Reply, Reply> {
         let id = string_field(o, "id", 256)?.ok_or_else(|| err(400, "id required"))?;
         let author = string_field(o, "author", MAX_FIELD)?
             .map(str::trim)
@@ -616,7 +500,9 @@ impl Api<'_> {
         Ok((200, Value::Object(c.as_map().clone())))
     }
 
-    fn delete(&self, o: &Map<String, Value>) -> Result<Reply, Reply> {
+    /// `DELETE comments {page, id}`: the comment's file removed (404 `{deleted: false}` when
+    /// there is none).
+    pub fn delete(&self, o: &Map<String, Value>) -> Result<Reply, Reply> {
         let _lock = self.store.lock().map_err(|e| err(500, e.message()))?;
         match self.find(o) {
             Ok(rec) => {
@@ -632,9 +518,8 @@ impl Api<'_> {
 
     /// `GET diff?page=…`: one entry per distinct page, in the order first named; more than
     /// [`MAX_DIFF_PAGES`] distinct pages is a 400 before any git runs.
-    fn diff(&self, query: &str) -> Reply {
+    pub fn diff(&self, mut pages: Vec<String>) -> Reply {
         let mut seen = std::collections::BTreeSet::new();
-        let mut pages = query_values(query, "page");
         pages.retain(|p| seen.insert(p.clone()));
         if pages.len() > MAX_DIFF_PAGES {
             return err(

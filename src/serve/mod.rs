@@ -6,16 +6,24 @@
 //! the watcher finish what it is writing, and removes its build directory (the system's
 //! temporary directory, `notabene-serve-*`).
 //!
-//! Files: this one starts the server and routes requests ([`Context`] is everything a handler
-//! needs); [`api`] is the write API, [`guard`] the origin/host/token checks, [`http`] the
-//! transport (hyper on tokio, with its limits), `watch` the polled rebuilds.
+//! Files: this one starts the server ([`Context`] is everything a handler needs); `routes` is
+//! the axum router (which path and method reaches which handler, the typed queries and
+//! bodies), `edge` what every request passes first (the head limit, the guard as a middleware,
+//! the extractors, JSON answers), [`api`] the API's operations, `queue` the group commit of
+//! store writes, [`guard`] the origin/host/token checks, [`http`] the transport (hyper on
+//! tokio, with its limits), `watch` the polled rebuilds, `patch` the island patches, `lock`
+//! the policy for poisoned locks.
 //!
 //! Layer 10. May call: `apply` (the Apply button), `engine` (builds), `resolve` (the lean island form), the book layer, `store` and the shared helpers.
 
 pub mod api;
+mod edge;
 pub mod guard;
 pub mod http;
+mod lock;
 mod patch;
+mod queue;
+mod routes;
 mod watch;
 
 use crate::book::{Book, PageIds, Repo};
@@ -104,6 +112,43 @@ fn generated_token() -> String {
     (0..4).map(|_| format!("{:08x}", rng.u32(..))).collect()
 }
 
+/// The paths whose changes trigger a rebuild: the sources, the theme, book.toml, the store,
+/// `po/` and the book's extra watch directories.
+fn watched_paths(book: &Book, root: &Path, store: &Store) -> Vec<PathBuf> {
+    let mut watched = vec![
+        book.src_dir(),
+        root.join("theme"),
+        root.join("book.toml"),
+        store.root().to_path_buf(),
+        root.join("po"),
+    ];
+    watched.extend(
+        book.mdbook
+            .build
+            .extra_watch_dirs
+            .iter()
+            .map(|d| root.join(d)),
+    );
+    watched
+}
+
+/// The token API requests must carry (`NOTABENE_TOKEN`, or one generated for `--host`) and
+/// the URL to open (a generated token is printed once, inside it; the page keeps it).
+fn token_and_url(host: bool, port: u16) -> (Option<String>, String) {
+    let env_token = std::env::var("NOTABENE_TOKEN")
+        .ok()
+        .filter(|t| !t.is_empty());
+    let token = match (&env_token, host) {
+        (None, true) => Some(generated_token()),
+        _ => env_token.clone(),
+    };
+    let url = match (&token, &env_token) {
+        (Some(t), None) => format!("http://127.0.0.1:{port}/?nb-token={t}"),
+        _ => format!("http://127.0.0.1:{port}/"),
+    };
+    (token, url)
+}
+
 /// Runs the server until SIGINT or SIGTERM, then removes its build directory.
 pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<()> {
     // Before the first snapshot: writing the client must not look like an edit.
@@ -111,6 +156,7 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
     let book = Book::load(root)?;
     let ids = PageIds::new(&book);
     let store = book.store();
+    // Before the server is announced: what git runs to find the repository is done by then.
     let repo = Repo::discover(root);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -126,20 +172,7 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
         .prefix("notabene-serve-")
         .tempdir()
         .map_err(|e| Error::new(format!("cannot create a build directory: {e}")))?;
-    let mut watched = vec![
-        book.src_dir(),
-        root.join("theme"),
-        root.join("book.toml"),
-        store.root().to_path_buf(),
-        root.join("po"),
-    ];
-    watched.extend(
-        book.mdbook
-            .build
-            .extra_watch_dirs
-            .iter()
-            .map(|d| root.join(d)),
-    );
+    let watched = watched_paths(&book, root, &store);
     // Taken before the first build: a change made during it, or by a request served before
     // the watcher thread starts, still triggers a rebuild.
     let initial = watch::snapshot(&watched);
@@ -162,41 +195,32 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
         .local_addr()
         .map(|a| a.port())
         .map_err(|e| Error::new(format!("cannot read the bound port: {e}")))?;
-    let env_token = std::env::var("NOTABENE_TOKEN")
-        .ok()
-        .filter(|t| !t.is_empty());
-    let token = match (&env_token, options.host) {
-        (None, true) => Some(generated_token()),
-        _ => env_token.clone(),
-    };
+    let (token, url) = token_and_url(options.host, port);
     if options.host {
         say_err!(
             "notabene: WARNING: --host binds every interface: anyone on this network can read the book. The review API requires the token."
         );
     }
-    let url = match (&token, &env_token) {
-        // A generated token is printed once, inside the URL to open; the page keeps it.
-        (Some(t), None) => format!("http://127.0.0.1:{port}/?nb-token={t}"),
-        _ => format!("http://127.0.0.1:{port}/"),
-    };
     announce(&url);
     if options.open {
         let _ = std::process::Command::new("xdg-open").arg(&url).spawn();
     }
 
     let (wake, woken) = std::sync::mpsc::channel();
-    watch::spawn(
+    let patching = watch::Patching {
+        store: store.clone(),
+        space: book.config.space.clone(),
+        wake: woken,
+    };
+    watch::Watcher::new(
         Arc::clone(&site),
         root,
         work.path(),
         watched,
         initial,
-        watch::Patching {
-            store: store.clone(),
-            space: book.config.space.clone(),
-            wake: woken,
-        },
-    );
+        patching,
+    )
+    .spawn();
 
     let ctx = Arc::new(Context {
         site: Arc::clone(&site),
@@ -212,11 +236,11 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
         patches: api::PatchQueue::default(),
         wake: Mutex::new(wake),
     });
-    runtime.block_on(http::run(listeners, ctx, stop));
+    runtime.block_on(http::run(listeners, routes::router(ctx), stop));
     // Open connections are dropped; a write already under way finishes (they are atomic).
     runtime.shutdown_timeout(std::time::Duration::from_secs(5));
     // Waits for a build or patch under way; the watcher writes nothing after this.
-    *site.stopped.lock().unwrap_or_else(|e| e.into_inner()) = true;
+    *lock::lock(&site.stopped) = true;
     let dir = work.path().display().to_string();
     work.close()
         .map_err(|e| Error::new(format!("cannot remove the build directory: {e} ({dir})")))?;
