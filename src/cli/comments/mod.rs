@@ -333,11 +333,6 @@ fn apply(ctx: &Ctx, a: &ApplyArgs) -> Result<i32> {
         force: a.force,
     };
     let done = ops::apply_suggestions(book, &ctx.store, &req).map_err(flagged)?;
-    if let Some(j) = &a.journal
-        && let Some(nudge) = ops::journal_nudge(&ctx.store, Some(j))
-    {
-        say_err!("notabene: {nudge}");
-    }
     if a.json {
         let arr: Vec<&Map<String, Value>> = done.iter().map(|d| d.comment.as_map()).collect();
         print!("{}", json::to_js_pretty(&arr));
