@@ -1,6 +1,7 @@
 //! Book discovery and configuration: finds `book.toml`, reads `[book]` (src, language, title)
-//! and the `[preprocessor.notabene]` table (kebab-case keys). A malformed value is an error
-//! naming the key; mdBook's own preprocessor keys are accepted; unknown keys are warned about.
+//! and the `[preprocessor.notabene]` table (kebab-case keys), deserialized with serde into a
+//! typed table and then [`Config`] with its defaults. A malformed value is an error naming the
+//! key; mdBook's own preprocessor keys are accepted; unknown keys are warned about.
 //! Part of the book layer; may call the store (page-id validation) and the shared helpers.
 
 use super::git::git_toplevel;
@@ -9,7 +10,11 @@ use crate::util::slash_path;
 use crate::util::term::say_err;
 use crate::{Error, Result, bail};
 use mdbook_preprocessor::config::Config as MdConfig;
+use serde::Deserialize;
+use serde::de::{self, Deserializer, value::MapDeserializer};
 use serde_json::Value;
+use std::cell::Cell;
+use std::fmt::Display;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
@@ -285,140 +290,215 @@ fn canonical(p: &Path) -> PathBuf {
     p.canonicalize().unwrap_or_else(|_| p.to_path_buf())
 }
 
+/// The `[preprocessor.notabene]` table as written. Each key is read by the function its
+/// `deserialize_with` names, whose error is the rest of a message that begins with the key
+/// (` must be true or false`, `: invalid page id …`; see [`parse_table`]). A key of no field
+/// (mdBook's own, or unknown) lands in `other`.
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "kebab-case", default)]
+struct Table {
+    #[serde(deserialize_with = "store_dir")]
+    store: Option<String>,
+    #[serde(deserialize_with = "space_name")]
+    space: Option<String>,
+    #[serde(deserialize_with = "page_prefix")]
+    page_prefix: Option<String>,
+    #[serde(deserialize_with = "language")]
+    default_language: Option<String>,
+    #[serde(deserialize_with = "choice")]
+    locale_strategy: Option<LocaleStrategy>,
+    #[serde(deserialize_with = "threshold")]
+    threshold: Option<f64>,
+    #[serde(deserialize_with = "choice")]
+    fail_on: Option<FailOn>,
+    #[serde(deserialize_with = "choice")]
+    review: Option<Review>,
+    #[serde(deserialize_with = "flag")]
+    enable: Option<bool>,
+    #[serde(deserialize_with = "flag")]
+    generated_pages: Option<bool>,
+    #[serde(deserialize_with = "languages")]
+    languages: Option<Vec<String>>,
+    #[serde(deserialize_with = "bytes")]
+    compress_above: Option<usize>,
+    #[serde(flatten)]
+    other: serde_json::Map<String, Value>,
+}
+
+impl Table {
+    /// The configuration, with the default of each key not written, and a warning for each
+    /// key that is neither ours nor mdBook's.
+    fn into_config(self) -> (Config, Vec<String>) {
+        let d = Config::default();
+        let config = Config {
+            store: self.store,
+            space: self.space.unwrap_or(d.space),
+            page_prefix: self.page_prefix,
+            default_language: self.default_language,
+            locale_strategy: self.locale_strategy.unwrap_or(d.locale_strategy),
+            threshold: self.threshold,
+            fail_on: self.fail_on.unwrap_or(d.fail_on),
+            review: self.review.unwrap_or(d.review),
+            enable: self.enable.unwrap_or(d.enable),
+            generated_pages: self.generated_pages.unwrap_or(d.generated_pages),
+            languages: self.languages.unwrap_or(d.languages),
+            compress_above: self.compress_above.unwrap_or(d.compress_above),
+        };
+        let warnings = self
+            .other
+            .keys()
+            .filter(|k| !MDBOOK_KEYS.contains(&k.as_str()))
+            .map(|k| format!("unknown key {k:?} ignored (book.toml [preprocessor.notabene])"))
+            .collect();
+        (config, warnings)
+    }
+}
+
 /// Parses the `[preprocessor.notabene]` table (absent → defaults). Returns the config and
-/// warnings for unknown keys.
+/// warnings for unknown keys. A refused value fails with `<key> must … (book.toml
+/// [preprocessor.notabene] <key>)` (or `<key>: <reason> (…)`), for the first such key in
+/// the table's order.
 pub fn parse_table(table: Option<&Value>) -> Result<(Config, Vec<String>)> {
-    let mut cfg = Config::default();
-    let mut warnings = Vec::new();
     let Some(table) = table else {
-        return Ok((cfg, warnings));
+        return Ok((Config::default(), Vec::new()));
     };
     let Some(table) = table.as_object() else {
         bail!("must be a table (book.toml [preprocessor.notabene])");
     };
-    for (key, value) in table {
-        let at = || format!("book.toml [preprocessor.notabene] {key}");
-        let string = |v: &Value| -> Result<String> {
-            match v.as_str() {
-                Some(s) => Ok(s.to_string()),
-                None => bail!("{key} must be a string ({})", at()),
-            }
-        };
-        let choice = |v: &Value, allowed: &[&str]| -> Result<String> {
-            let s = string(v)?;
-            if allowed.contains(&s.as_str()) {
-                Ok(s)
-            } else {
-                let list = allowed
-                    .iter()
-                    .map(|a| format!("\"{a}\""))
-                    .collect::<Vec<_>>()
-                    .join(" or ");
-                bail!("{key} must be {list}, got {s:?} ({})", at())
-            }
-        };
-        match key.as_str() {
-            "store" => {
-                let s = string(value)?;
-                if s.trim().is_empty() {
-                    bail!("store must not be empty ({})", at());
-                }
-                cfg.store = Some(s);
-            }
-            "space" => {
-                let s = string(value)?;
-                if s.is_empty() || s.contains(['/', '\\']) || s.chars().any(char::is_control) {
-                    bail!(
-                        "space must be a non-empty name without slashes, got {s:?} ({})",
-                        at()
-                    );
-                }
-                cfg.space = s;
-            }
-            "page-prefix" => {
-                let s = string(value)?;
-                let trimmed = s.trim_matches('/');
-                if !trimmed.is_empty() {
-                    crate::store::validate_page_id(trimmed).map_err(|e| {
-                        Error::new(format!(
-                            "page-prefix: {} ({})",
-                            e.message().trim_end_matches(" (page)"),
-                            at()
-                        ))
-                    })?;
-                }
-                cfg.page_prefix = Some(trimmed.to_string());
-            }
-            "default-language" => {
-                let s = string(value)?;
-                if !is_language_code(&s) {
-                    bail!(
-                        "default-language must be a language code like \"en\", got {s:?} ({})",
-                        at()
-                    );
-                }
-                cfg.default_language = Some(s);
-            }
-            "locale-strategy" => {
-                cfg.locale_strategy = match choice(value, &["suffix", "directory"])?.as_str() {
-                    "suffix" => LocaleStrategy::Suffix,
-                    _ => LocaleStrategy::Directory,
-                }
-            }
-            "threshold" => match value.as_f64() {
-                Some(t) if t > 0.0 && t <= 1.0 => cfg.threshold = Some(t),
-                _ => bail!("threshold must be a number in (0, 1] ({})", at()),
-            },
-            "fail-on" => {
-                cfg.fail_on = match choice(value, &["never", "orphan", "fuzzy"])?.as_str() {
-                    "never" => FailOn::Never,
-                    "orphan" => FailOn::Orphan,
-                    _ => FailOn::Fuzzy,
-                }
-            }
-            "review" => {
-                cfg.review = match choice(value, &["auto", "approve"])?.as_str() {
-                    "auto" => Review::Auto,
-                    _ => Review::Approve,
-                }
-            }
-            "enable" => match value.as_bool() {
-                Some(b) => cfg.enable = b,
-                None => bail!("enable must be true or false ({})", at()),
-            },
-            "languages" => {
-                let list = value
-                    .as_array()
-                    .filter(|a| a.iter().all(|v| v.as_str().is_some_and(is_language_code)));
-                let Some(list) = list else {
-                    bail!(
-                        "languages must be an array of language codes like [\"en\", \"fr\"] ({})",
-                        at()
-                    );
-                };
-                cfg.languages = list
-                    .iter()
-                    .filter_map(|v| v.as_str().map(str::to_string))
-                    .collect();
-            }
-            "generated-pages" => match value.as_bool() {
-                Some(b) => cfg.generated_pages = b,
-                None => bail!("generated-pages must be true or false ({})", at()),
-            },
-            "compress-above" => match value.as_u64() {
-                Some(n) => cfg.compress_above = usize::try_from(n).unwrap_or(usize::MAX),
-                None => bail!(
-                    "compress-above must be a number of bytes, 0 or more ({})",
-                    at()
-                ),
-            },
-            k if MDBOOK_KEYS.contains(&k) => {}
-            other => warnings.push(format!(
-                "unknown key {other:?} ignored (book.toml [preprocessor.notabene])"
-            )),
-        }
+    // The key whose value is being read: serde reads each value right after its key, so
+    // when a value is refused this is the key to name.
+    let key = Cell::new(String::new());
+    let entries = table.iter().map(|(k, v)| {
+        key.set(k.clone());
+        (k.clone(), v.clone())
+    });
+    let read: Result<Table, serde_json::Error> = Table::deserialize(MapDeserializer::new(entries));
+    let table = read.map_err(|rest| {
+        let key = key.take();
+        Error::new(format!(
+            "{key}{rest} (book.toml [preprocessor.notabene] {key})"
+        ))
+    })?;
+    Ok(table.into_config())
+}
+
+/// A setting spelled as one of a few strings.
+trait Choice: Copy + 'static {
+    /// Each spelling and its value, in the order the error lists them.
+    const CHOICES: &'static [(&'static str, Self)];
+}
+
+impl Choice for LocaleStrategy {
+    const CHOICES: &'static [(&'static str, Self)] = &[
+        ("suffix", LocaleStrategy::Suffix),
+        ("directory", LocaleStrategy::Directory),
+    ];
+}
+
+impl Choice for FailOn {
+    const CHOICES: &'static [(&'static str, Self)] = &[
+        ("never", FailOn::Never),
+        ("orphan", FailOn::Orphan),
+        ("fuzzy", FailOn::Fuzzy),
+    ];
+}
+
+impl Choice for Review {
+    const CHOICES: &'static [(&'static str, Self)] =
+        &[("auto", Review::Auto), ("approve", Review::Approve)];
+}
+
+// The readers of [`Table`]'s values. Each error is the rest of the message after the key.
+
+/// ` must <what>`.
+fn must<E: de::Error>(what: impl Display) -> E {
+    E::custom(format_args!(" must {what}"))
+}
+
+fn string<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    String::deserialize(d).map_err(|_| must("be a string"))
+}
+
+fn choice<'de, D: Deserializer<'de>, T: Choice>(d: D) -> Result<Option<T>, D::Error> {
+    let s = string(d)?;
+    if let Some((_, value)) = T::CHOICES.iter().find(|(name, _)| *name == s) {
+        return Ok(Some(*value));
     }
-    Ok((cfg, warnings))
+    let list = T::CHOICES
+        .iter()
+        .map(|(name, _)| format!("\"{name}\""))
+        .collect::<Vec<_>>()
+        .join(" or ");
+    Err(must(format_args!("be {list}, got {s:?}")))
+}
+
+fn store_dir<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let s = string(d)?;
+    if s.trim().is_empty() {
+        return Err(must("not be empty"));
+    }
+    Ok(Some(s))
+}
+
+fn space_name<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let s = string(d)?;
+    if s.is_empty() || s.contains(['/', '\\']) || s.chars().any(char::is_control) {
+        return Err(must(format_args!(
+            "be a non-empty name without slashes, got {s:?}"
+        )));
+    }
+    Ok(Some(s))
+}
+
+/// Surrounding slashes are dropped; what is left, unless empty, must be a valid page id.
+fn page_prefix<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let s = string(d)?;
+    let trimmed = s.trim_matches('/');
+    if !trimmed.is_empty()
+        && let Some(problem) = crate::store::page_id::page_id_problem(trimmed)
+    {
+        return Err(de::Error::custom(format_args!(": {problem}")));
+    }
+    Ok(Some(trimmed.to_string()))
+}
+
+fn language<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let s = string(d)?;
+    if !is_language_code(&s) {
+        return Err(must(format_args!(
+            "be a language code like \"en\", got {s:?}"
+        )));
+    }
+    Ok(Some(s))
+}
+
+fn languages<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    Vec::<String>::deserialize(d)
+        .ok()
+        .filter(|list| list.iter().all(|s| is_language_code(s)))
+        .map(Some)
+        .ok_or_else(|| must("be an array of language codes like [\"en\", \"fr\"]"))
+}
+
+/// Also refuses NaN and infinities, which reach us as null.
+fn threshold<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    f64::deserialize(d)
+        .ok()
+        .filter(|t| *t > 0.0 && *t <= 1.0)
+        .map(Some)
+        .ok_or_else(|| must("be a number in (0, 1]"))
+}
+
+fn flag<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+    bool::deserialize(d)
+        .map(Some)
+        .map_err(|_| must("be true or false"))
+}
+
+fn bytes<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    u64::deserialize(d)
+        .map(|n| Some(usize::try_from(n).unwrap_or(usize::MAX)))
+        .map_err(|_| must("be a number of bytes, 0 or more"))
 }
 
 /// Whether `s` looks like a language code (`en`, `pt-BR`, `zh_CN`).
@@ -432,8 +512,9 @@ pub fn is_language_code(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pretty_assertions::assert_eq;
 
-    fn cfg(toml: &str) -> Result<Config> {
+    fn parse(toml: &str) -> Result<(Config, Vec<String>)> {
         let config = MdConfig::from_str(toml).unwrap();
         parse_table(
             config
@@ -441,54 +522,226 @@ mod tests {
                 .unwrap()
                 .as_ref(),
         )
-        .map(|p| p.0)
+    }
+
+    fn cfg(toml: &str) -> Result<Config> {
+        parse(toml).map(|p| p.0)
+    }
+
+    /// The message for a table holding only `lines`.
+    fn refused(lines: &str) -> String {
+        match cfg(&format!("[preprocessor.notabene]\n{lines}\n")) {
+            Ok(c) => panic!("{lines}: accepted as {c:?}"),
+            Err(e) => e.message().to_string(),
+        }
     }
 
     #[test]
     fn defaults_and_values() {
         assert_eq!(cfg("[book]\ntitle = \"x\"\n").unwrap(), Config::default());
-        let c = cfg("[preprocessor.notabene]\ncommand = \"x\"\nafter = [\"links\"]\nreview = \"approve\"\nstore = \"notes\"\nthreshold = 0.8\nfail-on = \"orphan\"\nenable = false\nlocale-strategy = \"directory\"\n").unwrap();
-        assert_eq!(c.review, Review::Approve);
-        assert_eq!(c.store.as_deref(), Some("notes"));
-        assert_eq!(c.threshold, Some(0.8));
-        assert_eq!(c.fail_on, FailOn::Orphan);
-        assert!(!c.enable);
-        assert_eq!(c.locale_strategy, LocaleStrategy::Directory);
+        assert_eq!(cfg("[preprocessor.notabene]\n").unwrap(), Config::default());
+        let c = cfg("[preprocessor.notabene]\ncommand = \"x\"\nafter = [\"links\"]\nreview = \"approve\"\nstore = \"notes\"\nspace = \"docs\"\npage-prefix = \"/docs/src/\"\ndefault-language = \"pt-BR\"\nthreshold = 0.8\nfail-on = \"orphan\"\nenable = false\ngenerated-pages = false\nlanguages = [\"fr\", \"zh_CN\"]\ncompress-above = 0\nlocale-strategy = \"directory\"\n").unwrap();
+        assert_eq!(
+            c,
+            Config {
+                store: Some("notes".into()),
+                space: "docs".into(),
+                page_prefix: Some("docs/src".into()),
+                default_language: Some("pt-BR".into()),
+                locale_strategy: LocaleStrategy::Directory,
+                threshold: Some(0.8),
+                fail_on: FailOn::Orphan,
+                review: Review::Approve,
+                enable: false,
+                generated_pages: false,
+                languages: vec!["fr".into(), "zh_CN".into()],
+                compress_above: 0,
+            }
+        );
+        // The other spellings, an integer threshold, and a prefix of slashes only.
+        let c = cfg("[preprocessor.notabene]\nreview = \"auto\"\nfail-on = \"fuzzy\"\nlocale-strategy = \"suffix\"\nthreshold = 1\npage-prefix = \"/\"\nenable = true\ncompress-above = 100\n").unwrap();
+        assert_eq!(
+            (c.review, c.fail_on, c.locale_strategy, c.threshold),
+            (
+                Review::Auto,
+                FailOn::Fuzzy,
+                LocaleStrategy::Suffix,
+                Some(1.0)
+            )
+        );
+        assert_eq!(
+            (c.page_prefix.as_deref(), c.enable, c.compress_above),
+            (Some(""), true, 100)
+        );
+        let c = cfg("[preprocessor.notabene]\nfail-on = \"never\"\n").unwrap();
+        assert_eq!(c.fail_on, FailOn::Never);
+    }
+
+    /// Each `(lines, message)`: the table holding `lines` is refused with exactly `message`.
+    fn check(cases: &[(&str, &str)]) {
+        for (lines, message) in cases {
+            assert_eq!(refused(lines), *message, "{lines}");
+        }
     }
 
     #[test]
-    fn bad_values_name_the_key() {
-        let e = cfg("[preprocessor.notabene]\nreview = \"sometimes\"\n").unwrap_err();
+    fn bad_strings_name_the_key() {
+        check(&[
+            (
+                "store = 1",
+                "store must be a string (book.toml [preprocessor.notabene] store)",
+            ),
+            (
+                "store = \" \"",
+                "store must not be empty (book.toml [preprocessor.notabene] store)",
+            ),
+            (
+                "space = true",
+                "space must be a string (book.toml [preprocessor.notabene] space)",
+            ),
+            (
+                "space = \"a/b\"",
+                "space must be a non-empty name without slashes, got \"a/b\" (book.toml [preprocessor.notabene] space)",
+            ),
+            (
+                "space = \"a\\\\b\"",
+                "space must be a non-empty name without slashes, got \"a\\\\b\" (book.toml [preprocessor.notabene] space)",
+            ),
+            (
+                "space = \"\"",
+                "space must be a non-empty name without slashes, got \"\" (book.toml [preprocessor.notabene] space)",
+            ),
+            (
+                "page-prefix = 3",
+                "page-prefix must be a string (book.toml [preprocessor.notabene] page-prefix)",
+            ),
+            (
+                "page-prefix = \"../x\"",
+                "page-prefix: invalid page id \"../x\": it contains a '..' segment (book.toml [preprocessor.notabene] page-prefix)",
+            ),
+            (
+                "page-prefix = \"/src/.git/\"",
+                "page-prefix: invalid page id \"src/.git\": it contains a '.git' segment (book.toml [preprocessor.notabene] page-prefix)",
+            ),
+            (
+                "default-language = []",
+                "default-language must be a string (book.toml [preprocessor.notabene] default-language)",
+            ),
+            (
+                "default-language = \"en us\"",
+                "default-language must be a language code like \"en\", got \"en us\" (book.toml [preprocessor.notabene] default-language)",
+            ),
+        ]);
+    }
+
+    #[test]
+    fn bad_choices_name_the_key_and_list_the_spellings() {
+        check(&[
+            (
+                "locale-strategy = 1",
+                "locale-strategy must be a string (book.toml [preprocessor.notabene] locale-strategy)",
+            ),
+            (
+                "locale-strategy = \"folder\"",
+                "locale-strategy must be \"suffix\" or \"directory\", got \"folder\" (book.toml [preprocessor.notabene] locale-strategy)",
+            ),
+            (
+                "fail-on = false",
+                "fail-on must be a string (book.toml [preprocessor.notabene] fail-on)",
+            ),
+            (
+                "fail-on = \"always\"",
+                "fail-on must be \"never\" or \"orphan\" or \"fuzzy\", got \"always\" (book.toml [preprocessor.notabene] fail-on)",
+            ),
+            (
+                "review = 2",
+                "review must be a string (book.toml [preprocessor.notabene] review)",
+            ),
+            (
+                "review = \"sometimes\"",
+                "review must be \"auto\" or \"approve\", got \"sometimes\" (book.toml [preprocessor.notabene] review)",
+            ),
+            (
+                "review = \"Auto\"",
+                "review must be \"auto\" or \"approve\", got \"Auto\" (book.toml [preprocessor.notabene] review)",
+            ),
+        ]);
+        // The spelling read is the one written back (setup, the reader's island).
+        for (name, review) in Review::CHOICES {
+            assert_eq!(review.as_str(), *name);
+        }
+    }
+
+    #[test]
+    fn bad_numbers_flags_and_lists_name_the_key() {
+        let threshold =
+            "threshold must be a number in (0, 1] (book.toml [preprocessor.notabene] threshold)";
+        let languages = "languages must be an array of language codes like [\"en\", \"fr\"] (book.toml [preprocessor.notabene] languages)";
+        let bytes = "compress-above must be a number of bytes, 0 or more (book.toml [preprocessor.notabene] compress-above)";
+        check(&[
+            ("threshold = 2", threshold),
+            ("threshold = 0", threshold),
+            ("threshold = -0.5", threshold),
+            ("threshold = \"0.5\"", threshold),
+            // NaN and infinities reach the reader as null.
+            ("threshold = nan", threshold),
+            ("threshold = inf", threshold),
+            (
+                "enable = \"yes\"",
+                "enable must be true or false (book.toml [preprocessor.notabene] enable)",
+            ),
+            (
+                "enable = 1",
+                "enable must be true or false (book.toml [preprocessor.notabene] enable)",
+            ),
+            (
+                "generated-pages = \"no\"",
+                "generated-pages must be true or false (book.toml [preprocessor.notabene] generated-pages)",
+            ),
+            ("languages = \"fr\"", languages),
+            ("languages = [\"fr\", 1]", languages),
+            ("languages = [\"f r\"]", languages),
+            ("compress-above = -1", bytes),
+            ("compress-above = 1.5", bytes),
+            ("compress-above = \"16k\"", bytes),
+            // Two refused values: the first in the order mdBook hands the table (by name,
+            // not as written) is named.
+            (
+                "review = \"x\"\nenable = 1",
+                "enable must be true or false (book.toml [preprocessor.notabene] enable)",
+            ),
+            (
+                "enable = 1\nreview = \"x\"",
+                "enable must be true or false (book.toml [preprocessor.notabene] enable)",
+            ),
+        ]);
+    }
+
+    #[test]
+    fn a_value_that_is_not_a_table_is_refused() {
+        let e = parse_table(Some(&Value::from(3))).unwrap_err();
         assert_eq!(
             e.message(),
-            "review must be \"auto\" or \"approve\", got \"sometimes\" (book.toml [preprocessor.notabene] review)"
+            "must be a table (book.toml [preprocessor.notabene])"
         );
-        let e = cfg("[preprocessor.notabene]\nthreshold = 2\n").unwrap_err();
+    }
+
+    #[test]
+    fn unknown_keys_are_warned_about_and_mdbook_keys_are_not() {
+        let (c, w) = parse("[preprocessor.notabene]\ncommand = \"x\"\nstroe = \"x\"\nrenderers = [\"html\"]\nbefore = [\"index\"]\nafter = [\"links\"]\noptional = true\nreview = \"approve\"\nzz = { a = 1 }\n").unwrap();
+        assert_eq!(c.review, Review::Approve);
         assert_eq!(
-            e.message(),
-            "threshold must be a number in (0, 1] (book.toml [preprocessor.notabene] threshold)"
+            w,
+            vec![
+                "unknown key \"stroe\" ignored (book.toml [preprocessor.notabene])".to_string(),
+                "unknown key \"zz\" ignored (book.toml [preprocessor.notabene])".to_string(),
+            ]
         );
-        let e = cfg("[preprocessor.notabene]\nenable = \"yes\"\n").unwrap_err();
+        // A refused value still wins over an unknown key before it.
+        let e = cfg("[preprocessor.notabene]\naaa = 1\nenable = 1\n").unwrap_err();
         assert_eq!(
             e.message(),
             "enable must be true or false (book.toml [preprocessor.notabene] enable)"
-        );
-        let e = cfg("[preprocessor.notabene]\npage-prefix = \"../x\"\n").unwrap_err();
-        assert_eq!(
-            e.message(),
-            "page-prefix: invalid page id \"../x\": it contains a '..' segment (book.toml [preprocessor.notabene] page-prefix)"
-        );
-        let config = MdConfig::from_str("[preprocessor.notabene]\nstroe = \"x\"\n").unwrap();
-        let (_, w) = parse_table(
-            config
-                .get::<Value>("preprocessor.notabene")
-                .unwrap()
-                .as_ref(),
-        )
-        .unwrap();
-        assert_eq!(
-            w,
-            vec!["unknown key \"stroe\" ignored (book.toml [preprocessor.notabene])".to_string()]
         );
     }
 }

@@ -7,6 +7,15 @@ use crate::{Result, bail};
 /// backslashes, empty, `.` or `..` segments, `.git` segments (any case: git's own directory,
 /// hooks included, on every file system), NUL and other control characters.
 pub fn validate_page_id(page: &str) -> Result<()> {
+    match page_id_problem(page) {
+        Some(problem) => bail!("{problem} (page)"),
+        None => Ok(()),
+    }
+}
+
+/// Why `page` is refused (`invalid page id "src/../x": it contains a '..' segment`), without
+/// a location, for callers that name their own; `None` for a valid id.
+pub fn page_id_problem(page: &str) -> Option<String> {
     let reason = if page.is_empty() {
         Some("it is empty")
     } else if page.chars().any(char::is_control) {
@@ -24,10 +33,7 @@ pub fn validate_page_id(page: &str) -> Result<()> {
     } else {
         None
     };
-    match reason {
-        Some(r) => bail!("invalid page id {page:?}: {r} (page)"),
-        None => Ok(()),
-    }
+    reason.map(|r| format!("invalid page id {page:?}: {r}"))
 }
 
 #[cfg(test)]

@@ -552,29 +552,86 @@ fn bad_config_values_fail_the_build_naming_the_key() {
     let tmp = common::tempdir();
     let root = example(tmp.path());
     let original = common::read(&root.join("book.toml"));
+    let at = "(book.toml [preprocessor.notabene]";
+    // One refused value per key, written in place of the line it names (book-example sets
+    // review and languages; the others take review's place).
     for (line, message) in [
         (
             "review = \"sometimes\"",
-            "notabene: review must be \"auto\" or \"approve\", got \"sometimes\" (book.toml [preprocessor.notabene] review)",
+            format!(
+                "notabene: review must be \"auto\" or \"approve\", got \"sometimes\" {at} review)"
+            ),
         ),
         (
             "threshold = 3",
-            "notabene: threshold must be a number in (0, 1] (book.toml [preprocessor.notabene] threshold)",
+            format!("notabene: threshold must be a number in (0, 1] {at} threshold)"),
         ),
         (
             "fail-on = \"always\"",
-            "notabene: fail-on must be \"never\" or \"orphan\" or \"fuzzy\", got \"always\" (book.toml [preprocessor.notabene] fail-on)",
+            format!(
+                "notabene: fail-on must be \"never\" or \"orphan\" or \"fuzzy\", got \"always\" {at} fail-on)"
+            ),
         ),
         (
             "enable = \"yes\"",
-            "notabene: enable must be true or false (book.toml [preprocessor.notabene] enable)",
+            format!("notabene: enable must be true or false {at} enable)"),
+        ),
+        (
+            "store = \"\"",
+            format!("notabene: store must not be empty {at} store)"),
+        ),
+        (
+            "space = \"a/b\"",
+            format!(
+                "notabene: space must be a non-empty name without slashes, got \"a/b\" {at} space)"
+            ),
+        ),
+        (
+            "page-prefix = \"src/../x\"",
+            format!(
+                "notabene: page-prefix: invalid page id \"src/../x\": it contains a '..' segment {at} page-prefix)"
+            ),
+        ),
+        (
+            "default-language = \"en us\"",
+            format!(
+                "notabene: default-language must be a language code like \"en\", got \"en us\" {at} default-language)"
+            ),
+        ),
+        (
+            "locale-strategy = \"folder\"",
+            format!(
+                "notabene: locale-strategy must be \"suffix\" or \"directory\", got \"folder\" {at} locale-strategy)"
+            ),
+        ),
+        (
+            "generated-pages = 1",
+            format!("notabene: generated-pages must be true or false {at} generated-pages)"),
+        ),
+        (
+            "languages = \"fr\"",
+            format!(
+                "notabene: languages must be an array of language codes like [\"en\", \"fr\"] {at} languages)"
+            ),
+        ),
+        (
+            "compress-above = -1",
+            format!(
+                "notabene: compress-above must be a number of bytes, 0 or more {at} compress-above)"
+            ),
         ),
     ] {
+        let replaced = if line.starts_with("languages") {
+            "languages = [\"en\", \"fr\"]"
+        } else {
+            "review = \"approve\""
+        };
+        assert!(original.contains(replaced), "book-example changed");
         common::write(
             &root.join("book.toml"),
-            &original.replacen("review = \"approve\"", line, 1),
+            &original.replacen(replaced, line, 1),
         );
-        build_example(tmp.path(), "out", &[]).fails_with(message);
+        build_example(tmp.path(), "out", &[]).fails_with(&message);
         assert!(!tmp.path().join("out").exists());
     }
 }
