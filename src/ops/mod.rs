@@ -524,7 +524,9 @@ pub struct ApplyRequest {
 
 /// Applies suggested edits ([`apply`]) and, unless the request names a journal entry of its
 /// own, records them in one new journal entry that the resolutions link to: /review shows
-/// every applied edit with what changed and why, whoever applied it.
+/// every applied edit with what changed and why, whoever applied it. The entry is written
+/// after the edits (an edit refused is never journaled); a crash between the two leaves
+/// resolutions linked to an entry that `comments verify` reports missing.
 pub fn apply_suggestions(
     book: &crate::book::Book,
     store: &Store,
