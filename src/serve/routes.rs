@@ -403,7 +403,11 @@ mod tests {
                 r#"{"page":"book-example/src/nope","space":"book","scope":"page","body":"x"}"#;
             assert_eq!(
                 call(&app, "POST", "/__notabene/api/comments", refused).await,
-                (400, r#"{"error":"unknown page"}"#.to_string())
+                (
+                    404,
+                    r#"{"error":"page \"book-example/src/nope\" is not in this book (page)"}"#
+                        .to_string()
+                )
             );
         });
     }

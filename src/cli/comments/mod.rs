@@ -127,7 +127,7 @@ pub(crate) struct ApplyArgs {
     /// Comment ids (each must carry a suggestion).
     #[arg(required = true)]
     ids: Vec<String>,
-    /// The journal entry recording the change.
+    /// The journal entry recording the change (default: one is written, as the browser does).
     #[arg(long)]
     journal: Option<String>,
     /// What was done (default: says what was replaced).
