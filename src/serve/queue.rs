@@ -107,7 +107,7 @@ mod tests {
                     let commit = |jobs: &[u32]| {
                         // The first group commits once every other job is queued.
                         if groups.lock().unwrap().is_empty() {
-                            while super::super::lock::lock(&queue.state).pending.len()
+                            while crate::serve::lock::lock(&queue.state).pending.len()
                                 < 16 - jobs.len()
                             {
                                 std::thread::yield_now();

@@ -310,7 +310,7 @@ mod tests {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("book-example");
         let book = Book::load(&root).unwrap();
         let page = "book-example/src/guide/sensors".to_string();
-        let site = Arc::new(super::super::Site {
+        let site = Arc::new(crate::serve::Site {
             dir: RwLock::new(site_dir.to_path_buf()),
             pages: RwLock::new(BTreeMap::from([(page, vec!["guide/sensors.html".into()])])),
             generation: tokio::sync::watch::Sender::new(1),
