@@ -17,9 +17,9 @@ mod anchoring;
 mod support;
 
 use anchoring::*;
-use mdbook_notabene::anchor::text::TextAnchor;
-use mdbook_notabene::anchor::{DEFAULT_THRESHOLD, PageIndex, StoredAnchor, resolve_page};
-use mdbook_notabene::text::{PageText, TextOptions, page_text};
+use mdbook_notabene::base::anchor::text::TextAnchor;
+use mdbook_notabene::base::anchor::{DEFAULT_THRESHOLD, PageIndex, StoredAnchor, resolve_page};
+use mdbook_notabene::base::text::{PageText, TextOptions, page_text};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 

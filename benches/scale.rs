@@ -187,16 +187,16 @@ fn main() {
             return;
         }
         if std::env::var_os("NB_FLOOR").is_some() {
-            let options = mdbook_notabene::text::TextOptions::from_config(&base).unwrap();
+            let options = mdbook_notabene::base::text::TextOptions::from_config(&base).unwrap();
             let f = floor_parts(&root, &base, &plain, &options, n);
             let (r, p, t, w) = (f.read, f.store, f.text, f.islands);
             let chars: Vec<usize> = plain
                 .iter()
                 .filter_map(|i| match i {
                     mdbook_preprocessor::book::BookItem::Chapter(c) => Some(
-                        mdbook_notabene::anchor::PageIndex::new(&mdbook_notabene::text::page_text(
-                            &c.content, &options,
-                        ))
+                        mdbook_notabene::base::anchor::PageIndex::new(
+                            &mdbook_notabene::base::text::page_text(&c.content, &options),
+                        )
                         .len(),
                     ),
                     _ => None,
@@ -210,7 +210,7 @@ fn main() {
         }
         for _ in 0..n {
             let t = Instant::now();
-            let out = mdbook_notabene::preprocess::run(&cx, plain.clone()).unwrap();
+            let out = mdbook_notabene::output::annotate::run(&cx, plain.clone()).unwrap();
             eprintln!("html run: {:.1?}", t.elapsed());
             if std::env::var_os("NB_SIZES").is_some() {
                 for item in out.iter() {
@@ -270,7 +270,7 @@ fn main() {
         let mut added = 0;
         for round in 0..=runs {
             let t = Instant::now();
-            let out = mdbook_notabene::preprocess::run(&cx, plain.clone()).unwrap();
+            let out = mdbook_notabene::output::annotate::run(&cx, plain.clone()).unwrap();
             if round > 0 {
                 times.push(t.elapsed());
             }
@@ -284,7 +284,7 @@ fn main() {
     let mut markup = Vec::new();
     for &(name, n, resolved, _) in &SCENARIOS {
         fill_store(&master, &root.join(".notabene"), n, resolved, "open");
-        let ours = mdbook_notabene::preprocess::run(&cx, plain.clone()).unwrap();
+        let ours = mdbook_notabene::output::annotate::run(&cx, plain.clone()).unwrap();
         let least = without_marks(&ours);
         let (mut a, mut b, mut l) = (Vec::new(), Vec::new(), Vec::new());
         for round in 0..=runs {
@@ -313,7 +313,7 @@ fn main() {
     }
 
     // The least each scenario's build must do besides mdBook's own work, part by part.
-    let options = mdbook_notabene::text::TextOptions::from_config(&base).unwrap();
+    let options = mdbook_notabene::base::text::TextOptions::from_config(&base).unwrap();
     let mut floors = Vec::new();
     for &(name, n, resolved, _) in &SCENARIOS {
         fill_store(&master, &root.join(".notabene"), n, resolved, "open");
@@ -324,11 +324,11 @@ fn main() {
     let mut reading = Vec::new();
     for n in [10_000, 20_000] {
         fill_store(&master, &root.join(".notabene"), n, 0, "open");
-        let store = mdbook_notabene::store::Store::new(root.join(".notabene"));
+        let store = mdbook_notabene::base::store::Store::new(root.join(".notabene"));
         let mut times = Vec::new();
         for round in 0..=runs {
             let t = Instant::now();
-            let c = mdbook_notabene::resolve::book::read_comments(&store);
+            let c = mdbook_notabene::model::resolve::chapters::read_comments(&store);
             if round > 0 {
                 times.push(t.elapsed());
             }
@@ -622,7 +622,7 @@ fn timed(root: &Path, config: &Config, out: &Path, ours: bool) -> Duration {
     })
     .expect("load");
     if ours {
-        md.with_preprocessor(mdbook_notabene::preprocess::Notabene::default());
+        md.with_preprocessor(mdbook_notabene::output::annotate::Notabene::default());
     }
     md.build().expect("build");
     start.elapsed()
@@ -769,25 +769,25 @@ fn floor_parts(
     root: &Path,
     config: &Config,
     book: &mdbook_preprocessor::book::Book,
-    options: &mdbook_notabene::text::TextOptions,
+    options: &mdbook_notabene::base::text::TextOptions,
     runs: usize,
 ) -> Floor {
-    use mdbook_notabene::inject::island;
-    use mdbook_notabene::util::par::{default_threads, par_map};
+    use mdbook_notabene::base::util::par::{default_threads, par_map};
+    use mdbook_notabene::output::inject::island;
     let threads = default_threads();
     let store = root.join(".notabene");
     let store = store.as_path();
     let (mut read, mut whole, mut text, mut islands) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let store_handle = mdbook_notabene::store::Store::new(store.to_path_buf());
+    let store_handle = mdbook_notabene::base::store::Store::new(store.to_path_buf());
     // The anchoring the islands are written from (not timed).
-    let cfg = mdbook_notabene::book::Book::from_mdbook(root, config.clone()).unwrap();
-    let comments = mdbook_notabene::resolve::book::read_comments(&store_handle);
-    let (anchors, _) = mdbook_notabene::resolve::book::anchor(
+    let cfg = mdbook_notabene::model::book::Book::from_mdbook(root, config.clone()).unwrap();
+    let comments = mdbook_notabene::model::resolve::chapters::read_comments(&store_handle);
+    let (anchors, _) = mdbook_notabene::model::resolve::chapters::anchor(
         &cfg,
         book,
         comments,
-        mdbook_notabene::resolve::Which::Live,
+        mdbook_notabene::model::resolve::Which::Live,
     )
     .unwrap();
     let jobs: Vec<usize> = (0..anchors.chapters.len()).collect();
@@ -804,13 +804,13 @@ fn floor_parts(
         let bytes = par_map(&files, threads, |p| std::fs::read(p).unwrap());
         let t_read = t.elapsed();
         let t = Instant::now();
-        let comments = mdbook_notabene::resolve::book::read_comments(&store_handle);
+        let comments = mdbook_notabene::model::resolve::chapters::read_comments(&store_handle);
         let t_whole = t.elapsed();
         assert!(!comments.is_empty() && comments.len() <= bytes.len());
         let t = Instant::now();
         let n = par_map(&chapters, threads, |md| {
-            let page = mdbook_notabene::text::page_text(md, options);
-            mdbook_notabene::anchor::PageIndex::new(&page).len()
+            let page = mdbook_notabene::base::text::page_text(md, options);
+            mdbook_notabene::base::anchor::PageIndex::new(&page).len()
         });
         let t_text = t.elapsed();
         assert_eq!(n.len(), chapters.len());

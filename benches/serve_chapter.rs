@@ -82,11 +82,12 @@ fn main() {
         // The chapter's island, plain or deflated.
         let attrs = format!(
             " data-nb-page=\"{}\"",
-            mdbook_notabene::util::escape::escape_html(page.as_str())
+            mdbook_notabene::base::util::escape::escape_html(page.as_str())
         );
         loop {
             let (_, body) = server.request("GET", html, &[], b"");
-            let island = mdbook_notabene::util::payload::find_data_script(&body, "nb-data", &attrs);
+            let island =
+                mdbook_notabene::base::util::payload::find_data_script(&body, "nb-data", &attrs);
             if island.is_some_and(|i| i.json.contains(&needle)) {
                 patched.push(t.elapsed());
                 break;
@@ -129,7 +130,7 @@ fn main() {
 /// kept (`serve`'s rebuild), against a build that keeps nothing (`mdbook-notabene build`'s,
 /// the baseline), alternating in the same run (`NB_ROUNDS` rounds, default 7).
 fn rebuilds(root: &std::path::Path, files: &[std::path::PathBuf], tmp: &std::path::Path) {
-    use mdbook_notabene::engine::{Reuse, build, build_into};
+    use mdbook_notabene::output::engine::{Reuse, build, build_into};
     use std::sync::Arc;
     let rounds: usize = std::env::var("NB_ROUNDS")
         .ok()

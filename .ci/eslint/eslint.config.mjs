@@ -2,10 +2,10 @@
 //   .ci/eslint/node_modules/.bin/eslint --config .ci/eslint/eslint.config.mjs theme/js
 // (kept under .ci/ so that the published crate does not carry it).
 //
-// src/assets.rs joins theme/js into one function scope. Each file declares one namespace and
+// src/output/assets.rs joins theme/js into one function scope. Each file declares one namespace and
 // may use only the namespaces of the files before it in that join, plus the browser globals
 // it names here: `no-undef` holds each file to exactly the list below, and loading this
-// config fails when the list, the join order in src/assets.rs and theme/js disagree.
+// config fails when the list, the join order in src/output/assets.rs and theme/js disagree.
 
 import { readdirSync, readFileSync } from 'node:fs';
 import js from '@eslint/js';
@@ -40,11 +40,11 @@ const MDBOOK = { 'locale.js': ['path_to_root'] };
 
 function check() {
   const here = new URL('../../', import.meta.url);
-  const joined = [...readFileSync(new URL('src/assets.rs', here), 'utf8')
+  const joined = [...readFileSync(new URL('src/output/assets.rs', here), 'utf8')
     .matchAll(/include_str!\("\.\.\/theme\/js\/([^"]+)"\)/g)].map((m) => m[1]);
   const listed = FILES.map((f) => f[0]);
   if (joined.join(' ') !== listed.join(' ')) {
-    throw new Error(`eslint.config.mjs: the files (${listed.join(' ')}) are not the join of src/assets.rs (${joined.join(' ')})`);
+    throw new Error(`eslint.config.mjs: the files (${listed.join(' ')}) are not the join of src/output/assets.rs (${joined.join(' ')})`);
   }
   const onDisk = readdirSync(new URL('theme/js/', here)).filter((f) => f.endsWith('.js')).sort();
   if (onDisk.join(' ') !== [...listed].sort().join(' ')) {
@@ -70,7 +70,7 @@ export default [
     files: ['theme/js/**/*.js'],
     languageOptions: {
       ecmaVersion: 2022,
-      // One function scope, not an ES module: `src/assets.rs` wraps the files in a strict IIFE.
+      // One function scope, not an ES module: `src/output/assets.rs` wraps the files in a strict IIFE.
       sourceType: 'script',
       parserOptions: { ecmaFeatures: { impliedStrict: true } },
       globals: {},

@@ -1,12 +1,12 @@
-//! `mdbook-notabene`: the mdBook plugin binary. With no arguments it speaks mdBook's
-//! preprocessor (or renderer) protocol on stdin/stdout; with a subcommand it is the agent CLI.
+//! `mdbook-notabene`: the mdBook plugin binary. With no arguments it speaks mdBook's preprocessor
+//! (or renderer) protocol on stdin/stdout; with a subcommand it is the agent CLI.
 //!
-//! The top layer: it may call any module of the library. The protocol dispatch lives here;
-//! the work on a book is the library's (`preprocess::run`, `render::render_input`). Its error
-//! lines go through `util::term` (escaped for the terminal); the book on stdout is raw JSON.
+//! The protocol dispatch lives here; the work on a book is the library's (`preprocess::run`,
+//! `render::render_input`). Its error lines go through `util::term` (escaped for the terminal); the
+//! book on stdout is raw JSON.
 
-use mdbook_notabene::book::config::{SUPPORTED_MDBOOK, check_mdbook_version};
-use mdbook_notabene::util::term::err_line;
+use mdbook_notabene::base::util::term::err_line;
+use mdbook_notabene::model::book::config::{SUPPORTED_MDBOOK, check_mdbook_version};
 use std::io::{IsTerminal, Write};
 
 /// mimalloc: builds make millions of short-lived allocations (see `Cargo.toml`).
@@ -18,7 +18,7 @@ fn main() {
     let code = if std::env::args_os().len() == 1 {
         protocol()
     } else {
-        mdbook_notabene::cli::run(std::env::args_os())
+        mdbook_notabene::apps::cli::run(std::env::args_os())
     };
     std::process::exit(code);
 }
@@ -26,7 +26,7 @@ fn main() {
 /// The preprocessor (or renderer) protocol on stdin/stdout. Returns the exit code.
 fn protocol() -> i32 {
     if std::io::stdin().is_terminal() {
-        return mdbook_notabene::cli::run(["mdbook-notabene", "--help"]);
+        return mdbook_notabene::apps::cli::run(["mdbook-notabene", "--help"]);
     }
     // mdBook runs a preprocessor in the book's root and writes the book to it slowly (in
     // many small writes): the store is read meanwhile.
@@ -36,12 +36,12 @@ fn protocol() -> i32 {
         .spawn(|| {
             let read = std::env::current_dir()
                 .ok()
-                .and_then(|dir| mdbook_notabene::preprocess::prefetch(&dir));
+                .and_then(|dir| mdbook_notabene::output::annotate::prefetch(&dir));
             (read, std::time::Instant::now())
         })
         .ok();
     // mdBook writes the input in one small write per JSON token: read in gathered batches.
-    let input = match mdbook_notabene::util::pipe::read_stdin() {
+    let input = match mdbook_notabene::base::util::pipe::read_stdin() {
         Ok(input) => input,
         Err(e) => {
             err_line(&format!("notabene: cannot read stdin: {e} (stdin)"));
@@ -51,7 +51,7 @@ fn protocol() -> i32 {
     // A renderer gets one object (the RenderContext), a preprocessor a `[context, book]`
     // array: the first byte tells them apart without parsing the book twice.
     if input.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
-        return match mdbook_notabene::render::render_input(&input) {
+        return match mdbook_notabene::output::render::render_input(&input) {
             Ok(()) => 0,
             Err(e) => {
                 err_line(&format!("notabene: {e}"));
@@ -71,7 +71,7 @@ fn protocol() -> i32 {
     check_mdbook_version(&ctx.mdbook_version);
     // The read-ahead is waited for only when this run reads the store; otherwise the
     // process exits with it unfinished.
-    let prefetched = if mdbook_notabene::preprocess::reads_store(&ctx) {
+    let prefetched = if mdbook_notabene::output::annotate::reads_store(&ctx) {
         let parsed = std::time::Instant::now();
         let (read, done) = ahead.and_then(|h| h.join().ok()).unzip();
         if std::env::var_os("NOTABENE_TIMINGS").is_some()
@@ -91,7 +91,7 @@ fn protocol() -> i32 {
     } else {
         None
     };
-    match mdbook_notabene::preprocess::run_with(&ctx, book, prefetched) {
+    match mdbook_notabene::output::annotate::run_with(&ctx, book, prefetched) {
         Ok(book) => {
             // Stdout is line-buffered and JSON has no newlines: buffer the book ourselves.
             let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());

@@ -1,4 +1,4 @@
-//! `notabene`: the agent CLI (same commands as `mdbook-notabene`). The top layer.
+//! `notabene`: the agent CLI (same commands as `mdbook-notabene`).
 
 /// mimalloc: builds make millions of short-lived allocations (see `Cargo.toml`).
 #[cfg(feature = "mimalloc")]
@@ -6,5 +6,5 @@
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
-    std::process::exit(mdbook_notabene::cli::run(std::env::args_os()));
+    std::process::exit(mdbook_notabene::apps::cli::run(std::env::args_os()));
 }

@@ -67,7 +67,7 @@ fn fresh_book_golden() {
         "/* mdbook-notabene {} — managed by `mdbook-notabene install`; do not edit */\n",
         env!("CARGO_PKG_VERSION")
     )));
-    assert!(js.ends_with(mdbook_notabene::assets::JS));
+    assert!(js.ends_with(mdbook_notabene::output::assets::JS));
     assert_eq!(
         common::read(&tmp.path().join(".notabene/meta.json")),
         "{\n  \"schemaVersion\": 3\n}\n"

@@ -1,9 +1,9 @@
 //! The crate's layering, held to the code: every module under `src/` imports only from layers
 //! below its own ([`mdbook_notabene::LAYERS`], written down once in `src/lib.rs`), or from
-//! inside its own top-level module.
+//! inside itself. A module is `tier::name`: `src/base/store/…` is `base::store`.
 //!
 //! Imports are read from the source text: `use crate::…` (with nested braces), paths
-//! `crate::x::…` anywhere in code, `$crate::` in macros, `super::` climbing out of a top-level
+//! `crate::tier::x::…` anywhere in code, `$crate::` in macros, `super::` climbing out of a
 //! module, and in the binaries `mdbook_notabene::…`. Comment lines are skipped.
 
 use pretty_assertions::assert_eq;
@@ -11,9 +11,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Names the crate root re-exports from a lower layer: `crate::Error` is the shared helpers'.
-const ROOT_ITEMS: &[(&str, &str)] = &[("Error", "util"), ("Result", "util"), ("bail", "util")];
+const ROOT_ITEMS: &[(&str, &str)] = &[
+    ("Error", "base::util"),
+    ("Result", "base::util"),
+    ("bail", "base::util"),
+];
 
-/// The layer of each top-level module.
+/// The layer of each module.
 fn layer_of(layers: &[&[&str]]) -> BTreeMap<String, usize> {
     let mut out = BTreeMap::new();
     for (n, mods) in layers.iter().enumerate() {
@@ -24,13 +28,37 @@ fn layer_of(layers: &[&[&str]]) -> BTreeMap<String, usize> {
     out
 }
 
-/// The top-level module a file under `src/` belongs to (`None` for `lib.rs`).
-fn module_of(rel: &Path) -> Option<String> {
-    let first = rel.components().next()?.as_os_str().to_string_lossy();
-    if first == "lib.rs" {
-        return None;
+/// What a file under `src/` is: `lib.rs` and a tier's `mod.rs` are the crate's and the tier's
+/// lists of modules, `bin/…` is the binaries, anything else belongs to a module `tier::name`.
+#[derive(Debug, PartialEq)]
+enum FileOf {
+    List,
+    Module { name: String, depth: usize },
+}
+
+fn file_of(rel: &Path) -> FileOf {
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let is_mod = parts.last().is_some_and(|f| f == "mod.rs");
+    match parts.as_slice() {
+        [one] if one == "lib.rs" => FileOf::List,
+        [bin, ..] if bin == "bin" => FileOf::Module {
+            name: "bin".to_string(),
+            depth: 0,
+        },
+        [_, m] if m == "mod.rs" => FileOf::List,
+        [tier, module, ..] => FileOf::Module {
+            name: format!("{tier}::{}", module.trim_end_matches(".rs")),
+            // The depth below the module: `tier/a.rs` and `tier/a/mod.rs` are 0.
+            depth: parts.len() - 2 - usize::from(is_mod),
+        },
+        _ => FileOf::Module {
+            name: parts.join("/"),
+            depth: 0,
+        },
     }
-    Some(first.trim_end_matches(".rs").to_string())
 }
 
 /// Source text without comment lines and trailing `//` comments (strings holding `//` are rare
@@ -46,9 +74,9 @@ fn code_of(text: &str) -> String {
         .join("\n")
 }
 
-/// The first path segment of every item imported through `root` (`crate::`, `$crate::`,
-/// `mdbook_notabene::`), with braces expanded one level at a time.
-fn imported_roots(code: &str, root: &str) -> Vec<String> {
+/// Every path imported through `root` (`crate::`, `$crate::`, `mdbook_notabene::`), cut to
+/// its first two segments (`base::store`), with braces expanded at each level.
+fn imported_paths(code: &str, root: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut rest = code;
     while let Some(i) = rest.find(root) {
@@ -59,49 +87,67 @@ fn imported_roots(code: &str, root: &str) -> Vec<String> {
         if before.is_some_and(|c| c.is_alphanumeric() || c == '_') && root == "crate::" {
             continue;
         }
-        heads(after, &mut out);
+        paths(after, String::new(), 2, &mut out);
     }
     out
 }
 
-/// The leading identifiers of a path tail: `store::Store` → `store`; `{a::b, c}` → `a`, `c`.
-fn heads(tail: &str, out: &mut Vec<String>) {
+/// The paths of a path tail, `left` segments deep: `base::store::Store` → `base::store`;
+/// `{Result, base::{store, text}}` → `Result`, `base::store`, `base::text`.
+fn paths(tail: &str, prefix: String, left: usize, out: &mut Vec<String>) {
     let tail = tail.trim_start();
     if let Some(group) = tail.strip_prefix('{') {
-        let mut depth = 0;
-        let mut start = 0;
-        for (i, c) in group.char_indices() {
-            match c {
-                '{' => depth += 1,
-                '}' if depth == 0 => {
-                    push_ident(&group[start..i], out);
-                    return;
-                }
-                '}' => depth -= 1,
-                ',' if depth == 0 => {
-                    push_ident(&group[start..i], out);
-                    start = i + 1;
-                }
-                _ => {}
-            }
+        for item in group_items(group) {
+            paths(item, prefix.clone(), left, out);
         }
         return;
     }
-    push_ident(tail, out);
-}
-
-fn push_ident(item: &str, out: &mut Vec<String>) {
-    let item = item.trim_start();
-    let ident: String = item
+    let ident: String = tail
         .chars()
         .take_while(|c| c.is_alphanumeric() || *c == '_')
         .collect();
-    if !ident.is_empty() && ident != "self" {
-        out.push(ident);
+    if ident.is_empty() || ident == "self" {
+        if !prefix.is_empty() {
+            out.push(prefix);
+        }
+        return;
+    }
+    let path = if prefix.is_empty() {
+        ident.clone()
+    } else {
+        format!("{prefix}::{ident}")
+    };
+    let rest = &tail[ident.len()..];
+    match rest.strip_prefix("::") {
+        Some(more) if left > 1 => paths(more, path, left - 1, out),
+        _ => out.push(path),
     }
 }
 
-/// How far `super::` climbs in a file `depth` modules below its top-level module.
+/// The top-level items of a brace group (the text after its `{`), up to its closing brace.
+fn group_items(group: &str) -> Vec<&str> {
+    let mut items = Vec::new();
+    let mut depth = 0;
+    let mut start = 0;
+    for (i, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => {
+                items.push(&group[start..i]);
+                return items;
+            }
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(&group[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items
+}
+
+/// How far `super::` climbs in a file `depth` modules below its module.
 fn climbs_out(code: &str, depth: usize) -> bool {
     let supers = "super::".repeat(depth + 1);
     code.contains(&supers)
@@ -113,24 +159,33 @@ fn violations(sources: &[(PathBuf, String)], layers: &[&[&str]]) -> Vec<String> 
     let root_items: BTreeMap<&str, &str> = ROOT_ITEMS.iter().copied().collect();
     let mut out = Vec::new();
     for (rel, text) in sources {
-        let Some(module) = module_of(rel) else {
+        let shown = rel.display();
+        let code = code_of(text);
+        let FileOf::Module {
+            name: module,
+            depth,
+        } = file_of(rel)
+        else {
+            // The lists of modules hold `pub mod` lines and re-exports of their own.
+            if code.contains("use crate::") && !rel.ends_with("lib.rs") {
+                out.push(format!("{shown}: a tier's list imports"));
+            }
             continue;
         };
-        let shown = rel.display();
         let Some(&own) = layer.get(&module) else {
             out.push(format!("{shown}: module {module} is in no layer"));
             continue;
         };
-        let code = code_of(text);
-        let roots = if module == "bin" {
-            imported_roots(&code, "mdbook_notabene::")
+        let targets = if module == "bin" {
+            imported_paths(&code, "mdbook_notabene::")
         } else {
-            let mut r = imported_roots(&code, "crate::");
-            r.extend(imported_roots(&code, "$crate::"));
+            let mut r = imported_paths(&code, "crate::");
+            r.extend(imported_paths(&code, "$crate::"));
             r
         };
-        for target in roots {
-            let target_module = match root_items.get(target.as_str()) {
+        for target in targets {
+            let head = target.split("::").next().unwrap_or_default();
+            let target_module = match root_items.get(head) {
                 Some(m) => m.to_string(),
                 None => target.clone(),
             };
@@ -149,14 +204,6 @@ fn violations(sources: &[(PathBuf, String)], layers: &[&[&str]]) -> Vec<String> 
                 ));
             }
         }
-        // A file's depth below its top-level module: `src/a.rs` and `src/a/mod.rs` are 0.
-        let parts = rel.components().count();
-        let is_mod = rel.file_name().is_some_and(|f| f == "mod.rs");
-        let depth = if parts == 1 {
-            0
-        } else {
-            parts - 1 - usize::from(is_mod)
-        };
         if module != "bin" && climbs_out(&code, depth) {
             out.push(format!("{shown}: `super::` climbs out of module {module}"));
         }
@@ -165,7 +212,6 @@ fn violations(sources: &[(PathBuf, String)], layers: &[&[&str]]) -> Vec<String> 
     out.dedup();
     out
 }
-
 fn rust_files(dir: &Path, base: &Path, out: &mut Vec<(PathBuf, String)>) {
     let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().collect();
     entries.sort_by_key(|e| e.path());
@@ -198,10 +244,13 @@ fn every_module_imports_only_from_lower_layers() {
 }
 
 #[test]
-fn every_top_level_module_is_in_exactly_one_layer() {
+fn every_module_is_in_exactly_one_layer() {
     let mut seen: Vec<String> = crate_sources()
         .iter()
-        .filter_map(|(rel, _)| module_of(rel))
+        .filter_map(|(rel, _)| match file_of(rel) {
+            FileOf::Module { name, .. } => Some(name),
+            FileOf::List => None,
+        })
         .collect();
     seen.sort();
     seen.dedup();
@@ -213,46 +262,99 @@ fn every_top_level_module_is_in_exactly_one_layer() {
     assert_eq!(listed, seen);
 }
 
-/// The checker itself: a lower layer made to import a higher one is caught, in each form.
+/// The tiers are the folders of `src/`, each one run of layers in the list, bottom up.
+#[test]
+fn the_tiers_are_contiguous_and_are_the_folders() {
+    let mut order: Vec<&str> = Vec::new();
+    for layer in mdbook_notabene::LAYERS {
+        let tiers: Vec<&str> = layer
+            .iter()
+            .map(|m| m.split("::").next().unwrap())
+            .collect();
+        assert!(
+            tiers.iter().all(|t| *t == tiers[0]),
+            "a layer spans tiers: {layer:?}"
+        );
+        if order.last() != Some(&tiers[0]) {
+            assert!(!order.contains(&tiers[0]), "tier {} split", tiers[0]);
+            order.push(tiers[0]);
+        }
+    }
+    assert_eq!(order, ["base", "model", "output", "apps", "bin"]);
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut folders: Vec<String> = std::fs::read_dir(&src)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    folders.sort();
+    assert_eq!(folders, ["apps", "base", "bin", "model", "output"]);
+}
+
+/// The checker itself: a lower layer or tier made to import a higher one is caught, in each
+/// form.
 #[test]
 fn an_upward_import_is_reported() {
     let layers: &[&[&str]] = &[
-        &["util"],
-        &["store"],
-        &["text"],
-        &["inject", "views"],
+        &["base::util"],
+        &["base::store"],
+        &["base::text"],
+        &["output::inject", "output::views"],
+        &["apps::ops"],
         &["bin"],
     ];
     let file = |p: &str, t: &str| (PathBuf::from(p), t.to_string());
     let sources = vec![
-        file("util/mod.rs", "use crate::{Error, Result};\n"),
-        file("store/mod.rs", "use crate::{util::par, text::PageText};\n"),
         file(
-            "store/fsx.rs",
-            "fn f() { let _ = crate::inject::inject; }\n",
+            "lib.rs",
+            "pub mod base;\npub use base::util::error::Error;\n",
+        ),
+        file("base/mod.rs", "pub mod util;\n"),
+        file("base/util/mod.rs", "use crate::{Error, Result};\n"),
+        file(
+            "base/store/mod.rs",
+            "use crate::base::{util::par, text::PageText};\n",
         ),
         file(
-            "store/ids.rs",
-            "// use crate::views; (a comment)\nuse super::Store;\n",
+            "base/store/fsx.rs",
+            "fn f() { let _ = crate::output::inject::inject; }\n",
         ),
-        file("text/mod.rs", "use crate::store::{self, Comment};\n"),
-        file("text/code.rs", "use super::super::store::Comment;\n"),
-        file("inject/mod.rs", "use crate::views::View;\n"),
         file(
-            "views.rs",
-            "use crate::{store, text::{PageText, SegKind}};\n",
+            "base/store/ids.rs",
+            "// use crate::output::views; (a comment)\nuse super::Store;\n",
         ),
-        file("bin/main.rs", "use mdbook_notabene::views;\n"),
-        file("engine.rs", "use crate::store;\n"),
+        file(
+            "base/store/json.rs",
+            "use crate::{Result, apps::{ops::Actor}};\n",
+        ),
+        file(
+            "base/text/mod.rs",
+            "use crate::base::store::{self, Comment};\n",
+        ),
+        file("base/text/code.rs", "use super::super::store::Comment;\n"),
+        file("output/inject/mod.rs", "use crate::output::views::View;\n"),
+        file(
+            "output/views.rs",
+            "use crate::base::{store, text::{PageText, SegKind}};\n",
+        ),
+        file("output/mod.rs", "pub mod views;\nuse crate::apps::ops;\n"),
+        file("apps/ops/mod.rs", "use crate::output;\n"),
+        file("bin/main.rs", "use mdbook_notabene::output::views;\n"),
+        file("output/engine.rs", "use crate::base::store;\n"),
     ];
     assert_eq!(
         violations(&sources, layers),
         vec![
-            "engine.rs: module engine is in no layer".to_string(),
-            "inject/mod.rs: inject (layer 3) imports views (layer 3)".to_string(),
-            "store/fsx.rs: store (layer 1) imports inject (layer 3)".to_string(),
-            "store/mod.rs: store (layer 1) imports text (layer 2)".to_string(),
-            "text/code.rs: `super::` climbs out of module text".to_string(),
+            "apps/ops/mod.rs: crate::output is neither a module nor a known root item".to_string(),
+            "base/store/fsx.rs: base::store (layer 1) imports output::inject (layer 3)".to_string(),
+            "base/store/json.rs: base::store (layer 1) imports apps::ops (layer 4)".to_string(),
+            "base/store/mod.rs: base::store (layer 1) imports base::text (layer 2)".to_string(),
+            "base/text/code.rs: `super::` climbs out of module base::text".to_string(),
+            "output/engine.rs: module output::engine is in no layer".to_string(),
+            "output/inject/mod.rs: output::inject (layer 3) imports output::views (layer 3)"
+                .to_string(),
+            "output/mod.rs: a tier's list imports".to_string(),
         ]
     );
 }

@@ -13,9 +13,9 @@ use crate::support::serve;
 
 use common::{book_example, plugin_bin};
 use mdbook_driver::config::Config;
-use mdbook_notabene::store::json::to_js_pretty;
-use mdbook_notabene::store::{Fresh, Scope, Store, new_comment};
-use mdbook_notabene::text::{TextOptions, page_text};
+use mdbook_notabene::base::store::json::to_js_pretty;
+use mdbook_notabene::base::store::{Fresh, Scope, Store, new_comment};
+use mdbook_notabene::base::text::{TextOptions, page_text};
 use preprocess::*;
 use serde_json::Value;
 use std::net::TcpListener;
@@ -312,7 +312,7 @@ fn mdbook_serve_rebuilds_when_the_store_changes() {
         .flat_map(|e| e.text())
         .collect();
     assert_eq!(
-        mdbook_notabene::text::normalize::normalize(&marked).as_string(),
+        mdbook_notabene::base::text::normalize::normalize(&marked).as_string(),
         quote
     );
     let comments = island_comments(&page);

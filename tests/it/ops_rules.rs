@@ -1,4 +1,4 @@
-//! The rules of the comment operations (`src/ops/`), held through both adaptors: the CLI an
+//! The rules of the comment operations (`src/apps/ops/`), held through both adaptors: the CLI an
 //! agent runs, and the API the browser calls under `serve`. One server, one store: what the
 //! one refuses, the other refuses the same way, or differs by the rule the operations module
 //! writes down (a person may close a held comment, an agent may not).
@@ -123,7 +123,7 @@ fn a_quote_not_on_the_page_is_refused_by_the_cli_unless_forced() {
 fn the_size_limits_are_the_same_through_both() {
     let server = Server::start(&[], |_| {});
     let id = post(&server, "first");
-    let limit = mdbook_notabene::ops::limits::MAX_BODY;
+    let limit = mdbook_notabene::apps::ops::limits::MAX_BODY;
     let at = "x".repeat(limit);
     let over = "x".repeat(limit + 1);
     // At the limit: a reply through each.

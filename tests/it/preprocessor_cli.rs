@@ -15,8 +15,8 @@ use crate::support::preprocess;
 
 use common::{book_example, run_plugin, stage};
 use mdbook_driver::config::Config;
-use mdbook_notabene::store::{Fresh, Scope, Store, new_comment};
-use mdbook_notabene::text::{TextOptions, page_text};
+use mdbook_notabene::base::store::{Fresh, Scope, Store, new_comment};
+use mdbook_notabene::base::text::{TextOptions, page_text};
 use mdbook_preprocessor::PreprocessorContext;
 use mdbook_preprocessor::book::Book as MdBook;
 use preprocess::*;
@@ -491,7 +491,7 @@ fn json_protocol_on_stdin() {
             ctx.mdbook_version.clone()
         )
     );
-    let expected = mdbook_notabene::preprocess::run(&ctx, book.clone()).unwrap();
+    let expected = mdbook_notabene::output::annotate::run(&ctx, book.clone()).unwrap();
     assert_ne!(expected, book);
 
     for (version, warning) in [

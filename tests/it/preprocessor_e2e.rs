@@ -13,9 +13,9 @@ use crate::support::common;
 use crate::support::preprocess;
 
 use common::{book_example, corpus, run_plugin, stage};
-use mdbook_notabene::store::Store;
-use mdbook_notabene::text::normalize::normalize;
-use mdbook_notabene::text::{TextOptions, page_text};
+use mdbook_notabene::base::store::Store;
+use mdbook_notabene::base::text::normalize::normalize;
+use mdbook_notabene::base::text::{TextOptions, page_text};
 use preprocess::*;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};

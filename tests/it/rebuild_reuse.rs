@@ -6,7 +6,7 @@
 use crate::support::common;
 use crate::support::common::{book_example, stage};
 use crate::support::preprocess::files;
-use mdbook_notabene::engine::{self, Reuse, ReuseCounts};
+use mdbook_notabene::output::engine::{self, Reuse, ReuseCounts};
 use pretty_assertions::assert_eq;
 use std::path::Path;
 use std::sync::Arc;

@@ -7,8 +7,8 @@
 //! which contributes no text; mermaid.js replaces it with an SVG).
 
 use crate::support::common;
-use mdbook_notabene::text::normalize::normalize;
-use mdbook_notabene::text::{TextOptions, page_text};
+use mdbook_notabene::base::text::normalize::normalize;
+use mdbook_notabene::base::text::{TextOptions, page_text};
 use scraper::{ElementRef, Html, Node, Selector};
 use std::path::Path;
 

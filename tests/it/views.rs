@@ -5,18 +5,18 @@
 
 use crate::support::common::{self, git, git_commit_all};
 
-use mdbook_notabene::anchor::DEFAULT_THRESHOLD;
-use mdbook_notabene::book::Book;
-use mdbook_notabene::book::PageIds;
-use mdbook_notabene::book::Repo;
-use mdbook_notabene::resolve::{Chapter, anchor_book};
-use mdbook_notabene::store::{Fresh, Scope, new_comment};
-use mdbook_notabene::text::TextOptions;
-use mdbook_notabene::views::ViewInput;
+use mdbook_notabene::base::anchor::DEFAULT_THRESHOLD;
+use mdbook_notabene::base::store::{Fresh, Scope, new_comment};
+use mdbook_notabene::base::text::TextOptions;
+use mdbook_notabene::model::book::Book;
+use mdbook_notabene::model::book::PageIds;
+use mdbook_notabene::model::book::Repo;
+use mdbook_notabene::model::resolve::{Chapter, anchor_book};
+use mdbook_notabene::output::views::ViewInput;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-fn addressed(id: &str, page: &str, link: Option<&str>) -> mdbook_notabene::store::Comment {
+fn addressed(id: &str, page: &str, link: Option<&str>) -> mdbook_notabene::base::store::Comment {
     let mut c = new_comment(&Fresh {
         id,
         space: "book",
@@ -130,7 +130,7 @@ fn review_inverts_the_journal_and_picks_each_diff_source() {
         &TextOptions::default(),
         DEFAULT_THRESHOLD,
         1,
-        mdbook_notabene::resolve::Which::All,
+        mdbook_notabene::model::resolve::Which::All,
     );
     let repo = Repo::discover(&book);
     let input = ViewInput {

@@ -420,8 +420,8 @@ pub fn stage(src: &Path, tmp: &Path, name: &str) -> PathBuf {
 /// Writes the reader client into a copy of a set-up book (one whose `book.toml` lists it), as
 /// `mdbook-notabene build` and `serve` do on first use: a checkout carries no copy of it.
 pub fn refresh_client(root: &Path) {
-    let book = mdbook_notabene::book::Book::load(root).unwrap();
-    mdbook_notabene::assets::refresh(&book).unwrap();
+    let book = mdbook_notabene::model::book::Book::load(root).unwrap();
+    mdbook_notabene::output::assets::refresh(&book).unwrap();
 }
 
 /// A fresh temp dir holding `files` (path relative to it, contents), made a git work tree

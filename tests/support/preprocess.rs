@@ -6,10 +6,10 @@
 
 use mdbook_driver::MDBook;
 use mdbook_driver::config::Config;
-use mdbook_notabene::book::PageIds;
-use mdbook_notabene::store::{Fresh, Scope, Store, new_comment};
-use mdbook_notabene::text::normalize::normalize;
-use mdbook_notabene::text::{PageText, SegKind, TextOptions, page_text};
+use mdbook_notabene::base::store::{Fresh, Scope, Store, new_comment};
+use mdbook_notabene::base::text::normalize::normalize;
+use mdbook_notabene::base::text::{PageText, SegKind, TextOptions, page_text};
+use mdbook_notabene::model::book::PageIds;
 use scraper::{ElementRef, Html, Node, Selector};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
@@ -40,7 +40,7 @@ pub fn neutral_config(root: &Path) -> Config {
 /// Writes the reader client (`theme/notabene.js`, `theme/notabene.css`, version-stamped as
 /// `mdbook-notabene install` writes them) into the book at `root`.
 pub fn write_client(root: &Path) {
-    use mdbook_notabene::assets;
+    use mdbook_notabene::output::assets;
     for (path, body) in [
         (assets::JS_PATH, assets::JS),
         (assets::CSS_PATH, assets::CSS),
@@ -54,7 +54,7 @@ pub fn write_client(root: &Path) {
 /// Installs the reader client into the book at `root` and lists it in `config`'s
 /// `[output.html] additional-js` / `additional-css` (the preprocessor refuses a book without it).
 pub fn install_client(root: &Path, config: &mut Config) {
-    use mdbook_notabene::assets;
+    use mdbook_notabene::output::assets;
     write_client(root);
     for (key, path) in [
         ("output.html.additional-js", assets::JS_PATH),
@@ -139,7 +139,7 @@ pub fn slash(p: &Path) -> String {
 
 /// Page ids of the book at `root` (`book.toml` and environment as the preprocessor sees them).
 pub fn page_ids(root: &Path) -> PageIds {
-    PageIds::new(&mdbook_notabene::book::Book::load(root).unwrap())
+    PageIds::new(&mdbook_notabene::model::book::Book::load(root).unwrap())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -644,7 +644,7 @@ pub fn islands(doc: &Html) -> Vec<(String, Value, String)> {
         .map(|el| {
             let mut raw: String = el.text().collect();
             if el.value().attr("data-nb-encoding").is_some() {
-                raw = mdbook_notabene::util::payload::inflate_base64(&raw)
+                raw = mdbook_notabene::base::util::payload::inflate_base64(&raw)
                     .unwrap_or_else(|| panic!("deflated island does not inflate: {raw}"));
             }
             let v = serde_json::from_str(&raw)
@@ -667,7 +667,7 @@ pub fn view_data(doc: &Html) -> Value {
         .expect("a script.nb-view-data");
     let mut raw: String = el.text().collect();
     if el.value().attr("data-nb-encoding").is_some() {
-        raw = mdbook_notabene::util::payload::inflate_base64(&raw)
+        raw = mdbook_notabene::base::util::payload::inflate_base64(&raw)
             .unwrap_or_else(|| panic!("deflated view data does not inflate: {raw}"));
     }
     serde_json::from_str(&raw).unwrap_or_else(|e| panic!("view data does not parse: {e}: {raw}"))

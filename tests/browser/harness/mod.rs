@@ -843,7 +843,7 @@ pub fn fixture_url(name: &str) -> String {
             let e = e.unwrap();
             std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
         }
-        use mdbook_notabene::assets;
+        use mdbook_notabene::output::assets;
         std::fs::write(dir.join("theme/notabene.js"), assets::JS).unwrap();
         std::fs::write(dir.join("theme/notabene.css"), assets::CSS).unwrap();
         dir

@@ -1,0 +1,307 @@
+//! The agent CLI, shared by the `notabene` and `mdbook-notabene` binaries: argument parsing,
+//! store/book discovery, and dispatch to the command modules. Errors are one line on stderr,
+//! `notabene: <what> (<where>)`, with exit code 1 (2 for `comments verify` without a store).
+//! Human-readable output is written line by line through `say!` / `say_err!`, which escape control
+//! and bidi characters (`util::term`); `--json` output is written raw.
+
+mod build;
+mod comments;
+mod format;
+mod install;
+mod journal;
+mod merge;
+mod setup;
+
+use crate::base::store::Store;
+use crate::model::book::Book;
+use crate::{Error, Result};
+use clap::{Args, Parser, Subcommand};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+// Every human-readable line goes through these: one line each, escaped for the terminal
+// (stored text is untrusted), a closed pipe ignored (`notabene comments ls | head`).
+pub(crate) use crate::base::util::term::{say, say_err};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "notabene",
+    version,
+    about = "Review comments for mdBook books: the .notabene store and the agent CLI",
+    disable_help_subcommand = true
+)]
+struct Cli {
+    /// The book root (directory holding book.toml); default: nearest ancestor of the working directory.
+    #[arg(long, global = true, value_name = "DIR", alias = "root")]
+    book: Option<PathBuf>,
+    /// The store directory; default: NOTABENE_STORE, else [preprocessor.notabene] store, else <book>/.notabene.
+    #[arg(long, global = true, value_name = "DIR")]
+    store: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+// Parsed once per process: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Create the store, meta.json, protocol.md and the AGENTS.md block.
+    Init(setup::InitArgs),
+    /// Print the agent protocol (or its path, or refresh <store>/protocol.md).
+    Protocol(setup::ProtocolArgs),
+    /// Report the state of the book, config, store, protocol and AGENTS.md.
+    Doctor(JsonFlag),
+    /// List, show, add, answer and close comments; audit the store.
+    #[command(subcommand)]
+    Comments(comments::CommentsCmd),
+    /// Append to and list the journal.
+    #[command(subcommand)]
+    Journal(journal::JournalCmd),
+    /// Remove the temp files of interrupted writes (under the store lock).
+    Clean(merge::CleanArgs),
+    /// git's merge driver for store files: `notabene merge-driver %O %A %B %P` (set up by `init`).
+    MergeDriver(merge::MergeDriverArgs),
+    /// Convert legacy v1 array files to one file per comment.
+    Migrate(MigrateArgs),
+    /// Set a book up: preprocessor table, client files, watched store, init.
+    Install {
+        /// The book root (default: --book, else the nearest book.toml).
+        dir: Option<PathBuf>,
+    },
+    /// Build the book with the embedded mdBook engine and the notabene preprocessor.
+    Build(build::BuildArgs),
+    /// Build, serve on loopback, rebuild on change, and accept comments from the browser.
+    Serve {
+        /// The book root (default: --book, else the nearest book.toml).
+        dir: Option<PathBuf>,
+        /// Port (default: the first free one from 3000).
+        #[arg(long)]
+        port: Option<u16>,
+        /// Listen on every interface; the API then needs a token (NOTABENE_TOKEN, or one printed in the URL).
+        #[arg(long)]
+        host: bool,
+        /// Open a browser.
+        #[arg(long)]
+        open: bool,
+    },
+    /// Where every anchor lands in the current text, without a build; `anchors heal`.
+    Anchors(build::AnchorsArgs),
+    /// mdBook protocol: exit 0 if the preprocessor supports RENDERER.
+    #[command(hide = true)]
+    Supports {
+        /// Renderer name.
+        renderer: String,
+    },
+    /// mdBook protocol: render comments.json from a RenderContext on stdin.
+    #[command(hide = true)]
+    Render,
+}
+
+/// `--json`.
+#[derive(Args, Debug)]
+struct JsonFlag {
+    /// Machine-readable output.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+struct MigrateArgs {
+    /// Report what would change without writing anything.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+/// Where the command runs: the book (if any) and the store.
+pub(crate) struct Ctx {
+    pub book: Option<Book>,
+    pub store: Store,
+    cwd: PathBuf,
+}
+
+impl Ctx {
+    fn resolve(book_flag: Option<&Path>, store_flag: Option<&Path>) -> Result<Ctx> {
+        let cwd = std::env::current_dir()
+            .map_err(|e| Error::new(format!("cannot read the working directory: {e}")))?;
+        let book = Book::discover(book_flag)?;
+        if let Some(b) = &book {
+            for w in &b.warnings {
+                say_err!("notabene: warning: {w}");
+            }
+        }
+        let store = crate::model::book::config::locate_store(store_flag, book.as_ref())
+            .ok_or_else(|| {
+                Error::new(format!(
+                    "no book.toml in {} or any parent directory (pass --book DIR or --store DIR)",
+                    cwd.display()
+                ))
+            })?;
+        Ok(Ctx { book, store, cwd })
+    }
+
+    /// `path` relative to the working directory when below it, else absolute.
+    pub fn show(&self, path: &Path) -> String {
+        path.strip_prefix(&self.cwd)
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| path.display().to_string())
+    }
+
+    /// The review mode of the book's config.
+    pub fn review(&self) -> crate::model::book::Review {
+        self.book
+            .as_ref()
+            .map(|b| b.config.review)
+            .unwrap_or(crate::model::book::Review::Auto)
+    }
+
+    /// The directory git and author lookups run in.
+    pub fn work_dir(&self) -> &Path {
+        self.book
+            .as_ref()
+            .map(|b| b.root.as_path())
+            .unwrap_or(&self.cwd)
+    }
+}
+
+/// Runs the CLI with `args` (including the program name) and returns the exit code.
+pub fn run<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    // Run by git as the merge strategy `git-merge-notabene <base>… -- <head> <remote>…`.
+    if args.first().is_some_and(|a| {
+        Path::new(a).file_name() == Some(std::ffi::OsStr::new(merge::STRATEGY_PROGRAM))
+    }) {
+        return merge::strategy(&args[1..]);
+    }
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => return clap_exit(e),
+    };
+    let Some(command) = cli.command else {
+        let mut cmd = <Cli as clap::CommandFactory>::command();
+        let _ = writeln!(std::io::stdout(), "{}", cmd.render_help());
+        return 0;
+    };
+    match dispatch(command, cli.book.as_deref(), cli.store.as_deref()) {
+        Ok(code) => code,
+        Err(e) => {
+            say_err!("notabene: {e}");
+            1
+        }
+    }
+}
+
+fn dispatch(command: Command, book: Option<&Path>, store: Option<&Path>) -> Result<i32> {
+    match &command {
+        Command::Supports { renderer } => return Ok(build::supports(renderer)),
+        // git runs the driver at the top of the work tree, which need not hold a book.
+        Command::MergeDriver(a) => return merge::merge_driver(a),
+        Command::Render => return build::render(),
+        Command::Serve {
+            dir,
+            port,
+            host,
+            open,
+        } => {
+            let root = match (dir, book) {
+                (Some(d), _) => d.clone(),
+                (None, Some(b)) => b.to_path_buf(),
+                (None, None) => Ctx::resolve(None, store)?
+                    .book
+                    .map(|b| b.root)
+                    .ok_or_else(|| Error::new("no book.toml found (pass the book directory)"))?,
+            };
+            let opts = crate::apps::serve::Options {
+                port: *port,
+                host: *host,
+                open: *open,
+            };
+            crate::apps::serve::serve(&root, &opts, &|url| {
+                say!("notabene: serving {} at {url}", root.display());
+            })?;
+            return Ok(0);
+        }
+        Command::Install { dir: Some(d) } if book.is_none() => {
+            let ctx = Ctx::resolve(Some(d), store)?;
+            return install::install(&ctx, Some(d));
+        }
+        Command::Build(a) if book.is_none() && a.dir.is_some() => {
+            let ctx = Ctx::resolve(a.dir.as_deref(), store)?;
+            return build::build(&ctx, a);
+        }
+        _ => {}
+    }
+    let ctx = Ctx::resolve(book, store)?;
+    match command {
+        Command::Init(a) => setup::init(&ctx, &a),
+        Command::Protocol(a) => setup::protocol(&ctx, &a),
+        Command::Doctor(a) => setup::doctor(&ctx, a.json),
+        Command::Comments(c) => comments::run(&ctx, c),
+        Command::Journal(c) => journal::run(&ctx, c),
+        Command::Build(a) => build::build(&ctx, &a),
+        Command::Install { dir } => install::install(&ctx, dir.as_deref()),
+        Command::Anchors(a) => build::anchors(&ctx, &a),
+        Command::Clean(a) => merge::clean(&ctx, &a),
+        Command::Supports { .. }
+        | Command::Render
+        | Command::Serve { .. }
+        | Command::MergeDriver(_) => {
+            unreachable!("handled before the context")
+        }
+        Command::Migrate(a) => {
+            let report = crate::base::store::migrate::migrate(&ctx.store, a.dry_run)?;
+            for (file, why) in &report.kept {
+                say_err!("notabene: kept {why} ({file})");
+            }
+            let verb = if a.dry_run {
+                "would migrate"
+            } else {
+                "migrated"
+            };
+            say!(
+                "notabene: {verb} {} page file(s) → {} comment file(s) (store schemaVersion {}).",
+                report.pages,
+                report.moved,
+                crate::base::store::SCHEMA_VERSION
+            );
+            Ok(0)
+        }
+    }
+}
+
+/// Turns a clap error into the CLI convention: help and version on stdout with exit 0,
+/// anything else one line on stderr with exit 1.
+fn clap_exit(e: clap::Error) -> i32 {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = write!(std::io::stdout(), "{e}");
+            0
+        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            say_err!("notabene: a subcommand is required (see --help)");
+            1
+        }
+        _ => {
+            // The message is the first paragraph: its continuation lines name the missing
+            // arguments or the possible values, so they are folded into the one line.
+            let rendered = e.render().to_string();
+            let head: Vec<&str> = rendered
+                .lines()
+                .map(str::trim)
+                .take_while(|l| !l.is_empty())
+                .collect();
+            let head = if head.is_empty() {
+                "invalid arguments".to_string()
+            } else {
+                head.join(" ")
+            };
+            let msg = head.strip_prefix("error: ").unwrap_or(&head);
+            say_err!("notabene: {msg} (see --help)");
+            1
+        }
+    }
+}

@@ -1,0 +1,7 @@
+//! The apps tier: what acts for a user. Every comment operation, once, with its rules
+//! ([`ops`]); the `serve` loopback server and its guarded write API ([`serve`]); the agent CLI
+//! both binaries run ([`cli`]).
+
+pub mod cli;
+pub mod ops;
+pub mod serve;

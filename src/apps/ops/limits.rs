@@ -1,0 +1,82 @@
+//! The size limits of everything a person or an agent sends in, and the checks that apply them: the
+//! one place the CLI, the API (and whatever adaptor comes next) take them from.
+
+use crate::Result;
+use crate::base::util::error::{Error, ErrorKind};
+
+/// Largest accepted request body (the API).
+pub const MAX_REQUEST: usize = 1024 * 1024;
+/// Largest accepted comment text (a message, an edit, a resolution note).
+pub const MAX_BODY: usize = 64 * 1024;
+/// Largest accepted quote, prefix, suffix, section, block key, label, author or suggestion.
+pub const MAX_FIELD: usize = 8 * 1024;
+/// Largest accepted page id.
+pub const MAX_PAGE_ID: usize = 1024;
+/// Largest accepted comment id or journal entry id.
+pub const MAX_ID: usize = 256;
+/// A block label is cut to this many characters (as the original's client cuts it).
+pub const LABEL_CHARS: usize = 80;
+
+/// A message text: trimmed, not empty, at most [`MAX_BODY`] bytes.
+pub fn text<'a>(body: &'a str, field: &'static str) -> Result<&'a str> {
+    let t = body.trim();
+    if t.is_empty() {
+        return Err(Error::of(
+            ErrorKind::Invalid,
+            "the text must not be empty",
+            field,
+        ));
+    }
+    if t.len() > MAX_BODY {
+        return Err(Error::of(
+            ErrorKind::TooLarge,
+            format!("the text is {} bytes; the limit is {MAX_BODY}", t.len()),
+            field,
+        ));
+    }
+    Ok(t)
+}
+
+/// A short field (quote, context, label, author…): at most `max` bytes.
+pub fn short<'a>(value: &'a str, max: usize, field: &'static str) -> Result<&'a str> {
+    if value.len() > max {
+        return Err(Error::of(
+            ErrorKind::TooLarge,
+            format!("{field} is {} bytes; the limit is {max}", value.len()),
+            field,
+        ));
+    }
+    Ok(value)
+}
+
+/// A block label as stored: its first [`LABEL_CHARS`] characters.
+pub fn label(value: &str) -> String {
+    value.chars().take(LABEL_CHARS).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_are_inclusive_and_name_the_field() {
+        assert_eq!(text(&"x".repeat(MAX_BODY), "body").unwrap().len(), MAX_BODY);
+        let e = text(&"x".repeat(MAX_BODY + 1), "body").unwrap_err();
+        assert_eq!(
+            (e.kind(), e.message()),
+            (
+                ErrorKind::TooLarge,
+                "the text is 65537 bytes; the limit is 65536 (body)"
+            )
+        );
+        let e = text("  \n", "reply").unwrap_err();
+        assert_eq!(e.message(), "the text must not be empty (reply)");
+        assert_eq!(
+            short(&"q".repeat(MAX_FIELD + 1), MAX_FIELD, "quote")
+                .unwrap_err()
+                .message(),
+            "quote is 8193 bytes; the limit is 8192 (quote)"
+        );
+        assert_eq!(label(&"é".repeat(100)).chars().count(), LABEL_CHARS);
+    }
+}

@@ -1,0 +1,600 @@
+//! Every operation on comments, once: create, reply, edit, hold, reopen, close, delete (and the
+//! suggested edits of [`crate::apps::ops::suggestions`], which it re-exports). The CLI and the API
+//! are adaptors over these functions: they parse their input into the typed requests here, and
+//! print or serialise what comes back. Every rule lives here, and where the two differ it is by a
+//! rule written here (see [`Actor`]).
+//!
+//! Errors are typed ([`ErrorKind`]) and name the request field they are about ([`Error::field`]);
+//! each adaptor names the field its own way (`--page`, `page`).
+
+pub mod limits;
+pub mod suggestions;
+
+use crate::Result;
+use crate::base::store::comment::{suggestion_body, suggestion_value};
+use crate::base::store::{Comment, Record, Scope, Status, Store, ids, journal};
+use crate::base::text;
+use crate::base::util::error::{Error, ErrorKind};
+use serde_json::{Map, Value, json};
+
+pub use suggestions::{Applied, Options as ApplyOptions, apply};
+
+/// Who asks for an operation. The rules that differ between a person and an agent are
+/// written on this type, and nowhere else.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Actor {
+    /// A person, through the browser (`serve`'s API).
+    Person,
+    /// An agent (or a person acting as one) through the CLI.
+    Agent,
+}
+
+impl Actor {
+    /// A held comment is one a reviewer is still working on. A person may close it (their
+    /// own hold, or a reviewer's call); an agent may not, unless it forces (`--force`).
+    pub fn may_close_held(self, force: bool) -> bool {
+        self == Actor::Person || force
+    }
+}
+
+/// A resolution: the note of whoever closed the comment, the journal entry it links to,
+/// and who closed it when that is not the agent of the journal.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Resolution {
+    /// What was done.
+    pub note: String,
+    /// The journal entry describing the change (`journalEntryId`).
+    pub journal: Option<String>,
+    /// Who closed it (`by`), when a person did.
+    pub by: Option<String>,
+}
+
+impl Resolution {
+    fn to_value(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("note".into(), self.note.clone().into());
+        if let Some(j) = &self.journal {
+            m.insert("journalEntryId".into(), j.clone().into());
+        }
+        if let Some(b) = &self.by {
+            m.insert("by".into(), b.clone().into());
+        }
+        Value::Object(m)
+    }
+}
+
+/// One change to an existing comment.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change {
+    /// Replaces the text of the first message (an open comment without replies only).
+    Edit(String),
+    /// Closes it as `status` (addressed or resolved). `None` keeps a resolution it has, or
+    /// records `{note: "", by}` with the actor's name when it has none.
+    Close {
+        /// addressed or resolved.
+        status: Status,
+        /// The resolution to record.
+        resolution: Option<Resolution>,
+        /// Who closes it (for a resolution recorded without one).
+        by: String,
+    },
+    /// Opens it again: `status: open`, the stale resolution cleared.
+    Reopen,
+    /// Sets the resolution as given (`null` clears it), without a status change.
+    SetResolution(Option<Resolution>),
+    /// Puts it on hold, or takes it off.
+    Hold(bool),
+    /// Appends a message.
+    Reply {
+        /// Its author.
+        author: String,
+        /// Its text.
+        body: String,
+    },
+}
+
+/// What the changes did beyond the records written, for the adaptors to tell.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// The records as written.
+    pub records: Vec<Record>,
+    /// Ids whose earlier resolution note a close replaced.
+    pub replaced_notes: Vec<String>,
+}
+
+/// Applies `changes` to `c`, in order, at instant `ts` (`updatedAt` included), by `actor`:
+/// the rules of every change, in one place. Returns whether a close replaced an earlier note.
+pub fn apply_changes(
+    c: &mut Comment,
+    changes: &[Change],
+    actor: Actor,
+    force: bool,
+    ts: &str,
+) -> Result<bool> {
+    let id = c.id().unwrap_or_default().to_string();
+    let mut replaced = false;
+    for change in changes {
+        match change {
+            Change::Edit(body) => {
+                if c.status() != Some(Status::Open) || c.thread().len() != 1 {
+                    return Err(Error::of(
+                        ErrorKind::Conflict,
+                        "only an open comment without replies can be edited",
+                        "edit",
+                    ));
+                }
+                if let Some(Value::Array(mut t)) = c.as_map().get("thread").cloned() {
+                    if let Some(Value::Object(first)) = t.get_mut(0) {
+                        first.insert("body".into(), body.clone().into());
+                    }
+                    c.set("thread", Value::Array(t));
+                }
+            }
+            Change::Close {
+                status,
+                resolution,
+                by,
+            } => {
+                if c.held() && !actor.may_close_held(force) {
+                    return Err(Error::new(format!(
+                        "comment {id:?} is on hold — a reviewer is still working on it; pass --force to close it anyway"
+                    ))
+                    .with_kind(ErrorKind::Conflict));
+                }
+                let earlier = c
+                    .get("resolution")
+                    .and_then(|r| r.get("note"))
+                    .and_then(Value::as_str)
+                    .filter(|n| !n.is_empty());
+                if c.status() == Some(Status::Addressed)
+                    && resolution.is_some()
+                    && earlier.is_some()
+                {
+                    replaced = true;
+                }
+                c.set("status", (*status).into());
+                match resolution {
+                    Some(r) => c.set("resolution", r.to_value()),
+                    None if c.get("resolution").is_none_or(Value::is_null) => {
+                        c.set("resolution", json!({ "note": "", "by": by }));
+                    }
+                    None => {}
+                }
+            }
+            Change::Reopen => {
+                c.set("status", Status::Open.into());
+                c.set("resolution", Value::Null);
+            }
+            Change::SetResolution(r) => {
+                c.set(
+                    "resolution",
+                    r.as_ref().map_or(Value::Null, Resolution::to_value),
+                );
+            }
+            Change::Hold(h) => c.set("hold", (*h).into()),
+            Change::Reply { author, body } => c.push_message(author, body, ts),
+        }
+    }
+    c.set("updatedAt", ts.into());
+    Ok(replaced)
+}
+
+/// Changes the comments `ids` (each once, in order): all are found and checked under the
+/// store's lock before anything is written; then each is written, atomically.
+pub fn change(
+    store: &Store,
+    ids: &[String],
+    changes: &[Change],
+    actor: Actor,
+    force: bool,
+) -> Result<Outcome> {
+    let mut unique: Vec<String> = Vec::new();
+    for id in ids {
+        if !unique.contains(id) {
+            unique.push(id.clone());
+        }
+    }
+    // The whole store is read to find the files before the lock is taken; under it only
+    // those files are read again (a concurrent move sends us back to a full read, locked).
+    let snap = store.load()?;
+    snap.warn_unreadable();
+    let located: Vec<Record> = store.find(&snap, &unique)?.into_iter().cloned().collect();
+    let _lock = store.lock()?;
+    let mut found: Vec<Record> = Vec::with_capacity(located.len());
+    for r in &located {
+        match store.reread(r)? {
+            Some(fresh) => found.push(fresh),
+            None => {
+                let snap = store.load()?;
+                found = store.find(&snap, &unique)?.into_iter().cloned().collect();
+                break;
+            }
+        }
+    }
+    let ts = ids::iso(ids::now()?);
+    let mut out = Outcome::default();
+    // Every change is made (and checked) before the first file is written.
+    for mut rec in found {
+        if apply_changes(&mut rec.comment, changes, actor, force, &ts)? {
+            out.replaced_notes
+                .push(rec.comment.id().unwrap_or_default().to_string());
+        }
+        out.records.push(rec);
+    }
+    store.ensure_meta()?;
+    for rec in &out.records {
+        store.write_record(rec)?;
+    }
+    Ok(out)
+}
+
+/// Deletes comment `id` (its file, or its entry of a legacy array).
+pub fn delete(store: &Store, id: &str) -> Result<Record> {
+    let _lock = store.lock()?;
+    let snap = store.load()?;
+    let rec = store.find(&snap, &[id.to_string()])?[0].clone();
+    store.delete_record(&rec)?;
+    Ok(rec)
+}
+
+/// What a new comment is anchored to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Anchor {
+    /// The whole page.
+    Page,
+    /// A text quote with its context.
+    Selection {
+        /// The rendered text.
+        quote: String,
+        /// The text just before it.
+        prefix: String,
+        /// The text just after it.
+        suffix: String,
+        /// The nearest heading before it.
+        section: Option<String>,
+    },
+    /// An image or a diagram.
+    Block {
+        /// `image` or `mermaid`.
+        kind: String,
+        /// `<kind>:<src or hash>`.
+        key: String,
+        /// What the reader sees it as (cut to [`limits::LABEL_CHARS`]).
+        label: Option<String>,
+        /// The nearest heading before it.
+        section: Option<String>,
+        /// Its position among the page's images and diagrams.
+        index: u64,
+    },
+}
+
+impl Anchor {
+    /// The scope this anchor gives a comment.
+    pub fn scope(&self) -> Scope {
+        match self {
+            Anchor::Page => Scope::Page,
+            Anchor::Selection { .. } => Scope::Selection,
+            Anchor::Block { .. } => Scope::Block,
+        }
+    }
+
+    /// Checks the anchor and returns its stored JSON.
+    fn validate(&self) -> Result<Value> {
+        let field = |v: &Option<String>, name: &'static str| -> Result<Value> {
+            v.as_deref().map_or(Ok(Value::Null), |s| {
+                limits::short(s, limits::MAX_FIELD, name).map(Value::from)
+            })
+        };
+        match self {
+            Anchor::Page => Ok(Value::Null),
+            Anchor::Selection {
+                quote,
+                prefix,
+                suffix,
+                section,
+            } => {
+                if quote.trim().is_empty() {
+                    return Err(Error::of(
+                        ErrorKind::Invalid,
+                        "the quote must not be empty",
+                        "quote",
+                    ));
+                }
+                Ok(json!({
+                    "quote": limits::short(quote, limits::MAX_FIELD, "quote")?,
+                    "prefix": limits::short(prefix, limits::MAX_FIELD, "prefix")?,
+                    "suffix": limits::short(suffix, limits::MAX_FIELD, "suffix")?,
+                    "section": field(section, "section")?,
+                }))
+            }
+            Anchor::Block {
+                kind,
+                key,
+                label,
+                section,
+                index,
+            } => {
+                if kind != "image" && kind != "mermaid" {
+                    return Err(Error::of(
+                        ErrorKind::Invalid,
+                        format!("a block is an image or a mermaid diagram, not {kind:?}"),
+                        "kind",
+                    ));
+                }
+                limits::short(key, limits::MAX_FIELD, "block")?;
+                let Some(rest) = key.strip_prefix(&format!("{kind}:")) else {
+                    return Err(Error::of(
+                        ErrorKind::Invalid,
+                        format!("a {kind} block key starts with \"{kind}:\", got {key:?}"),
+                        "block",
+                    ));
+                };
+                if rest.is_empty() {
+                    return Err(Error::of(
+                        ErrorKind::Invalid,
+                        format!("the block key has nothing after \"{kind}:\""),
+                        "block",
+                    ));
+                }
+                let label = match label {
+                    Some(l) => limits::label(limits::short(l, limits::MAX_FIELD, "label")?),
+                    None => default_label(kind, rest),
+                };
+                Ok(json!({
+                    "kind": kind, "key": key, "label": label,
+                    "section": field(section, "section")?, "index": index,
+                }))
+            }
+        }
+    }
+}
+
+/// The label the browser client derives from a block key.
+fn default_label(kind: &str, rest: &str) -> String {
+    let label = if kind == "image" {
+        let path = rest.split(['?', '#']).next().unwrap_or(rest);
+        path.rsplit('/').next().unwrap_or(path).to_string()
+    } else {
+        "diagram".to_string()
+    };
+    limits::label(&label)
+}
+
+/// A new comment, as a person or an agent asks for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewComment {
+    /// Its page id.
+    pub page: String,
+    /// Its space (the book's).
+    pub space: String,
+    /// What it is anchored to.
+    pub anchor: Anchor,
+    /// Its text (optional with a suggestion: then it says what the suggestion does).
+    pub body: Option<String>,
+    /// A suggested edit: the text that should replace the quote (selections only).
+    pub suggestion: Option<String>,
+    /// Its author.
+    pub author: String,
+}
+
+/// What the book says about a new comment's page.
+pub trait Pages {
+    /// Whether `page` is a page of the book (`None`: no book to ask).
+    fn has_page(&self, page: &str) -> Option<bool>;
+    /// The page's Markdown, to look for a quote in (`None`: not known).
+    fn markdown(&self, page: &str) -> Option<String>;
+}
+
+/// Creates a comment: validated (page id, page in the book, anchor, sizes, the quote on the
+/// page), then written as one new file under the store's lock. `force` lets a page the book
+/// does not have (yet) and a quote not found on it through.
+pub fn create(store: &Store, pages: &dyn Pages, new: &NewComment, force: bool) -> Result<Comment> {
+    store.require()?;
+    store
+        .check_compatible()
+        .map_err(|e| e.with_kind(ErrorKind::Conflict))?;
+    crate::base::store::validate_page_id(&new.page).map_err(|e| {
+        Error::of(
+            ErrorKind::Invalid,
+            e.what().trim_end_matches(" (page)"),
+            "page",
+        )
+    })?;
+    limits::short(&new.page, limits::MAX_PAGE_ID, "page")?;
+    if !force && pages.has_page(&new.page) == Some(false) {
+        return Err(Error::of(
+            ErrorKind::NotFound,
+            format!("page {:?} is not in this book", new.page),
+            "page",
+        ));
+    }
+    let anchor = new.anchor.validate()?;
+    let quote = anchor.get("quote").and_then(Value::as_str);
+    if let (Some(q), false) = (quote, force)
+        && let Some(md) = pages.markdown(&new.page)
+        && !quote_on_page(&md, q)
+    {
+        return Err(Error::of(
+            ErrorKind::NotFound,
+            format!("the quote is not on page {:?}", new.page),
+            "quote",
+        ));
+    }
+    let suggestion = match (&new.suggestion, quote) {
+        (None, _) => None,
+        (Some(t), Some(q)) => Some((
+            q.to_string(),
+            limits::short(t, limits::MAX_FIELD, "suggest")?,
+        )),
+        (Some(_), None) => {
+            return Err(Error::of(
+                ErrorKind::Invalid,
+                "a suggestion goes with a quote",
+                "suggest",
+            ));
+        }
+    };
+    let body = match (&new.body, &suggestion) {
+        (Some(b), _) => limits::text(b, "body")?.to_string(),
+        (None, Some((q, t))) => suggestion_body(q, t),
+        (None, None) => limits::text("", "body")?.to_string(),
+    };
+    let author = limits::short(new.author.trim(), limits::MAX_FIELD, "author")?;
+    store.ensure_meta()?;
+    let now = ids::now()?;
+    let ts = ids::iso(now);
+    // Written and fsynced before the lock: under it, only the schema check and the rename
+    // that never replaces a file (a taken id is drawn again).
+    loop {
+        let mut comment = crate::base::store::new_comment(&crate::base::store::Fresh {
+            id: &ids::comment_id(now),
+            space: &new.space,
+            page: &new.page,
+            scope: new.anchor.scope(),
+            anchor: anchor.clone(),
+            author,
+            body: &body,
+            ts: &ts,
+        });
+        if let Some((q, t)) = &suggestion {
+            comment.set_after("anchor", "suggestion", suggestion_value(q, t));
+        }
+        let prepared = store.prepare_create(&comment)?;
+        let lock = store.lock()?;
+        store
+            .check_compatible()
+            .map_err(|e| e.with_kind(ErrorKind::Conflict))?;
+        let created = prepared.create()?;
+        drop(lock);
+        if let Some(sync) = created {
+            sync.finish();
+            return Ok(comment);
+        }
+    }
+}
+
+/// Whether `quote` is in the rendered text of `markdown`, whitespace-normalised as anchors
+/// are (the default Markdown options). A chapter with an mdBook directive (`{{#include}}`…)
+/// is not checked: its text is only known after mdBook expands it.
+fn quote_on_page(markdown: &str, quote: &str) -> bool {
+    // A chapter that includes other files has text this reading cannot see.
+    if markdown.contains("{{#") {
+        return true;
+    }
+    let page = text::page_text(markdown, &text::TextOptions::default());
+    let norm = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    norm(&page.text).contains(&norm(quote))
+}
+
+/// The nudge for a close that links journal entry `entry` (or none): the protocol links
+/// every resolution to one, written before or after the close.
+pub fn journal_nudge(store: &Store, entry: Option<&str>) -> Option<String> {
+    match entry {
+        None => Some(
+            "no --journal <entryId> — the protocol links every resolution to a journal entry."
+                .into(),
+        ),
+        Some(j) => {
+            let journal = journal::read(store);
+            let known = journal
+                .entries()
+                .iter()
+                .any(|e| e.get("id").and_then(Value::as_str) == Some(j));
+            (!known).then(|| {
+                format!("journal entry {j:?} doesn't exist (yet) — append it with `journal add`.")
+            })
+        }
+    }
+}
+
+/// A request to apply suggested edits.
+#[derive(Debug, Clone)]
+pub struct ApplyRequest {
+    /// The comments whose suggestions to write.
+    pub ids: Vec<String>,
+    /// Who applies them.
+    pub author: String,
+    /// Who asks: a person in the browser, an agent with the CLI.
+    pub actor: Actor,
+    /// The journal entry that records the change; `None` writes one, as the browser does.
+    pub journal: Option<String>,
+    /// The resolution note (default: says what was replaced).
+    pub note: Option<String>,
+    /// Applies held comments' suggestions too.
+    pub force: bool,
+}
+
+/// Applies suggested edits ([`apply`]) and, unless the request names a journal entry of its
+/// own, records them in one new journal entry that the resolutions link to: /review shows
+/// every applied edit with what changed and why, whoever applied it. The entry is written
+/// after the edits (an edit refused is never journaled); a crash between the two leaves
+/// resolutions linked to an entry that `comments verify` reports missing.
+pub fn apply_suggestions(
+    book: &crate::model::book::Book,
+    store: &Store,
+    req: &ApplyRequest,
+) -> Result<Vec<Applied>> {
+    let entry_id = match &req.journal {
+        Some(j) => j.clone(),
+        None => ids::journal_id(ids::now()?),
+    };
+    let opts = ApplyOptions {
+        author: req.author.clone(),
+        journal: Some(entry_id.clone()),
+        note: req.note.clone(),
+        force: req.force,
+    };
+    let done = apply(book, store, &req.ids, &opts)?;
+    if req.journal.is_some() {
+        return Ok(done);
+    }
+    let mine: Vec<&Comment> = done
+        .iter()
+        .map(|a| &a.comment)
+        .filter(|c| req.ids.iter().any(|i| c.id() == Some(i.as_str())))
+        .collect();
+    let what_of = |c: &Comment| match c.suggestion() {
+        Some(s) if s.text.is_empty() => format!("Deleted “{}”.", s.quote),
+        Some(s) => format!("Replaced “{}” with “{}”.", s.quote, s.text),
+        None => String::new(),
+    };
+    let changes: Vec<Value> = mine
+        .iter()
+        .map(|c| {
+            let why = c
+                .thread()
+                .first()
+                .and_then(|m| m.get("body"))
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            json!({ "page": c.page(), "commentIds": [c.id()], "what": what_of(c), "why": why })
+        })
+        .collect();
+    let how = match req.actor {
+        Actor::Person => "from the browser",
+        Actor::Agent => "with `comments apply`",
+    };
+    let what = match mine.as_slice() {
+        [one] => what_of(one),
+        many => format!("Applied {} suggested edits.", many.len()),
+    };
+    let title = match mine.len() {
+        1 => "Applied a suggested edit",
+        _ => "Applied suggested edits",
+    };
+    let entry = json!({
+        "id": entry_id,
+        "title": title,
+        "summary": format!("{what} Applied by {} {how}.", req.author),
+        "changes": changes,
+    });
+    journal::prepare_entry(entry)
+        .and_then(|e| journal::append(store, e, &[]))
+        .map_err(|e| {
+            Error::new(format!(
+                "applied, but the journal entry failed: {}",
+                e.message()
+            ))
+        })?;
+    Ok(done)
+}

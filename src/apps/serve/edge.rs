@@ -1,0 +1,175 @@
+//! The edge of `serve`'s HTTP: what every request goes through before a handler, and the shapes
+//! requests and answers take there.
+//!
+//! * [`checks`], the middleware in front of the router: a request head over
+//!   [`super::http::MAX_HEAD`] bytes is a 431; then the guard ([`super::guard`]) — the API and
+//!   the live-reload socket get [`guard::check_api`] (the WebSocket's token, which it cannot
+//!   send as a header, comes from its query), any other path [`guard::check_page`] — and a
+//!   refusal is a 403 with its reason. Nothing past it runs for a refused request.
+//! * [`Query`]: the one query decoder (axum's, percent-decoding, `+` a space) into a typed
+//!   struct; a query that does not fit is a 400 with the reason.
+//! * [`JsonBody`]: a request body of at most [`api::MAX_REQUEST`] bytes (413 when it says it is
+//!   longer or turns out to be: axum's length-limit error, told by its type), a JSON object
+//!   (else 400 "expected a JSON object"), decoded into a typed struct. Any `Content-Type` is
+//!   taken, as the original notabene's API does.
+//! * [`json`]: a JSON answer that is never cached or sniffed.
+
+use super::{Context, api, guard, http};
+use axum::body::{Body, HttpBody};
+use axum::extract::rejection::{BytesRejection, FailedToBufferBody};
+use axum::extract::{FromRequest, FromRequestParts, Request, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderValue, Response, StatusCode, header};
+use axum::middleware::Next;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json as value};
+use std::sync::Arc;
+
+/// The path of the live-reload socket.
+pub(super) const SOCKET: &str = "/__notabene/ws";
+/// The prefix of the API's paths.
+pub(super) const API: &str = "/__notabene/api/";
+
+/// A JSON answer with status `code`, never cached or sniffed.
+pub(super) fn json(code: u16, body: &Value) -> Response<Body> {
+    let mut r = Response::new(Body::from(serde_json::to_vec(body).unwrap_or_default()));
+    *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json; charset=utf-8"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    r
+}
+
+/// `{"error": message}` with status `code`.
+pub(super) fn error(code: u16, message: &str) -> Response<Body> {
+    json(code, &value!({ "error": message }))
+}
+
+/// A header's value as text (one that is not text cannot match anything: a NUL stands in).
+fn header_text<'r>(req: &'r Request, name: &str) -> Option<std::borrow::Cow<'r, str>> {
+    req.headers().get(name).map(|v| match v.to_str() {
+        Ok(t) => t.into(),
+        Err(_) => "\u{0}".into(),
+    })
+}
+
+/// The request line's target and the headers, as hyper read them, in bytes. (hyper bounds its
+/// read buffer, not a head that arrives whole: measured here.)
+fn head_size(req: &Request) -> usize {
+    req.uri().to_string().len()
+        + req
+            .headers()
+            .iter()
+            .map(|(k, v)| k.as_str().len() + v.len() + 4)
+            .sum::<usize>()
+}
+
+/// The query of the live-reload socket, for the guard: the token it cannot send as a header.
+#[derive(serde::Deserialize)]
+struct SocketQuery {
+    token: Option<String>,
+}
+
+/// The guard's verdict on `req`: the API and the socket are checked as API requests, anything
+/// else as a page.
+fn guard_verdict(req: &Request, policy: &guard::Policy) -> Result<(), String> {
+    let path = req.uri().path();
+    let host = header_text(req, "host");
+    let is_socket = path == SOCKET;
+    let Some(rest) = path.strip_prefix(API).or(is_socket.then_some("")) else {
+        let g = guard::Request {
+            host: host.as_deref(),
+            ..guard::Request::default()
+        };
+        return guard::check_page(&g, policy);
+    };
+    let origin = header_text(req, "origin");
+    let token_header = header_text(req, "x-notabene-token");
+    let socket_token = match is_socket && token_header.is_none() {
+        true => Query::<SocketQuery>::decode(req.uri())
+            .ok()
+            .and_then(|q| q.token),
+        false => None,
+    };
+    let g = guard::Request {
+        origin: origin.as_deref(),
+        host: host.as_deref(),
+        token: token_header.as_deref().or(socket_token.as_deref()),
+    };
+    guard::check_api(&g, policy, api::access(req.method().as_str(), rest))
+}
+
+/// The middleware in front of every route: the head's size, then the guard.
+pub(super) async fn checks(
+    State(ctx): State<Arc<Context>>,
+    req: Request,
+    next: Next,
+) -> Response<Body> {
+    if head_size(&req) > http::MAX_HEAD {
+        return error(431, "request head too large");
+    }
+    if let Err(reason) = guard_verdict(&req, &ctx.policy()) {
+        return error(403, &reason);
+    }
+    next.run(req).await
+}
+
+/// A query decoded into `T` by axum's decoder; one that does not fit is a 400.
+pub(super) struct Query<T>(pub T);
+
+impl<T: DeserializeOwned> Query<T> {
+    /// The query of `uri` as a `T`, or why it is not one.
+    fn decode(uri: &axum::http::Uri) -> Result<T, String> {
+        axum::extract::Query::<T>::try_from_uri(uri)
+            .map(|q| q.0)
+            .map_err(|e| e.body_text())
+    }
+}
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for Query<T> {
+    type Rejection = Response<Body>;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Query::decode(&parts.uri)
+            .map(Query)
+            .map_err(|e| error(400, &e))
+    }
+}
+
+/// A JSON-object body decoded into `T` (a [`Map`] takes any object).
+pub(super) struct JsonBody<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
+    type Rejection = Response<Body>;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let too_large = || error(413, "payload too large");
+        // A body that says it is longer (Content-Length) is refused before it is read.
+        if req.body().size_hint().lower() > api::MAX_REQUEST as u64 {
+            return Err(too_large());
+        }
+        let bytes = match axum::body::Bytes::from_request(req, state).await {
+            Ok(b) => b,
+            Err(BytesRejection::FailedToBufferBody(FailedToBufferBody::LengthLimitError(_))) => {
+                return Err(too_large());
+            }
+            Err(_) => return Err(error(400, "cannot read the request body")),
+        };
+        let Ok(Value::Object(object)) = serde_json::from_slice::<Value>(&bytes) else {
+            return Err(error(400, "expected a JSON object"));
+        };
+        serde_json::from_value::<T>(Value::Object(object))
+            .map(JsonBody)
+            .map_err(|e| error(400, &format!("invalid request: {e}")))
+    }
+}
+
+/// A [`JsonBody`] that takes any JSON object.
+pub(super) type AnyObject = JsonBody<Map<String, Value>>;

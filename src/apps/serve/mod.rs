@@ -1,0 +1,238 @@
+//! `serve`: builds the book in process (html renderer plus our preprocessor, the same output as
+//! `mdbook build`), serves it on loopback, rebuilds when sources, theme, book.toml, the store or
+//! `po/` change (polled, debounced; output never lands in a watched directory, so it never loops on
+//! its own writes), live-reloads open pages over a WebSocket, and exposes the guarded write API
+//! under `/__notabene/api/`. On SIGINT or SIGTERM it stops accepting, lets the watcher finish what
+//! it is writing, and removes its build directory (the system's temporary directory,
+//! `notabene-serve-*`).
+
+pub mod api;
+mod edge;
+pub mod guard;
+pub mod http;
+mod islands;
+mod lock;
+mod queue;
+mod routes;
+mod watch;
+
+use crate::base::store::Store;
+use crate::base::util::term::say_err;
+use crate::model::book::{Book, PageIds, Repo};
+use crate::{Error, Result};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+
+/// Options of `serve`.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Port; `None`: the first free port from 3000.
+    pub port: Option<u16>,
+    /// Bind every interface instead of loopback (requires a token: `NOTABENE_TOKEN`, or one
+    /// generated and printed in the URL to open).
+    pub host: bool,
+    /// Open a browser once serving.
+    pub open: bool,
+}
+
+/// Everything a request handler needs: the site being served, the store and the book's page
+/// ids, the repository (diffs), the guard's settings and the defaults of new comments.
+pub(crate) struct Context {
+    site: Arc<Site>,
+    store: Store,
+    ids: PageIds,
+    repo: Repo,
+    /// The token API requests must carry: `NOTABENE_TOKEN`, or the one `--host` generated.
+    token: Option<String>,
+    /// `--host`: every interface is bound.
+    host_mode: bool,
+    /// The bound port.
+    port: u16,
+    /// Author of a write that names none.
+    author: String,
+    /// The book's `space`, for new comments.
+    space: String,
+    /// The book root.
+    root: PathBuf,
+    /// PATCH requests committed in groups.
+    patches: api::PatchQueue,
+    /// Names the page of each API write to the watcher (its island is patched at once).
+    wake: Mutex<std::sync::mpsc::Sender<Hint>>,
+}
+
+impl Context {
+    fn policy(&self) -> guard::Policy<'_> {
+        guard::Policy {
+            host_mode: self.host_mode,
+            port: self.port,
+            token: self.token.as_deref(),
+        }
+    }
+}
+
+/// What the API tells the watcher after a write: the page, and the comment's file key with
+/// what happened to it (no key: read the page whole).
+type Hint = (String, Option<(String, islands::Kind)>);
+
+/// The site being served and the build counter pages wait on.
+struct Site {
+    dir: RwLock<PathBuf>,
+    /// Page id → its HTML file in `dir`.
+    pages: RwLock<BTreeMap<String, Vec<String>>>,
+    /// The build generation; live-reload sockets and long polls watch it.
+    generation: tokio::sync::watch::Sender<u64>,
+    /// Full builds so far, and the generation the last one published.
+    builds: Mutex<(u64, u64)>,
+    /// The generation of the last island patch and the pages it patched.
+    last_patch: Mutex<Option<(u64, Vec<String>)>>,
+    /// What every build keeps for the next: unchanged chapters are not anchored or injected
+    /// again.
+    reuse: Arc<crate::output::engine::Reuse>,
+    /// What the last full build reused (`GET status`: `lastBuild`).
+    last_build: Mutex<crate::output::engine::ReuseCounts>,
+    /// Held while the watcher writes into the build directory (a build, an island patch);
+    /// `true` once the server stops, after which the watcher writes nothing more.
+    stopped: Mutex<bool>,
+}
+
+/// A token for `--host` without `NOTABENE_TOKEN`: 128 random bits, hex.
+fn generated_token() -> String {
+    let mut rng = fastrand::Rng::new();
+    (0..4).map(|_| format!("{:08x}", rng.u32(..))).collect()
+}
+
+/// The paths whose changes trigger a rebuild: the sources, the theme, book.toml, the store,
+/// `po/` and the book's extra watch directories.
+fn watched_paths(book: &Book, root: &Path, store: &Store) -> Vec<PathBuf> {
+    let mut watched = vec![
+        book.src_dir(),
+        root.join("theme"),
+        root.join("book.toml"),
+        store.root().to_path_buf(),
+        root.join("po"),
+    ];
+    watched.extend(
+        book.mdbook
+            .build
+            .extra_watch_dirs
+            .iter()
+            .map(|d| root.join(d)),
+    );
+    watched
+}
+
+/// The token API requests must carry (`NOTABENE_TOKEN`, or one generated for `--host`) and
+/// the URL to open (a generated token is printed once, inside it; the page keeps it).
+fn token_and_url(host: bool, port: u16) -> (Option<String>, String) {
+    let env_token = std::env::var("NOTABENE_TOKEN")
+        .ok()
+        .filter(|t| !t.is_empty());
+    let token = match (&env_token, host) {
+        (None, true) => Some(generated_token()),
+        _ => env_token.clone(),
+    };
+    let url = match (&token, &env_token) {
+        (Some(t), None) => format!("http://127.0.0.1:{port}/?nb-token={t}"),
+        _ => format!("http://127.0.0.1:{port}/"),
+    };
+    (token, url)
+}
+
+/// Runs the server until SIGINT or SIGTERM, then removes its build directory.
+pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<()> {
+    // Before the first snapshot: writing the client must not look like an edit.
+    crate::output::engine::refresh_client(root)?;
+    let book = Book::load(root)?;
+    let ids = PageIds::new(&book);
+    let store = book.store();
+    // Before the server is announced: what git runs to find the repository is done by then.
+    let repo = Repo::discover(root);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Error::new(format!("cannot start the server's runtime: {e}")))?;
+    // Before the build directory exists: a signal from now on removes it.
+    let stop = {
+        let _in = runtime.enter();
+        http::Stop::register()?
+    };
+    let work = tempfile::Builder::new()
+        .prefix("notabene-serve-")
+        .tempdir()
+        .map_err(|e| Error::new(format!("cannot create a build directory: {e}")))?;
+    let watched = watched_paths(&book, root, &store);
+    // Taken before the first build: a change made during it, or by a request served before
+    // the watcher thread starts, still triggers a rebuild.
+    let initial = watch::snapshot(&watched);
+    let first = work.path().join("site-0");
+    let reuse = Arc::new(crate::output::engine::Reuse::default());
+    let pages = crate::output::engine::build_into(root, &first, &reuse)?;
+    let site = Arc::new(Site {
+        dir: RwLock::new(first),
+        pages: RwLock::new(pages),
+        generation: tokio::sync::watch::Sender::new(1),
+        builds: Mutex::new((1, 1)),
+        last_patch: Mutex::new(None),
+        last_build: Mutex::new(reuse.counts()),
+        reuse,
+        stopped: Mutex::new(false),
+    });
+
+    let listeners = runtime.block_on(http::bind(options.host, options.port))?;
+    let port = listeners[0]
+        .local_addr()
+        .map(|a| a.port())
+        .map_err(|e| Error::new(format!("cannot read the bound port: {e}")))?;
+    let (token, url) = token_and_url(options.host, port);
+    if options.host {
+        say_err!(
+            "notabene: WARNING: --host binds every interface: anyone on this network can read the book. The review API requires the token."
+        );
+    }
+    announce(&url);
+    if options.open {
+        let _ = std::process::Command::new("xdg-open").arg(&url).spawn();
+    }
+
+    let (wake, woken) = std::sync::mpsc::channel();
+    let patching = watch::Patching {
+        store: store.clone(),
+        space: book.config.space.clone(),
+        wake: woken,
+    };
+    watch::Watcher::new(
+        Arc::clone(&site),
+        root,
+        work.path(),
+        watched,
+        initial,
+        patching,
+    )
+    .spawn();
+
+    let ctx = Arc::new(Context {
+        site: Arc::clone(&site),
+        store,
+        ids,
+        repo,
+        token,
+        host_mode: options.host,
+        port,
+        author: crate::base::store::ids::resolve_author(None, root),
+        space: book.config.space.clone(),
+        root: root.to_path_buf(),
+        patches: api::PatchQueue::default(),
+        wake: Mutex::new(wake),
+    });
+    runtime.block_on(http::run(listeners, routes::router(ctx), stop));
+    // Open connections are dropped; a write already under way finishes (they are atomic).
+    runtime.shutdown_timeout(std::time::Duration::from_secs(5));
+    // Waits for a build or patch under way; the watcher writes nothing after this.
+    *lock::lock(&site.stopped) = true;
+    let dir = work.path().display().to_string();
+    work.close()
+        .map_err(|e| Error::new(format!("cannot remove the build directory: {e} ({dir})")))?;
+    Ok(())
+}

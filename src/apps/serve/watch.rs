@@ -1,0 +1,305 @@
+//! Polled rebuilds for `serve`: snapshots of the watched files every [`POLL`], a debounce
+//! ([`QUIET`], at most [`SETTLE_MAX`]), a build into a fresh directory through the engine, the
+//! swap, and a wake-up for pages waiting on the build generation. Between polls, the pages the API
+//! names after its writes are patched at once, a burst at a time ([`BURST_GAP`], [`BURST_MAX`]).
+//! Nothing is written into the build directory once the server stops (`Site::stopped`).
+
+use super::islands::{Changes, Kind};
+use super::{Hint, Site, lock};
+use crate::base::util::term::say_err;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::mpsc::RecvTimeoutError;
+use std::time::{Duration, Instant, SystemTime};
+
+/// How often the watched files are compared with their last snapshot.
+pub(super) const POLL: Duration = Duration::from_millis(200);
+/// The debounce: a rebuild starts once the watched files stay unchanged this long.
+pub(super) const QUIET: Duration = Duration::from_millis(300);
+/// The longest debounce: files still changing after this long are built as they are.
+pub(super) const SETTLE_MAX: Duration = Duration::from_secs(5);
+/// Writes the API names are gathered until this long passes without one…
+pub(super) const BURST_GAP: Duration = Duration::from_millis(100);
+/// …or this long at most: a lone write is patched in soon, a storm of them (writes still
+/// coming after this long) once it calms, and rebuilt after that.
+pub(super) const BURST_MAX: Duration = Duration::from_millis(400);
+
+/// File state the watcher compares: (modified, length) by path.
+pub(super) type Snapshot = BTreeMap<PathBuf, (Option<SystemTime>, u64)>;
+
+/// Files whose changes trigger a rebuild: (path, modified, length), sorted.
+pub(super) fn snapshot(paths: &[PathBuf]) -> Snapshot {
+    let mut out = BTreeMap::new();
+    fn walk(p: &Path, out: &mut Snapshot) {
+        let Ok(meta) = std::fs::symlink_metadata(p) else {
+            return;
+        };
+        if meta.is_dir() {
+            if let Ok(rd) = std::fs::read_dir(p) {
+                for e in rd.flatten() {
+                    walk(&e.path(), out);
+                }
+            }
+        } else if meta.is_file() {
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default();
+            // Temp files of atomic writes come and go; only their result matters.
+            if !name.ends_with(".tmp") {
+                out.insert(p.to_path_buf(), (meta.modified().ok(), meta.len()));
+            }
+        }
+    }
+    for p in paths {
+        walk(p, &mut out);
+    }
+    out
+}
+
+/// Lowers this thread's scheduling priority (and that of the threads it starts, the
+/// build's workers): on a busy machine the server answers requests first and the rebuild
+/// takes what is left (Linux: nice is per thread).
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: setpriority has no memory effects; `0` names the calling thread on Linux.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
+    }
+}
+
+/// What island patching needs: the store, the book's space, and the pages the API names
+/// after its writes.
+pub(super) struct Patching {
+    pub store: crate::base::store::Store,
+    pub space: String,
+    /// (page, the written comment's file key and what happened to it) of each write; no
+    /// key: read the page whole.
+    pub wake: std::sync::mpsc::Receiver<Hint>,
+}
+
+/// The watcher thread's state: poll, debounce, rebuild into `work/site-N`, swap, wake waiting
+/// pages.
+///
+/// A change of comment files alone is also patched into the served chapters' islands at
+/// once ([`super::patch`]), before the debounce: the API names the page of each write on
+/// `wake`, and a comment file changed by another process is patched within a poll.
+pub(super) struct Watcher {
+    site: Arc<Site>,
+    root: PathBuf,
+    work: PathBuf,
+    watched: Vec<PathBuf>,
+    patching: Patching,
+    /// The state the last build saw.
+    last: Snapshot,
+    /// The number of the next build directory.
+    next: u64,
+    /// Pages the API named since the last snapshot: already patched, so the snapshot's own
+    /// diff leaves them alone.
+    hinted: BTreeSet<String>,
+    /// Pages named during a storm of writes, patched once it calms.
+    deferred: Changes,
+}
+
+impl Watcher {
+    /// A watcher of `watched` for the book at `root`, building into `work`; `initial` is the
+    /// state the first build saw.
+    pub(super) fn new(
+        site: Arc<Site>,
+        root: &Path,
+        work: &Path,
+        watched: Vec<PathBuf>,
+        initial: Snapshot,
+        patching: Patching,
+    ) -> Watcher {
+        Watcher {
+            site,
+            root: root.to_path_buf(),
+            work: work.to_path_buf(),
+            watched,
+            patching,
+            last: initial,
+            next: 1,
+            hinted: BTreeSet::new(),
+            deferred: Changes::new(),
+        }
+    }
+
+    /// Starts the watcher thread, at a lower priority than the server's.
+    pub(super) fn spawn(mut self) {
+        std::thread::spawn(move || {
+            lower_priority();
+            while self.cycle() {}
+        });
+    }
+
+    /// One poll: when the watched files changed, the comment files others changed are
+    /// patched in, the tree is let settle, and the book is rebuilt. `false` once the server
+    /// has stopped.
+    fn cycle(&mut self) -> bool {
+        self.wait(POLL);
+        let now = snapshot(&self.watched);
+        if now == self.last {
+            return true;
+        }
+        let last = std::mem::take(&mut self.last);
+        self.quick(&last, &now);
+        self.last = self.settle(now);
+        // The build reads the store as it is now: what a storm left is in it.
+        self.deferred.clear();
+        self.rebuild()
+    }
+
+    /// The debounce: waits until the tree is quiet for [`QUIET`] (or [`SETTLE_MAX`] passed),
+    /// patching in comment files as they change; returns the tree as it settled.
+    fn settle(&mut self, mut settled: Snapshot) -> Snapshot {
+        let start = Instant::now();
+        loop {
+            self.wait(QUIET);
+            let again = snapshot(&self.watched);
+            if again == settled || start.elapsed() > SETTLE_MAX {
+                return settled;
+            }
+            self.quick(&settled, &again);
+            settled = again;
+        }
+    }
+
+    /// Builds the book into a fresh directory and swaps it in; `false` (and nothing built)
+    /// once the server has stopped.
+    fn rebuild(&mut self) -> bool {
+        let site = &self.site;
+        let stopped = lock::lock(&site.stopped);
+        if *stopped {
+            return false;
+        }
+        let dest = self.work.join(format!("site-{}", self.next));
+        self.next += 1;
+        match crate::output::engine::build_into(&self.root, &dest, &site.reuse) {
+            Ok(pages) => {
+                *lock::lock(&site.last_build) = site.reuse.counts();
+                let old = std::mem::replace(&mut *lock::write(&site.dir), dest);
+                *lock::write(&site.pages) = pages;
+                site.generation.send_modify(|g| {
+                    *g += 1;
+                    let mut b = lock::lock(&site.builds);
+                    *b = (b.0 + 1, *g);
+                });
+                let _ = std::fs::remove_dir_all(old);
+            }
+            Err(e) => say_err!("notabene: {e}"),
+        }
+        drop(stopped);
+        true
+    }
+
+    /// Waits `total`, patching the pages the API names as they come, a burst of writes at a
+    /// time.
+    fn wait(&mut self, total: Duration) {
+        let end = Instant::now() + total;
+        let mut heard = false;
+        loop {
+            let left = end.saturating_duration_since(Instant::now());
+            let first = match self.patching.wake.recv_timeout(left) {
+                Ok(first) => first,
+                Err(e) => {
+                    // The server is going away: no more writes, the poll keeps its pace.
+                    if e == RecvTimeoutError::Disconnected {
+                        std::thread::sleep(left);
+                    }
+                    // A whole wait without a write: what a storm left is patched in.
+                    if !heard {
+                        let pages = std::mem::take(&mut self.deferred);
+                        self.patch(&pages);
+                    }
+                    return;
+                }
+            };
+            heard = true;
+            let (hints, calm) = self.burst(first, left);
+            let pages = merge(std::mem::take(&mut self.deferred), hints);
+            self.hinted.extend(pages.keys().cloned());
+            if calm {
+                self.patch(&pages);
+            } else {
+                self.deferred = pages;
+            }
+        }
+    }
+
+    /// The writes named after `first` until [`BURST_GAP`] passes without one (`true`: calm)
+    /// or [`BURST_MAX`] (at most `left`) is over (`false`: a storm). (Slept, then drained: the
+    /// thread wakes a few times per burst, not once per write.)
+    fn burst(&self, first: Hint, left: Duration) -> (Vec<Hint>, bool) {
+        let mut hints = vec![first];
+        let until = Instant::now() + BURST_MAX.min(left);
+        loop {
+            std::thread::sleep(BURST_GAP.min(until.saturating_duration_since(Instant::now())));
+            let before = hints.len();
+            hints.extend(self.patching.wake.try_iter());
+            if hints.len() == before {
+                return (hints, true);
+            }
+            if Instant::now() >= until {
+                return (hints, false);
+            }
+        }
+    }
+
+    /// Patches in the comment files changed by others (an agent's CLI) between `before` and
+    /// `after`, except on the pages the API already named.
+    fn quick(&mut self, before: &Snapshot, after: &Snapshot) {
+        let done = std::mem::take(&mut self.hinted);
+        if let Some(mut pages) =
+            super::islands::changed_pages(before, after, self.patching.store.root())
+        {
+            pages.retain(|page, _| !done.contains(page));
+            self.patch(&pages);
+        }
+    }
+
+    /// Patches `pages` into the served chapters' islands and, when one changed, moves the
+    /// generation (naming the pages patched).
+    fn patch(&self, pages: &Changes) {
+        if pages.is_empty() {
+            return;
+        }
+        let site = &self.site;
+        let stopped = lock::lock(&site.stopped);
+        if *stopped {
+            return;
+        }
+        let dir = lock::read(&site.dir).clone();
+        let chapters = lock::read(&site.pages).clone();
+        let store = &self.patching.store;
+        match super::islands::patch_islands(&dir, &chapters, store, &self.patching.space, pages) {
+            Ok(0) => {}
+            Ok(_) => site.generation.send_modify(|g| {
+                *g += 1;
+                *lock::lock(&site.last_patch) = Some((*g, pages.keys().cloned().collect()));
+            }),
+            Err(e) => say_err!("notabene: {e}"),
+        }
+        drop(stopped);
+    }
+}
+
+/// `hints` merged into `pages`: a hint with a key adds that comment's change to its page, one
+/// without makes the page read whole.
+fn merge(mut pages: Changes, hints: Vec<Hint>) -> Changes {
+    for (page, key) in hints {
+        let slot = pages.entry(page).or_insert_with(|| Some(BTreeMap::new()));
+        match (slot, key) {
+            (Some(keys), Some((key, kind))) => {
+                // A comment created then changed in one burst is still new.
+                let k = keys.entry(key).or_insert(kind);
+                if *k != Kind::Created || kind == Kind::Removed {
+                    *k = kind;
+                }
+            }
+            (slot, _) => *slot = None,
+        }
+    }
+    pages
+}

@@ -1,0 +1,261 @@
+//! Anchoring: re-finds every stored anchor of a page in the page's current text model.
+//!
+//! * [`text`] — text-quote anchors `{quote, prefix, suffix, section}`: exact occurrences scored
+//!   by their context, then a fuzzy search of the context window and of the quote alone, one
+//!   score formula, one threshold, deterministic tie-breaks.
+//! * [`block`] — image and diagram anchors `{kind, key, label, section, index}`.
+//! * [`myers`] — the bit-parallel approximate matcher both rely on.
+//!
+//! A page is prepared once ([`PageIndex`]) and shared by all of its anchors.
+
+pub mod block;
+pub mod myers;
+pub mod text;
+
+use crate::base::text::PageText;
+use crate::base::text::normalize::{Normalized, normalize};
+use serde::Serialize;
+use std::ops::Range;
+
+/// Default acceptance threshold for the score `S` (calibrated by the quality benchmark).
+pub const DEFAULT_THRESHOLD: f64 = 0.85;
+
+/// How an anchor was re-found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Found unchanged, with its context.
+    Exact,
+    /// Found with changes (quote or context edited, block moved or changed).
+    Fuzzy,
+    /// Not found: no candidate reached the threshold.
+    Orphan,
+}
+
+impl Status {
+    /// `exact`, `fuzzy` or `orphan`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Exact => "exact",
+            Status::Fuzzy => "fuzzy",
+            Status::Orphan => "orphan",
+        }
+    }
+}
+
+/// What changed around a placed anchor.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Flags {
+    /// The text found differs from the stored quote (after normalisation); for a block,
+    /// the block's content changed.
+    pub quote_changed: bool,
+    /// The stored prefix or the stored suffix is not the text next to the place found
+    /// (after normalisation).
+    pub context_changed: bool,
+    /// The nearest h1–h4 before the place found is not the stored section.
+    pub section_changed: bool,
+    /// Another, non-overlapping place scored within 0.02.
+    pub ambiguous: bool,
+}
+
+/// A place in the page: a raw-text byte range and the Markdown bytes it maps to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    /// Byte range in [`PageText::text`].
+    pub text: Range<usize>,
+    /// Byte range in the chapter's Markdown.
+    pub source: Range<usize>,
+}
+
+/// The outcome of resolving one anchor.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resolution {
+    /// exact, fuzzy or orphan.
+    pub status: Status,
+    /// The score `S` of the chosen (or, for an orphan, best rejected) candidate, in [0, 1].
+    pub confidence: f64,
+    /// Where it is (None for an orphan).
+    pub place: Option<Place>,
+    /// Flags (all false for an orphan).
+    pub flags: Flags,
+    /// For an orphan: the best rejected candidate.
+    pub suggestion: Option<Place>,
+    /// For a block anchor: the index of the matched block in [`PageText::blocks`].
+    pub block: Option<usize>,
+}
+
+impl Resolution {
+    /// An orphan with no suggestion.
+    pub fn orphan() -> Resolution {
+        Resolution {
+            status: Status::Orphan,
+            confidence: 0.0,
+            place: None,
+            flags: Flags::default(),
+            suggestion: None,
+            block: None,
+        }
+    }
+}
+
+/// A page prepared for anchoring: its text model and the normalised text with its map.
+pub struct PageIndex<'a> {
+    /// The text model.
+    pub page: &'a PageText,
+    /// Normalised text and its map to raw text bytes.
+    pub norm: Normalized,
+    /// The normalised text as a string (for substring search).
+    pub string: String,
+    /// Byte offset in `string` of each normalised char (plus the end).
+    pub char_starts: Vec<usize>,
+    /// Normalised chars as symbols for the matcher.
+    pub symbols: Vec<u32>,
+    /// Normalised headings: (normalised char offset, level, normalised text).
+    pub headings: Vec<(usize, u8, String)>,
+}
+
+impl<'a> PageIndex<'a> {
+    /// Normalises `page` once for all of its anchors.
+    pub fn new(page: &'a PageText) -> PageIndex<'a> {
+        let norm = normalize(&page.text);
+        let mut string = String::with_capacity(norm.chars.len());
+        let mut char_starts = Vec::with_capacity(norm.chars.len() + 1);
+        for &c in &norm.chars {
+            char_starts.push(string.len());
+            string.push(c);
+        }
+        char_starts.push(string.len());
+        let symbols = norm.chars.iter().map(|&c| c as u32).collect();
+        let headings = page
+            .headings
+            .iter()
+            .map(|h| {
+                let at = norm.start.partition_point(|&s| s < h.offset);
+                (at, h.level, normalize(&h.text).as_string())
+            })
+            .collect();
+        PageIndex {
+            page,
+            norm,
+            string,
+            char_starts,
+            symbols,
+            headings,
+        }
+    }
+
+    /// Number of normalised chars.
+    pub fn len(&self) -> usize {
+        self.norm.chars.len()
+    }
+
+    /// Whether the page has no text.
+    pub fn is_empty(&self) -> bool {
+        self.norm.chars.is_empty()
+    }
+
+    /// The normalised char index of byte `b` of `string`.
+    pub fn char_index(&self, b: usize) -> usize {
+        self.char_starts.partition_point(|&s| s < b)
+    }
+
+    /// The place of normalised chars `[a, b)`.
+    pub fn place(&self, a: usize, b: usize) -> Place {
+        let text = self.norm.source_range(a, b, self.page.text.len());
+        let source = self.page.source_range(text.start, text.end);
+        Place { text, source }
+    }
+
+    /// The normalised text of the nearest h1–h4 at or before normalised char `pos`.
+    pub fn section_at(&self, pos: usize) -> Option<&str> {
+        self.headings
+            .iter()
+            .take_while(|h| h.0 <= pos)
+            .filter(|h| h.1 <= 4)
+            .last()
+            .map(|h| h.2.as_str())
+    }
+
+    /// Whether any heading exists (for the section term).
+    pub fn has_headings(&self) -> bool {
+        self.headings.iter().any(|h| h.1 <= 4)
+    }
+}
+
+/// A stored anchor, borrowed from a comment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoredAnchor<'a> {
+    /// `scope: "selection"`.
+    Text(text::TextAnchor<'a>),
+    /// `scope: "block"`.
+    Block(block::BlockAnchor<'a>),
+    /// `scope: "page"` (or a selection without a usable anchor, which resolves as orphan).
+    Page,
+}
+
+impl<'a> StoredAnchor<'a> {
+    /// Reads the anchor of a stored comment object (`scope` + `anchor`). Returns `None` when
+    /// the shape is unusable (reported as an orphan by callers).
+    pub fn from_comment(
+        comment: &'a serde_json::Map<String, serde_json::Value>,
+    ) -> Option<StoredAnchor<'a>> {
+        let scope = comment.get("scope").and_then(|v| v.as_str())?;
+        let anchor = comment.get("anchor").and_then(|v| v.as_object());
+        let s = |key: &str| anchor.and_then(|a| a.get(key)).and_then(|v| v.as_str());
+        match scope {
+            "page" => Some(StoredAnchor::Page),
+            "selection" => Some(StoredAnchor::Text(text::TextAnchor {
+                quote: s("quote")?,
+                prefix: s("prefix").unwrap_or(""),
+                suffix: s("suffix").unwrap_or(""),
+                section: s("section"),
+            })),
+            "block" => Some(StoredAnchor::Block(block::BlockAnchor {
+                kind: s("kind")?,
+                key: s("key")?,
+                section: s("section"),
+                index: anchor
+                    .and_then(|a| a.get("index"))
+                    .and_then(|v| v.as_u64())
+                    .unwrap_or(0) as usize,
+            })),
+            _ => None,
+        }
+    }
+}
+
+/// Resolves every anchor of one page in one pass over its text (`None` for page-scope
+/// comments, which have nothing to find).
+pub fn resolve_page(
+    page: &PageText,
+    anchors: &[Option<StoredAnchor>],
+    threshold: f64,
+) -> Vec<Option<Resolution>> {
+    let needs_text = anchors
+        .iter()
+        .any(|a| matches!(a, Some(StoredAnchor::Text(_))));
+    let idx = needs_text.then(|| PageIndex::new(page));
+    // The text anchors together (their exact quotes are found in one pass over the page).
+    let texts: Vec<&text::TextAnchor> = anchors
+        .iter()
+        .filter_map(|a| match a {
+            Some(StoredAnchor::Text(t)) => Some(t),
+            _ => None,
+        })
+        .collect();
+    let mut resolved = match &idx {
+        Some(idx) => text::resolve_all(idx, &texts, threshold),
+        None => Vec::new(),
+    }
+    .into_iter();
+    anchors
+        .iter()
+        .map(|a| match a {
+            Some(StoredAnchor::Page) => None,
+            Some(StoredAnchor::Text(_)) => resolved.next(),
+            Some(StoredAnchor::Block(b)) => Some(block::resolve(page, b)),
+            None => Some(Resolution::orphan()),
+        })
+        .collect()
+}

@@ -1,0 +1,254 @@
+//! The comment object: an ordered JSON map (unknown fields kept verbatim) with typed accessors for
+//! the fields the contract defines, and the mutations the CLI performs.
+
+use serde_json::{Map, Value, json};
+
+/// A comment's status, as the contract spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Status {
+    /// Waiting for someone to act on it.
+    Open,
+    /// Handled, waiting for a reviewer to validate it (`review = "approve"`).
+    Addressed,
+    /// Done.
+    Resolved,
+}
+
+impl Status {
+    /// Every status, in the contract's order.
+    pub const ALL: [Status; 3] = [Status::Open, Status::Addressed, Status::Resolved];
+
+    /// The contract's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Open => "open",
+            Status::Addressed => "addressed",
+            Status::Resolved => "resolved",
+        }
+    }
+
+    /// The status spelt `s`, if it is one.
+    pub fn parse(s: &str) -> Option<Status> {
+        Status::ALL.into_iter().find(|x| x.as_str() == s)
+    }
+
+    /// "open, addressed, resolved": for messages.
+    pub fn list() -> String {
+        Status::ALL.map(Status::as_str).join(", ")
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl From<Status> for Value {
+    fn from(s: Status) -> Value {
+        Value::String(s.as_str().to_string())
+    }
+}
+
+/// What a comment is anchored to, as the contract spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Scope {
+    /// A text quote.
+    Selection,
+    /// The whole page.
+    Page,
+    /// An image or a diagram.
+    Block,
+}
+
+impl Scope {
+    /// Every scope, in the contract's order.
+    pub const ALL: [Scope; 3] = [Scope::Selection, Scope::Page, Scope::Block];
+
+    /// The contract's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Selection => "selection",
+            Scope::Page => "page",
+            Scope::Block => "block",
+        }
+    }
+
+    /// The scope spelt `s`, if it is one.
+    pub fn parse(s: &str) -> Option<Scope> {
+        Scope::ALL.into_iter().find(|x| x.as_str() == s)
+    }
+}
+
+impl From<Scope> for Value {
+    fn from(s: Scope) -> Value {
+        Value::String(s.as_str().to_string())
+    }
+}
+
+/// A stored comment. Mutations touch only the fields they name; every other key, known or
+/// not, keeps its value and position.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Comment(Map<String, Value>);
+
+/// A suggested edit carried by a selection comment (`suggestion` in its JSON, after
+/// `anchor`): `quote` is the rendered text it replaces (the anchor's quote when it was made),
+/// `text` the replacement (empty: delete it). `applied` (`{at, by, file}`) is set once
+/// `comments apply` has written it into the Markdown. A field of this build, not of the
+/// original contract: the original keeps it, as it keeps every unknown field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Suggestion<'a> {
+    /// The text to replace.
+    pub quote: &'a str,
+    /// The replacement.
+    pub text: &'a str,
+    /// Whether it was applied.
+    pub applied: bool,
+}
+
+/// The `suggestion` object of a new comment.
+pub fn suggestion_value(quote: &str, text: &str) -> Value {
+    json!({ "quote": quote, "text": text })
+}
+
+/// The thread text of a suggestion made without a body: says what it suggests, for readers
+/// that know only the thread (the original notabene, agents without suggestion support).
+pub fn suggestion_body(quote: &str, text: &str) -> String {
+    if text.is_empty() {
+        format!("Suggested edit: delete “{quote}”.")
+    } else {
+        format!("Suggested edit: replace “{quote}” with “{text}”.")
+    }
+}
+
+/// A thread message `{author, body, ts}`.
+pub fn message(author: &str, body: &str, ts: &str) -> Value {
+    json!({ "author": author, "body": body, "ts": ts })
+}
+
+impl Comment {
+    /// Wraps a JSON value; a non-object becomes an empty comment (which has no id).
+    pub fn from_value(v: Value) -> Comment {
+        match v {
+            Value::Object(m) => Comment(m),
+            _ => Comment(Map::new()),
+        }
+    }
+    /// Wraps a map.
+    pub fn from_map(m: Map<String, Value>) -> Comment {
+        Comment(m)
+    }
+    /// The underlying map.
+    pub fn as_map(&self) -> &Map<String, Value> {
+        &self.0
+    }
+    /// A field.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.0.get(key)
+    }
+    fn str_field(&self, key: &str) -> Option<&str> {
+        self.0
+            .get(key)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    }
+    /// The id, when it is a non-empty string.
+    pub fn id(&self) -> Option<&str> {
+        self.str_field("id")
+    }
+    /// The page.
+    pub fn page(&self) -> Option<&str> {
+        self.str_field("page")
+    }
+    /// The space.
+    pub fn space(&self) -> Option<&str> {
+        self.str_field("space")
+    }
+    /// The scope, when it is one of the contract's.
+    pub fn scope(&self) -> Option<Scope> {
+        self.str_field("scope").and_then(Scope::parse)
+    }
+    /// The status, when it is one of the contract's.
+    pub fn status(&self) -> Option<Status> {
+        self.str_field("status").and_then(Status::parse)
+    }
+    /// The scope as stored, whatever it is.
+    pub fn scope_str(&self) -> Option<&str> {
+        self.str_field("scope")
+    }
+    /// The status as stored, whatever it is (for messages and checks of the file).
+    pub fn status_str(&self) -> Option<&str> {
+        self.str_field("status")
+    }
+    /// `hold == true`.
+    pub fn held(&self) -> bool {
+        self.0.get("hold").and_then(Value::as_bool).unwrap_or(false)
+    }
+    /// The anchor object, if any.
+    pub fn anchor(&self) -> Option<&Map<String, Value>> {
+        self.0.get("anchor").and_then(Value::as_object)
+    }
+    /// The thread messages.
+    pub fn thread(&self) -> &[Value] {
+        self.0
+            .get("thread")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+    /// `updatedAt`.
+    pub fn updated_at(&self) -> &str {
+        self.0
+            .get("updatedAt")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    }
+    /// The suggested edit, when `suggestion` is an object with string `quote` and `text`.
+    pub fn suggestion(&self) -> Option<Suggestion<'_>> {
+        let s = self.0.get("suggestion")?.as_object()?;
+        Some(Suggestion {
+            quote: s.get("quote")?.as_str()?,
+            text: s.get("text")?.as_str()?,
+            applied: s.get("applied").is_some_and(|a| !a.is_null()),
+        })
+    }
+
+    /// Sets `key` to `value`: in place when it exists, else right after `after` (appended
+    /// when `after` is absent).
+    pub fn set_after(&mut self, after: &str, key: &str, value: Value) {
+        if self.0.contains_key(key) || !self.0.contains_key(after) {
+            self.set(key, value);
+            return;
+        }
+        let old = std::mem::take(&mut self.0);
+        for (k, v) in old {
+            let at = k == after;
+            self.0.insert(k, v);
+            if at {
+                self.0.insert(key.to_string(), value.clone());
+            }
+        }
+    }
+
+    /// `status == open && !hold`: what agents act on.
+    pub fn is_actionable(&self) -> bool {
+        self.status() == Some(Status::Open) && !self.held()
+    }
+
+    /// Sets `key` to `value`, keeping its position when it exists, appending otherwise.
+    pub fn set(&mut self, key: &str, value: Value) {
+        if let Some(slot) = self.0.get_mut(key) {
+            *slot = value;
+        } else {
+            self.0.insert(key.to_string(), value);
+        }
+    }
+
+    /// Appends a thread message (creating the thread when absent).
+    pub fn push_message(&mut self, author: &str, body: &str, ts: &str) {
+        match self.0.get_mut("thread") {
+            Some(Value::Array(a)) => a.push(message(author, body, ts)),
+            _ => self.set("thread", Value::Array(vec![message(author, body, ts)])),
+        }
+    }
+}

@@ -1,0 +1,677 @@
+//! The `.notabene` store (contract v3): where it is, what it holds, and every write to it.
+//!
+//! Layout: `<store>/<page>/<id>.json` holds one comment (v2/v3); a legacy `<store>/<page>.json`
+//! holds an array of comments (v1). `meta.json` and `journal.json` at the top level are reserved.
+//! Readers accept both layouts; writers write one file per comment, except that a legacy array
+//! member is updated in place in its array (as the original CLI does). A directory or comment file
+//! whose name is not UTF-8 is skipped by every reader and reported by `verify`.
+//!
+//! Every read-modify-write holds the store lock ([`fsx::StoreLock`]) and every file write is atomic
+//! ([`fsx::write_atomic`]).
+
+pub mod comment;
+pub mod fsx;
+pub mod ids;
+pub mod journal;
+pub mod json;
+pub mod merge;
+pub mod migrate;
+pub mod page_id;
+pub mod verify;
+
+use crate::base::util::term::say_err;
+use crate::{Error, Result, bail};
+pub use comment::{Comment, Scope, Status};
+pub use page_id::validate_page_id;
+
+/// The store schema version this build reads and writes (`meta.json` `schemaVersion`).
+pub const SCHEMA_VERSION: u64 = 3;
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+
+/// Top-level file names that are not comments.
+pub const RESERVED: &[&str] = &["meta.json", "journal.json"];
+
+/// The record an `apply` in progress keeps in the store directory (see `apply::intent`): a
+/// `.tmp` name, so the store's `.gitignore` keeps it out of git (a record is local to its
+/// work tree), but never listed as a leftover or removed by `clean`, because the next `apply`
+/// needs it to finish.
+pub const APPLY_RECORD: &str = ".apply-pending.tmp";
+
+/// A store directory.
+#[derive(Debug, Clone)]
+pub struct Store {
+    root: PathBuf,
+}
+
+/// Where a comment lives on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// Its own file (v2/v3).
+    File,
+    /// Member `index` of a legacy v1 array file.
+    Legacy {
+        /// Position in the array.
+        index: usize,
+    },
+}
+
+/// One comment as read from the store, with where it came from.
+#[derive(Debug, Clone)]
+pub struct Record {
+    /// Store-relative path of the file, `/`-separated.
+    pub file: String,
+    /// Own file or legacy array member.
+    pub location: Location,
+    /// The comment object (empty when the JSON value was not an object).
+    pub comment: Comment,
+}
+
+/// A `*.json` file that could not be parsed.
+#[derive(Debug, Clone)]
+pub struct Unreadable {
+    /// Store-relative path.
+    pub file: String,
+    /// The parser's message.
+    pub error: String,
+}
+
+/// A directory or `*.json` file of the store whose name is not UTF-8. Page ids and comment
+/// file names are UTF-8, so readers skip it (and all a directory holds): read under a lossy
+/// name, the next write would make a second file beside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotUtf8 {
+    /// Store-relative path, `/`-separated, each byte that is not UTF-8 written `\xNN`.
+    pub file: String,
+    /// Whether it is a directory.
+    pub dir: bool,
+}
+
+/// Everything read from the store in one walk.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    /// Every comment-shaped value, including ones without an id (verify reports those).
+    pub records: Vec<Record>,
+    /// Files that did not parse.
+    pub unreadable: Vec<Unreadable>,
+    /// Temp files (`*.tmp`) left by writes that were killed mid-way, store-relative.
+    pub leftovers: Vec<String>,
+    /// Directories and `*.json` files skipped because their names are not UTF-8.
+    pub not_utf8: Vec<NotUtf8>,
+}
+
+impl Snapshot {
+    /// The records readers use: those with a non-empty string id.
+    pub fn comments(&self) -> impl Iterator<Item = &Record> {
+        self.records.iter().filter(|r| r.comment.id().is_some())
+    }
+
+    /// Prints one warning per unreadable file, and per name that is not UTF-8, on stderr
+    /// (readers skip them).
+    pub fn warn_unreadable(&self) {
+        for w in self.unreadable_warnings() {
+            say_err!("{w}");
+        }
+    }
+
+    /// The lines [`Snapshot::warn_unreadable`] prints.
+    pub fn unreadable_warnings(&self) -> Vec<String> {
+        let unreadable = self.unreadable.iter().map(|u| {
+            format!(
+                "notabene: skipping unreadable comment file: {} ({})",
+                u.error, u.file
+            )
+        });
+        let not_utf8 = self.not_utf8.iter().map(|n| {
+            let what = if n.dir { "directory" } else { "comment file" };
+            format!(
+                "notabene: skipping a {what} whose name is not UTF-8 ({})",
+                n.file
+            )
+        });
+        unreadable.chain(not_utf8).collect()
+    }
+}
+
+/// What `meta.json` says.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Meta {
+    /// No `meta.json`.
+    Missing,
+    /// Present but unparseable or without a numeric `schemaVersion`.
+    Invalid,
+    /// The numeric `schemaVersion`.
+    Version(f64),
+}
+
+impl Store {
+    /// The store at `root` (which may not exist yet).
+    pub fn new(root: impl Into<PathBuf>) -> Store {
+        Store { root: root.into() }
+    }
+
+    /// The store directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Whether the store directory exists.
+    pub fn exists(&self) -> bool {
+        self.root.is_dir()
+    }
+
+    /// Fails with the `init` hint when the store does not exist.
+    pub fn require(&self) -> Result<()> {
+        if !self.exists() {
+            bail!(
+                "no store at {}. Run `notabene init` first.",
+                self.root.display()
+            );
+        }
+        Ok(())
+    }
+
+    /// Reads `meta.json`.
+    pub fn meta(&self) -> Meta {
+        let path = self.root.join("meta.json");
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            return if path.exists() {
+                Meta::Invalid
+            } else {
+                Meta::Missing
+            };
+        };
+        match serde_json::from_str::<Value>(&text) {
+            Ok(v) => match v.get("schemaVersion").and_then(Value::as_f64) {
+                Some(n) => Meta::Version(n),
+                None => Meta::Invalid,
+            },
+            Err(_) => Meta::Invalid,
+        }
+    }
+
+    /// Refuses a store whose `schemaVersion` is newer than this build understands.
+    pub fn check_compatible(&self) -> Result<()> {
+        if let Meta::Version(v) = self.meta()
+            && v > SCHEMA_VERSION as f64
+        {
+            bail!(
+                "store schemaVersion {} is newer than this mdbook-notabene supports ({SCHEMA_VERSION}) — upgrade mdbook-notabene; refusing to read or write an unknown store shape ({})",
+                json::js_number(v),
+                self.root.join("meta.json").display()
+            );
+        }
+        Ok(())
+    }
+
+    /// Raises `meta.json` to the current schema version (never lowers it; leaves an invalid
+    /// file alone for `verify` to report). Call with the lock held.
+    pub fn ensure_meta(&self) -> Result<()> {
+        let raise = match self.meta() {
+            Meta::Missing => true,
+            Meta::Version(v) => v < SCHEMA_VERSION as f64,
+            Meta::Invalid => false,
+        };
+        if raise {
+            let meta = serde_json::json!({ "schemaVersion": SCHEMA_VERSION });
+            fsx::write_atomic(
+                &self.root,
+                Path::new("meta.json"),
+                json::to_js_pretty(&meta).as_bytes(),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Takes the exclusive store lock (the store must exist).
+    pub fn lock(&self) -> Result<fsx::StoreLock> {
+        self.require()?;
+        fsx::StoreLock::acquire(&self.root)
+    }
+
+    /// Reads every comment file of the store (checking the schema version first).
+    pub fn load(&self) -> Result<Snapshot> {
+        self.check_compatible()?;
+        self.load_unchecked()
+    }
+
+    /// Reads every comment file without the schema-version guard (for `verify`, which
+    /// reports a newer store instead of refusing it).
+    pub fn load_unchecked(&self) -> Result<Snapshot> {
+        let mut walk = Walk::default();
+        if self.exists() {
+            self.walk(&self.root, "", &mut walk)?;
+        }
+        let Walk {
+            files,
+            leftovers,
+            not_utf8,
+        } = walk;
+        // Files are listed in a deterministic order, then read and parsed in parallel; the
+        // snapshot keeps the listing order.
+        let threads = if files.len() > 256 {
+            crate::base::util::par::default_threads()
+        } else {
+            1
+        };
+        let parsed = crate::base::util::par::par_map(&files, threads, |(path, rel)| {
+            read_comment_file(path, rel.clone())
+        });
+        let mut snap = Snapshot {
+            leftovers,
+            not_utf8,
+            ..Snapshot::default()
+        };
+        for part in parsed {
+            snap.records.extend(part.records);
+            snap.unreadable.extend(part.unreadable);
+        }
+        Ok(snap)
+    }
+
+    /// The temp files (`*.tmp`) in the store, store-relative, in a deterministic order.
+    pub fn leftovers(&self) -> Result<Vec<String>> {
+        let mut walk = Walk::default();
+        if self.exists() {
+            self.walk(&self.root, "", &mut walk)?;
+        }
+        Ok(walk.leftovers)
+    }
+
+    fn walk(&self, dir: &Path, rel: &str, out: &mut Walk) -> Result<()> {
+        let rd =
+            std::fs::read_dir(dir).map_err(|e| Error::io("cannot read store directory", dir, e))?;
+        let mut entries: Vec<_> = rd.filter_map(|e| e.ok()).collect();
+        entries.sort_by_key(|e| e.file_name());
+        for entry in entries {
+            let Ok(ft) = entry.file_type() else { continue };
+            let os_name = entry.file_name();
+            let join = |name: &str| {
+                if rel.is_empty() {
+                    name.to_string()
+                } else {
+                    format!("{rel}/{name}")
+                }
+            };
+            let Some(name) = os_name.to_str() else {
+                // Skipped whole; only a name that could hold comments is worth a finding.
+                if ft.is_dir() || (ft.is_file() && os_name.to_string_lossy().ends_with(".json")) {
+                    out.not_utf8.push(NotUtf8 {
+                        file: join(&escape_name(&os_name)),
+                        dir: ft.is_dir(),
+                    });
+                }
+                continue;
+            };
+            let child_rel = join(name);
+            if ft.is_dir() {
+                self.walk(&entry.path(), &child_rel, out)?;
+            } else if ft.is_file()
+                && name.ends_with(".tmp")
+                && !(rel.is_empty() && name == APPLY_RECORD)
+            {
+                out.leftovers.push(child_rel);
+            } else if ft.is_file()
+                && name.ends_with(".json")
+                && !(rel.is_empty() && RESERVED.contains(&name))
+            {
+                out.files.push((entry.path(), child_rel));
+            }
+        }
+        Ok(())
+    }
+
+    /// The comments stored for `page`, in the order a full read gives them: its directory's
+    /// files, then its legacy array's members (unreadable files skipped).
+    pub fn load_page(&self, page: &str) -> Result<Vec<Comment>> {
+        self.check_compatible()?;
+        validate_page_id(page)?;
+        let mut out = Vec::new();
+        let dir = self.root.join(page);
+        if let Ok(rd) = std::fs::read_dir(&dir) {
+            let mut names: Vec<String> = rd
+                .filter_map(|e| e.ok())
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                // A name that is not UTF-8 is skipped, as a full read skips it.
+                .filter_map(|e| e.file_name().into_string().ok())
+                .filter(|n| n.ends_with(".json"))
+                .collect();
+            names.sort();
+            for name in names {
+                let snap = read_comment_file(&dir.join(&name), format!("{page}/{name}"));
+                out.extend(snap.records.into_iter().map(|r| r.comment));
+            }
+        }
+        let legacy = self.root.join(format!("{page}.json"));
+        if legacy.is_file() {
+            let snap = read_comment_file(&legacy, format!("{page}.json"));
+            out.extend(snap.records.into_iter().map(|r| r.comment));
+        }
+        out.retain(|c| c.id().is_some() && c.page() == Some(page));
+        Ok(out)
+    }
+
+    /// The comment of `page` in the file `<page>/<key>.json` (`key`: its id as file names
+    /// write it); `None` when the file is missing, unreadable or holds another page's comment.
+    pub fn read_file_of(&self, page: &str, key: &str) -> Option<Comment> {
+        validate_page_id(page).ok()?;
+        if key.is_empty() || ids::sanitize_id(key) != key {
+            return None;
+        }
+        let bytes = std::fs::read(self.root.join(page).join(format!("{key}.json"))).ok()?;
+        let comment = Comment::from_value(serde_json::from_slice(&bytes).ok()?);
+        (comment.id().is_some() && comment.page() == Some(page)).then_some(comment)
+    }
+
+    /// Finds the records of `ids` (in order). Fails on the first id that is missing or that
+    /// more than one file claims.
+    pub fn find<'a>(&self, snap: &'a Snapshot, ids: &[String]) -> Result<Vec<&'a Record>> {
+        ids.iter()
+            .map(|id| {
+                let mut hits = snap.comments().filter(|r| r.comment.id() == Some(id.as_str()));
+                match (hits.next(), hits.next()) {
+                    (Some(r), None) => Ok(r),
+                    (None, _) => Err(Error::new(format!("comment {id:?} not found under {}/", self.root.display()))),
+                    (Some(a), Some(b)) => Err(Error::new(format!(
+                        "comment {id:?} is stored twice ({} and {}); run `notabene comments verify`",
+                        a.file, b.file
+                    ))),
+                }
+            })
+            .collect()
+    }
+
+    /// Finds comment `id` of `page`: its canonical file `<page>/<id>.json` when that holds it,
+    /// else by reading the whole store (legacy arrays, misplaced files).
+    pub fn find_on_page(&self, page: &str, id: &str) -> Result<Option<Record>> {
+        self.check_compatible()?;
+        let file = format!("{page}/{}.json", ids::sanitize_id(id));
+        if validate_page_id(page).is_ok()
+            && let Ok(bytes) = std::fs::read(self.root.join(&file))
+            && let Ok(Value::Object(m)) = serde_json::from_slice::<Value>(&bytes)
+        {
+            let comment = Comment::from_map(m);
+            if comment.id() == Some(id) && comment.page() == Some(page) {
+                return Ok(Some(Record {
+                    file,
+                    location: Location::File,
+                    comment,
+                }));
+            }
+        }
+        let snap = self.load()?;
+        Ok(snap
+            .comments()
+            .find(|r| r.comment.id() == Some(id) && r.comment.page() == Some(page))
+            .cloned())
+    }
+
+    /// The record as its file holds it now: `None` when the file no longer holds that comment
+    /// at that place (moved, removed, its array reordered). Call with the lock held, for a
+    /// record found before it was taken.
+    pub fn reread(&self, rec: &Record) -> Result<Option<Record>> {
+        self.check_compatible()?;
+        let Ok(bytes) = std::fs::read(self.root.join(&rec.file)) else {
+            return Ok(None);
+        };
+        let value = match serde_json::from_slice::<Value>(&bytes) {
+            Ok(v) => v,
+            Err(_) => return Ok(None),
+        };
+        let comment = match (&rec.location, value) {
+            (Location::File, v @ Value::Object(_)) => Comment::from_value(v),
+            (Location::Legacy { index }, Value::Array(mut items)) if *index < items.len() => {
+                Comment::from_value(items.swap_remove(*index))
+            }
+            _ => return Ok(None),
+        };
+        if comment.id().is_none() || comment.id() != rec.comment.id() {
+            return Ok(None);
+        }
+        Ok(Some(Record {
+            file: rec.file.clone(),
+            location: rec.location.clone(),
+            comment,
+        }))
+    }
+
+    /// Writes a record back where it came from. Call with the lock held.
+    pub fn write_record(&self, rec: &Record) -> Result<()> {
+        self.write_record_deferred(rec).map(fsx::DirSync::finish)
+    }
+
+    /// [`Store::write_record`], the directory's fsync left to the caller (to do once the
+    /// lock is released).
+    pub fn write_record_deferred(&self, rec: &Record) -> Result<fsx::DirSync> {
+        let rel = Path::new(&rec.file);
+        match rec.location {
+            Location::File => fsx::write_atomic_deferred(
+                &self.root,
+                rel,
+                json::to_js_pretty(rec.comment.as_map()).as_bytes(),
+            ),
+            Location::Legacy { index } => {
+                let mut arr = self.read_array(rel)?;
+                let slot = arr
+                    .get_mut(index)
+                    .filter(|v| v.get("id").and_then(Value::as_str) == rec.comment.id());
+                let Some(slot) = slot else {
+                    bail!(
+                        "legacy file changed under us; nothing written ({})",
+                        rec.file
+                    );
+                };
+                *slot = Value::Object(rec.comment.as_map().clone());
+                fsx::write_atomic_deferred(&self.root, rel, json::to_js_pretty(&arr).as_bytes())
+            }
+        }
+    }
+
+    /// Moves a record to `page`: `comment` (the record's comment with `page` and `updatedAt`
+    /// already set by the caller) is written as `<page>/<id>.json`, complete and fsynced,
+    /// before the old file (or legacy array member) is removed. A crash in between leaves the
+    /// comment twice — `verify` reports the duplicate id — never nowhere. Call with the lock
+    /// held. Returns the new record.
+    ///
+    /// The failpoint `rekey-after-write` (feature `failpoints`) aborts the process between the two steps (for
+    /// the crash-safety test).
+    pub fn rekey(&self, rec: &Record, comment: Comment) -> Result<Record> {
+        let page = comment.page().unwrap_or_default().to_string();
+        validate_page_id(&page)?;
+        let id = comment.id().unwrap_or_default().to_string();
+        let moved = Record {
+            file: format!("{page}/{}.json", ids::sanitize_id(&id)),
+            location: Location::File,
+            comment,
+        };
+        if moved.file == rec.file {
+            self.write_record(&moved)?;
+            return Ok(moved);
+        }
+        if self.root.join(&moved.file).exists() {
+            bail!(
+                "cannot move comment {id:?}: another file is already there; nothing moved ({})",
+                moved.file
+            );
+        }
+        self.write_record(&moved)?;
+        crate::base::util::failpoint::hit("rekey-after-write");
+        self.delete_record(rec)?;
+        Ok(moved)
+    }
+
+    /// Deletes a record: its file, or its member of a legacy array (the array file goes when
+    /// it empties). Empty page directories are removed. Call with the lock held.
+    pub fn delete_record(&self, rec: &Record) -> Result<()> {
+        let rel = Path::new(&rec.file);
+        match rec.location {
+            Location::File => fsx::remove_file(&self.root, rel)?,
+            Location::Legacy { index } => {
+                let mut arr = self.read_array(rel)?;
+                if arr
+                    .get(index)
+                    .and_then(|v| v.get("id"))
+                    .and_then(Value::as_str)
+                    != rec.comment.id()
+                {
+                    bail!(
+                        "legacy file changed under us; nothing deleted ({})",
+                        rec.file
+                    );
+                }
+                arr.remove(index);
+                if arr.is_empty() {
+                    fsx::remove_file(&self.root, rel)?;
+                } else {
+                    fsx::write_atomic(&self.root, rel, json::to_js_pretty(&arr).as_bytes())?;
+                }
+            }
+        }
+        if let Some(parent) = rel.parent() {
+            fsx::remove_empty_dirs(&self.root, parent);
+        }
+        Ok(())
+    }
+
+    /// The file of a new comment: `<page>/<sanitised id>.json`.
+    fn new_comment_file(comment: &Comment) -> Result<String> {
+        let (Some(id), Some(page)) = (comment.id(), comment.page()) else {
+            bail!("a comment needs an id and a page (id, page)");
+        };
+        validate_page_id(page)?;
+        let name = ids::sanitize_id(id);
+        if name.is_empty() {
+            bail!("comment id {id:?} has no file-name characters (id)");
+        }
+        Ok(format!("{page}/{name}.json"))
+    }
+
+    /// Creates a new comment file at `<page>/<sanitised id>.json`; refuses to overwrite.
+    /// Call with the lock held.
+    pub fn create(&self, comment: &Comment) -> Result<String> {
+        let file = Self::new_comment_file(comment)?;
+        if self.root.join(&file).exists() {
+            bail!("a comment file already exists ({file})");
+        }
+        fsx::write_atomic(
+            &self.root,
+            Path::new(&file),
+            json::to_js_pretty(comment.as_map()).as_bytes(),
+        )?;
+        Ok(file)
+    }
+
+    /// The slow half of [`Store::create`], to run before taking the store lock: the new
+    /// comment file written and fsynced under a temporary name. Put it in place with
+    /// [`fsx::Prepared::create`] while holding the lock.
+    pub fn prepare_create(&self, comment: &Comment) -> Result<fsx::Prepared> {
+        fsx::prepare(
+            &self.root,
+            Path::new(&Self::new_comment_file(comment)?),
+            json::to_js_pretty(comment.as_map()).as_bytes(),
+        )
+    }
+
+    fn read_array(&self, rel: &Path) -> Result<Vec<Value>> {
+        let path = self.root.join(rel);
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| Error::io("cannot read", &path, e))?;
+        match serde_json::from_str(&text) {
+            Ok(Value::Array(a)) => Ok(a),
+            _ => bail!(
+                "legacy file is no longer a JSON array; nothing written ({})",
+                rel.display()
+            ),
+        }
+    }
+}
+
+/// What a walk of the store found.
+#[derive(Default)]
+struct Walk {
+    /// `*.json` files to read: (path, store-relative name).
+    files: Vec<(PathBuf, String)>,
+    /// `*.tmp` files, store-relative.
+    leftovers: Vec<String>,
+    /// Names skipped because they are not UTF-8.
+    not_utf8: Vec<NotUtf8>,
+}
+
+/// A file name for messages: its UTF-8 as it is, each other byte as `\xNN`.
+fn escape_name(name: &std::ffi::OsStr) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    for chunk in name.as_encoded_bytes().utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            let _ = write!(out, "\\x{b:02X}");
+        }
+    }
+    out
+}
+
+fn read_comment_file(path: &Path, file: String) -> Snapshot {
+    let mut snap = Snapshot::default();
+    let parsed = std::fs::read(path)
+        .map_err(|e| e.to_string())
+        .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).map_err(|e| e.to_string()));
+    match parsed {
+        Err(error) => snap.unreadable.push(Unreadable { file, error }),
+        Ok(Value::Array(items)) => {
+            for (index, item) in items.into_iter().enumerate() {
+                snap.records.push(Record {
+                    file: file.clone(),
+                    location: Location::Legacy { index },
+                    comment: Comment::from_value(item),
+                });
+            }
+        }
+        Ok(v) => snap.records.push(Record {
+            file,
+            location: Location::File,
+            comment: Comment::from_value(v),
+        }),
+    }
+    snap
+}
+
+/// The fields of a comment being created, for [`new_comment`].
+#[derive(Debug, Clone)]
+pub struct Fresh<'a> {
+    /// Its id ([`ids::comment_id`]).
+    pub id: &'a str,
+    /// Its space.
+    pub space: &'a str,
+    /// Its page id.
+    pub page: &'a str,
+    /// Its scope.
+    pub scope: Scope,
+    /// Its anchor (`null` for a page comment).
+    pub anchor: Value,
+    /// The author of its first message.
+    pub author: &'a str,
+    /// The text of its first message.
+    pub body: &'a str,
+    /// Its creation instant ([`ids::iso`]).
+    pub ts: &'a str,
+}
+
+/// Builds a new comment object with the contract's key order: open, not held, one message.
+pub fn new_comment(f: &Fresh) -> Comment {
+    let mut m = Map::new();
+    m.insert("id".into(), f.id.into());
+    m.insert("space".into(), f.space.into());
+    m.insert("page".into(), f.page.into());
+    m.insert("scope".into(), f.scope.into());
+    m.insert("anchor".into(), f.anchor.clone());
+    m.insert(
+        "thread".into(),
+        Value::Array(vec![comment::message(f.author, f.body, f.ts)]),
+    );
+    m.insert("status".into(), Status::Open.into());
+    m.insert("hold".into(), false.into());
+    m.insert("resolution".into(), Value::Null);
+    m.insert("createdAt".into(), f.ts.into());
+    m.insert("updatedAt".into(), f.ts.into());
+    Comment::from_map(m)
+}

@@ -1,0 +1,70 @@
+//! The crate's human-readable output: every line of text meant for a person — listings, reports,
+//! warnings, errors — reaches stdout or stderr through here, escaped with [`escape_terminal`], so
+//! stored text (comment bodies, authors, sections, pages, journal titles, file names) cannot drive
+//! the terminal. A line is one line: a newline inside it is escaped too, so whoever wants several
+//! lines hands over several. JSON output and the mdBook protocol are written elsewhere, raw, byte
+//! for byte.
+
+use super::escape::escape_terminal;
+use std::io::Write;
+
+/// `lines`, each escaped and ended by a newline, as one string.
+pub fn render_lines<S: AsRef<str>>(lines: impl IntoIterator<Item = S>) -> String {
+    let mut out = String::new();
+    for line in lines {
+        out.push_str(&escape_terminal(line.as_ref()));
+        out.push('\n');
+    }
+    out
+}
+
+/// Writes `lines` to stdout in one write, each escaped and ended by a newline; a closed pipe
+/// (`notabene comments ls | head`) is ignored.
+pub fn out_lines<S: AsRef<str>>(lines: impl IntoIterator<Item = S>) {
+    let text = render_lines(lines);
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
+/// Writes `lines` to stderr in one write, each escaped and ended by a newline.
+pub fn err_lines<S: AsRef<str>>(lines: impl IntoIterator<Item = S>) {
+    let text = render_lines(lines);
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
+}
+
+/// Writes one line to stderr, escaped and ended by a newline (the binaries' errors).
+pub fn err_line(line: &str) {
+    err_lines([line]);
+}
+
+/// Prints one line on stdout, escaped for the terminal ([`out_lines`]).
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::base::util::term::out_lines([::std::format!($($arg)*)])
+    };
+}
+pub(crate) use say;
+
+/// Prints one line on stderr, escaped for the terminal ([`err_lines`]): warnings and errors.
+macro_rules! say_err {
+    ($($arg:tt)*) => {
+        $crate::base::util::term::err_lines([::std::format!($($arg)*)])
+    };
+}
+pub(crate) use say_err;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn every_line_is_escaped_and_ended() {
+        assert_eq!(
+            render_lines(["a\u{1b}[2J", "", "b\nc\r", "\u{202e}d"]),
+            "a\\u{1b}[2J\n\nb\\u{a}c\\u{d}\n\\u{202e}d\n"
+        );
+        assert_eq!(render_lines(Vec::<String>::new()), "");
+    }
+}

@@ -1,0 +1,459 @@
+//! Diffs from real git for the /review page: the change's `ref` commit when the journal gives one,
+//! else the working tree (staged changes included) against HEAD, else the whole file when it is new
+//! and untracked. When there is nothing to show, the reason says which case it is. Also finds the
+//! work tree root a book lives in, and reads and sets the repository-local config and attributes
+//! the store's merge driver needs.
+
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Where a diff came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    /// `git show <ref> -- <file>`.
+    Commit,
+    /// `git diff HEAD -- <file>`.
+    Worktree,
+    /// A new file git does not track yet: the whole file as added lines.
+    Untracked,
+    /// Nothing could be compared.
+    None,
+}
+
+/// A diff for one page's file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Diff {
+    /// Where it came from.
+    pub source: Source,
+    /// The commit compared, when the journal named one.
+    #[serde(rename = "ref")]
+    pub git_ref: Option<String>,
+    /// Unified diff text (may be empty).
+    pub text: String,
+    /// Why `text` is empty: `no-git`, `unchanged`, `page-not-found`, `unknown-ref`.
+    pub reason: Option<&'static str>,
+}
+
+impl Diff {
+    fn empty(source: Source, git_ref: Option<&str>, reason: &'static str) -> Diff {
+        Diff {
+            source,
+            git_ref: git_ref.map(str::to_string),
+            text: String::new(),
+            reason: Some(reason),
+        }
+    }
+}
+
+fn git(root: &Path, args: &[&str]) -> Option<(i32, String)> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["-c", "core.quotepath=off", "-c", "diff.noprefix=false"])
+        .args(args)
+        .env("LC_ALL", "C")
+        .env_remove("GIT_EXTERNAL_DIFF")
+        .output()
+        .ok()?;
+    Some((
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    ))
+}
+
+/// A git work tree, for diffs of book files.
+#[derive(Debug, Clone)]
+pub struct Repo {
+    root: Option<PathBuf>,
+}
+
+impl Repo {
+    /// The repository containing `dir`, if any.
+    pub fn discover(dir: &Path) -> Repo {
+        Repo {
+            root: git_toplevel(dir).map(|p| p.canonicalize().unwrap_or(p)),
+        }
+    }
+
+    /// No repository: every lookup finds nothing.
+    pub fn none() -> Repo {
+        Repo { root: None }
+    }
+
+    /// The repository root, if any.
+    pub fn root(&self) -> Option<&Path> {
+        self.root.as_deref()
+    }
+
+    /// `file` relative to the repository root, `/`-separated.
+    pub fn relative(&self, file: &Path) -> Option<String> {
+        let root = self.root.as_ref()?;
+        let abs = file.canonicalize().ok()?;
+        abs.strip_prefix(root)
+            .ok()
+            .map(crate::base::util::slash_path)
+    }
+
+    /// The diff of `file` (None: the page has no source file) for a change with `git_ref`.
+    pub fn diff(&self, file: Option<&Path>, git_ref: Option<&str>) -> Diff {
+        let Some(root) = &self.root else {
+            return Diff::empty(Source::None, git_ref, "no-git");
+        };
+        let Some(rel) = file.and_then(|f| self.relative(f)) else {
+            return Diff::empty(Source::None, git_ref, "page-not-found");
+        };
+        if let Some(r) = git_ref.filter(|r| !r.trim().is_empty()) {
+            if r.starts_with('-') {
+                return Diff::empty(Source::Commit, Some(r), "unknown-ref");
+            }
+            let commit = format!("{r}^{{commit}}");
+            if !matches!(
+                git(root, &["rev-parse", "--verify", "--quiet", &commit]),
+                Some((0, _))
+            ) {
+                return Diff::empty(Source::Commit, Some(r), "unknown-ref");
+            }
+            return match git(
+                root,
+                &[
+                    "show",
+                    "--no-color",
+                    "--no-ext-diff",
+                    "--format=",
+                    r,
+                    "--",
+                    &rel,
+                ],
+            ) {
+                Some((0, text)) if !text.trim().is_empty() => Diff {
+                    source: Source::Commit,
+                    git_ref: Some(r.to_string()),
+                    text,
+                    reason: None,
+                },
+                Some((0, _)) => Diff::empty(Source::Commit, Some(r), "unchanged"),
+                _ => Diff::empty(Source::Commit, Some(r), "unknown-ref"),
+            };
+        }
+        let tracked = matches!(
+            git(root, &["ls-files", "--error-unmatch", "--", &rel]),
+            Some((0, _))
+        );
+        if !tracked {
+            return match git(
+                root,
+                &[
+                    "diff",
+                    "--no-color",
+                    "--no-ext-diff",
+                    "--no-index",
+                    "--",
+                    "/dev/null",
+                    &rel,
+                ],
+            ) {
+                Some((_, text)) if !text.is_empty() => Diff {
+                    source: Source::Untracked,
+                    git_ref: None,
+                    text,
+                    reason: None,
+                },
+                _ => Diff::empty(Source::Untracked, None, "unchanged"),
+            };
+        }
+        let has_head = matches!(
+            git(root, &["rev-parse", "--verify", "--quiet", "HEAD"]),
+            Some((0, _))
+        );
+        let base = if has_head {
+            "HEAD"
+        } else {
+            "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+        };
+        match git(
+            root,
+            &["diff", "--no-color", "--no-ext-diff", base, "--", &rel],
+        ) {
+            Some((0, text)) if !text.is_empty() => Diff {
+                source: Source::Worktree,
+                git_ref: None,
+                text,
+                reason: None,
+            },
+            Some((0, _)) => Diff::empty(Source::Worktree, None, "unchanged"),
+            _ => Diff::empty(Source::None, None, "no-git"),
+        }
+    }
+}
+
+impl Repo {
+    /// The two versions of `file` a [`Repo::diff`] with the same arguments compares: the
+    /// commit's parent and the commit, else HEAD (nothing for a new file) and the working
+    /// tree. `None` when there is nothing to compare.
+    pub fn versions(&self, file: Option<&Path>, git_ref: Option<&str>) -> Option<(String, String)> {
+        let root = self.root.as_ref()?;
+        let rel = self.relative(file?)?;
+        let show = |spec: String| match git(root, &["--literal-pathspecs", "show", &spec]) {
+            Some((0, text)) => Some(text),
+            _ => None,
+        };
+        if let Some(r) = git_ref.filter(|r| !r.trim().is_empty()) {
+            if r.starts_with('-') {
+                return None;
+            }
+            let new = show(format!("{r}:{rel}"))?;
+            let old = show(format!("{r}^:{rel}")).unwrap_or_default();
+            return Some((old, new));
+        }
+        let new = std::fs::read_to_string(root.join(&rel)).ok()?;
+        let old = show(format!("HEAD:{rel}")).unwrap_or_default();
+        Some((old, new))
+    }
+}
+
+/// How git relates a file of an earlier commit to one of the working tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum MoveKind {
+    /// Renamed (or moved): the old path is gone.
+    Rename,
+    /// Copied: the old path may still exist (a split chapter's second part).
+    Copy,
+    /// Merged: the old path is gone and most of its lines arrived in another file since (a
+    /// chapter merged into another one, or into a new file), which git's rename detection
+    /// does not report when that file existed before or took more than one source.
+    Merge,
+}
+
+impl MoveKind {
+    /// `git rename`, `git copy` or `git merge`, as the build report and `anchoring.followed.by` say it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MoveKind::Rename => "git rename",
+            MoveKind::Copy => "git copy",
+            MoveKind::Merge => "git merge",
+        }
+    }
+}
+
+/// A Markdown file git says moved, by repository-relative paths.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Move {
+    /// The path in the earlier commit.
+    pub from: String,
+    /// The path in the working tree.
+    pub to: String,
+    /// Rename or copy.
+    pub kind: MoveKind,
+}
+
+impl Repo {
+    /// The commit to compare with for a file last known at `path` when a comment was last
+    /// updated at `updated_at` (ISO 8601): the newest commit at or before that instant that
+    /// holds the file, else the last commit that added or changed it.
+    pub fn base_for(&self, path: &str, updated_at: Option<&str>) -> Option<String> {
+        let root = self.root.as_deref()?;
+        if let Some(t) = updated_at {
+            let before = format!("--before={t}");
+            if let Some((0, c)) = git(root, &["rev-list", "-1", &before, "HEAD"]) {
+                let c = c.trim();
+                if !c.is_empty()
+                    && matches!(
+                        git(root, &["cat-file", "-e", &format!("{c}:{path}")]),
+                        Some((0, _))
+                    )
+                {
+                    return Some(c.to_string());
+                }
+            }
+        }
+        match git(
+            root,
+            &[
+                "log",
+                "-1",
+                "--format=%H",
+                "--diff-filter=AMR",
+                "HEAD",
+                "--",
+                path,
+            ],
+        ) {
+            Some((0, c)) if !c.trim().is_empty() => Some(c.trim().to_string()),
+            _ => None,
+        }
+    }
+
+    /// The commit current at instant `at` (ISO 8601): the newest commit of HEAD at or before
+    /// it, else (history written after the instant, as in a copied repository) HEAD's root
+    /// commit. None without a repository or a commit.
+    pub fn commit_at(&self, at: &str) -> Option<String> {
+        let root = self.root.as_deref()?;
+        let before = format!("--before={at}");
+        if let Some((0, c)) = git(root, &["rev-list", "-1", &before, "HEAD"])
+            && !c.trim().is_empty()
+        {
+            return Some(c.trim().to_string());
+        }
+        match git(root, &["rev-list", "--max-parents=0", "HEAD"]) {
+            Some((0, c)) => c.lines().last().map(|l| l.trim().to_string()),
+            _ => None,
+        }
+    }
+
+    /// The contents of `path` in commit `base`.
+    pub fn show(&self, base: &str, path: &str) -> Option<String> {
+        let root = self.root.as_deref()?;
+        match git(
+            root,
+            &["--literal-pathspecs", "show", &format!("{base}:{path}")],
+        ) {
+            Some((0, text)) => Some(text),
+            _ => None,
+        }
+    }
+
+    /// Every Markdown file renamed or copied between commit `base` and the working tree as
+    /// it is now — commits since, the index, unstaged edits and files git does not track yet —
+    /// with git's own rename and copy detection. The repository's index is not touched: a
+    /// private copy of it gets the working tree's state.
+    pub fn moves_since(&self, base: &str) -> Vec<Move> {
+        let Some(root) = self.root.as_deref() else {
+            return Vec::new();
+        };
+        let Ok(tmp) = tempfile::Builder::new().prefix("notabene-index-").tempdir() else {
+            return Vec::new();
+        };
+        let index = tmp.path().join("index");
+        let objects = tmp.path().join("objects");
+        let Some((0, real_objects)) = git(root, &["rev-parse", "--git-path", "objects"]) else {
+            return Vec::new();
+        };
+        let real_objects = root.join(real_objects.trim());
+        if std::fs::create_dir(&objects).is_err() {
+            return Vec::new();
+        }
+        if let Some((0, real)) = git(root, &["rev-parse", "--git-path", "index"]) {
+            let real = root.join(real.trim());
+            if real.is_file() && std::fs::copy(&real, &index).is_err() {
+                return Vec::new();
+            }
+        }
+        let with_index = |args: &[&str]| -> Option<(i32, String)> {
+            let out = Command::new("git")
+                .arg("-C")
+                .arg(root)
+                .args(["-c", "core.quotepath=off"])
+                .args(args)
+                .env("GIT_INDEX_FILE", &index)
+                // New blobs go to a private object directory too; the repository's objects
+                // are read through it as an alternate, never written.
+                .env("GIT_OBJECT_DIRECTORY", &objects)
+                .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", &real_objects)
+                .env("LC_ALL", "C")
+                .output()
+                .ok()?;
+            Some((
+                out.status.code().unwrap_or(-1),
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+            ))
+        };
+        let md = ":(glob)**/*.md";
+        if !matches!(with_index(&["add", "-A", "--", md]), Some((0, _))) {
+            return Vec::new();
+        }
+        let Some((0, out)) = with_index(&[
+            "diff",
+            "--cached",
+            "--no-ext-diff",
+            "-M",
+            "-C",
+            "-C",
+            "--name-status",
+            "-z",
+            base,
+            "--",
+            md,
+        ]) else {
+            return Vec::new();
+        };
+        parse_name_status(&out)
+    }
+}
+
+/// Parses `git diff --name-status -z` output, keeping renames and copies.
+fn parse_name_status(out: &str) -> Vec<Move> {
+    let mut fields = out.split('\0').filter(|f| !f.is_empty());
+    let mut moves = Vec::new();
+    while let Some(status) = fields.next() {
+        let kind = match status.as_bytes().first() {
+            Some(b'R') => Some(MoveKind::Rename),
+            Some(b'C') => Some(MoveKind::Copy),
+            _ => None,
+        };
+        let Some(kind) = kind else {
+            fields.next();
+            continue;
+        };
+        let (Some(from), Some(to)) = (fields.next(), fields.next()) else {
+            break;
+        };
+        moves.push(Move {
+            from: from.to_string(),
+            to: to.to_string(),
+            kind,
+        });
+    }
+    moves
+}
+
+/// The git work tree root containing `dir`, if any.
+pub fn git_toplevel(dir: &Path) -> Option<PathBuf> {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["rev-parse", "--show-toplevel"])
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let s = String::from_utf8(out.stdout).ok()?;
+    Some(PathBuf::from(s.trim()))
+}
+
+/// The repository-local value of a git config `key` in the repository holding `dir`.
+pub fn local_config(dir: &Path, key: &str) -> Option<String> {
+    match git(dir, &["config", "--local", "--get", key]) {
+        Some((0, out)) => Some(out.trim_end_matches('\n').to_string()),
+        _ => None,
+    }
+}
+
+/// Sets a git config `key` in the local config of the repository holding `dir` (git writes
+/// its config through its own lock file).
+pub fn set_local_config(dir: &Path, key: &str, value: &str) -> crate::Result<()> {
+    match git(dir, &["config", "--local", key, value]) {
+        Some((0, _)) => Ok(()),
+        Some((_, _)) | None => Err(crate::Error::new(format!(
+            "git config --local {key} failed ({})",
+            dir.display()
+        ))),
+    }
+}
+
+/// The value git's attributes give `attr` for `path` (`unspecified` when none), as
+/// `git check-attr` reports it.
+pub fn check_attr(dir: &Path, attr: &str, path: &Path) -> Option<String> {
+    let p = path.to_string_lossy();
+    let (code, out) = git(dir, &["check-attr", attr, "--", &p])?;
+    if code != 0 {
+        return None;
+    }
+    // `<path>: <attr>: <value>`
+    out.lines()
+        .next()
+        .and_then(|l| l.rsplit_once(": "))
+        .map(|(_, v)| v.to_string())
+}

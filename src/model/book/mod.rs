@@ -1,0 +1,13 @@
+//! The book: `book.toml` and the `[preprocessor.notabene]` table ([`config`]), page ids and their
+//! mapping to Markdown files ([`pages`]), and the git repository the book lives in ([`git`]: diffs
+//! for /review, the work-tree root for the page prefix).
+//!
+//! Nothing here reads comments or anchors them.
+
+pub mod config;
+pub mod git;
+pub mod pages;
+
+pub use config::{Book, Config, FailOn, LocaleStrategy, Review};
+pub use git::Repo;
+pub use pages::PageIds;

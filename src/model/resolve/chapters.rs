@@ -1,0 +1,246 @@
+//! From an mdBook book and a store to [`BookAnchors`]: the chapters that have a source file (with
+//! their page ids and repository-relative paths), the store's comments read for a build, and the
+//! anchoring with the book's text options and threshold. The preprocessor, the `notabene` renderer
+//! and `notabene anchors` all anchor through [`anchor`] (the preprocessor through
+//! [`anchor_reusing`], which takes unchanged chapters from the last build under `serve`); both also
+//! follow comments to other pages ([`super::follow`]).
+
+use super::{BookAnchors, Chapter, Which};
+use crate::Result;
+use crate::base::anchor::DEFAULT_THRESHOLD;
+use crate::base::store::{Comment, Store};
+use crate::base::text::TextOptions;
+use crate::base::util::slash_path;
+use crate::base::util::term::say_err;
+use crate::model::book::{Book, PageIds};
+use mdbook_preprocessor::book::{Book as MdBook, BookItem};
+use std::path::Path;
+
+/// The chapters of `book` that have a source file, with their page ids. A chapter's
+/// `source` is its file relative to the repository root (`<page-prefix>/<path>`), the path
+/// an agent opens.
+pub fn chapters(book: &MdBook, ids: &PageIds) -> Vec<Chapter> {
+    book.iter()
+        .filter_map(|item| match item {
+            BookItem::Chapter(ch) => Some(ch),
+            _ => None,
+        })
+        .filter(|ch| ch.path.is_some())
+        .filter_map(|ch| {
+            let source_path = ch.source_path.as_ref()?;
+            let url = ch.path.as_ref()?.with_extension("html");
+            let disk = std::fs::read_to_string(ids.src_dir.join(source_path))
+                .ok()
+                .filter(|d| *d != ch.content);
+            Some(Chapter {
+                page: ids.for_chapter(source_path),
+                name: ch.name.clone(),
+                url: slash_path(&url),
+                source: source_key(ids, source_path),
+                content: ch.content.clone(),
+                disk,
+            })
+        })
+        .collect()
+}
+
+/// A chapter's source file relative to the repository root: `<page-prefix>/<path>`, the key
+/// [`Chapter::source`] carries.
+pub fn source_key(ids: &PageIds, source_path: &Path) -> String {
+    slash_path(&Path::new(&ids.prefix).join(source_path))
+}
+
+/// Reads the store's comments for a build; problems are warnings (printed), never a crash.
+pub fn read_comments(store: &Store) -> Vec<Comment> {
+    let (comments, warnings) = read_comments_quietly(store);
+    for w in warnings {
+        say_err!("{w}");
+    }
+    comments
+}
+
+/// [`read_comments`], with the warnings returned (whole stderr lines) instead of printed: the
+/// binary's read-ahead prints them only when its result is used.
+pub fn read_comments_quietly(store: &Store) -> (Vec<Comment>, Vec<String>) {
+    if !store.exists() {
+        return (Vec::new(), Vec::new());
+    }
+    match store.load() {
+        Ok(snap) => {
+            let warnings = snap.unreadable_warnings();
+            let comments = snap
+                .records
+                .into_iter()
+                .filter(|r| r.comment.id().is_some())
+                .map(|r| r.comment)
+                .collect();
+            (comments, warnings)
+        }
+        Err(e) => (
+            Vec::new(),
+            vec![format!(
+                "notabene: warning: {e} — building without comments"
+            )],
+        ),
+    }
+}
+
+/// Anchors `comments` in `book` (as preprocessed for the HTML renderer) with the text options
+/// and threshold of `book_cfg`, for its configured language; `which` says whether resolved
+/// comments are looked for too.
+pub fn anchor(
+    book_cfg: &Book,
+    book: &MdBook,
+    comments: Vec<Comment>,
+    which: Which,
+) -> Result<(BookAnchors, PageIds)> {
+    anchor_reusing(book_cfg, book, comments, which, None)
+}
+
+/// [`anchor`], reusing the anchoring `reuse` kept of chapters that did not change since the
+/// last build (see [`super::reuse`]). Following comments to other pages is done again
+/// whole: it depends on the whole book.
+pub fn anchor_reusing(
+    book_cfg: &Book,
+    book: &MdBook,
+    comments: Vec<Comment>,
+    which: Which,
+    reuse: Option<&super::Reuse>,
+) -> Result<(BookAnchors, PageIds)> {
+    let ids = PageIds::new(book_cfg);
+    let options = TextOptions::from_config(&book_cfg.mdbook)?;
+    let threshold = book_cfg.config.threshold.unwrap_or(DEFAULT_THRESHOLD);
+    let chapters = chapters(book, &ids);
+    let mut anchors = super::anchor_book_reusing(
+        chapters,
+        comments,
+        &options,
+        threshold,
+        crate::base::util::par::default_threads(),
+        which,
+        reuse,
+    );
+    for (ci, c) in anchors.comments.iter().enumerate() {
+        let l = &mut anchors.located[ci];
+        if l.chapter.is_none()
+            && let Some(page) = c.page()
+            && ids.locale_of(page) != ids.language
+        {
+            l.other_language = Some(ids.locale_of(page).to_string());
+        }
+    }
+    let pages: std::collections::BTreeSet<String> =
+        anchors.chapters.iter().map(|c| c.page.clone()).collect();
+    anchors.mismatch = mismatch(
+        &ids,
+        &pages,
+        anchors.comments.iter().filter_map(|c| c.page()),
+    );
+    anchors.ambiguous =
+        super::follow::follow(&mut anchors, &ids, &book_cfg.root, &options, threshold);
+    // Without a prefix to name, the line is for comments that stay off the book: when every
+    // one of them was followed to its page (a chapter renamed), there is nothing to say.
+    if anchors
+        .mismatch
+        .as_ref()
+        .is_some_and(|m| m.suggested.is_none())
+        && anchors.located.iter().zip(&anchors.comments).all(|(l, c)| {
+            l.chapter.is_some() || c.page().is_none_or(|p| ids.locale_of(p) != ids.language)
+        })
+    {
+        anchors.mismatch = None;
+    }
+    Ok((anchors, ids))
+}
+
+/// The store does not match the book: most of the store's comments for this language are on
+/// pages the book does not have. `suggested` is the one `page-prefix` that would place the
+/// most of them (when it places at least half), `missing` how many are off the book.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mismatch {
+    /// Comments of this language whose stored page is not a page of the book.
+    pub missing: usize,
+    /// Comments of this language in the store.
+    pub total: usize,
+    /// The prefix their pages are under, when one substitution places most of them.
+    pub suggested: Option<String>,
+    /// How many of them the suggested prefix places.
+    pub placed: usize,
+}
+
+impl Mismatch {
+    /// The one-line diagnostic (without the `notabene: warning: ` head).
+    pub fn message(&self, ids: &PageIds) -> String {
+        let ours = if ids.prefix.is_empty() {
+            "the book's src directory".to_string()
+        } else {
+            format!("{:?}", ids.prefix)
+        };
+        match &self.suggested {
+            Some(p) => format!(
+                "{} of the store's {} comments for this language are on pages this book does not have; they are under {p:?}, this book's pages under {ours} — set page-prefix = {p:?} in [preprocessor.notabene] (book.toml)",
+                self.missing, self.total
+            ),
+            None => format!(
+                "{} of the store's {} comments for this language are on pages this book does not have (this book's pages are under {ours}; see `notabene anchors`)",
+                self.missing, self.total
+            ),
+        }
+    }
+}
+
+/// Checks the store's pages against the book's: `pages` are the book's page ids. Returns a
+/// [`Mismatch`] when most of this language's comments (at least one) are off the book.
+pub fn mismatch<'a>(
+    ids: &PageIds,
+    pages: &std::collections::BTreeSet<String>,
+    stored_pages: impl Iterator<Item = &'a str>,
+) -> Option<Mismatch> {
+    let rests: std::collections::BTreeSet<&str> = pages
+        .iter()
+        .map(|p| {
+            if ids.prefix.is_empty() {
+                p.as_str()
+            } else {
+                p.strip_prefix(&format!("{}/", ids.prefix)).unwrap_or(p)
+            }
+        })
+        .collect();
+    let (mut total, mut missing) = (0, 0);
+    let mut by_prefix: std::collections::BTreeMap<String, usize> = Default::default();
+    for page in stored_pages {
+        if ids.locale_of(page) != ids.language {
+            continue;
+        }
+        total += 1;
+        if pages.contains(page) {
+            continue;
+        }
+        missing += 1;
+        for (i, _) in page.match_indices('/') {
+            if rests.contains(&page[i + 1..]) {
+                *by_prefix.entry(page[..i].to_string()).or_default() += 1;
+            }
+        }
+        if rests.contains(page) {
+            *by_prefix.entry(String::new()).or_default() += 1;
+        }
+    }
+    if missing == 0 || missing * 2 < total {
+        return None;
+    }
+    let best = by_prefix
+        .into_iter()
+        .filter(|(p, _)| *p != ids.prefix)
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)));
+    let (suggested, placed) = match best {
+        Some((p, n)) if n * 2 >= missing => (Some(p), n),
+        _ => (None, 0),
+    };
+    Some(Mismatch {
+        missing,
+        total,
+        suggested,
+        placed,
+    })
+}

@@ -1,0 +1,131 @@
+//! The embedded mdBook engine: loads a book with our preprocessor (and, when the book has an
+//! `[output.notabene]` table, our renderer) in process, builds it into a directory, and runs the
+//! preprocess-only pass `notabene anchors` uses — the book as the HTML renderer would see it,
+//! before our markers.
+//!
+//! `cli` and `serve` build books only through here.
+
+use crate::base::store::Store;
+use crate::base::util::term::say_err;
+use crate::model::book::{Book, PageIds};
+use crate::model::resolve::{self, BookAnchors};
+use crate::output::annotate::Notabene;
+pub use crate::output::annotate::{Reuse, ReuseCounts};
+use crate::{Error, Result};
+use mdbook_driver::MDBook;
+use mdbook_driver::book::BookItem;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Loads the book at `root` with our preprocessor (and renderer) in process.
+pub fn load(root: &Path) -> Result<MDBook> {
+    load_with(root, Notabene::default())
+}
+
+/// [`load`], with the preprocessor given (one that keeps what builds can reuse).
+fn load_with(root: &Path, preprocessor: Notabene) -> Result<MDBook> {
+    let mut md = MDBook::load(root).map_err(|e| {
+        Error::new(format!(
+            "cannot load the book: {e:#} ({})",
+            root.join("book.toml").display()
+        ))
+    })?;
+    md.with_preprocessor(preprocessor);
+    if md.config.contains_key("output.notabene") {
+        md.with_renderer(crate::output::render::CommentsJson);
+    }
+    Ok(md)
+}
+
+/// Writes the reader client into a set-up book when its copy is missing or stale
+/// ([`crate::output::assets::refresh`]), saying so on stderr. `build` and `serve` call it first.
+pub fn refresh_client(root: &Path) -> Result<()> {
+    let book = Book::load(root)?;
+    for path in crate::output::assets::refresh(&book)? {
+        say_err!(
+            "notabene: wrote {path} (mdbook-notabene {})",
+            env!("CARGO_PKG_VERSION")
+        );
+    }
+    Ok(())
+}
+
+/// Builds the book at `root` (into `dest` when given, else its `build.build-dir`), after
+/// [`refresh_client`]. Returns the HTML output directory.
+pub fn build(root: &Path, dest: Option<&Path>) -> Result<PathBuf> {
+    refresh_client(root)?;
+    Ok(build_with(root, dest, Notabene::default())?.build_dir_for("html"))
+}
+
+/// Builds the book at `root` into `dest` and returns its chapters' page ids (what a served
+/// site holds) with the HTML files that show each, relative to `dest`. `serve` refreshes the
+/// client once, before its first build, and gives every build the same `reuse`: a chapter that
+/// did not change since the last build is not anchored or injected again.
+pub fn build_into(
+    root: &Path,
+    dest: &Path,
+    reuse: &Arc<Reuse>,
+) -> Result<BTreeMap<String, Vec<String>>> {
+    let md = build_with(root, Some(dest), Notabene::reusing(Arc::clone(reuse)))?;
+    let ids = PageIds::new(&Book::load(root)?);
+    let mut pages: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut first = true;
+    for item in md.iter() {
+        let BookItem::Chapter(ch) = item else {
+            continue;
+        };
+        let (Some(source), Some(path)) = (&ch.source_path, &ch.path) else {
+            continue;
+        };
+        // mdBook writes `README.md` as `index.html`, and the first chapter again as the
+        // site's `index.html`.
+        let path = if path.file_stem().is_some_and(|s| s == "README") {
+            path.with_file_name("index.html")
+        } else {
+            path.with_extension("html")
+        };
+        let files = pages.entry(ids.for_chapter(source)).or_default();
+        files.push(crate::base::util::slash_path(&path));
+        if std::mem::take(&mut first) && files[0] != "index.html" {
+            files.push("index.html".into());
+        }
+    }
+    Ok(pages)
+}
+
+fn build_with(root: &Path, dest: Option<&Path>, preprocessor: Notabene) -> Result<MDBook> {
+    let mut md = load_with(root, preprocessor)?;
+    if let Some(d) = dest {
+        md.config.build.build_dir = std::path::absolute(d).unwrap_or_else(|_| d.to_path_buf());
+    }
+    md.build()
+        .map_err(|e| Error::new(format!("build failed: {e:#}")))?;
+    Ok(md)
+}
+
+/// A renderer that renders nothing: preprocessing for it yields the book as the HTML renderer
+/// would get it, minus our markers (the preprocessor does its work for `html` only).
+struct Probe;
+
+impl mdbook_renderer::Renderer for Probe {
+    fn name(&self) -> &str {
+        "notabene"
+    }
+    fn render(&self, _: &mdbook_renderer::RenderContext) -> mdbook_renderer::errors::Result<()> {
+        Ok(())
+    }
+}
+
+/// Anchors the comments of `store` in the current text of `book`, without a build. The store
+/// must be readable (an unreadable store is an error here, not a warning as in a build).
+pub fn anchor_current(book: &Book, store: &Store) -> Result<(BookAnchors, PageIds)> {
+    let md = load(&book.root)?;
+    let (preprocessed, _) = md
+        .preprocess_book(&Probe)
+        .map_err(|e| Error::new(format!("cannot preprocess the book: {e:#}")))?;
+    let snap = store.load()?;
+    snap.warn_unreadable();
+    let comments = snap.comments().map(|r| r.comment.clone()).collect();
+    resolve::chapters::anchor(book, &preprocessed, comments, resolve::Which::All)
+}

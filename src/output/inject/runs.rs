@@ -1,0 +1,283 @@
+//! A text mark cut into runs: contiguous pieces at one nesting level of the chapter's inline
+//! elements, with its ends snapped to word (or whitespace) boundaries; an inline element covered
+//! whole is taken whole, code spans are never entered.
+
+use super::raw_tags::RawTags;
+use crate::base::text::{NO_INLINE, PageText, SegKind};
+use std::ops::Range;
+
+/// What marks are cut against: the chapter's Markdown, its text model, its raw tags and the
+/// text range of each inline element.
+#[derive(Clone, Copy)]
+pub(super) struct Chapter<'a> {
+    pub(super) md: &'a str,
+    pub(super) page: &'a PageText,
+    pub(super) tags: &'a RawTags,
+    pub(super) inline_text: &'a [Option<Range<usize>>],
+}
+
+/// One contiguous piece of a mark at one nesting level.
+#[derive(Debug, Clone)]
+pub(super) struct Run {
+    pub(super) level: (u32, u32),
+    pub(super) src: Range<usize>,
+    pub(super) mark: usize,
+}
+
+/// Text range covered by each inline element (over all segments inside it).
+pub(super) fn inline_text_ranges(page: &PageText) -> Vec<Option<Range<usize>>> {
+    let mut out: Vec<Option<Range<usize>>> = vec![None; page.inlines.len()];
+    for s in &page.segments {
+        let mut i = s.inline;
+        while i != NO_INLINE {
+            let r = out[i as usize].get_or_insert(s.text.clone());
+            r.start = r.start.min(s.text.start);
+            r.end = r.end.max(s.text.end);
+            i = page.inlines[i as usize].parent;
+        }
+    }
+    out
+}
+
+/// How far a mark's ends are widened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Snap {
+    /// To the ends of the words they cut (letters and digits).
+    Word,
+    /// To whitespace: punctuation and markup delimiters next to the text are included.
+    Space,
+}
+
+/// Scripts written without spaces between words (Han, kana, Thai, Lao, Khmer, Myanmar, full-
+/// width forms): a space-delimited "word" there is a whole clause.
+fn spaceless(c: char) -> bool {
+    matches!(c as u32,
+        0x0E00..=0x0EFF // Thai, Lao
+        | 0x1000..=0x109F // Myanmar
+        | 0x1780..=0x17FF // Khmer
+        | 0x3040..=0x30FF // Hiragana, Katakana
+        | 0x31F0..=0x31FF // Katakana extensions
+        | 0x3400..=0x4DBF // CJK extension A
+        | 0x4E00..=0x9FFF // CJK unified ideographs
+        | 0xF900..=0xFAFF // CJK compatibility ideographs
+        | 0xFF00..=0xFFEF // half- and full-width forms
+        | 0x20000..=0x3134F) // CJK extensions B–G
+}
+
+fn katakana(c: char) -> bool {
+    matches!(c as u32, 0x30A0..=0x30FF | 0x31F0..=0x31FF | 0xFF66..=0xFF9F)
+}
+
+/// Whether a word boundary lies between `outer` and `inner` in a spaceless script: Unicode
+/// word segmentation (UAX #29) joins Katakana runs and nothing else there, so the quote's own
+/// edge is kept (finer than a clause).
+fn spaceless_edge(outer: char, inner: char) -> bool {
+    (spaceless(outer) || spaceless(inner)) && !(katakana(outer) && katakana(inner))
+}
+
+/// Widens `[a, b)` to word (or whitespace) boundaries without leaving the block of its ends.
+/// Latin and other spaced scripts snap to whole words; spaceless scripts (Japanese, Chinese,
+/// Thai…) keep the quote's edges, as Unicode word segmentation finds no wider word there.
+pub(super) fn snap(page: &PageText, a: usize, b: usize, mode: Snap) -> (usize, usize) {
+    let text = &page.text;
+    let stops = |c: char| match mode {
+        Snap::Word => !c.is_alphanumeric(),
+        Snap::Space => c.is_whitespace(),
+    };
+    let block_at = |pos: usize| page.segment_at(pos).map(|i| page.segments[i].block);
+    let (ba, bb) = (block_at(a), block_at(b.saturating_sub(1).max(a)));
+    let mut a2 = a;
+    while let Some(c) = text[..a2].chars().next_back() {
+        let inner = text[a2..].chars().next();
+        if stops(c)
+            || block_at(a2 - c.len_utf8()) != ba
+            || inner.is_some_and(|i| spaceless_edge(c, i))
+        {
+            break;
+        }
+        a2 -= c.len_utf8();
+    }
+    let mut b2 = b;
+    while let Some(c) = text[b2..].chars().next() {
+        let inner = text[..b2].chars().next_back();
+        if stops(c) || block_at(b2) != bb || inner.is_some_and(|i| spaceless_edge(c, i)) {
+            break;
+        }
+        b2 += c.len_utf8();
+    }
+    (a2, b2)
+}
+
+/// Whether a link's source `[text][label]` names its label (a full reference), rather than
+/// taking it from its text (`[text]`).
+fn is_full_reference(whole: &str) -> bool {
+    let bytes = whole.as_bytes();
+    // A bracket is escaped when an odd number of backslashes stands before it.
+    let escaped = |i: usize| bytes[..i].iter().rev().take_while(|&&b| b == b'\\').count() % 2 == 1;
+    let mut depth = 0usize;
+    for i in (0..bytes.len()).rev() {
+        match bytes[i] {
+            b']' if !escaped(i) => depth += 1,
+            b'[' if !escaped(i) => {
+                let Some(d) = depth.checked_sub(1) else {
+                    return false;
+                };
+                depth = d;
+                if depth == 0 {
+                    return i > 0 && bytes[i - 1] == b']' && !escaped(i - 1) && i + 2 < bytes.len();
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// The runs of one text mark; a reference link whose text the mark enters adds its label to
+/// `labels` (offset, text to insert).
+pub(super) fn runs_of(
+    chapter: &Chapter,
+    mark: usize,
+    range: &Range<usize>,
+    mode: Snap,
+    labels: &mut Vec<(usize, String)>,
+) -> Vec<Run> {
+    let Chapter {
+        md,
+        page,
+        tags,
+        inline_text,
+    } = *chapter;
+    let (a, b) = snap(page, range.start, range.end, mode);
+    let mut runs: Vec<Run> = Vec::new();
+    let first = page.segments.partition_point(|s| s.text.end <= a);
+    for seg in page.segments[first..]
+        .iter()
+        .take_while(|s| s.text.start < b)
+    {
+        if !matches!(
+            seg.kind,
+            SegKind::Plain | SegKind::Atomic | SegKind::CodeSpan
+        ) || seg.text.is_empty()
+        {
+            // Raw text and code blocks cannot hold markup: a run stops here.
+            runs.push(Run {
+                level: (u32::MAX, u32::MAX),
+                src: 0..0,
+                mark,
+            });
+            continue;
+        }
+        let (sa, sb) = (seg.text.start.max(a), seg.text.end.min(b));
+        let mut src = if seg.kind.maps_exactly() {
+            seg.src.start + (sa - seg.text.start)..seg.src.start + (sb - seg.text.start)
+        } else {
+            seg.src.clone()
+        };
+        // A backslash escape (`\*`) maps to the escaped char: keep the backslash with it.
+        let backslashes = md[..src.start]
+            .bytes()
+            .rev()
+            .take_while(|&c| c == b'\\')
+            .count();
+        if backslashes % 2 == 1
+            && md[src.start..]
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_punctuation())
+        {
+            src.start -= 1;
+        }
+        // Lift out of inline elements covered whole. A shortcut or collapsed reference link
+        // (`[text]`, `[text][]`) takes its label from its text, which markup inside would
+        // change: it gets its label written out (`[text][text]`) so the mark can go inside.
+        let mut inline = seg.inline;
+        while inline != NO_INLINE {
+            let el = &page.inlines[inline as usize];
+            let whole = &md[el.src.clone()];
+            let reference = whole.ends_with(']') && !is_full_reference(whole);
+            let collapsed = reference && md[el.src.end..].starts_with("[]");
+            let covered =
+                matches!(&inline_text[inline as usize], Some(r) if r.start >= a && r.end <= b);
+            if !covered {
+                if reference && whole.len() >= 2 {
+                    let label = &whole[1..whole.len() - 1];
+                    if collapsed {
+                        labels.push((el.src.end + 1, label.to_string()));
+                    } else {
+                        labels.push((el.src.end, format!("[{label}]")));
+                    }
+                }
+                break;
+            }
+            let end = if collapsed {
+                el.src.end + 2
+            } else {
+                el.src.end
+            };
+            src = src.start.min(el.src.start)..src.end.max(end);
+            inline = el.parent;
+        }
+        let level = (seg.block, inline);
+        // Leaving an inline element in the middle of a word (`[RFC](u),`, `**a b**c`): a new
+        // `<mark>` there would split the word for the search index (every element start is a
+        // word break). Take the element whole instead, at the outer level.
+        let glued = page.text[..sa]
+            .chars()
+            .next_back()
+            .is_some_and(|c| !c.is_whitespace())
+            && page.text[sa..]
+                .chars()
+                .next()
+                .is_some_and(|c| !c.is_whitespace());
+        if glued
+            && let Some(last) = runs.last_mut()
+            && last.level.0 == level.0
+            && last.level.1 != level.1
+        {
+            let mut up = last.level.1;
+            let mut lifted = last.src.clone();
+            while up != NO_INLINE && up != level.1 {
+                let el = &page.inlines[up as usize];
+                let mut end = el.src.end;
+                if md[el.src.clone()].ends_with(']') && md[end..].starts_with("[]") {
+                    end += 2;
+                }
+                lifted = lifted.start.min(el.src.start)..lifted.end.max(end);
+                up = el.parent;
+            }
+            if up == level.1 {
+                last.level = level;
+                last.src = lifted;
+            }
+        }
+        match runs.last_mut() {
+            Some(last) if last.level == level => {
+                last.src.start = last.src.start.min(src.start);
+                last.src.end = last.src.end.max(src.end);
+            }
+            _ => runs.push(Run { level, src, mark }),
+        }
+    }
+    for r in &mut runs {
+        tags.balance(&mut r.src);
+    }
+    // A run ending in a soft break would close its mark on the next line, before that line's
+    // container markers (`> `): close it before the line break instead. After a literal
+    // backslash (`## a\`) the closing tag would be escaped: close it before the backslash.
+    for r in &mut runs {
+        while r.src.end > r.src.start && matches!(md.as_bytes()[r.src.end - 1], b'\n' | b'\r') {
+            r.src.end -= 1;
+        }
+        let backslashes = md[r.src.start..r.src.end]
+            .bytes()
+            .rev()
+            .take_while(|&c| c == b'\\')
+            .count();
+        if backslashes % 2 == 1 {
+            r.src.end -= 1;
+        }
+    }
+    runs.retain(|r| r.level.0 != u32::MAX && !r.src.is_empty());
+    runs
+}
