@@ -41,7 +41,7 @@ const MDBOOK = { 'locale.js': ['path_to_root'] };
 function check() {
   const here = new URL('../../', import.meta.url);
   const joined = [...readFileSync(new URL('src/output/assets.rs', here), 'utf8')
-    .matchAll(/include_str!\("\.\.\/theme\/js\/([^"]+)"\)/g)].map((m) => m[1]);
+    .matchAll(/include_str!\("(?:\.\.\/)+theme\/js\/([^"]+)"\)/g)].map((m) => m[1]);
   const listed = FILES.map((f) => f[0]);
   if (joined.join(' ') !== listed.join(' ')) {
     throw new Error(`eslint.config.mjs: the files (${listed.join(' ')}) are not the join of src/output/assets.rs (${joined.join(' ')})`);

@@ -276,9 +276,34 @@ fn review_loop_select_comment_reload_agent_review_approve() {
         "document.querySelector('{card} .nb-card-actions').scrollIntoView({{block: 'center'}})"
     ));
     p.screenshot("serve-review-card");
+    // Who asked is on the card; nobody has applied or approved anything yet.
+    assert_eq!(
+        p.eval_str(&format!(
+            "document.querySelector('{card} .nb-credits').textContent"
+        )),
+        "Asked by Robin Reviewer"
+    );
     mark_document(&mut p);
     p.click(&format!("{card} .nb-approve"));
     let resolved = wait_comment(&file, WRITE, "resolved", |v| v["status"] == "resolved");
+    // The approval is the person's, recorded as a message of the thread.
+    let last = resolved["thread"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (
+            last["body"].as_str().unwrap(),
+            last["author"]
+                .as_str()
+                .unwrap()
+                .starts_with("Robin Reviewer")
+        ),
+        (mdbook_notabene::apps::ops::APPROVAL, true),
+        "{last}"
+    );
     assert_eq!(
         resolved["resolution"]["journalEntryId"],
         journal_id.as_str()
@@ -866,6 +891,17 @@ fn suggest_a_change_apply_it_and_see_it_rebuilt_and_on_review() {
         !p.eval_bool(&format!("!!document.querySelector('{pending}')")),
         "applied: no longer pending"
     );
+    // The person who applied it is named, never "the agent".
+    assert_eq!(
+        p.eval_str(&format!(
+            "document.querySelector('{card} .nb-proposed .nb-resolution-label').textContent"
+        )),
+        "Applied by Sam Suggester — "
+    );
+    let credits = p.eval_str(&format!(
+        "document.querySelector('{card} .nb-credits').textContent"
+    ));
+    assert!(credits.ends_with("· applied by Sam Suggester"), "{credits}");
     assert_same_origin_and_clean(&mut p, server.port);
 }
 

@@ -250,3 +250,75 @@ fn journal_add_of_an_entry_without_id_is_idempotent() {
         .collect();
     assert_eq!((same.len(), &same[0]["id"]), (1, &id["id"]));
 }
+
+#[test]
+fn an_approval_is_recorded_as_the_persons_message_once_and_an_agents_close_records_none() {
+    let server = Server::start(&[], |_| {});
+    let address = |id: &str| {
+        let out = cli(
+            &server,
+            &[
+                "comments",
+                "done",
+                id,
+                "--status",
+                "addressed",
+                "--note",
+                "Did it.",
+                "--journal",
+                "j-x",
+            ],
+        );
+        // The journal entry is named before it is written: a nudge, not an error.
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    };
+    let approve = |id: &str| {
+        let (code, v) = server.json(
+            "PATCH",
+            API,
+            &json!({ "page": PAGE, "id": id, "status": "resolved", "author": "Ana" }),
+        );
+        assert_eq!(code, 200, "{v}");
+    };
+    let messages = |id: &str| -> Vec<(String, String)> {
+        stored(&server, id)["thread"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                (
+                    m["author"].as_str().unwrap().to_string(),
+                    m["body"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    // A person approves the agent's change: their message, and the agent's resolution kept.
+    let id = post(&server, "Name the policy.");
+    address(&id);
+    approve(&id);
+    approve(&id);
+    let first = messages(&id)[0].clone();
+    assert_eq!(
+        messages(&id),
+        vec![
+            first,
+            (
+                "Ana".to_string(),
+                mdbook_notabene::apps::ops::APPROVAL.to_string()
+            )
+        ]
+    );
+    assert_eq!(stored(&server, &id)["resolution"]["note"], json!("Did it."));
+    // An agent resolving it itself validates nothing: no message.
+    let other = post(&server, "Say why.");
+    address(&other);
+    let closed = cli(
+        &server,
+        &[
+            "comments", "done", &other, "--status", "resolved", "--note", "n",
+        ],
+    );
+    assert_eq!(closed.code, 0, "{}", closed.stderr);
+    assert_eq!(messages(&other).len(), 1);
+}

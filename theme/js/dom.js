@@ -224,7 +224,31 @@ const Dom = (() => {
     return obj(th[0]);
   }
 
-  return { anch, append, arr, cssEscape, displayName, firstMessage, fmtDay, fmtTs, h, headEl,
-    inflateAll, num, obj, readJSON, repliesText, safely, scopeOf, siteHref, statusLabel, statusOf,
+  /** The thread message a person's approval writes (`ops::APPROVAL` in the crate). */
+  const APPROVAL = 'Approved the proposed change.';
+  /** Who did what to a comment, from what the store records: who asked (the first message),
+   * who applied its suggested edit (`suggestion.applied.by`), who closed it when a person did
+   * (`resolution.by`), and who approved the agent's change (the approval message). */
+  function credits(c) {
+    const approvals = arr(c && c.thread).filter(function (m) { return obj(m).body === APPROVAL; });
+    const who = function (v) { return str(v) ? displayName(str(v)) : ''; };
+    return {
+      proposer: who(firstMessage(c).author),
+      applier: who(obj(obj(c && c.suggestion).applied).by),
+      closer: who(obj(c && c.resolution).by),
+      approver: approvals.length ? who(obj(approvals[approvals.length - 1]).author) : ''
+    };
+  }
+  /** The label before a resolution note: a person's own action is labelled with that person,
+   * never as the agent's. */
+  function resolutionLabel(c) {
+    const k = credits(c);
+    if (k.applier) return t('appliedBy', { who: k.applier });
+    if (k.closer) return t('closedBy', { who: k.closer });
+    return statusOf(c) === 'addressed' ? t('proposed') : t('resolution');
+  }
+
+  return { anch, append, arr, credits, cssEscape, displayName, firstMessage, fmtDay, fmtTs, h, headEl,
+    inflateAll, num, obj, readJSON, repliesText, resolutionLabel, safely, scopeOf, siteHref, statusLabel, statusOf,
     str, truncate, unlean, withParam };
 })();

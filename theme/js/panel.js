@@ -11,7 +11,7 @@ const Panel = (() => {
   const HTML = document.documentElement;
   const { ROOT, t } = Locale;
   const { anch, append, arr, cssEscape, displayName, firstMessage, fmtTs, h, headEl, obj,
-    repliesText, safely, scopeOf, siteHref, statusLabel, statusOf, str, truncate } = Dom;
+    repliesText, resolutionLabel, safely, scopeOf, siteHref, statusLabel, statusOf, str, truncate } = Dom;
   const { appendWords, wordDiff } = Words;
   const { S, codeIdsAt, idsAt, isOrphan, located, narrow } = Paint;
   const { W } = Live;
@@ -73,7 +73,7 @@ const Panel = (() => {
     const res = obj(c.resolution);
     if (c.resolution && !opts.noResolution && (res.note || status !== 'open')) {
       wrap.appendChild(h('p', { class: 'nb-resolution' },
-        h('span', { class: 'nb-resolution-label', text: status === 'addressed' ? t('proposed') : t('resolution') }),
+        h('span', { class: 'nb-resolution-label', text: resolutionLabel(c) }),
         str(res.note)));
     }
     if (status === 'addressed' && !opts.noReviewLink) {

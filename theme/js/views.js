@@ -8,7 +8,7 @@ const Views = (() => {
   const D = document;
   const { ROOT, t } = Locale;
   const { anch, arr, displayName, firstMessage, fmtDay, fmtTs, h, headEl, num, obj, repliesText,
-    safely, siteHref, statusLabel, statusOf, str, truncate, unlean, withParam } = Dom;
+    resolutionLabel, credits, safely, siteHref, statusLabel, statusOf, str, truncate, unlean, withParam } = Dom;
   const { appendWords, wordDiff } = Words;
   const { W, api, busy, showError, withAuthor, wroteSomething } = Live;
   const { changedNote, headerSlot, renderThread, reviewLink, sameTextNote } = Panel;
@@ -151,8 +151,13 @@ const Views = (() => {
     const note = card.note !== null && card.note !== undefined ? str(card.note) : str(obj(c.resolution).note);
     if (note) {
       art.appendChild(h('p', { class: 'nb-proposed' },
-        h('span', { class: 'nb-resolution-label', text: t('proposed') }), note));
+        h('span', { class: 'nb-resolution-label', text: resolutionLabel(c) }), note));
     }
+    const k = credits(c);
+    const who = [k.proposer ? t('creditProposer', { who: k.proposer }) : '',
+      k.applier ? t('creditApplier', { who: k.applier }) : '',
+      k.approver ? t('creditApprover', { who: k.approver }) : ''].filter(Boolean);
+    if (who.length) art.appendChild(h('p', { class: 'nb-credits', text: who.join(' · ') }));
     const entry = card.entry && typeof card.entry === 'object' ? card.entry : null;
     if (entry) {
       art.appendChild(h('p', { class: 'nb-entry-ref' },
@@ -599,7 +604,7 @@ const Views = (() => {
     const res = obj(c.resolution);
     if (res.note) {
       li.appendChild(h('p', { class: 'nb-resolution' },
-        h('span', { class: 'nb-resolution-label', text: status === 'addressed' ? t('proposed') : t('resolution') }),
+        h('span', { class: 'nb-resolution-label', text: resolutionLabel(c) }),
         str(res.note)));
     }
     if (c.updatedAt) {

@@ -35,7 +35,20 @@ impl Actor {
     pub fn may_close_held(self, force: bool) -> bool {
         self == Actor::Person || force
     }
+
+    /// Whether closing a comment from `from` to `to` is an approval that is recorded in its
+    /// thread ([`APPROVAL`], by the person): a person resolving what the agent addressed. An
+    /// agent's `done --status resolved` records nothing (it is not a validation), and a retry
+    /// finds the comment resolved already, so the message is never written twice.
+    pub fn records_approval(self, from: Option<Status>, to: Status) -> bool {
+        self == Actor::Person && from == Some(Status::Addressed) && to == Status::Resolved
+    }
 }
+
+/// The thread message that records an approval: a person who resolves a comment the agent
+/// marked `addressed` validates the agent's change. Kept as a message (author, body, time) so
+/// that every reader of the store, the original's included, keeps who approved byte for byte.
+pub const APPROVAL: &str = "Approved the proposed change.";
 
 /// A resolution: the note of whoever closed the comment, the journal entry it links to,
 /// and who closed it when that is not the agent of the journal.
@@ -151,6 +164,9 @@ pub fn apply_changes(
                     && earlier.is_some()
                 {
                     replaced = true;
+                }
+                if actor.records_approval(c.status(), *status) {
+                    c.push_message(by, APPROVAL, ts);
                 }
                 c.set("status", (*status).into());
                 match resolution {
