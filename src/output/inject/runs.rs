@@ -142,12 +142,7 @@ pub(super) fn runs_of(
     mode: Snap,
     labels: &mut Vec<(usize, String)>,
 ) -> Vec<Run> {
-    let Chapter {
-        md,
-        page,
-        tags,
-        inline_text,
-    } = *chapter;
+    let Chapter { md, page, tags, .. } = *chapter;
     let (a, b) = snap(page, range.start, range.end, mode);
     let mut runs: Vec<Run> = Vec::new();
     let first = page.segments.partition_point(|s| s.text.end <= a);
@@ -174,82 +169,11 @@ pub(super) fn runs_of(
         } else {
             seg.src.clone()
         };
-        // A backslash escape (`\*`) maps to the escaped char: keep the backslash with it.
-        let backslashes = md[..src.start]
-            .bytes()
-            .rev()
-            .take_while(|&c| c == b'\\')
-            .count();
-        if backslashes % 2 == 1
-            && md[src.start..]
-                .chars()
-                .next()
-                .is_some_and(|c| c.is_ascii_punctuation())
-        {
-            src.start -= 1;
-        }
-        // Lift out of inline elements covered whole. A shortcut or collapsed reference link
-        // (`[text]`, `[text][]`) takes its label from its text, which markup inside would
-        // change: it gets its label written out (`[text][text]`) so the mark can go inside.
-        let mut inline = seg.inline;
-        while inline != NO_INLINE {
-            let el = &page.inlines[inline as usize];
-            let whole = &md[el.src.clone()];
-            let reference = whole.ends_with(']') && !is_full_reference(whole);
-            let collapsed = reference && md[el.src.end..].starts_with("[]");
-            let covered =
-                matches!(&inline_text[inline as usize], Some(r) if r.start >= a && r.end <= b);
-            if !covered {
-                if reference && whole.len() >= 2 {
-                    let label = &whole[1..whole.len() - 1];
-                    if collapsed {
-                        labels.push((el.src.end + 1, label.to_string()));
-                    } else {
-                        labels.push((el.src.end, format!("[{label}]")));
-                    }
-                }
-                break;
-            }
-            let end = if collapsed {
-                el.src.end + 2
-            } else {
-                el.src.end
-            };
-            src = src.start.min(el.src.start)..src.end.max(end);
-            inline = el.parent;
-        }
+        keep_escape(md, &mut src);
+        let inline = lift_covered(chapter, seg.inline, &mut src, a..b, labels);
         let level = (seg.block, inline);
-        // Leaving an inline element in the middle of a word (`[RFC](u),`, `**a b**c`): a new
-        // `<mark>` there would split the word for the search index (every element start is a
-        // word break). Take the element whole instead, at the outer level.
-        let glued = page.text[..sa]
-            .chars()
-            .next_back()
-            .is_some_and(|c| !c.is_whitespace())
-            && page.text[sa..]
-                .chars()
-                .next()
-                .is_some_and(|c| !c.is_whitespace());
-        if glued
-            && let Some(last) = runs.last_mut()
-            && last.level.0 == level.0
-            && last.level.1 != level.1
-        {
-            let mut up = last.level.1;
-            let mut lifted = last.src.clone();
-            while up != NO_INLINE && up != level.1 {
-                let el = &page.inlines[up as usize];
-                let mut end = el.src.end;
-                if md[el.src.clone()].ends_with(']') && md[end..].starts_with("[]") {
-                    end += 2;
-                }
-                lifted = lifted.start.min(el.src.start)..lifted.end.max(end);
-                up = el.parent;
-            }
-            if up == level.1 {
-                last.level = level;
-                last.src = lifted;
-            }
+        if glued(&page.text, sa) {
+            take_whole(chapter, &mut runs, level);
         }
         match runs.last_mut() {
             Some(last) if last.level == level => {
@@ -262,10 +186,120 @@ pub(super) fn runs_of(
     for r in &mut runs {
         tags.balance(&mut r.src);
     }
-    // A run ending in a soft break would close its mark on the next line, before that line's
-    // container markers (`> `): close it before the line break instead. After a literal
-    // backslash (`## a\`) the closing tag would be escaped: close it before the backslash.
-    for r in &mut runs {
+    close_before_breaks(md, &mut runs);
+    runs.retain(|r| r.level.0 != u32::MAX && !r.src.is_empty());
+    runs
+}
+
+/// A backslash escape (`\*`) maps to the escaped char: keeps the backslash with it.
+fn keep_escape(md: &str, src: &mut Range<usize>) {
+    let backslashes = md[..src.start]
+        .bytes()
+        .rev()
+        .take_while(|&c| c == b'\\')
+        .count();
+    if backslashes % 2 == 1
+        && md[src.start..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_punctuation())
+    {
+        src.start -= 1;
+    }
+}
+
+/// Lifts `src` out of the inline elements the mark covers whole, from `inline` outwards; the
+/// innermost element it does not cover is returned. A shortcut or collapsed reference link
+/// (`[text]`, `[text][]`) takes its label from its text, which markup inside would change: it
+/// gets its label written out (`[text][text]`, added to `labels`) so the mark can go inside.
+fn lift_covered(
+    chapter: &Chapter,
+    mut inline: u32,
+    src: &mut Range<usize>,
+    marked: Range<usize>,
+    labels: &mut Vec<(usize, String)>,
+) -> u32 {
+    let Chapter {
+        md,
+        page,
+        inline_text,
+        ..
+    } = *chapter;
+    let (a, b) = (marked.start, marked.end);
+    while inline != NO_INLINE {
+        let el = &page.inlines[inline as usize];
+        let whole = &md[el.src.clone()];
+        let reference = whole.ends_with(']') && !is_full_reference(whole);
+        let collapsed = reference && md[el.src.end..].starts_with("[]");
+        let covered =
+            matches!(&inline_text[inline as usize], Some(r) if r.start >= a && r.end <= b);
+        if !covered {
+            if reference && whole.len() >= 2 {
+                let label = &whole[1..whole.len() - 1];
+                if collapsed {
+                    labels.push((el.src.end + 1, label.to_string()));
+                } else {
+                    labels.push((el.src.end, format!("[{label}]")));
+                }
+            }
+            break;
+        }
+        let end = if collapsed {
+            el.src.end + 2
+        } else {
+            el.src.end
+        };
+        *src = src.start.min(el.src.start)..src.end.max(end);
+        inline = el.parent;
+    }
+    inline
+}
+
+/// Whether offset `at` of the text is inside a word (no whitespace on either side).
+fn glued(text: &str, at: usize) -> bool {
+    text[..at]
+        .chars()
+        .next_back()
+        .is_some_and(|c| !c.is_whitespace())
+        && text[at..]
+            .chars()
+            .next()
+            .is_some_and(|c| !c.is_whitespace())
+}
+
+/// Leaving an inline element in the middle of a word (`[RFC](u),`, `**a b**c`): a new
+/// `<mark>` there would split the word for the search index (every element start is a word
+/// break). The last run takes the element whole instead, at the outer `level`.
+fn take_whole(chapter: &Chapter, runs: &mut [Run], level: (u32, u32)) {
+    let Chapter { md, page, .. } = *chapter;
+    let Some(last) = runs.last_mut() else {
+        return;
+    };
+    if last.level.0 != level.0 || last.level.1 == level.1 {
+        return;
+    }
+    let mut up = last.level.1;
+    let mut lifted = last.src.clone();
+    while up != NO_INLINE && up != level.1 {
+        let el = &page.inlines[up as usize];
+        let mut end = el.src.end;
+        if md[el.src.clone()].ends_with(']') && md[end..].starts_with("[]") {
+            end += 2;
+        }
+        lifted = lifted.start.min(el.src.start)..lifted.end.max(end);
+        up = el.parent;
+    }
+    if up == level.1 {
+        last.level = level;
+        last.src = lifted;
+    }
+}
+
+/// A run ending in a soft break would close its mark on the next line, before that line's
+/// container markers (`> `): it closes before the line break instead. After a literal
+/// backslash (`## a\`) the closing tag would be escaped: it closes before the backslash.
+fn close_before_breaks(md: &str, runs: &mut [Run]) {
+    for r in runs {
         while r.src.end > r.src.start && matches!(md.as_bytes()[r.src.end - 1], b'\n' | b'\r') {
             r.src.end -= 1;
         }
@@ -278,6 +312,4 @@ pub(super) fn runs_of(
             r.src.end -= 1;
         }
     }
-    runs.retain(|r| r.level.0 != u32::MAX && !r.src.is_empty());
-    runs
 }
