@@ -2,6 +2,7 @@
 //! one place the CLI, the API (and whatever adaptor comes next) take them from.
 
 use crate::Result;
+use crate::base::text::blocks;
 use crate::base::util::error::{Error, ErrorKind};
 
 /// Largest accepted request body (the API).
@@ -15,7 +16,7 @@ pub const MAX_PAGE_ID: usize = 1024;
 /// Largest accepted comment id or journal entry id.
 pub const MAX_ID: usize = 256;
 /// A block label is cut to this many characters (as the original's client cuts it).
-pub const LABEL_CHARS: usize = 80;
+pub const LABEL_CHARS: usize = blocks::LABEL_CHARS;
 
 /// A message text: trimmed, not empty, at most [`MAX_BODY`] bytes.
 pub fn text<'a>(body: &'a str, field: &'static str) -> Result<&'a str> {
@@ -51,7 +52,7 @@ pub fn short<'a>(value: &'a str, max: usize, field: &'static str) -> Result<&'a 
 
 /// A block label as stored: its first [`LABEL_CHARS`] characters.
 pub fn label(value: &str) -> String {
-    value.chars().take(LABEL_CHARS).collect()
+    blocks::cap(value)
 }
 
 #[cfg(test)]

@@ -41,8 +41,13 @@ pub fn image_key(src: &str) -> String {
     format!("image:{src}")
 }
 
-fn cap(s: &str) -> String {
-    s.chars().take(80).collect()
+/// How many characters of a block's label are kept (the image's alt text, the diagram's
+/// line); the size limits of the comment operations use this one.
+pub const LABEL_CHARS: usize = 80;
+
+/// A block label as stored: its first [`LABEL_CHARS`] characters.
+pub fn cap(s: &str) -> String {
+    s.chars().take(LABEL_CHARS).collect()
 }
 
 /// A diagram's label: `<type>: <second line>` (type = first token of the first non-empty line).
