@@ -939,6 +939,13 @@ fn odd_data_does_not_break_the_client() {
         p.eval_str("document.querySelector('span.nb-block .nb-badge').dataset.nbCount"),
         "1"
     );
+    // One comment is "the comment", not "1 comment(s)".
+    let label =
+        p.eval_str("document.querySelector('span.nb-block .nb-badge').getAttribute('aria-label')");
+    assert!(
+        label.starts_with("Read the comment on this ") && !label.contains("(s)"),
+        "{label}"
+    );
     assert!(p.eval_bool("(() => { const h = CSS.highlights.get('nb-code'); return !!h && [...h].some(r => r.toString() === 'echo'); })()"));
     assert!(p.eval_bool("getComputedStyle(document.querySelector('.nb-code-anchor').parentElement).display === 'none'"));
     assert_eq!(

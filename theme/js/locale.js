@@ -41,13 +41,15 @@ const Locale = (() => {
       noneOnPage: 'No comments on this page.',
       pageDiscussion: 'Page discussion',
       pageDiscussionLink: 'Page discussion ({n}) ↓',
-      resolvedCount: '{n} resolved',
+      resolvedCount1: '{n} resolved',
+      resolvedCountN: '{n} resolved',
       close: 'Close',
       unreadableData: 'The comments of this page cannot be shown: this browser cannot read their compressed data.',
       comment: 'Comment',
       nComments: '{n} comments',
       markLabel: 'Comment by {name} on “{text}” ({status}). Press Enter to read.',
-      badgeLabel: 'Read the {n} comment(s) on this {kind}',
+      badgeLabel1: 'Read the comment on this {kind}',
+      badgeLabelN: 'Read the {n} comments on this {kind}',
       kImage: 'image',
       kDiagram: 'diagram',
       kCode: 'code block',
@@ -124,7 +126,8 @@ const Locale = (() => {
       changedAdded: 'added',
       changedRemoved: 'removed',
       sameTextOn: 'The same text is on {page}.',
-      otherLanguages: '{n} comment(s) on other languages’ pages ({langs}) are listed in those languages’ builds.',
+      otherLanguages1: '{n} comment on another language’s pages ({langs}) is listed in that language’s build.',
+      otherLanguagesN: '{n} comments on other languages’ pages ({langs}) are listed in those languages’ builds.',
       shown: '{shown} / {total}',
       updated: 'updated {date}',
       noMatch: 'No comment matches these filters.',
@@ -194,13 +197,15 @@ const Locale = (() => {
       noneOnPage: 'Aucun commentaire sur cette page.',
       pageDiscussion: 'Discussion de la page',
       pageDiscussionLink: 'Discussion de la page ({n}) ↓',
-      resolvedCount: '{n} résolu(s)',
+      resolvedCount1: '{n} résolu',
+      resolvedCountN: '{n} résolus',
       close: 'Fermer',
       unreadableData: 'Les commentaires de cette page ne peuvent pas être affichés : ce navigateur ne sait pas lire leurs données compressées.',
       comment: 'Commentaire',
       nComments: '{n} commentaires',
       markLabel: 'Commentaire de {name} sur « {text} » ({status}). Entrée pour lire.',
-      badgeLabel: 'Lire le(s) {n} commentaire(s) sur ce {kind}',
+      badgeLabel1: 'Lire le commentaire sur ce {kind}',
+      badgeLabelN: 'Lire les {n} commentaires sur ce {kind}',
       kImage: 'image',
       kDiagram: 'diagramme',
       kCode: 'bloc de code',
@@ -275,7 +280,8 @@ const Locale = (() => {
       changedAdded: 'ajouté',
       changedRemoved: 'supprimé',
       sameTextOn: 'Le même texte figure sur {page}.',
-      otherLanguages: '{n} commentaire(s) sur des pages d’autres langues ({langs}) figurent dans les versions de ces langues.',
+      otherLanguages1: '{n} commentaire sur des pages d’une autre langue ({langs}) figure dans la version de cette langue.',
+      otherLanguagesN: '{n} commentaires sur des pages d’autres langues ({langs}) figurent dans les versions de ces langues.',
       shown: '{shown} / {total}',
       updated: 'modifié {date}',
       noMatch: 'Aucun commentaire ne correspond à ces filtres.',
@@ -334,5 +340,12 @@ const Locale = (() => {
     return s;
   }
 
-  return { LANG, ROOT, t };
+  const PLURAL = new Intl.PluralRules(IS_FR ? 'fr' : 'en');
+  /** A counted string: `key1` for one (in French, for 0 and 1 as well), `keyN` otherwise,
+   * with `{n}` set to `n`. */
+  function tn(key, n, vars) {
+    return t(key + (PLURAL.select(n) === 'one' ? '1' : 'N'), Object.assign({ n: n }, vars || {}));
+  }
+
+  return { LANG, ROOT, t, tn };
 })();

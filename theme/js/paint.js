@@ -7,7 +7,7 @@
 /* exported Paint */
 const Paint = (() => {
   const D = document;
-  const { t } = Locale;
+  const { t, tn } = Locale;
   const { anch, arr, cssEscape, displayName, firstMessage, h, num, obj, readJSON, safely, scopeOf,
     statusLabel, statusOf, str, truncate, unlean } = Dom;
   const { inUI, mainEl, textModel } = TextModel;
@@ -212,8 +212,8 @@ const Paint = (() => {
       'data-nb-count': String(ids.length),
       'data-nb-ids': ids.join(' '),
       'aria-haspopup': 'dialog',
-      'aria-label': t('badgeLabel', { n: ids.length, kind: kind }),
-      title: t('badgeLabel', { n: ids.length, kind: kind })
+      'aria-label': tn('badgeLabel', ids.length, { kind: kind }),
+      title: tn('badgeLabel', ids.length, { kind: kind })
     });
     return b;
   }

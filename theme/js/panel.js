@@ -9,7 +9,7 @@
 const Panel = (() => {
   const D = document;
   const HTML = document.documentElement;
-  const { ROOT, t } = Locale;
+  const { ROOT, t, tn } = Locale;
   const { anch, append, arr, cssEscape, displayName, firstMessage, fmtTs, h, headEl, obj,
     repliesText, resolutionLabel, safely, scopeOf, siteHref, statusLabel, statusOf, str, truncate } = Dom;
   const { appendWords, wordDiff } = Words;
@@ -167,7 +167,7 @@ const Panel = (() => {
       live.forEach(function (c) { list.appendChild(discussionItem(c)); });
       if (done.length) {
         const more = h('details', { class: 'nb-discussion-resolved' },
-          h('summary', { text: t('resolvedCount', { n: done.length }) }));
+          h('summary', { text: tn('resolvedCount', done.length) }));
         const l2 = h('ol', { class: 'nb-discussion-list' });
         done.forEach(function (c) { l2.appendChild(discussionItem(c)); });
         more.appendChild(l2);

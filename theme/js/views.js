@@ -6,7 +6,7 @@
 /* exported Views */
 const Views = (() => {
   const D = document;
-  const { ROOT, t } = Locale;
+  const { ROOT, t, tn } = Locale;
   const { anch, arr, displayName, firstMessage, fmtDay, fmtTs, h, headEl, num, obj, repliesText,
     resolutionLabel, credits, safely, siteHref, statusLabel, statusOf, str, truncate, unlean, withParam } = Dom;
   const { appendWords, wordDiff } = Words;
@@ -535,7 +535,7 @@ const Views = (() => {
       const n = langs.reduce(function (sum, l) { return sum + num(others[l], 0); }, 0);
       root.appendChild(h('p', {
         class: 'nb-other-languages',
-        text: t('otherLanguages', { n: n, langs: langs.map(function (l) { return l + ': ' + num(others[l], 0); }).join(', ') })
+        text: tn('otherLanguages', n, { langs: langs.map(function (l) { return l + ': ' + num(others[l], 0); }).join(', ') })
       }));
     }
     const list = h('ol', { class: 'nb-rows' });
