@@ -455,8 +455,15 @@ fn block_comments_page_comments_and_keyboard_selection() {
         p.eval_str("document.querySelector('.nb-compose-quote').textContent")
             .starts_with("“Skylark runs as a single long-lived process.")
     );
+    // The hint is there: this pointer can hover and has a keyboard.
+    assert!(p.eval_bool("!!document.querySelector('.nb-compose .nb-hint')"));
     p.key("Escape");
     p.wait_for("!document.querySelector('.nb-compose')", SECS);
+    // The focus is back in the text it was selected in, and so is the selection.
+    assert_eq!(
+        p.eval_str("document.activeElement.closest('main') ? document.activeElement.localName + ':' + String(getSelection()).slice(0, 15) : document.activeElement.localName"),
+        "p:Skylark runs as"
+    );
     p.eval(&format!(
         "(() => {{ const r = {RANGE_OF}('Skylark runs'); getSelection().removeAllRanges(); getSelection().addRange(r); }})()"
     ));
@@ -1138,6 +1145,10 @@ fn touch_screen_docks_the_comment_button_and_composes_in_a_sheet() {
     p.screenshot("serve-touch-docked");
     p.click(".nb-sel-btn");
     p.wait_for("document.querySelector('.nb-compose.nb-sheet')", SECS);
+    // No "Ctrl+Enter" hint where the pointer is a finger.
+    assert!(p.eval_bool(
+        "matchMedia('(pointer: coarse)').matches && !document.querySelector('.nb-compose .nb-hint')"
+    ));
     p.wait_for(
         "document.activeElement && document.activeElement.matches('.nb-compose textarea')",
         SECS,

@@ -6,7 +6,7 @@
 const Actions = (() => {
   const D = document;
   const { t } = Locale;
-  const { arr, cssEscape, firstMessage, h, num, obj, statusOf, str, truncate } = Dom;
+  const { arr, cssEscape, firstMessage, h, num, obj, saveHint, statusOf, str, truncate } = Dom;
   const { inUI, mainEl } = TextModel;
   const { S } = Paint;
   const { W, api, busy, maybeReload, showError, toast, withAuthor, wroteSomething } = Live;
@@ -133,7 +133,7 @@ const Actions = (() => {
     section.appendChild(h('div', { class: 'nb-composer' },
       ta,
       err,
-      h('div', { class: 'nb-form-actions' }, h('span', { class: 'nb-hint', text: t('saveHint') }), send)));
+      h('div', { class: 'nb-form-actions' }, saveHint('span'), send)));
     const submit = function () {
       const body = ta.value.trim();
       if (!body) {

@@ -7,7 +7,7 @@ const Compose = (() => {
   const D = document;
   const HTML = document.documentElement;
   const { t } = Locale;
-  const { h, obj, safely, scopeOf, statusOf, str, truncate } = Dom;
+  const { h, obj, safely, saveHint, scopeOf, statusOf, str, truncate } = Dom;
   const { captureAnchor, inUI, mainEl } = TextModel;
   const { S, decorateMark, wrapRange } = Paint;
   const { W, api, busy, maybeReload, showError, withAuthor, wroteSomething } = Live;
@@ -193,11 +193,11 @@ const Compose = (() => {
       sugToggle,
       sugBox,
       ta,
-      h('p', { class: 'nb-hint', text: t('saveHint') }),
+      saveHint('p'),
       err,
       h('div', { class: 'nb-form-actions' }, cancel, save)));
     D.body.appendChild(pop);
-    W.compose = { pop: pop, rect: o.rect, opener: o.opener || null };
+    W.compose = { pop: pop, rect: o.rect, opener: o.opener || null, range: o.range || null };
     placeFloating(pop, o.rect, null);
     ta.focus({ preventScroll: true });
     const submit = function () {
@@ -249,6 +249,24 @@ const Compose = (() => {
       }
     });
   }
+  /** Focus back on the text a selection was made in (its block, made focusable for the
+   * moment), with the selection as it was: Escape leaves the reader where they were. */
+  function backToText(range) {
+    const node = range.startContainer;
+    const el = node && (node.nodeType === 1 ? node : node.parentElement);
+    const block = el && el.closest('p, li, td, th, dd, dt, blockquote, h1, h2, h3, h4, h5, h6, figcaption, main');
+    if (!block || !block.isConnected) return;
+    if (!block.hasAttribute('tabindex')) {
+      block.setAttribute('tabindex', '-1');
+      block.addEventListener('blur', function () { block.removeAttribute('tabindex'); }, { once: true });
+    }
+    block.focus({ preventScroll: true });
+    const sel = window.getSelection();
+    if (sel) {
+      sel.removeAllRanges();
+      sel.addRange(range);
+    }
+  }
   function closeComposer(restoreFocus) {
     const c = W.compose;
     if (!c) return;
@@ -256,6 +274,7 @@ const Compose = (() => {
     c.pop.remove();
     if (S.hasHighlights) safely('pending', function () { CSS.highlights.delete('nb-pending'); });
     if (restoreFocus && c.opener && c.opener.isConnected) c.opener.focus();
+    else if (restoreFocus && c.range) backToText(c.range);
     maybeReload();
   }
 

@@ -104,6 +104,12 @@ const Dom = (() => {
     for (let i = 2; i < arguments.length; i++) append(el, arguments[i]);
     return el;
   }
+  /** The "Ctrl+Enter to save" hint, unless the main pointer is a finger (a touch screen,
+   * where there is no Ctrl to press): null there. */
+  function saveHint(tag) {
+    const keyboard = !(window.matchMedia && window.matchMedia('(pointer: coarse)').matches);
+    return keyboard ? h(tag, { class: 'nb-hint', text: t('saveHint') }) : null;
+  }
   function append(el, child) {
     if (child === null || child === undefined || child === false) return;
     if (Array.isArray(child)) {
@@ -249,6 +255,6 @@ const Dom = (() => {
   }
 
   return { anch, append, arr, credits, cssEscape, displayName, firstMessage, fmtDay, fmtTs, h, headEl,
-    inflateAll, num, obj, readJSON, repliesText, resolutionLabel, safely, scopeOf, siteHref, statusLabel, statusOf,
+    inflateAll, num, obj, readJSON, repliesText, resolutionLabel, safely, saveHint, scopeOf, siteHref, statusLabel, statusOf,
     str, truncate, unlean, withParam };
 })();
