@@ -155,6 +155,65 @@ fn marks_are_visible_and_open_their_thread() {
     p.assert_offline_and_clean();
 }
 
+/// Where every character of the marked paragraphs is drawn, before and after the marks are
+/// taken out of the DOM: the same, character for character (each on its line, less than a
+/// pixel apart).
+const CHAR_POSITIONS: &str = r#"(() => {
+  const blocks = [...document.querySelectorAll('main p, main li')].filter(e => e.querySelector('mark.nb-mark'));
+  const at = () => blocks.map(el => {
+    const out = [];
+    const w = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    let n;
+    while ((n = w.nextNode())) {
+      for (let i = 0; i < n.data.length; i++) {
+        if (/\s/.test(n.data[i])) continue;
+        const r = document.createRange();
+        r.setStart(n, i); r.setEnd(n, i + 1);
+        const b = r.getClientRects()[0];
+        if (b) out.push(n.data[i] + Math.round(b.left * 2) / 2 + ',' + Math.round(b.top * 2) / 2);
+      }
+    }
+    return out.join(' ');
+  });
+  const before = at();
+  document.querySelectorAll('mark.nb-mark').forEach(m => m.replaceWith(...m.childNodes));
+  blocks.forEach(b => b.normalize());
+  const after = at();
+  // The same character on the same line, less than a pixel apart (a mark's edge may break
+  // the font's shaping run and move a glyph by a fraction of a pixel; never a word, never a line).
+  const near = (c, d) => { const [a, b] = [c, d].map(v => /^(.)(-?[\d.]+),(-?[\d.]+)$/su.exec(v)); return !!a && !!b && a[1] === b[1] && a[3] === b[3] && Math.abs(a[2] - b[2]) < 1; };
+  const first = before.map((b, i) => { const x = b.split(' '), y = after[i].split(' '); const k = x.length !== y.length ? 0 : x.findIndex((c, j) => !near(c, y[j])); return k < 0 ? '' : x.slice(Math.max(0, k - 3), k + 3).join(' ') + ' | ' + y.slice(Math.max(0, k - 3), k + 3).join(' '); });
+  return JSON.stringify({ blocks: blocks.length, same: first.map(f => f === ''), moved: first.filter(Boolean) });
+})()"#;
+
+#[test]
+fn marks_leave_every_character_where_it_was_in_every_theme_and_in_print() {
+    let mut p = page!(1400, 1000);
+    let site = site();
+    for media in ["screen", "print"] {
+        p.call(
+            "Emulation.setEmulatedMedia",
+            serde_json::json!({ "media": media }),
+        );
+        for theme in ["light", "rust", "coal", "navy", "ayu"] {
+            p.goto(&site.url("guide/configuration.html"));
+            p.eval(&format!(
+                "(() => {{ const h = document.documentElement; ['light', 'rust', 'coal', 'navy', 'ayu'].forEach(c => h.classList.remove(c)); h.classList.add('{theme}'); }})()"
+            ));
+            let v: serde_json::Value = serde_json::from_str(&p.eval_str(CHAR_POSITIONS)).unwrap();
+            assert!(v["blocks"].as_i64().unwrap() >= 2, "{media} {theme}: {v}");
+            assert!(
+                v["same"].as_array().unwrap().iter().all(|b| b == true),
+                "{media} {theme}: a mark moved the text: {v}"
+            );
+        }
+    }
+    p.call(
+        "Emulation.setEmulatedMedia",
+        serde_json::json!({ "media": "" }),
+    );
+}
+
 #[test]
 fn panel_filters_orphans_and_header() {
     let mut p = page!(1280, 900);
