@@ -226,15 +226,25 @@ fn panel_filters_orphans_and_header() {
     );
     let want = p.eval(&format!(
         "(() => {{ const rail = {ISLAND}.comments.filter(c => c.scope !== 'page');
-           return {{ open: rail.filter(c => c.status !== 'resolved').length, all: rail.length,
+           return {{ open: rail.filter(c => c.status === 'open').length, all: rail.length,
+                    addressed: rail.filter(c => c.status === 'addressed').length,
                     resolved: rail.filter(c => c.status === 'resolved').length }}; }})()"
     ));
     let listed = "document.querySelectorAll('#nb-panel .nb-list > .nb-entry').length";
-    assert_eq!(p.eval(listed), want["open"], "default filter: not resolved");
+    assert_eq!(p.eval(listed), want["open"], "default filter: open only");
     p.click("#nb-panel .nb-filter[data-filter=all]");
     assert_eq!(p.eval(listed), want["all"]);
     p.click("#nb-panel .nb-filter[data-filter=resolved]");
     assert_eq!(p.eval(listed), want["resolved"]);
+    p.click("#nb-panel .nb-filter[data-filter=addressed]");
+    assert_eq!(p.eval(listed), want["addressed"]);
+    // The filters do not overlap: each comment is under exactly one of them (and All).
+    assert_eq!(
+        want["open"].as_i64().unwrap()
+            + want["addressed"].as_i64().unwrap()
+            + want["resolved"].as_i64().unwrap(),
+        want["all"].as_i64().unwrap()
+    );
     assert_ne!(want["open"], want["all"]);
     assert!(want["resolved"].as_i64().unwrap() >= 1);
     p.click("#nb-panel .nb-filter[data-filter=all]");
@@ -1303,6 +1313,9 @@ fn a_detached_comment_says_where_the_same_text_is() {
     build(&book, Some(&out), &[]);
     p.goto(&harness::file_url(&out.join("guide/configuration.html")));
     let entry = "#nb-panel .nb-entry.nb-orphan[data-nb-id=c_mworonpyb6ns]";
+    // It is addressed (to validate): under that filter, not under Open.
+    p.wait_for("document.querySelector('#nb-panel .nb-filter[data-filter=addressed]')", SECS);
+    p.click("#nb-panel .nb-filter[data-filter=addressed]");
     p.wait_for(&format!("document.querySelector('{entry}')"), SECS);
     assert_eq!(
         p.eval_str(&format!(

@@ -247,7 +247,7 @@ const Panel = (() => {
   const FILTERS = [['open', 'fOpen'], ['addressed', 'fAddressed'], ['resolved', 'fResolved'], ['all', 'fAll']];
   function matchesFilter(c, f) {
     const s = statusOf(c);
-    if (f === 'open') return s !== 'resolved';
+    if (f === 'open') return s === 'open';
     if (f === 'all') return true;
     return s === f;
   }
