@@ -1314,7 +1314,10 @@ fn a_detached_comment_says_where_the_same_text_is() {
     p.goto(&harness::file_url(&out.join("guide/configuration.html")));
     let entry = "#nb-panel .nb-entry.nb-orphan[data-nb-id=c_mworonpyb6ns]";
     // It is addressed (to validate): under that filter, not under Open.
-    p.wait_for("document.querySelector('#nb-panel .nb-filter[data-filter=addressed]')", SECS);
+    p.wait_for(
+        "document.querySelector('#nb-panel .nb-filter[data-filter=addressed]')",
+        SECS,
+    );
     p.click("#nb-panel .nb-filter[data-filter=addressed]");
     p.wait_for(&format!("document.querySelector('{entry}')"), SECS);
     assert_eq!(

@@ -1071,6 +1071,27 @@ fn a_static_site_over_http_stays_read_only() {
         p.eval_i64("document.querySelectorAll('.nb-sel-btn').length"),
         0
     );
+    // A word selected with the mouse (a double click): a toast says why nothing is offered.
+    let at = p.eval(&format!(
+        "(() => {{ const b = {RANGE_OF}('stations').getBoundingClientRect(); return [b.left + b.width / 2, b.top + b.height / 2]; }})()"
+    ));
+    let (x, y) = (at[0].as_f64().unwrap(), at[1].as_f64().unwrap());
+    for count in [1, 2] {
+        for ty in ["mousePressed", "mouseReleased"] {
+            p.call(
+                "Input.dispatchMouseEvent",
+                json!({ "type": ty, "x": x, "y": y, "button": "left", "buttons": 1, "clickCount": count }),
+            );
+        }
+    }
+    p.wait_for(
+        "String(getSelection()).trim() === 'stations' && !!document.querySelector('.nb-toast:not([hidden])')",
+        SECS,
+    );
+    assert_eq!(
+        p.eval_str("document.querySelector('.nb-toast').textContent"),
+        "This copy of the book is read-only: comments are written on a chapter page under mdbook-notabene serve."
+    );
     // /review keeps showing the CLI command.
     p.goto(&format!("{url}review.html"));
     p.wait_for("document.querySelector('.nb-card .nb-approve')", SECS);

@@ -62,6 +62,24 @@ const Start = (() => {
     safely('panel', setupPanel);
     safely('events', setupEvents);
     safely('deep link', setupDeepLink);
+    safely('read-only cue', setupReadOnlyCue);
+  }
+
+  /** A static copy of the book (or print.html) takes no comments: the first time a reader
+   * selects text in it, a toast says so and where they can be written, once per page. */
+  function setupReadOnlyCue() {
+    let told = false;
+    D.addEventListener('pointerup', function () {
+      if (told || W.on && S.islands.length === 1) return;
+      window.setTimeout(function () {
+        const sel = window.getSelection();
+        const main = mainEl();
+        if (told || !sel || sel.isCollapsed || !String(sel).trim() || !main) return;
+        if (!main.contains(sel.anchorNode) || (W.on && S.islands.length === 1)) return;
+        told = true;
+        toast(t('readOnlyCue'));
+      }, 0);
+    });
   }
 
   /* ----- the write side (serve) */
