@@ -215,6 +215,42 @@ fn marks_leave_every_character_where_it_was_in_every_theme_and_in_print() {
 }
 
 #[test]
+fn chapter_arrows_never_cover_the_text_or_the_panel() {
+    let mut p = page!(1400, 1000);
+    let site = site();
+    for width in [1024, 1280, 1366, 1400, 1440, 1536, 1600, 1720, 1920, 2560] {
+        p.set_viewport(width, 1000);
+        p.goto(&site.url("guide/sensors.html"));
+        p.wait_for("!document.getElementById('nb-panel').hidden", SECS);
+        let overlaps = p.eval_str(
+            "(() => {
+               const box = e => e.getBoundingClientRect();
+               const cut = (a, b) => a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
+               const text = box(document.querySelector('main'));
+               const panel = box(document.getElementById('nb-panel'));
+               return [...document.querySelectorAll('.nav-chapters')]
+                 .filter(a => a.getClientRects().length && getComputedStyle(a).display !== 'none')
+                 .filter(a => cut(box(a), text) || cut(box(a), panel))
+                 .map(a => a.className + ' ' + JSON.stringify(box(a))).join('; ');
+             })()",
+        );
+        assert_eq!(
+            overlaps, "",
+            "at {width} px an arrow covers the text or the panel"
+        );
+        // A click in the text near its left edge stays on the page.
+        let here = p.eval_str("location.pathname");
+        let hit = p.eval_str(
+            "(() => { const m = document.querySelector('main p').getBoundingClientRect();
+                      const e = document.elementFromPoint(m.left + 4, m.top + 4);
+                      return e && e.closest('a.nav-chapters') ? 'arrow' : 'text'; })()",
+        );
+        assert_eq!(hit, "text", "at {width} px");
+        assert_eq!(p.eval_str("location.pathname"), here);
+    }
+}
+
+#[test]
 fn panel_filters_orphans_and_header() {
     let mut p = page!(1280, 900);
     let site = site();
