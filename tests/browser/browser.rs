@@ -251,6 +251,38 @@ fn chapter_arrows_never_cover_the_text_or_the_panel() {
 }
 
 #[test]
+fn no_page_of_the_example_scrolls_sideways() {
+    let mut p = page!(1400, 1000);
+    let site = site();
+    let pages = [
+        "index.html",
+        "guide/installing.html",
+        "guide/configuration.html",
+        "guide/sensors.html",
+        "review.html",
+        "comments.html",
+        "journal.html",
+        "print.html",
+    ];
+    for width in [390, 1400] {
+        p.set_viewport(width, 1000);
+        for page in pages {
+            p.goto(&site.url(page));
+            p.wait_for("document.documentElement.classList.contains('nb-on')", SECS);
+            let wide = p.eval_str(
+                "(() => { const d = document.documentElement;
+                   if (d.scrollWidth <= d.clientWidth) return '';
+                   const w = d.clientWidth;
+                   return d.scrollWidth + ' > ' + w + ': ' + [...document.querySelectorAll('body *')]
+                     .filter(e => e.getBoundingClientRect().right > w + 0.5 && getComputedStyle(e).position !== 'fixed')
+                     .slice(0, 4).map(e => e.localName + '.' + e.className).join(', '); })()",
+            );
+            assert_eq!(wide, "", "{page} at {width} px scrolls sideways");
+        }
+    }
+}
+
+#[test]
 fn panel_filters_orphans_and_header() {
     let mut p = page!(1280, 900);
     let site = site();
