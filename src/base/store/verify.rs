@@ -4,9 +4,9 @@
 
 use super::SCHEMA_VERSION;
 use super::journal::{self, Journal};
-use super::{Location, Meta, Snapshot, Status};
+use super::{Location, Meta, Record, Snapshot, Status};
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// `error` or `warning`.
@@ -79,8 +79,44 @@ pub fn verify(
     meta: &Meta,
     page_exists: Option<&dyn Fn(&str) -> bool>,
 ) -> Vec<Finding> {
-    use Level::{Error as E, Warning as W};
     let mut out = Vec::new();
+    check_meta(meta, &mut out);
+    let index = check_journal(journal, &mut out);
+    check_files(snap, &mut out);
+    let mut seen: HashMap<String, String> = HashMap::new();
+    let mut legacy = 0usize;
+    for rec in &snap.records {
+        if matches!(rec.location, Location::Legacy { .. }) {
+            legacy += 1;
+        }
+        check_record(rec, &index, &mut seen, page_exists, &mut out);
+    }
+    check_journal_refs(&index, &seen, &mut out);
+    if legacy > 0 {
+        out.push(f(
+            Level::Warning,
+            "store-legacy-layout",
+            format!("{legacy} comment(s) still in the v1 array layout — run `notabene migrate`."),
+            None,
+            None,
+        ));
+    }
+    out
+}
+
+/// What the journal check learned that the comment checks need.
+struct JournalIndex {
+    /// Whether journal.json was absent or a valid array of entries.
+    ok: bool,
+    /// Every entry id seen.
+    entry_ids: BTreeSet<String>,
+    /// Comment id → ids of the entries listing it in changes[].
+    members: BTreeMap<String, BTreeSet<String>>,
+}
+
+/// The `store-meta-*` and `store-schema-newer` checks.
+fn check_meta(meta: &Meta, out: &mut Vec<Finding>) {
+    use Level::{Error as E, Warning as W};
     match meta {
         Meta::Missing => out.push(f(W, "store-meta-missing", "no meta.json — run `notabene init` to stamp the schema version.".into(), None, None)),
         Meta::Invalid => out.push(f(W, "store-meta-invalid", "meta.json has no numeric schemaVersion.".into(), Some("meta.json"), None)),
@@ -96,106 +132,127 @@ pub fn verify(
         )),
         Meta::Version(_) => {}
     }
+}
 
-    // Journal: entry ids, and comment id → entries listing it in changes[].
-    let jf = Some(journal::FILE);
-    let mut entry_ids: BTreeSet<String> = BTreeSet::new();
-    let mut members: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let journal_ok = matches!(journal, Journal::Entries(_) | Journal::Missing);
-    if !journal_ok {
+/// The `journal-*` checks on the journal itself; returns its entry ids and memberships.
+fn check_journal(journal: &Journal, out: &mut Vec<Finding>) -> JournalIndex {
+    let mut index = JournalIndex {
+        ok: matches!(journal, Journal::Entries(_) | Journal::Missing),
+        entry_ids: BTreeSet::new(),
+        members: BTreeMap::new(),
+    };
+    if !index.ok {
         out.push(f(
-            E,
+            Level::Error,
             "journal-invalid",
             "journal.json must be a JSON array of entries.".into(),
-            jf,
+            Some(journal::FILE),
             None,
         ));
     }
     for entry in journal.entries() {
-        if !truthy(entry.get("id")) {
-            out.push(f(
-                E,
-                "journal-entry-no-id",
-                "a journal entry has no id.".into(),
-                jf,
-                None,
-            ));
-            continue;
-        }
-        let id = as_text(&entry["id"]);
-        let idr = Some(id.as_str());
-        if !entry_ids.insert(id.clone()) {
-            out.push(f(
-                E,
-                "journal-duplicate-id",
-                format!("duplicate journal entry id \"{id}\"."),
-                jf,
-                idr,
-            ));
-        }
-        if !entry
-            .get("date")
-            .and_then(Value::as_str)
-            .is_some_and(journal::is_date)
-        {
-            out.push(f(
-                W,
-                "journal-bad-date",
-                format!("journal entry \"{id}\": date should be YYYY-MM-DD."),
-                jf,
-                idr,
-            ));
-        }
-        if !truthy(entry.get("title")) {
-            out.push(f(
-                W,
-                "journal-no-title",
-                format!("journal entry \"{id}\" has no title."),
-                jf,
-                idr,
-            ));
-        }
-        let changes = entry
-            .get("changes")
-            .and_then(Value::as_array)
-            .filter(|c| !c.is_empty());
-        let Some(changes) = changes else {
-            out.push(f(
-                E,
-                "journal-no-changes",
-                format!(
-                    "journal entry \"{id}\" records no changes[] — nothing to show at /review."
-                ),
-                jf,
-                idr,
-            ));
-            continue;
-        };
-        for change in changes {
-            if !truthy(change.get("page")) {
-                out.push(f(
-                    E,
-                    "journal-change-no-page",
-                    format!("journal entry \"{id}\" has a change without a page."),
-                    jf,
-                    idr,
-                ));
-            }
-            for cid in change
-                .get("commentIds")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                members.entry(as_text(cid)).or_default().insert(id.clone());
-            }
-        }
+        check_entry(entry, &mut index, out);
     }
+    index
+}
 
-    // Comments.
-    for u in &snap.unreadable {
+/// The checks on one journal entry, recording its id and the comments its changes list.
+fn check_entry(entry: &Value, index: &mut JournalIndex, out: &mut Vec<Finding>) {
+    use Level::{Error as E, Warning as W};
+    let jf = Some(journal::FILE);
+    if !truthy(entry.get("id")) {
         out.push(f(
             E,
+            "journal-entry-no-id",
+            "a journal entry has no id.".into(),
+            jf,
+            None,
+        ));
+        return;
+    }
+    let id = as_text(&entry["id"]);
+    let idr = Some(id.as_str());
+    if !index.entry_ids.insert(id.clone()) {
+        out.push(f(
+            E,
+            "journal-duplicate-id",
+            format!("duplicate journal entry id \"{id}\"."),
+            jf,
+            idr,
+        ));
+    }
+    if !entry
+        .get("date")
+        .and_then(Value::as_str)
+        .is_some_and(journal::is_date)
+    {
+        out.push(f(
+            W,
+            "journal-bad-date",
+            format!("journal entry \"{id}\": date should be YYYY-MM-DD."),
+            jf,
+            idr,
+        ));
+    }
+    if !truthy(entry.get("title")) {
+        out.push(f(
+            W,
+            "journal-no-title",
+            format!("journal entry \"{id}\" has no title."),
+            jf,
+            idr,
+        ));
+    }
+    check_changes(entry, &id, index, out);
+}
+
+/// The checks on one entry's changes[], recording the comments each change lists.
+fn check_changes(entry: &Value, id: &str, index: &mut JournalIndex, out: &mut Vec<Finding>) {
+    let (jf, idr) = (Some(journal::FILE), Some(id));
+    let changes = entry
+        .get("changes")
+        .and_then(Value::as_array)
+        .filter(|c| !c.is_empty());
+    let Some(changes) = changes else {
+        out.push(f(
+            Level::Error,
+            "journal-no-changes",
+            format!("journal entry \"{id}\" records no changes[] — nothing to show at /review."),
+            jf,
+            idr,
+        ));
+        return;
+    };
+    for change in changes {
+        if !truthy(change.get("page")) {
+            out.push(f(
+                Level::Error,
+                "journal-change-no-page",
+                format!("journal entry \"{id}\" has a change without a page."),
+                jf,
+                idr,
+            ));
+        }
+        for cid in change
+            .get("commentIds")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            index
+                .members
+                .entry(as_text(cid))
+                .or_default()
+                .insert(id.to_string());
+        }
+    }
+}
+
+/// The checks on files that yielded no comment: unreadable, non-UTF-8 names, temp files.
+fn check_files(snap: &Snapshot, out: &mut Vec<Finding>) {
+    for u in &snap.unreadable {
+        out.push(f(
+            Level::Error,
             "comment-unreadable",
             format!("unreadable JSON: {}", u.error),
             Some(&u.file),
@@ -209,7 +266,7 @@ pub fn verify(
             "file name is not UTF-8: readers skip it — rename it to its comment id (`<id>.json`)."
         };
         out.push(f(
-            E,
+            Level::Error,
             "comment-unreadable",
             message.into(),
             Some(&n.file),
@@ -218,7 +275,7 @@ pub fn verify(
     }
     for file in &snap.leftovers {
         out.push(f(
-            W,
+            Level::Warning,
             "store-temp-file",
             "temp file of an interrupted write (readers ignore it) — `notabene clean` removes it."
                 .into(),
@@ -226,202 +283,231 @@ pub fn verify(
             None,
         ));
     }
-    let mut seen: HashMap<String, String> = HashMap::new();
-    let mut legacy = 0usize;
-    for rec in &snap.records {
-        let c = rec.comment.as_map();
-        let file = Some(rec.file.as_str());
-        let is_legacy = matches!(rec.location, Location::Legacy { .. });
-        if is_legacy {
-            legacy += 1;
-        }
-        if !truthy(c.get("id")) {
-            out.push(f(
-                E,
-                "comment-no-id",
-                "comment has no id.".into(),
-                file,
-                None,
-            ));
-            continue;
-        }
-        let id = as_text(&c["id"]);
-        let idr = Some(id.as_str());
-        if let Some(other) = seen.get(&id) {
-            out.push(f(
-                E,
-                "comment-duplicate-id",
-                format!("duplicate comment id \"{id}\" (also in {other})."),
-                file,
-                idr,
-            ));
-        }
-        seen.insert(id.clone(), rec.file.clone());
-        for key in REQUIRED {
-            if matches!(c.get(*key), None | Some(Value::Null))
-                || c.get(*key).and_then(Value::as_str) == Some("")
-            {
-                out.push(f(
-                    E,
-                    "comment-missing-field",
-                    format!("missing \"{key}\"."),
-                    file,
-                    idr,
-                ));
-            }
-        }
-        // An empty or null status is already `comment-missing-field`; report it once.
-        if let Some(status) = c
-            .get("status")
-            .filter(|s| !s.is_null() && s.as_str() != Some(""))
-            && status
-                .as_str()
-                .and_then(super::comment::Status::parse)
-                .is_none()
+}
+
+/// The checks on one comment record, in the order they are reported; `seen` maps ids to files.
+fn check_record(
+    rec: &Record,
+    index: &JournalIndex,
+    seen: &mut HashMap<String, String>,
+    page_exists: Option<&dyn Fn(&str) -> bool>,
+    out: &mut Vec<Finding>,
+) {
+    let c = rec.comment.as_map();
+    let file = Some(rec.file.as_str());
+    if !truthy(c.get("id")) {
+        out.push(f(
+            Level::Error,
+            "comment-no-id",
+            "comment has no id.".into(),
+            file,
+            None,
+        ));
+        return;
+    }
+    let id = as_text(&c["id"]);
+    if let Some(other) = seen.get(&id) {
+        out.push(f(
+            Level::Error,
+            "comment-duplicate-id",
+            format!("duplicate comment id \"{id}\" (also in {other})."),
+            file,
+            Some(&id),
+        ));
+    }
+    seen.insert(id.clone(), rec.file.clone());
+    check_fields(c, file, &id, out);
+    if !matches!(rec.location, Location::Legacy { .. }) {
+        check_placement(c, &rec.file, &id, out);
+    }
+    check_suggestion(c, file, &id, out);
+    check_resolution(c, index, file, &id, out);
+    if let (Some(exists), Some(page)) = (page_exists, c.get("page").and_then(Value::as_str))
+        && !page.is_empty()
+        && !exists(page)
+    {
+        out.push(f(
+            Level::Warning,
+            "comment-page-missing",
+            format!("page \"{page}\" has no source file."),
+            file,
+            Some(&id),
+        ));
+    }
+}
+
+/// The field-shape checks: required fields, status, hold, thread.
+fn check_fields(c: &Map<String, Value>, file: Option<&str>, id: &str, out: &mut Vec<Finding>) {
+    let idr = Some(id);
+    for key in REQUIRED {
+        if matches!(c.get(*key), None | Some(Value::Null))
+            || c.get(*key).and_then(Value::as_str) == Some("")
         {
             out.push(f(
-                E,
-                "comment-bad-status",
-                format!("unknown status \"{}\".", as_text(status)),
-                file,
-                idr,
-            ));
-        }
-        if c.get("hold").is_some_and(|h| !h.is_boolean()) {
-            out.push(f(
-                E,
-                "comment-bad-hold",
-                "\"hold\" must be a boolean.".into(),
-                file,
-                idr,
-            ));
-        }
-        if c.get("thread")
-            .and_then(Value::as_array)
-            .is_none_or(|t| t.is_empty())
-        {
-            out.push(f(
-                E,
-                "comment-empty-thread",
-                "thread must hold at least the original comment.".into(),
-                file,
-                idr,
-            ));
-        }
-        if !is_legacy {
-            let (dir, base) = match rec.file.rsplit_once('/') {
-                Some((d, b)) => (d, b),
-                None => ("", rec.file.as_str()),
-            };
-            if base.trim_end_matches(".json") != id {
-                out.push(f(
-                    E,
-                    "comment-file-id-mismatch",
-                    format!("filename doesn't match id \"{id}\"."),
-                    file,
-                    idr,
-                ));
-            }
-            if let Some(page) = c.get("page").and_then(Value::as_str)
-                && !page.is_empty()
-                && !dir.is_empty()
-                && dir != page
-            {
-                out.push(f(
-                    E,
-                    "comment-page-dir-mismatch",
-                    format!("lives outside its page dir \"{page}\"."),
-                    file,
-                    idr,
-                ));
-            }
-        }
-        // A suggested edit (an extension of this build) must be one `comments apply` can read.
-        if let Some(sg) = c.get("suggestion").filter(|v| !v.is_null()) {
-            let well_formed = sg.get("quote").is_some_and(Value::is_string)
-                && sg.get("text").is_some_and(Value::is_string);
-            if !well_formed || c.get("scope").and_then(Value::as_str) != Some("selection") {
-                out.push(f(
-                    W,
-                    "comment-bad-suggestion",
-                    "\"suggestion\" must be {quote, text} (strings) on a selection comment; `comments apply` ignores it.".into(),
-                    file,
-                    idr,
-                ));
-            }
-        }
-        let status = c.get("status").and_then(Value::as_str).unwrap_or("");
-        let parsed = super::comment::Status::parse(status);
-        let resolution = c.get("resolution").filter(|r| truthy(Some(r)));
-        if matches!(parsed, Some(Status::Resolved | Status::Addressed)) {
-            let link = resolution
-                .and_then(|r| r.get("journalEntryId"))
-                .filter(|l| truthy(Some(l)))
-                .map(as_text);
-            match (resolution, link) {
-                (None, _) => out.push(f(E, "comment-no-resolution", format!("\"{status}\" without a resolution."), file, idr)),
-                // A human's resolve (from the browser) records who resolved it, with no journal
-                // entry: there is no agent change to show at /review.
-                (Some(r), None) if parsed == Some(Status::Resolved) && r.get("by").is_some_and(|b| truthy(Some(b))) => {}
-                (Some(_), None) => {
-                    out.push(f(E, "comment-no-journal-link", format!("\"{status}\" without resolution.journalEntryId."), file, idr))
-                }
-                (Some(_), Some(link)) if journal_ok && !entry_ids.contains(&link) => {
-                    out.push(f(E, "comment-unknown-journal-entry", format!("journal entry \"{link}\" does not exist."), file, idr))
-                }
-                (Some(_), Some(link)) if journal_ok && !members.get(&id).is_some_and(|m| m.contains(&link)) => out.push(f(
-                    E,
-                    "comment-not-in-journal-changes",
-                    format!("journal entry \"{link}\" doesn't list this comment in any changes[] — /review would show an empty diff."),
-                    file,
-                    idr,
-                )),
-                _ => {}
-            }
-        } else if parsed == Some(Status::Open) && resolution.is_some() {
-            out.push(f(
-                W,
-                "comment-open-with-resolution",
-                "reopened but keeps a stale resolution.".into(),
-                file,
-                idr,
-            ));
-        }
-        if let (Some(exists), Some(page)) = (page_exists, c.get("page").and_then(Value::as_str))
-            && !page.is_empty()
-            && !exists(page)
-        {
-            out.push(f(
-                W,
-                "comment-page-missing",
-                format!("page \"{page}\" has no source file."),
+                Level::Error,
+                "comment-missing-field",
+                format!("missing \"{key}\"."),
                 file,
                 idr,
             ));
         }
     }
-    for (cid, entries) in &members {
+    // An empty or null status is already `comment-missing-field`; report it once.
+    if let Some(status) = c
+        .get("status")
+        .filter(|s| !s.is_null() && s.as_str() != Some(""))
+        && status
+            .as_str()
+            .and_then(super::comment::Status::parse)
+            .is_none()
+    {
+        out.push(f(
+            Level::Error,
+            "comment-bad-status",
+            format!("unknown status \"{}\".", as_text(status)),
+            file,
+            idr,
+        ));
+    }
+    if c.get("hold").is_some_and(|h| !h.is_boolean()) {
+        out.push(f(
+            Level::Error,
+            "comment-bad-hold",
+            "\"hold\" must be a boolean.".into(),
+            file,
+            idr,
+        ));
+    }
+    if c.get("thread")
+        .and_then(Value::as_array)
+        .is_none_or(|t| t.is_empty())
+    {
+        out.push(f(
+            Level::Error,
+            "comment-empty-thread",
+            "thread must hold at least the original comment.".into(),
+            file,
+            idr,
+        ));
+    }
+}
+
+/// The checks that an own-file comment's file name and directory match its id and page.
+fn check_placement(c: &Map<String, Value>, path: &str, id: &str, out: &mut Vec<Finding>) {
+    let (file, idr) = (Some(path), Some(id));
+    let (dir, base) = match path.rsplit_once('/') {
+        Some((d, b)) => (d, b),
+        None => ("", path),
+    };
+    if base.trim_end_matches(".json") != id {
+        out.push(f(
+            Level::Error,
+            "comment-file-id-mismatch",
+            format!("filename doesn't match id \"{id}\"."),
+            file,
+            idr,
+        ));
+    }
+    if let Some(page) = c.get("page").and_then(Value::as_str)
+        && !page.is_empty()
+        && !dir.is_empty()
+        && dir != page
+    {
+        out.push(f(
+            Level::Error,
+            "comment-page-dir-mismatch",
+            format!("lives outside its page dir \"{page}\"."),
+            file,
+            idr,
+        ));
+    }
+}
+
+/// A suggested edit (an extension of this build) must be one `comments apply` can read.
+fn check_suggestion(c: &Map<String, Value>, file: Option<&str>, id: &str, out: &mut Vec<Finding>) {
+    if let Some(sg) = c.get("suggestion").filter(|v| !v.is_null()) {
+        let well_formed = sg.get("quote").is_some_and(Value::is_string)
+            && sg.get("text").is_some_and(Value::is_string);
+        if !well_formed || c.get("scope").and_then(Value::as_str) != Some("selection") {
+            out.push(f(
+                Level::Warning,
+                "comment-bad-suggestion",
+                "\"suggestion\" must be {quote, text} (strings) on a selection comment; `comments apply` ignores it.".into(),
+                file,
+                Some(id),
+            ));
+        }
+    }
+}
+
+/// The checks that a resolved or addressed comment links a journal entry listing it, and
+/// that an open one keeps no resolution.
+fn check_resolution(
+    c: &Map<String, Value>,
+    index: &JournalIndex,
+    file: Option<&str>,
+    id: &str,
+    out: &mut Vec<Finding>,
+) {
+    use Level::{Error as E, Warning as W};
+    let idr = Some(id);
+    let status = c.get("status").and_then(Value::as_str).unwrap_or("");
+    let parsed = super::comment::Status::parse(status);
+    let resolution = c.get("resolution").filter(|r| truthy(Some(r)));
+    if matches!(parsed, Some(Status::Resolved | Status::Addressed)) {
+        let link = resolution
+            .and_then(|r| r.get("journalEntryId"))
+            .filter(|l| truthy(Some(l)))
+            .map(as_text);
+        match (resolution, link) {
+            (None, _) => out.push(f(E, "comment-no-resolution", format!("\"{status}\" without a resolution."), file, idr)),
+            // A human's resolve (from the browser) records who resolved it, with no journal
+            // entry: there is no agent change to show at /review.
+            (Some(r), None) if parsed == Some(Status::Resolved) && r.get("by").is_some_and(|b| truthy(Some(b))) => {}
+            (Some(_), None) => {
+                out.push(f(E, "comment-no-journal-link", format!("\"{status}\" without resolution.journalEntryId."), file, idr))
+            }
+            (Some(_), Some(link)) if index.ok && !index.entry_ids.contains(&link) => {
+                out.push(f(E, "comment-unknown-journal-entry", format!("journal entry \"{link}\" does not exist."), file, idr))
+            }
+            (Some(_), Some(link)) if index.ok && !index.members.get(id).is_some_and(|m| m.contains(&link)) => out.push(f(
+                E,
+                "comment-not-in-journal-changes",
+                format!("journal entry \"{link}\" doesn't list this comment in any changes[] — /review would show an empty diff."),
+                file,
+                idr,
+            )),
+            _ => {}
+        }
+    } else if parsed == Some(Status::Open) && resolution.is_some() {
+        out.push(f(
+            W,
+            "comment-open-with-resolution",
+            "reopened but keeps a stale resolution.".into(),
+            file,
+            idr,
+        ));
+    }
+}
+
+/// The `journal-unknown-comment` check: journal changes listing ids no comment has.
+fn check_journal_refs(
+    index: &JournalIndex,
+    seen: &HashMap<String, String>,
+    out: &mut Vec<Finding>,
+) {
+    for (cid, entries) in &index.members {
         if !seen.contains_key(cid) {
             let list = entries.iter().cloned().collect::<Vec<_>>().join(", ");
             out.push(f(
-                W,
+                Level::Warning,
                 "journal-unknown-comment",
                 format!("journal entry {list} references unknown comment \"{cid}\"."),
-                jf,
+                Some(journal::FILE),
                 Some(cid),
             ));
         }
     }
-    if legacy > 0 {
-        out.push(f(
-            W,
-            "store-legacy-layout",
-            format!("{legacy} comment(s) still in the v1 array layout — run `notabene migrate`."),
-            None,
-            None,
-        ));
-    }
-    out
 }
 
 /// 1 when any finding is an error, else 0.
