@@ -181,139 +181,190 @@ pub(crate) fn protocol(ctx: &Ctx, a: &ProtocolArgs) -> Result<i32> {
 }
 
 pub(crate) fn doctor(ctx: &Ctx, as_json: bool) -> Result<i32> {
-    let store = &ctx.store;
-    let git_root = crate::model::book::git::git_toplevel(ctx.work_dir());
-    let book = ctx.book.as_ref();
-    let (open, total, meta, mismatch) = if store.exists() {
-        let snap = store.load_unchecked()?;
-        let open = snap
-            .comments()
-            .filter(|r| r.comment.is_actionable())
-            .count();
-        let mismatch = book.and_then(|b| {
-            let ids = crate::model::book::PageIds::new(b);
-            let pages = book_pages(&ids);
-            crate::model::resolve::chapters::mismatch(
-                &ids,
-                &pages,
-                snap.comments().filter_map(|r| r.comment.page()),
-            )
-            .map(|m| m.message(&ids))
-        });
-        (open, snap.comments().count(), store.meta(), mismatch)
-    } else {
-        (0, 0, Meta::Missing, None)
-    };
-    let schema = match meta {
-        Meta::Version(v) => json!(v as u64),
-        _ => serde_json::Value::Null,
-    };
-    let proto_path = store.root().join("protocol.md");
-    let proto_text = std::fs::read_to_string(&proto_path).ok();
-    let proto_version = proto_text.as_deref().and_then(protocol_version);
-    let agents = agents_path(ctx);
-    let agents_text = std::fs::read_to_string(&agents).ok();
-    let agents_block = agents_text
-        .as_deref()
-        .is_some_and(|t| t.contains(BEGIN) && t.contains(END));
-    let merge = super::merge::state(store, git_root.as_deref());
-    let report = json!({
-        "version": 1,
-        "git": { "isRepo": git_root.is_some(), "root": git_root.as_ref().map(|p| p.display().to_string()) },
-        "book": book.map(|b| json!({
-            "root": ctx.show(&b.root),
-            "title": b.title,
-            "language": b.language,
-            "src": b.src,
-            "srcExists": b.src_dir().is_dir(),
-        })),
-        "config": book.map(|b| json!({
-            "path": ctx.show(&b.root.join("book.toml")),
-            "table": "[preprocessor.notabene]",
-            "space": b.config.space,
-            "pagePrefix": b.page_prefix(),
-            "review": b.config.review.as_str(),
-            "enable": b.config.enable,
-            "warnings": b.warnings,
-        })),
-        "store": {
-            "path": ctx.show(store.root()),
-            "exists": store.exists(),
-            "schemaVersion": schema,
-            "comments": total,
-            "openComments": open,
-            "mismatch": mismatch,
-        },
-        "protocol": {
-            "path": ctx.show(&proto_path),
-            "present": proto_text.is_some(),
-            "version": proto_version,
-            "current": proto_text.as_deref() == Some(PROTOCOL),
-        },
-        "agents": { "path": ctx.show(&agents), "present": agents_text.is_some(), "block": agents_block },
-        "merge": merge.json,
-    });
+    let d = Doctor::look(ctx)?;
     if as_json {
-        print!("{}", json::to_js_pretty(&report));
-        return Ok(0);
-    }
-    match book {
-        Some(b) => say!(
-            "book      {} ({})",
-            ctx.show(&b.root),
-            b.title.as_deref().unwrap_or("untitled")
-        ),
-        None => say!("book      none found"),
-    }
-    if let Some(b) = book {
-        say!(
-            "config    review={} space={} page-prefix={}",
-            b.config.review.as_str(),
-            b.config.space,
-            b.page_prefix()
-        );
-    }
-    if store.exists() {
-        say!(
-            "store     {} — {total} comment(s), {open} open",
-            ctx.show(store.root())
-        );
+        print!("{}", json::to_js_pretty(&d.report(ctx)));
     } else {
-        say!(
-            "store     {} — missing: run `notabene init`",
-            ctx.show(store.root())
-        );
-    }
-    if let Some(m) = &mismatch {
-        say!("          warning: {m}");
-    }
-    let proto_state = match (&proto_text, proto_text.as_deref() == Some(PROTOCOL)) {
-        (None, _) => "missing: run `notabene protocol --write`",
-        (Some(_), true) => "current",
-        (Some(_), false) => "outdated: run `notabene protocol --write`",
-    };
-    say!("protocol  {} — {proto_state}", ctx.show(&proto_path));
-    say!(
-        "agents    {} — {}",
-        ctx.show(&agents),
-        if agents_block {
-            "block present"
-        } else {
-            "no notabene block: run `notabene init`"
-        }
-    );
-    say!(
-        "git       {}",
-        if git_root.is_some() {
-            "repository"
-        } else {
-            "not a repository (no diffs at /review)"
-        }
-    );
-    if git_root.is_some() {
-        say!("merge     {}", merge.line);
+        d.print(ctx);
     }
     Ok(0)
+}
+
+/// What `doctor` finds, read once; printed as JSON or as lines.
+struct Doctor<'a> {
+    git_root: Option<PathBuf>,
+    book: Option<&'a crate::model::book::Book>,
+    open: usize,
+    total: usize,
+    meta: Meta,
+    mismatch: Option<String>,
+    proto_path: PathBuf,
+    proto_text: Option<String>,
+    agents: PathBuf,
+    agents_text: Option<String>,
+    agents_block: bool,
+    merge: super::merge::MergeState,
+}
+
+impl<'a> Doctor<'a> {
+    /// Reads the repository, the book, the store, the protocol copy and AGENTS.md.
+    fn look(ctx: &'a Ctx) -> Result<Doctor<'a>> {
+        let store = &ctx.store;
+        let git_root = crate::model::book::git::git_toplevel(ctx.work_dir());
+        let book = ctx.book.as_ref();
+        let (open, total, meta, mismatch) = if store.exists() {
+            let snap = store.load_unchecked()?;
+            let open = snap
+                .comments()
+                .filter(|r| r.comment.is_actionable())
+                .count();
+            let mismatch = book.and_then(|b| {
+                let ids = crate::model::book::PageIds::new(b);
+                let pages = book_pages(&ids);
+                crate::model::resolve::chapters::mismatch(
+                    &ids,
+                    &pages,
+                    snap.comments().filter_map(|r| r.comment.page()),
+                )
+                .map(|m| m.message(&ids))
+            });
+            (open, snap.comments().count(), store.meta(), mismatch)
+        } else {
+            (0, 0, Meta::Missing, None)
+        };
+        let proto_path = store.root().join("protocol.md");
+        let proto_text = std::fs::read_to_string(&proto_path).ok();
+        let agents = agents_path(ctx);
+        let agents_text = std::fs::read_to_string(&agents).ok();
+        let agents_block = agents_text
+            .as_deref()
+            .is_some_and(|t| t.contains(BEGIN) && t.contains(END));
+        let merge = super::merge::state(store, git_root.as_deref());
+        Ok(Doctor {
+            git_root,
+            book,
+            open,
+            total,
+            meta,
+            mismatch,
+            proto_path,
+            proto_text,
+            agents,
+            agents_text,
+            agents_block,
+            merge,
+        })
+    }
+
+    /// The `--json` report.
+    fn report(&self, ctx: &Ctx) -> serde_json::Value {
+        let store = &ctx.store;
+        let book = self.book;
+        let schema = match self.meta {
+            Meta::Version(v) => json!(v as u64),
+            _ => serde_json::Value::Null,
+        };
+        let proto_version = self.proto_text.as_deref().and_then(protocol_version);
+        json!({
+            "version": 1,
+            "git": { "isRepo": self.git_root.is_some(), "root": self.git_root.as_ref().map(|p| p.display().to_string()) },
+            "book": book.map(|b| json!({
+                "root": ctx.show(&b.root),
+                "title": b.title,
+                "language": b.language,
+                "src": b.src,
+                "srcExists": b.src_dir().is_dir(),
+            })),
+            "config": book.map(|b| json!({
+                "path": ctx.show(&b.root.join("book.toml")),
+                "table": "[preprocessor.notabene]",
+                "space": b.config.space,
+                "pagePrefix": b.page_prefix(),
+                "review": b.config.review.as_str(),
+                "enable": b.config.enable,
+                "warnings": b.warnings,
+            })),
+            "store": {
+                "path": ctx.show(store.root()),
+                "exists": store.exists(),
+                "schemaVersion": schema,
+                "comments": self.total,
+                "openComments": self.open,
+                "mismatch": self.mismatch,
+            },
+            "protocol": {
+                "path": ctx.show(&self.proto_path),
+                "present": self.proto_text.is_some(),
+                "version": proto_version,
+                "current": self.proto_text.as_deref() == Some(PROTOCOL),
+            },
+            "agents": { "path": ctx.show(&self.agents), "present": self.agents_text.is_some(), "block": self.agents_block },
+            "merge": self.merge.json,
+        })
+    }
+
+    /// The human-readable lines.
+    fn print(&self, ctx: &Ctx) {
+        let store = &ctx.store;
+        let (open, total) = (self.open, self.total);
+        match self.book {
+            Some(b) => say!(
+                "book      {} ({})",
+                ctx.show(&b.root),
+                b.title.as_deref().unwrap_or("untitled")
+            ),
+            None => say!("book      none found"),
+        }
+        if let Some(b) = self.book {
+            say!(
+                "config    review={} space={} page-prefix={}",
+                b.config.review.as_str(),
+                b.config.space,
+                b.page_prefix()
+            );
+        }
+        if store.exists() {
+            say!(
+                "store     {} — {total} comment(s), {open} open",
+                ctx.show(store.root())
+            );
+        } else {
+            say!(
+                "store     {} — missing: run `notabene init`",
+                ctx.show(store.root())
+            );
+        }
+        if let Some(m) = &self.mismatch {
+            say!("          warning: {m}");
+        }
+        let current = self.proto_text.as_deref() == Some(PROTOCOL);
+        let proto_state = match (&self.proto_text, current) {
+            (None, _) => "missing: run `notabene protocol --write`",
+            (Some(_), true) => "current",
+            (Some(_), false) => "outdated: run `notabene protocol --write`",
+        };
+        say!("protocol  {} — {proto_state}", ctx.show(&self.proto_path));
+        say!(
+            "agents    {} — {}",
+            ctx.show(&self.agents),
+            if self.agents_block {
+                "block present"
+            } else {
+                "no notabene block: run `notabene init`"
+            }
+        );
+        say!(
+            "git       {}",
+            if self.git_root.is_some() {
+                "repository"
+            } else {
+                "not a repository (no diffs at /review)"
+            }
+        );
+        if self.git_root.is_some() {
+            say!("merge     {}", self.merge.line);
+        }
+    }
 }
 
 /// The page ids of every Markdown file under the book's src directory (SUMMARY.md aside): the
