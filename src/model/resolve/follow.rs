@@ -133,6 +133,8 @@ fn is_candidate(anchors: &BookAnchors, ids: &PageIds, ci: usize) -> bool {
     }
 }
 
+/// Decides, for each of the `candidates`, where it goes: first by git's evidence, then by its
+/// quote in the rest of the book.
 fn decide(
     anchors: &BookAnchors,
     ids: &PageIds,
@@ -150,55 +152,15 @@ fn decide(
         let c = &anchors.comments[ci];
         let page = c.page().unwrap_or_default();
         let anchor = StoredAnchor::from_comment(c.as_map());
-        match (targets.get(page), anchor) {
-            (Some((base, file, to)), Some(StoredAnchor::Page)) => {
-                let (ch, kind) = keeps_title(anchors, repo, base, file, to);
-                out.push((ci, followed(ch, None, kind)));
-                continue;
-            }
-            (Some((_, _, to)), Some(StoredAnchor::Block(b))) => {
-                let (ch, kind, r) = to
-                    .iter()
-                    .map(|&(ch, k)| (ch, k, block::resolve(&anchors.texts[ch], &b)))
-                    .min_by(|a, b| {
-                        (a.2.status, -a.2.confidence)
-                            .partial_cmp(&(b.2.status, -b.2.confidence))
-                            .unwrap_or(std::cmp::Ordering::Equal)
-                    })
-                    .expect("a page with targets has one");
-                out.push((ci, followed(ch, Some(r), kind)));
-                continue;
-            }
-            (Some((_, _, to)), Some(StoredAnchor::Text(t))) => {
-                let mut best: Option<(usize, MoveKind, Resolution)> = None;
-                for &(ch, k) in to {
-                    let idx = indexes
-                        .entry(ch)
-                        .or_insert_with(|| PageIndex::new(&anchors.texts[ch]));
-                    let r = text::resolve(idx, &t, threshold);
-                    if best.as_ref().is_none_or(|b| r.confidence > b.2.confidence) {
-                        best = Some((ch, k, r));
-                    }
-                }
-                if let Some((ch, k, r)) = best.filter(|b| b.2.status != Status::Orphan) {
-                    out.push((ci, followed(ch, Some(r), k)));
-                    continue;
-                }
-            }
-            _ => {}
+        if let (Some(target), Some(a)) = (targets.get(page), anchor)
+            && let Some(d) = by_git(anchors, repo, threshold, &mut indexes, target, a)
+        {
+            out.push((ci, d));
+            continue;
         }
-        // Another book's comment (a shared store) is not searched for here: only this book's
-        // pages, or pages under the prefix the store's pages point to.
-        let ours = anchors.located[ci].chapter.is_some()
-            || ids.owns(page)
-            || anchors
-                .mismatch
-                .as_ref()
-                .and_then(|m| m.suggested.as_deref())
-                .is_some_and(|p| p.is_empty() || page.starts_with(&format!("{p}/")));
         if let Some(StoredAnchor::Text(t)) = anchor
             && is_live(c)
-            && ours
+            && is_ours(anchors, ids, ci, page)
         {
             by_quote.push((ci, t));
         }
@@ -206,6 +168,80 @@ fn decide(
     if by_quote.is_empty() {
         return out;
     }
+    out.extend(by_quotes(
+        anchors, repo, options, threshold, indexes, by_quote,
+    ));
+    out
+}
+
+/// Where git's evidence `target` for a comment's page takes its `anchor`: a page anchor to
+/// the part keeping the title, a block to its best match, a text anchor to its best match
+/// unless that is an orphan (`None`: left to the quote search).
+fn by_git<'a>(
+    anchors: &'a BookAnchors,
+    repo: &Repo,
+    threshold: f64,
+    indexes: &mut HashMap<usize, PageIndex<'a>>,
+    (base, file, to): &GitTargets,
+    anchor: StoredAnchor,
+) -> Option<Decision> {
+    match anchor {
+        StoredAnchor::Page => {
+            let (ch, kind) = keeps_title(anchors, repo, base, file, to);
+            Some(followed(ch, None, kind))
+        }
+        StoredAnchor::Block(b) => {
+            let (ch, kind, r) = to
+                .iter()
+                .map(|&(ch, k)| (ch, k, block::resolve(&anchors.texts[ch], &b)))
+                .min_by(|a, b| {
+                    (a.2.status, -a.2.confidence)
+                        .partial_cmp(&(b.2.status, -b.2.confidence))
+                        .unwrap_or(std::cmp::Ordering::Equal)
+                })
+                .expect("a page with targets has one");
+            Some(followed(ch, Some(r), kind))
+        }
+        StoredAnchor::Text(t) => {
+            let mut best: Option<(usize, MoveKind, Resolution)> = None;
+            for &(ch, k) in to {
+                let idx = indexes
+                    .entry(ch)
+                    .or_insert_with(|| PageIndex::new(&anchors.texts[ch]));
+                let r = text::resolve(idx, &t, threshold);
+                if best.as_ref().is_none_or(|b| r.confidence > b.2.confidence) {
+                    best = Some((ch, k, r));
+                }
+            }
+            best.filter(|b| b.2.status != Status::Orphan)
+                .map(|(ch, k, r)| followed(ch, Some(r), k))
+        }
+    }
+}
+
+/// Whether comment `ci` (on `page`) is this book's to search for. Another book's comment (a
+/// shared store) is not searched for here: only this book's pages, or pages under the prefix
+/// the store's pages point to.
+fn is_ours(anchors: &BookAnchors, ids: &PageIds, ci: usize, page: &str) -> bool {
+    anchors.located[ci].chapter.is_some()
+        || ids.owns(page)
+        || anchors
+            .mismatch
+            .as_ref()
+            .and_then(|m| m.suggested.as_deref())
+            .is_some_and(|p| p.is_empty() || page.starts_with(&format!("{p}/")))
+}
+
+/// The quote search: each of `by_quote` resolved on the chapters short-listed for it, then a
+/// follow turned into a suggestion unless git shows the text arriving on its new page.
+fn by_quotes<'a>(
+    anchors: &'a BookAnchors,
+    repo: &Repo,
+    options: &TextOptions,
+    threshold: f64,
+    mut indexes: HashMap<usize, PageIndex<'a>>,
+    by_quote: Vec<(usize, text::TextAnchor)>,
+) -> Vec<(usize, Decision)> {
     // The quote in every chapter: chapters short-listed in one pass over the book's text.
     let quotes: Vec<&str> = by_quote.iter().map(|(_, t)| t.quote).collect();
     let shortlists = BookProbe::new(anchors).chapters_with(&quotes);
@@ -226,43 +262,11 @@ fn decide(
         by_quote.into_iter().zip(shortlists).collect();
     let decided = crate::base::util::par::par_map(&jobs, threads, |((ci, t), chapters)| {
         let own = anchors.located[*ci].chapter;
-        let mut scored: Vec<(usize, Resolution)> = chapters
-            .iter()
-            .copied()
-            .filter(|&ch| Some(ch) != own)
-            .map(|ch| (ch, text::resolve(&indexes[&ch], t, threshold)))
-            .collect();
-        scored.sort_by(|a, b| {
-            b.1.confidence
-                .partial_cmp(&a.1.confidence)
-                .unwrap_or(std::cmp::Ordering::Equal)
-                .then(a.0.cmp(&b.0))
-        });
-        let decision = match scored.as_slice() {
-            [] => Decision::Nowhere(None),
-            [(ch, r), rest @ ..] if r.status != Status::Orphan => {
-                let ties: Vec<usize> = rest
-                    .iter()
-                    .filter(|(_, o)| o.status != Status::Orphan)
-                    .filter(|(_, o)| r.confidence - o.confidence < AMBIGUOUS)
-                    .map(|(c, _)| *c)
-                    .collect();
-                if ties.is_empty() {
-                    Decision::Follow {
-                        to: *ch,
-                        resolution: Some(r.clone()),
-                        by: FollowedBy::Quote,
-                    }
-                } else {
-                    Decision::Ambiguous(std::iter::once(*ch).chain(ties).collect())
-                }
-            }
-            [(ch, r), ..] => Decision::Nowhere(r.suggestion.is_some().then(|| (*ch, r.clone()))),
-        };
-        (*ci, decision)
+        (*ci, best_page(&indexes, own, t, chapters, threshold))
     });
     // A comment whose own chapter is still in the book follows its text to another one only
     // when git shows the text arriving there after the comment was written.
+    let mut out = Vec::new();
     for ((ci, decision), ((_, t), _)) in decided.into_iter().zip(&jobs) {
         let decision = match decision {
             Decision::Follow {
@@ -279,6 +283,50 @@ fn decide(
         out.push((ci, decision));
     }
     out
+}
+
+/// The decision for text anchor `t` from its scores on `chapters` (its `own` chapter left
+/// out): the best page when no other scores within [`AMBIGUOUS`] of it.
+fn best_page(
+    indexes: &HashMap<usize, PageIndex>,
+    own: Option<usize>,
+    t: &text::TextAnchor,
+    chapters: &[usize],
+    threshold: f64,
+) -> Decision {
+    let mut scored: Vec<(usize, Resolution)> = chapters
+        .iter()
+        .copied()
+        .filter(|&ch| Some(ch) != own)
+        .map(|ch| (ch, text::resolve(&indexes[&ch], t, threshold)))
+        .collect();
+    scored.sort_by(|a, b| {
+        b.1.confidence
+            .partial_cmp(&a.1.confidence)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.0.cmp(&b.0))
+    });
+    match scored.as_slice() {
+        [] => Decision::Nowhere(None),
+        [(ch, r), rest @ ..] if r.status != Status::Orphan => {
+            let ties: Vec<usize> = rest
+                .iter()
+                .filter(|(_, o)| o.status != Status::Orphan)
+                .filter(|(_, o)| r.confidence - o.confidence < AMBIGUOUS)
+                .map(|(c, _)| *c)
+                .collect();
+            if ties.is_empty() {
+                Decision::Follow {
+                    to: *ch,
+                    resolution: Some(r.clone()),
+                    by: FollowedBy::Quote,
+                }
+            } else {
+                Decision::Ambiguous(std::iter::once(*ch).chain(ties).collect())
+            }
+        }
+        [(ch, r), ..] => Decision::Nowhere(r.suggestion.is_some().then(|| (*ch, r.clone()))),
+    }
 }
 
 /// Whether git shows the text of comment `ci` arriving on chapter `to` after the comment was

@@ -4,7 +4,6 @@
 
 use super::{BookAnchors, is_live};
 use crate::base::anchor;
-use crate::base::store::Comment;
 use crate::model::book::{Book, FailOn, PageIds};
 use crate::{Error, Result};
 use std::collections::BTreeMap;
@@ -42,14 +41,34 @@ pub fn report(anchors: &BookAnchors, ids: &PageIds, cfg: &Book) -> Result<()> {
     // One write for the whole report: a book with many drifted anchors prints hundreds of
     // lines, and stderr is unbuffered. Each line is escaped for the terminal when written.
     let mut out: Vec<String> = Vec::new();
-    let live = |c: &Comment| is_live(c);
-    let counts = anchors.counts(live);
+    let counts = anchors.counts(is_live);
+    out.push(summary_line(anchors, counts));
+    let missing = anchor_lines(anchors, ids, &mut out);
+    if let Some(m) = &anchors.mismatch {
+        out.push(format!("notabene: warning: {}", m.message(ids)));
+    }
+    followed_lines(anchors, &mut out);
+    ambiguous_lines(anchors, &mut out);
+    for (page, list) in missing {
+        out.push(format!(
+            "notabene: warning: {} comment(s) on page {page:?}, which is not in this book ({})",
+            list.len(),
+            list.join(", ")
+        ));
+    }
+    languages_line(anchors, &mut out);
+    crate::base::util::term::err_lines(&out);
+    check_fail_on(counts, cfg.config.fail_on)
+}
+
+/// The summary line: live comments, the pages holding them, and how each was anchored.
+fn summary_line(anchors: &BookAnchors, counts: super::Counts) -> String {
     let total = counts.exact + counts.fuzzy + counts.orphan + counts.page;
     let pages: std::collections::BTreeSet<usize> = anchors
         .located
         .iter()
         .enumerate()
-        .filter(|(ci, l)| l.chapter.is_some() && live(&anchors.comments[*ci]))
+        .filter(|(ci, l)| l.chapter.is_some() && is_live(&anchors.comments[*ci]))
         .filter_map(|(_, l)| l.chapter)
         .collect();
     let page_part = if counts.page > 0 {
@@ -57,18 +76,27 @@ pub fn report(anchors: &BookAnchors, ids: &PageIds, cfg: &Book) -> Result<()> {
     } else {
         String::new()
     };
-    out.push(format!(
+    format!(
         "notabene: {total} comments on {} pages — {} exact, {} fuzzy, {} orphaned{page_part}",
         pages.len(),
         counts.exact,
         counts.fuzzy,
         counts.orphan
-    ));
+    )
+}
+
+/// A warning per fuzzy (up to [`MAX_FUZZY_LINES`], then a count) and orphaned live anchor;
+/// returns the live comments of this language whose page is not in the book, by page.
+fn anchor_lines<'a>(
+    anchors: &'a BookAnchors,
+    ids: &'a PageIds,
+    out: &mut Vec<String>,
+) -> BTreeMap<&'a str, Vec<&'a str>> {
     let mut missing: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     let (mut fuzzy_lines, mut fuzzy_more) = (0, 0);
     for (ci, l) in anchors.located.iter().enumerate() {
         let c = &anchors.comments[ci];
-        if !live(c) {
+        if !is_live(c) {
             continue;
         }
         let id = c.id().unwrap_or_default();
@@ -95,23 +123,7 @@ pub fn report(anchors: &BookAnchors, ids: &PageIds, cfg: &Book) -> Result<()> {
                     head(quote)
                 ));
             }
-            anchor::Status::Orphan => {
-                let suggestion = r
-                    .suggestion
-                    .as_ref()
-                    .map(|p| {
-                        format!(
-                            " — closest: «{}» ({:.2})",
-                            head(&anchors.texts[ch].text[p.text.clone()]),
-                            r.confidence
-                        )
-                    })
-                    .unwrap_or_default();
-                out.push(format!(
-                    "notabene: warning: orphaned anchor {id} on {page}: «{}»{suggestion}",
-                    head(quote)
-                ));
-            }
+            anchor::Status::Orphan => out.push(orphan_line(anchors, ch, r, id, page, quote)),
             anchor::Status::Exact => {}
         }
     }
@@ -120,14 +132,41 @@ pub fn report(anchors: &BookAnchors, ids: &PageIds, cfg: &Book) -> Result<()> {
                         "notabene: warning: … and {fuzzy_more} more fuzzy anchors (`notabene anchors` lists them all)"
         ));
     }
-    if let Some(m) = &anchors.mismatch {
-        out.push(format!("notabene: warning: {}", m.message(ids)));
-    }
-    // Followed comments, by stored page, new page and evidence.
+    missing
+}
+
+/// The warning for an orphaned anchor, naming the closest text of chapter `ch` when known.
+fn orphan_line(
+    anchors: &BookAnchors,
+    ch: usize,
+    r: &anchor::Resolution,
+    id: &str,
+    page: &str,
+    quote: &str,
+) -> String {
+    let suggestion = r
+        .suggestion
+        .as_ref()
+        .map(|p| {
+            format!(
+                " — closest: «{}» ({:.2})",
+                head(&anchors.texts[ch].text[p.text.clone()]),
+                r.confidence
+            )
+        })
+        .unwrap_or_default();
+    format!(
+        "notabene: warning: orphaned anchor {id} on {page}: «{}»{suggestion}",
+        head(quote)
+    )
+}
+
+/// Followed comments, counted by stored page, new page and evidence.
+fn followed_lines(anchors: &BookAnchors, out: &mut Vec<String>) {
     let mut followed: BTreeMap<(&str, &str, &str), usize> = BTreeMap::new();
     for (ci, l) in anchors.located.iter().enumerate() {
         if let (Some(f), Some(ch)) = (&l.followed, l.chapter)
-            && live(&anchors.comments[ci])
+            && is_live(&anchors.comments[ci])
         {
             *followed
                 .entry((
@@ -144,6 +183,10 @@ pub fn report(anchors: &BookAnchors, ids: &PageIds, cfg: &Book) -> Result<()> {
             "notabene: {n} {noun} followed {from} → {to} ({by})"
         ));
     }
+}
+
+/// A warning per comment that matched several pages equally well.
+fn ambiguous_lines(anchors: &BookAnchors, out: &mut Vec<String>) {
     for (ci, chapters) in &anchors.ambiguous {
         let c = &anchors.comments[*ci];
         let pages: Vec<&str> = chapters
@@ -157,14 +200,10 @@ pub fn report(anchors: &BookAnchors, ids: &PageIds, cfg: &Book) -> Result<()> {
             pages.join(" and ")
         ));
     }
-    for (page, list) in missing {
-        out.push(format!(
-            "notabene: warning: {} comment(s) on page {page:?}, which is not in this book ({})",
-            list.len(),
-            list.join(", ")
-        ));
-    }
-    // Comments of other languages' builds: counted, never orphaned here.
+}
+
+/// Comments of other languages' builds: counted, never orphaned here.
+fn languages_line(anchors: &BookAnchors, out: &mut Vec<String>) {
     let languages = anchors.other_languages();
     if !languages.is_empty() {
         let n: usize = languages.values().sum();
@@ -175,15 +214,18 @@ pub fn report(anchors: &BookAnchors, ids: &PageIds, cfg: &Book) -> Result<()> {
             each.join(", ")
         ));
     }
-    crate::base::util::term::err_lines(&out);
-    let failing = failing(counts, cfg.config.fail_on);
+}
+
+/// The `fail-on` error, when any anchor fails the build.
+fn check_fail_on(counts: super::Counts, fail_on: FailOn) -> Result<()> {
+    let failing = failing(counts, fail_on);
     if failing > 0 {
-        let what = if cfg.config.fail_on == FailOn::Orphan {
+        let what = if fail_on == FailOn::Orphan {
             "orphaned"
         } else {
             "fuzzy or orphaned"
         };
-        let key = if cfg.config.fail_on == FailOn::Orphan {
+        let key = if fail_on == FailOn::Orphan {
             "orphan"
         } else {
             "fuzzy"
