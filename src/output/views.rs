@@ -244,42 +244,7 @@ impl ViewInput<'_> {
                 };
                 let changes: Vec<Value> = changes
                     .into_iter()
-                    .map(|ch| {
-                        let page = text_of(ch.get("page")).to_string();
-                        let git_ref = ch.get("ref").and_then(Value::as_str).filter(|r| !r.is_empty()).map(str::to_string);
-                        let file = self
-                            .ids
-                            .source_file(&page)
-                            .or_else(|| self.chapter_of_page(&page).and_then(|c| self.ids.source_file(&c.page)));
-                        // Cards share their diffs: one entry per page and ref in `diffs`.
-                        let next = diffs.len();
-                        let diff = diffs
-                            .entry((page.clone(), git_ref.clone()))
-                            .or_insert_with(|| (next, self.diff_value(file.as_deref(), git_ref.as_deref(), &options)))
-                            .0;
-                        let also: Vec<Value> = ch
-                            .get("commentIds")
-                            .and_then(Value::as_array)
-                            .into_iter()
-                            .flatten()
-                            .filter_map(Value::as_str)
-                            .filter(|other| *other != id)
-                            .map(|other| match self.comment_index(other) {
-                                Some(oi) => json!({ "id": other, "snippet": snippet(self.anchors.comments[oi].as_map()), "url": self.anchors.url(oi) }),
-                                None => json!({ "id": other, "snippet": "", "url": null }),
-                            })
-                            .collect();
-                        json!({
-                            "page": page,
-                            "what": text_of(ch.get("what")),
-                            "why": text_of(ch.get("why")),
-                            "url": self.url_of_page(&page),
-                            "chapter": self.chapter_of_page(&page).map(|c| c.name.clone()),
-                            "file": file.as_deref().and_then(|f| self.repo.relative(f)),
-                            "diff": diff,
-                            "also": also,
-                        })
-                    })
+                    .map(|ch| self.card_change(ch, id, &mut diffs, &options))
                     .collect();
                 json!({
                     "comment": self.lean_card(ci),
@@ -314,6 +279,60 @@ impl ViewInput<'_> {
                 "approve": "notabene comments done {id} --status resolved",
                 "reject": "notabene comments reopen {id} --reply \"{reason}\"",
             },
+        })
+    }
+
+    /// One change of a card's journal entry: its page, what and why, the diff (shared by the
+    /// cards through `diffs`, one per page and ref), and the other comments it also carries.
+    fn card_change(
+        &self,
+        ch: &Value,
+        id: &str,
+        diffs: &mut BTreeMap<(String, Option<String>), (usize, Value)>,
+        options: &TextOptions,
+    ) -> Value {
+        let page = text_of(ch.get("page")).to_string();
+        let git_ref = ch
+            .get("ref")
+            .and_then(Value::as_str)
+            .filter(|r| !r.is_empty())
+            .map(str::to_string);
+        let file = self.ids.source_file(&page).or_else(|| {
+            self.chapter_of_page(&page)
+                .and_then(|c| self.ids.source_file(&c.page))
+        });
+        // Cards share their diffs: one entry per page and ref in `diffs`.
+        let next = diffs.len();
+        let diff = diffs
+            .entry((page.clone(), git_ref.clone()))
+            .or_insert_with(|| {
+                (
+                    next,
+                    self.diff_value(file.as_deref(), git_ref.as_deref(), options),
+                )
+            })
+            .0;
+        let also: Vec<Value> = ch
+            .get("commentIds")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .filter(|other| *other != id)
+            .map(|other| match self.comment_index(other) {
+                Some(oi) => json!({ "id": other, "snippet": snippet(self.anchors.comments[oi].as_map()), "url": self.anchors.url(oi) }),
+                None => json!({ "id": other, "snippet": "", "url": null }),
+            })
+            .collect();
+        json!({
+            "page": page,
+            "what": text_of(ch.get("what")),
+            "why": text_of(ch.get("why")),
+            "url": self.url_of_page(&page),
+            "chapter": self.chapter_of_page(&page).map(|c| c.name.clone()),
+            "file": file.as_deref().and_then(|f| self.repo.relative(f)),
+            "diff": diff,
+            "also": also,
         })
     }
 
