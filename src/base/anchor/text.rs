@@ -688,15 +688,31 @@ fn resolve_scored(
     blocks: &OnceCell<Vec<usize>>,
     threshold: f64,
 ) -> Resolution {
-    let m = pat.q.len();
     // Candidates that may not be placed, only suggested for an orphan.
     let mut held: Vec<Candidate> = Vec::new();
+    if clear_winner(idx, pat, &cands) {
+        return finish(idx, pat, &cands, &[], threshold);
+    }
+    // Stage 2: the context window, then the quote inside each aligned window.
+    window_search(idx, pat, blocks, &mut cands, &mut held);
+    // The quote rewritten between its verbatim context: the window search above allows only
+    // so many edits, a rewrite can take more.
+    cands.extend(between_context(idx, pat, blocks));
+    // Stage 3: the quote alone, for long enough quotes (text moved to a new context).
+    quote_alone(idx, pat, blocks, threshold, &mut cands, &mut held);
+    finish(idx, pat, &cands, &held, threshold)
+}
+
+/// Whether the exact occurrences hold a clear winner, with nothing an edited quote could
+/// find able to beat it.
+fn clear_winner(idx: &PageIndex, pat: &Pattern, cands: &[Candidate]) -> bool {
+    let m = pat.q.len();
     // A clear winner ends the search, unless a candidate with an edited quote but a better
     // context could still beat it: such a candidate scores at most `ceiling`.
     let (lp, ls) = (pat.p.len(), pat.s.len());
     let ceiling =
         (1.0 - SECTION_WEIGHT) * (m - 1 + lp + ls) as f64 / (m + lp + ls) as f64 + SECTION_WEIGHT;
-    let decided = best_two(&cands);
+    let decided = best_two(cands);
     // Not in code, where a copy of the quote sharing most of its context is common: there
     // the search for the quote between its verbatim context always runs.
     if let Some((best, second)) = decided
@@ -706,70 +722,124 @@ fn resolve_scored(
         && second.is_none_or(|s| separated(&best, &s))
         && !in_code(idx, &best)
     {
-        return finish(idx, pat, &cands, &[], threshold);
+        return true;
     }
+    false
+}
 
-    // Stage 2: the context window, then the quote inside each aligned window.
-    let t = &idx.symbols;
+/// The context searched for around the quote in stage 2: the end of the prefix and the
+/// start of the suffix, [`WINDOW_CONTEXT`] symbols at most each.
+fn window_context(pat: &Pattern) -> (&[u32], &[u32]) {
     let wp = &pat.p[pat.p.len().saturating_sub(WINDOW_CONTEXT)..];
     let ws = &pat.s[..pat.s.len().min(WINDOW_CONTEXT)];
+    (wp, ws)
+}
+
+/// Stage 2: the windows where the quote's context aligns, and in each the quote and the
+/// rewritten-quote candidate.
+fn window_search(
+    idx: &PageIndex,
+    pat: &Pattern,
+    blocks: &OnceCell<Vec<usize>>,
+    cands: &mut Vec<Candidate>,
+    held: &mut Vec<Candidate>,
+) {
+    let t = &idx.symbols;
+    let (wp, ws) = window_context(pat);
     if !wp.is_empty() || !ws.is_empty() {
         let w: Vec<u32> = wp.iter().chain(&pat.q).chain(ws).copied().collect();
         let kw = (w.len() * 3) / 10;
         let hits = myers::search(&w, t, kw);
         for (end, _) in myers::best_ends(&hits, (w.len() / 2).max(1), 20) {
             let (start, _) = myers::match_start(&w, t, end, kw);
-            // The quote inside the window (with a little slack on both sides).
-            let lo = start.saturating_sub(4);
-            let hi = (end + 4).min(t.len());
-            let kq = (m * 4) / 10;
-            let qhits = myers::search(&pat.q, &t[lo..hi], kq);
-            for (qend, err) in myers::best_ends(&qhits, (m / 2).max(1), 5) {
-                let (qstart, _) = myers::match_start(&pat.q, &t[lo..hi], qend, kq);
-                if qend > qstart {
-                    let c = score(idx, pat, blocks, lo + qstart, lo + qend, similarity(err, m));
-                    // An edited quote is only found through its context: both sides must
-                    // still hold (a deletion leaves one side next to unrelated text).
-                    if c.q >= 1.0 || c.sp.min(c.ss) >= WINDOW_MIN_SIDE {
-                        cands.push(c);
-                    } else {
-                        held.push(c);
-                    }
-                }
-            }
-            // The rewritten-quote candidate: between the aligned prefix and suffix.
-            let (x, _) = if wp.is_empty() {
-                (0, 0)
+            quote_in_window(idx, pat, blocks, start, end, cands, held);
+            rewritten_in_window(idx, pat, blocks, start, end, cands, held);
+        }
+    }
+}
+
+/// The quote inside the window `start..end` (with a little slack on both sides).
+fn quote_in_window(
+    idx: &PageIndex,
+    pat: &Pattern,
+    blocks: &OnceCell<Vec<usize>>,
+    start: usize,
+    end: usize,
+    cands: &mut Vec<Candidate>,
+    held: &mut Vec<Candidate>,
+) {
+    let t = &idx.symbols;
+    let m = pat.q.len();
+    let lo = start.saturating_sub(4);
+    let hi = (end + 4).min(t.len());
+    let kq = (m * 4) / 10;
+    let qhits = myers::search(&pat.q, &t[lo..hi], kq);
+    for (qend, err) in myers::best_ends(&qhits, (m / 2).max(1), 5) {
+        let (qstart, _) = myers::match_start(&pat.q, &t[lo..hi], qend, kq);
+        if qend > qstart {
+            let c = score(idx, pat, blocks, lo + qstart, lo + qend, similarity(err, m));
+            // An edited quote is only found through its context: both sides must
+            // still hold (a deletion leaves one side next to unrelated text).
+            if c.q >= 1.0 || c.sp.min(c.ss) >= WINDOW_MIN_SIDE {
+                cands.push(c);
             } else {
-                myers::prefix_end(wp, &t[start..end])
-            };
-            let x = start + x;
-            let (y, _) = if ws.is_empty() {
-                (end - x, 0)
-            } else {
-                best_suffix_start(ws, &t[x..end])
-            };
-            let y = x + y;
-            if y > x && (y - x) * 3 >= m && y - x <= m * 3 {
-                let d = myers::edit_distance(&pat.q, &t[x..y]);
-                let c = score(idx, pat, blocks, x, y, similarity(d, m));
-                // Only an intact context on both sides justifies a rewritten quote.
-                if c.sp >= 0.9 && c.ss >= 0.9 {
-                    cands.push(c);
-                } else {
-                    held.push(c);
-                }
+                held.push(c);
             }
         }
     }
+}
 
-    // The quote rewritten between its verbatim context: the window search above allows only
-    // so many edits, a rewrite can take more.
-    cands.extend(between_context(idx, pat, blocks));
+/// The rewritten-quote candidate of the window `start..end`: between the aligned prefix and
+/// suffix.
+fn rewritten_in_window(
+    idx: &PageIndex,
+    pat: &Pattern,
+    blocks: &OnceCell<Vec<usize>>,
+    start: usize,
+    end: usize,
+    cands: &mut Vec<Candidate>,
+    held: &mut Vec<Candidate>,
+) {
+    let t = &idx.symbols;
+    let m = pat.q.len();
+    let (wp, ws) = window_context(pat);
+    let (x, _) = if wp.is_empty() {
+        (0, 0)
+    } else {
+        myers::prefix_end(wp, &t[start..end])
+    };
+    let x = start + x;
+    let (y, _) = if ws.is_empty() {
+        (end - x, 0)
+    } else {
+        best_suffix_start(ws, &t[x..end])
+    };
+    let y = x + y;
+    if y > x && (y - x) * 3 >= m && y - x <= m * 3 {
+        let d = myers::edit_distance(&pat.q, &t[x..y]);
+        let c = score(idx, pat, blocks, x, y, similarity(d, m));
+        // Only an intact context on both sides justifies a rewritten quote.
+        if c.sp >= 0.9 && c.ss >= 0.9 {
+            cands.push(c);
+        } else {
+            held.push(c);
+        }
+    }
+}
 
-    // Stage 3: the quote alone, for long enough quotes (text moved to a new context) — not
-    // needed when stage 2 found it, edited, in its own intact context, clearly.
-    let found_in_context = best_two(&cands).is_some_and(|(best, second)| {
+/// Stage 3: the quote alone, for long enough quotes (text moved to a new context) — not
+/// needed when stage 2 found it, edited, in its own intact context, clearly.
+fn quote_alone(
+    idx: &PageIndex,
+    pat: &Pattern,
+    blocks: &OnceCell<Vec<usize>>,
+    threshold: f64,
+    cands: &mut Vec<Candidate>,
+    held: &mut Vec<Candidate>,
+) {
+    let t = &idx.symbols;
+    let m = pat.q.len();
+    let found_in_context = best_two(cands).is_some_and(|(best, second)| {
         best.sp.min(best.ss) >= 0.9
             && best.score >= threshold
             && second.is_none_or(|s| separated(&best, &s))
@@ -791,7 +861,6 @@ fn resolve_scored(
             }
         }
     }
-    finish(idx, pat, &cands, &held, threshold)
 }
 
 /// Whether `best` clearly beats `second`: by a margin of the score, or by the section when
@@ -811,6 +880,8 @@ fn best_two(cands: &[Candidate]) -> Option<(Candidate, Option<Candidate>)> {
     Some((best, second))
 }
 
+/// Stage 4: the resolution from the candidates found (`held` ones are only suggested for an
+/// orphan).
 fn finish(
     idx: &PageIndex,
     pat: &Pattern,
@@ -818,101 +889,152 @@ fn finish(
     held: &[Candidate],
     threshold: f64,
 ) -> Resolution {
-    let Some((mut best, mut second)) = best_two(cands).filter(|(b, _)| b.score >= threshold) else {
+    let Some((best, second)) = best_two(cands).filter(|(b, _)| b.score >= threshold) else {
         // An orphan: the best rejected candidate, whether below the threshold or held back.
         let Some(sugg) = cands.iter().chain(held).max_by_key(|c| c.key()) else {
             return Resolution::orphan();
         };
-        return Resolution {
-            confidence: (sugg.score * 1e4).round() / 1e4,
-            suggestion: Some(idx.place(sugg.a, sugg.b)),
-            ..Resolution::orphan()
-        };
+        return held_back(idx, sugg);
     };
-    // Same place, better boundaries: an accepted exact occurrence of the quote overlapping a
-    // fuzzy winner is preferred to it (a fuzzy span can swallow edited context words).
+    let (mut best, mut second) = prefer_exact(cands, best, second, threshold);
+    // Context on both sides verbatim is the strongest evidence there is of where the quote
+    // stood. A winner without it, while another spot has it, is a copy (a look-alike
+    // sharing one side of its context); a fuzzy winner with it, while another spot has it
+    // too, is a guess between two copies.
+    let none = pat.p.is_empty() && pat.s.is_empty();
+    if !none && !context_holds(idx, pat, cands, held, threshold, &mut best, &mut second) {
+        return held_back(idx, &best);
+    }
+    placed(idx, pat, &best, second)
+}
+
+/// An orphan suggesting candidate `c`.
+fn held_back(idx: &PageIndex, c: &Candidate) -> Resolution {
+    Resolution {
+        confidence: (c.score * 1e4).round() / 1e4,
+        suggestion: Some(idx.place(c.a, c.b)),
+        ..Resolution::orphan()
+    }
+}
+
+/// Whether two candidates do not overlap.
+fn apart(c: &Candidate, d: &Candidate) -> bool {
+    c.b <= d.a || c.a >= d.b
+}
+
+/// Same place, better boundaries: an accepted exact occurrence of the quote overlapping a
+/// fuzzy winner is preferred to it (a fuzzy span can swallow edited context words).
+fn prefer_exact(
+    cands: &[Candidate],
+    best: Candidate,
+    second: Option<Candidate>,
+    threshold: f64,
+) -> (Candidate, Option<Candidate>) {
     if best.q < 1.0
         && let Some(exact) = cands
             .iter()
             .filter(|c| c.q >= 1.0 && c.a < best.b && best.a < c.b && c.score >= threshold)
             .max_by_key(|c| c.key())
     {
-        best = *exact;
-        second = cands
+        let best = *exact;
+        let second = cands
             .iter()
             .filter(|c| c.b <= best.a || c.a >= best.b)
             .max_by_key(|c| c.key())
             .copied();
+        return (best, second);
     }
-    // Context on both sides verbatim is the strongest evidence there is of where the quote
-    // stood. A winner without it, while another spot has it, is a copy (a look-alike
-    // sharing one side of its context); a fuzzy winner with it, while another spot has it
-    // too, is a guess between two copies.
-    let none = pat.p.is_empty() && pat.s.is_empty();
-    let held_back = |c: &Candidate| Resolution {
-        confidence: (c.score * 1e4).round() / 1e4,
-        suggestion: Some(idx.place(c.a, c.b)),
-        ..Resolution::orphan()
-    };
-    if !none {
-        let apart = |c: &Candidate, d: &Candidate| c.b <= d.a || c.a >= d.b;
-        let rival = cands
-            .iter()
-            .map(|c| (c, true))
-            .chain(held.iter().map(|c| (c, false)))
-            .filter(|(c, _)| c.pa && c.sa && apart(c, &best))
-            .max_by_key(|(c, _)| c.key());
-        if let Some((rival, placeable)) = rival {
-            if best.pa && best.sa {
-                if best.q < 1.0 {
-                    return held_back(&best);
-                }
-            } else if placeable && rival.score >= threshold {
-                best = *rival;
-                second = cands
-                    .iter()
-                    .filter(|c| apart(c, &best))
-                    .max_by_key(|c| c.key())
-                    .copied();
-            } else {
-                return held_back(&best);
+    (best, second)
+}
+
+/// Whether the winner's context justifies placing it (false: it is held back). A rival with
+/// both sides of its context verbatim takes over from a winner without, when it can be placed.
+fn context_holds(
+    idx: &PageIndex,
+    pat: &Pattern,
+    cands: &[Candidate],
+    held: &[Candidate],
+    threshold: f64,
+    best: &mut Candidate,
+    second: &mut Option<Candidate>,
+) -> bool {
+    let rival = cands
+        .iter()
+        .map(|c| (c, true))
+        .chain(held.iter().map(|c| (c, false)))
+        .filter(|(c, _)| c.pa && c.sa && apart(c, best))
+        .max_by_key(|(c, _)| c.key());
+    if let Some((rival, placeable)) = rival {
+        if best.pa && best.sa {
+            if best.q < 1.0 {
+                return false;
             }
-        }
-        if best.q >= 1.0 {
-            // An exact quote with both sides of its context changed is ambiguous, unless its
-            // block moved (context verbatim up to the block's edges). (A specific quote found
-            // once outside code is placed by the caller.)
-            if !(best.pa || best.sa || (best.pe && best.se)) {
-                return held_back(&best);
-            }
-            // Code repeats its lines: an exact line there with one side of its context
-            // changed (not only cut by its block's edge) is placed only when it is specific
-            // and under its stored heading.
-            if !(best.pe && best.se)
-                && in_code(idx, &best)
-                && (!pat.specific || (idx.has_headings() && best.h < 1.0))
-            {
-                return held_back(&best);
-            }
-        } else {
-            // An edited quote is placed by its context: one side verbatim, both when little
-            // of the quote is left; and not while the exact quote stands elsewhere in a
-            // block that moved.
-            let moved_elsewhere = cands
+        } else if placeable && rival.score >= threshold {
+            *best = *rival;
+            *second = cands
                 .iter()
-                .any(|c| c.q >= 1.0 && c.edge && c.score >= threshold && apart(c, &best));
-            if !(best.pa || best.sa) || (best.q < 0.7 && !(best.pa && best.sa)) || moved_elsewhere {
-                return held_back(&best);
-            }
+                .filter(|c| apart(c, best))
+                .max_by_key(|c| c.key())
+                .copied();
+        } else {
+            return false;
         }
     }
+    if best.q >= 1.0 {
+        exact_holds(idx, pat, best)
+    } else {
+        edited_holds(cands, threshold, best)
+    }
+}
+
+/// Whether an exact winner's context lets it be placed.
+fn exact_holds(idx: &PageIndex, pat: &Pattern, best: &Candidate) -> bool {
+    // An exact quote with both sides of its context changed is ambiguous, unless its
+    // block moved (context verbatim up to the block's edges). (A specific quote found
+    // once outside code is placed by the caller.)
+    if !(best.pa || best.sa || (best.pe && best.se)) {
+        return false;
+    }
+    // Code repeats its lines: an exact line there with one side of its context
+    // changed (not only cut by its block's edge) is placed only when it is specific
+    // and under its stored heading.
+    if !(best.pe && best.se)
+        && in_code(idx, best)
+        && (!pat.specific || (idx.has_headings() && best.h < 1.0))
+    {
+        return false;
+    }
+    true
+}
+
+/// Whether an edited winner's context lets it be placed.
+fn edited_holds(cands: &[Candidate], threshold: f64, best: &Candidate) -> bool {
+    // An edited quote is placed by its context: one side verbatim, both when little
+    // of the quote is left; and not while the exact quote stands elsewhere in a
+    // block that moved.
+    let moved_elsewhere = cands
+        .iter()
+        .any(|c| c.q >= 1.0 && c.edge && c.score >= threshold && apart(c, best));
+    if !(best.pa || best.sa) || (best.q < 0.7 && !(best.pa && best.sa)) || moved_elsewhere {
+        return false;
+    }
+    true
+}
+
+/// The resolution placing `best`, unless `second` is as good a spot with as intact a quote.
+fn placed(
+    idx: &PageIndex,
+    pat: &Pattern,
+    best: &Candidate,
+    second: Option<Candidate>,
+) -> Resolution {
     let confidence = (best.score * 1e4).round() / 1e4;
-    let ambiguous = second.is_some_and(|s| !separated(&best, &s));
+    let ambiguous = second.is_some_and(|s| !separated(best, &s));
     // Two spots as good, the other with a quote as intact: nothing tells them apart.
     if ambiguous && second.is_some_and(|s| s.q >= best.q) {
-        return held_back(&best);
+        return held_back(idx, best);
     }
-    let flags = flags_of(idx, pat, &best, ambiguous);
+    let flags = flags_of(idx, pat, best, ambiguous);
     // Exact needs the quote and a side of its context unchanged (the exact occurrences with
     // one did not get here).
     let status = if best.q >= 1.0 && (best.pa || best.sa) && !ambiguous {
