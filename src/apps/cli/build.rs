@@ -110,76 +110,82 @@ pub(crate) fn anchors(ctx: &Ctx, a: &AnchorsArgs) -> Result<i32> {
     }
     let mut shown = 0;
     for ci in (0..anchors.comments.len()).filter(|&ci| keep(ci)) {
-        let c = &anchors.comments[ci];
-        let j = anchors.anchoring_json(ci);
-        let status = if anchors.located[ci].chapter.is_none() {
-            "not in this build"
-        } else {
-            j["status"].as_str().unwrap_or("")
-        };
-        let confidence = j["confidence"]
-            .as_f64()
-            .map(|c| format!(" {c:.2}"))
-            .unwrap_or_default();
-        let place = match &j["source"] {
-            Value::Object(s) => format!(
-                " {}:{}:{}",
-                s["path"].as_str().unwrap_or(""),
-                s["line"],
-                s["column"]
-            ),
-            _ => String::new(),
-        };
-        let followed = match &j["followed"] {
-            Value::Object(f) => format!(
-                " → {} ({})",
-                f["to"].as_str().unwrap_or(""),
-                f["by"].as_str().unwrap_or("")
-            ),
-            _ => String::new(),
-        };
-        let text = j["text"]
-            .as_str()
-            .map(|t| {
-                format!(
-                    " «{}»",
-                    t.split_whitespace()
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                        .chars()
-                        .take(60)
-                        .collect::<String>()
-                )
-            })
-            .unwrap_or_default();
-        say!(
-            "[{}] {status}{confidence} {}{followed}{place}{text}",
-            c.id().unwrap_or_default(),
-            c.page().unwrap_or_default()
-        );
-        if let Value::Object(s) = &j["sameText"] {
-            say!(
-                "    the same text is on {}",
-                s["page"].as_str().unwrap_or("")
-            );
-        }
-        if let Value::Object(s) = &j["suggestion"] {
-            say!(
-                "    closest: «{}»",
-                s["text"]
-                    .as_str()
-                    .unwrap_or("")
-                    .chars()
-                    .take(60)
-                    .collect::<String>()
-            );
-        }
+        print_anchoring(&anchors, ci);
         shown += 1;
     }
     if shown == 0 {
         say!("notabene: no comments.");
     }
     Ok(0)
+}
+
+/// One comment's line of `notabene anchors`: id, status, confidence, page, where it was
+/// followed, its source place and text; then the same text elsewhere and the closest match.
+fn print_anchoring(anchors: &BookAnchors, ci: usize) {
+    let c = &anchors.comments[ci];
+    let j = anchors.anchoring_json(ci);
+    let status = if anchors.located[ci].chapter.is_none() {
+        "not in this build"
+    } else {
+        j["status"].as_str().unwrap_or("")
+    };
+    let confidence = j["confidence"]
+        .as_f64()
+        .map(|c| format!(" {c:.2}"))
+        .unwrap_or_default();
+    let place = match &j["source"] {
+        Value::Object(s) => format!(
+            " {}:{}:{}",
+            s["path"].as_str().unwrap_or(""),
+            s["line"],
+            s["column"]
+        ),
+        _ => String::new(),
+    };
+    let followed = match &j["followed"] {
+        Value::Object(f) => format!(
+            " → {} ({})",
+            f["to"].as_str().unwrap_or(""),
+            f["by"].as_str().unwrap_or("")
+        ),
+        _ => String::new(),
+    };
+    let text = j["text"]
+        .as_str()
+        .map(|t| {
+            format!(
+                " «{}»",
+                t.split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+                    .chars()
+                    .take(60)
+                    .collect::<String>()
+            )
+        })
+        .unwrap_or_default();
+    say!(
+        "[{}] {status}{confidence} {}{followed}{place}{text}",
+        c.id().unwrap_or_default(),
+        c.page().unwrap_or_default()
+    );
+    if let Value::Object(s) = &j["sameText"] {
+        say!(
+            "    the same text is on {}",
+            s["page"].as_str().unwrap_or("")
+        );
+    }
+    if let Value::Object(s) = &j["suggestion"] {
+        say!(
+            "    closest: «{}»",
+            s["text"]
+                .as_str()
+                .unwrap_or("")
+                .chars()
+                .take(60)
+                .collect::<String>()
+        );
+    }
 }
 
 fn context_before(text: &str, at: usize) -> String {
