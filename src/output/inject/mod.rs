@@ -70,6 +70,55 @@ pub fn inject(
     inj: &Injection,
     options: &crate::base::text::TextOptions,
 ) -> (String, Outcome) {
+    let (mut structural, mut replaces) = block_edits(md, page, inj);
+    structural.extend(code_anchors(md, page, inj));
+    replaces.sort_by_key(|r| r.0.start);
+    let island = inj
+        .island
+        .as_ref()
+        .map(|el| format!("\n\n{el}\n"))
+        .unwrap_or_default();
+    // Markers add no text: the re-derived text must have the same words (whitespace between
+    // blocks may differ where a fence became raw HTML).
+    let same_text = |candidate: &str| {
+        crate::base::text::page_text(candidate, options)
+            .text
+            .split_whitespace()
+            .eq(page.text.split_whitespace())
+    };
+
+    // Word boundaries first; if a mark next to punctuation (a smart quote, an emphasis
+    // delimiter) would change how the Markdown parses, widen to whitespace; else drop marks.
+    let tags = if inj.marks.is_empty() {
+        RawTags::default()
+    } else {
+        RawTags::new(md, options)
+    };
+    for mode in [Snap::Word, Snap::Space] {
+        let mut with_marks = structural.clone();
+        mark_inserts(md, page, &tags, &inj.marks, mode, &mut with_marks);
+        // (The island goes after the check: a script is no text, and it can be large.)
+        let full = apply(md, with_marks, &replaces);
+        if inj.marks.is_empty() || same_text(&full) {
+            return (full + &island, Outcome::default());
+        }
+    }
+    let without = apply(md, structural, &replaces) + &island;
+    (
+        without,
+        Outcome {
+            marks_dropped: true,
+        },
+    )
+}
+
+/// The edits of the page's blocks: every mermaid fence replaced by a `<pre class="mermaid">`
+/// (with its comment ids), and a `<span class="nb-block">` around each commented image.
+fn block_edits(
+    md: &str,
+    page: &PageText,
+    inj: &Injection,
+) -> (Vec<Insert>, Vec<(Range<usize>, String)>) {
     let mut structural: Vec<Insert> = Vec::new();
     let mut replaces: Vec<(Range<usize>, String)> = Vec::new();
     for (i, b) in page.blocks.iter().enumerate() {
@@ -118,6 +167,13 @@ pub fn inject(
             BlockKind::Image => {}
         }
     }
+    (structural, replaces)
+}
+
+/// An empty `<span class="nb-code-anchor">` per comment before each commented fenced code
+/// block, on the fence's own line prefix (inside a list or a quote).
+fn code_anchors(md: &str, page: &PageText, inj: &Injection) -> Vec<Insert> {
+    let mut structural: Vec<Insert> = Vec::new();
     for (&n, ids) in &inj.code {
         let Some(cb) = page.code_blocks.get(n) else {
             continue;
@@ -142,42 +198,5 @@ pub fn inject(
             });
         }
     }
-    replaces.sort_by_key(|r| r.0.start);
-    let island = inj
-        .island
-        .as_ref()
-        .map(|el| format!("\n\n{el}\n"))
-        .unwrap_or_default();
-    // Markers add no text: the re-derived text must have the same words (whitespace between
-    // blocks may differ where a fence became raw HTML).
-    let same_text = |candidate: &str| {
-        crate::base::text::page_text(candidate, options)
-            .text
-            .split_whitespace()
-            .eq(page.text.split_whitespace())
-    };
-
-    // Word boundaries first; if a mark next to punctuation (a smart quote, an emphasis
-    // delimiter) would change how the Markdown parses, widen to whitespace; else drop marks.
-    let tags = if inj.marks.is_empty() {
-        RawTags::default()
-    } else {
-        RawTags::new(md, options)
-    };
-    for mode in [Snap::Word, Snap::Space] {
-        let mut with_marks = structural.clone();
-        mark_inserts(md, page, &tags, &inj.marks, mode, &mut with_marks);
-        // (The island goes after the check: a script is no text, and it can be large.)
-        let full = apply(md, with_marks, &replaces);
-        if inj.marks.is_empty() || same_text(&full) {
-            return (full + &island, Outcome::default());
-        }
-    }
-    let without = apply(md, structural, &replaces) + &island;
-    (
-        without,
-        Outcome {
-            marks_dropped: true,
-        },
-    )
+    structural
 }
