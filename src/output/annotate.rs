@@ -178,70 +178,7 @@ fn run_reusing(
     }
     let t2 = std::time::Instant::now();
     let options = TextOptions::from_config(&cfg.mdbook)?;
-    let threads = crate::base::util::par::default_threads();
-    let summary = island::summary_script(&anchors, &cfg.config);
-    let settings = (options.clone(), cfg.config.compress_above);
-    let kept = reuse
-        .map(|r| r.take_injected(&settings))
-        .unwrap_or_default();
-    // Every chapter's new content, computed in parallel, then put back in book order.
-    let jobs: Vec<usize> = (0..anchors.chapters.len()).collect();
-    let results = crate::base::util::par::par_map(&jobs, threads, |&i| {
-        let chapter = &anchors.chapters[i];
-        let (mut injection, json) = island::injection_for(&anchors, i, &cfg.config);
-        if let Some(k) = kept.get(&chapter.source)
-            && k.matches(&chapter.content, &injection, &json)
-        {
-            return (k.out.clone(), k.outcome, Keep::Reused);
-        }
-        injection.island = Some(island::island_script(&chapter.page, &json, &cfg.config));
-        let (out, outcome) =
-            inject::inject(&chapter.content, &anchors.texts[i], &injection, &options);
-        let keep = match reuse {
-            Some(_) => Keep::New(InjectedChapter::new(
-                &chapter.content,
-                injection,
-                json,
-                &out,
-                outcome,
-            )),
-            None => Keep::Nothing,
-        };
-        (out, outcome, keep)
-    });
-    let mut left = Vec::with_capacity(results.len());
-    let mut results: Vec<Option<(String, inject::Outcome)>> = results
-        .into_iter()
-        .enumerate()
-        .map(|(i, (content, outcome, keep))| {
-            left.push((anchors.chapters[i].source.as_str(), keep));
-            Some((content + &summary + "\n", outcome))
-        })
-        .collect();
-    if let Some(r) = reuse {
-        r.keep_injected(settings, kept, left);
-    }
-    let by_source: BTreeMap<&str, usize> = anchors
-        .chapters
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (c.source.as_str(), i))
-        .collect();
-    let mut dropped = Vec::new();
-    book.for_each_chapter_mut(|ch| {
-        let Some(sp) = &ch.source_path else { return };
-        let key = resolve::chapters::source_key(&ids, sp);
-        let Some(&i) = by_source.get(key.as_str()) else {
-            return;
-        };
-        let Some((content, outcome)) = results[i].take() else {
-            return;
-        };
-        if outcome.marks_dropped {
-            dropped.push(anchors.chapters[i].page.clone());
-        }
-        ch.content = content;
-    });
+    let dropped = inject_chapters(&mut book, &anchors, &ids, &cfg, &options, reuse);
     let t3 = std::time::Instant::now();
     // The report (one thread, written to stderr at once, `fail-on` applied) while the
     // generated pages are built: both only read the anchoring.
@@ -275,6 +212,84 @@ fn run_reusing(
     }
     drop_in_background(anchors);
     Ok(book)
+}
+
+/// Every chapter's new content (markers, its data island, the book-wide summary), computed in
+/// parallel, taken from `reuse` where the chapter did not change, and put back into `book`.
+/// Returns the pages whose inline markers were dropped.
+fn inject_chapters(
+    book: &mut MdBook,
+    anchors: &resolve::BookAnchors,
+    ids: &crate::model::book::PageIds,
+    cfg: &Book,
+    options: &TextOptions,
+    reuse: Option<&Reuse>,
+) -> Vec<String> {
+    let threads = crate::base::util::par::default_threads();
+    let summary = island::summary_script(anchors, &cfg.config);
+    let settings = (options.clone(), cfg.config.compress_above);
+    let kept = reuse
+        .map(|r| r.take_injected(&settings))
+        .unwrap_or_default();
+    // Every chapter's new content, computed in parallel, then put back in book order.
+    let jobs: Vec<usize> = (0..anchors.chapters.len()).collect();
+    let results = crate::base::util::par::par_map(&jobs, threads, |&i| {
+        let chapter = &anchors.chapters[i];
+        let (mut injection, json) = island::injection_for(anchors, i, &cfg.config);
+        if let Some(k) = kept.get(&chapter.source)
+            && k.matches(&chapter.content, &injection, &json)
+        {
+            return (k.out.clone(), k.outcome, Keep::Reused);
+        }
+        injection.island = Some(island::island_script(&chapter.page, &json, &cfg.config));
+        let (out, outcome) =
+            inject::inject(&chapter.content, &anchors.texts[i], &injection, options);
+        let keep = match reuse {
+            Some(_) => Keep::New(InjectedChapter::new(
+                &chapter.content,
+                injection,
+                json,
+                &out,
+                outcome,
+            )),
+            None => Keep::Nothing,
+        };
+        (out, outcome, keep)
+    });
+    let mut left = Vec::with_capacity(results.len());
+    let mut results: Vec<Option<(String, inject::Outcome)>> = results
+        .into_iter()
+        .enumerate()
+        .map(|(i, (content, outcome, keep))| {
+            left.push((anchors.chapters[i].source.as_str(), keep));
+            Some((content + &summary + "\n", outcome))
+        })
+        .collect();
+    if let Some(r) = reuse {
+        r.keep_injected(settings, kept, left);
+    }
+    let by_source: BTreeMap<&str, usize> = anchors
+        .chapters
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.source.as_str(), i))
+        .collect();
+    let mut dropped = Vec::new();
+    book.for_each_chapter_mut(|ch| {
+        let Some(sp) = &ch.source_path else { return };
+        let key = resolve::chapters::source_key(ids, sp);
+        let Some(&i) = by_source.get(key.as_str()) else {
+            return;
+        };
+        let Some((content, outcome)) = results[i].take() else {
+            return;
+        };
+        if outcome.marks_dropped {
+            dropped.push(anchors.chapters[i].page.clone());
+        }
+        ch.content = content;
+    });
+    dropped
 }
 
 /// Frees `value` on a short-lived thread (inline if none can be started): a big book's
