@@ -3,9 +3,8 @@
 //! plugin entry points `supports` and `render`. Builds go through the engine.
 
 use super::{Ctx, say, say_err};
-use crate::base::anchor::Status;
-use crate::base::store::Scope;
-use crate::base::store::{ids, json};
+use crate::apps::ops;
+use crate::base::store::json;
 use crate::model::book::Book;
 use crate::model::resolve::BookAnchors;
 use crate::{Error, Result, bail};
@@ -188,67 +187,10 @@ fn print_anchoring(anchors: &BookAnchors, ci: usize) {
     }
 }
 
-fn context_before(text: &str, at: usize) -> String {
-    let v: Vec<char> = text[..at].chars().rev().take(40).collect();
-    v.into_iter().rev().collect()
-}
-
 fn heal(ctx: &Ctx, min_confidence: f64, dry_run: bool) -> Result<i32> {
     let (_, anchors, _) = anchor_current(ctx)?;
-    // New anchors for confident, unambiguous fuzzy text anchors.
-    let mut updates: Vec<(String, Value)> = Vec::new();
-    for (ci, l) in anchors.located.iter().enumerate() {
-        let c = &anchors.comments[ci];
-        let (Some(ch), Some(r)) = (l.chapter, &l.resolution) else {
-            continue;
-        };
-        if r.status != Status::Fuzzy
-            || r.flags.ambiguous
-            || r.block.is_some()
-            || r.confidence < min_confidence
-            || c.scope() != Some(Scope::Selection)
-        {
-            continue;
-        }
-        let Some(place) = &r.place else { continue };
-        let text = &anchors.texts[ch];
-        let mut anchor = c.anchor().cloned().unwrap_or_default();
-        anchor.insert("quote".into(), text.text[place.text.clone()].into());
-        anchor.insert(
-            "prefix".into(),
-            context_before(&text.text, place.text.start).into(),
-        );
-        anchor.insert(
-            "suffix".into(),
-            text.text[place.text.end..]
-                .chars()
-                .take(40)
-                .collect::<String>()
-                .into(),
-        );
-        anchor.insert(
-            "section".into(),
-            text.section_at(place.text.start)
-                .map(Value::from)
-                .unwrap_or(Value::Null),
-        );
-        updates.push((
-            c.id().unwrap_or_default().to_string(),
-            Value::Object(anchor),
-        ));
-    }
-    // Followed comments: re-keyed to the page they were found on.
-    let moves: Vec<(String, String, String)> = anchors
-        .located
-        .iter()
-        .enumerate()
-        .filter_map(|(ci, l)| {
-            let (f, ch) = (l.followed.as_ref()?, l.chapter?);
-            let id = anchors.comments[ci].id()?.to_string();
-            Some((id, f.from.clone(), anchors.chapters[ch].page.clone()))
-        })
-        .collect();
-    for (id, a) in &updates {
+    let plan = ops::heal::plan(&anchors, min_confidence);
+    for (id, a) in &plan.anchors {
         say!(
             "{} {id}: «{}»",
             if dry_run { "would heal" } else { "healed" },
@@ -260,136 +202,29 @@ fn heal(ctx: &Ctx, min_confidence: f64, dry_run: bool) -> Result<i32> {
                 .collect::<String>()
         );
     }
-    for (id, from, to) in &moves {
+    for m in &plan.moves {
         say!(
-            "{} {id}: {from} → {to}",
-            if dry_run { "would move" } else { "moved" }
+            "{} {}: {} → {}",
+            if dry_run { "would move" } else { "moved" },
+            m.id,
+            m.from,
+            m.to
         );
     }
-    let summary = |verb_anchor: &str, verb_move: &str| {
-        say!("notabene: {} anchor(s) {verb_anchor}.", updates.len());
-        if !moves.is_empty() {
-            say!(
-                "notabene: {} comment(s) {verb_move} to the page they were found on.",
-                moves.len()
-            );
-        }
+    let (verb_anchor, verb_move) = if dry_run {
+        ("would be healed", "would be moved")
+    } else {
+        ops::heal::write_unless_empty(&ctx.store, &plan)?;
+        ("healed", "moved")
     };
-    if dry_run || (updates.is_empty() && moves.is_empty()) {
-        if dry_run {
-            summary("would be healed", "would be moved");
-        } else {
-            summary("healed", "moved");
-        }
-        return Ok(0);
+    say!("notabene: {} anchor(s) {verb_anchor}.", plan.anchors.len());
+    if !plan.moves.is_empty() {
+        say!(
+            "notabene: {} comment(s) {verb_move} to the page they were found on.",
+            plan.moves.len()
+        );
     }
-    let store = &ctx.store;
-    let _lock = store.lock()?;
-    let snap = store.load()?;
-    let ts = ids::iso(ids::now()?);
-    let moved_ids: std::collections::BTreeSet<&str> =
-        moves.iter().map(|(id, _, _)| id.as_str()).collect();
-    let ids_list: Vec<String> = updates
-        .iter()
-        .map(|(id, _)| id.clone())
-        .filter(|id| !moved_ids.contains(id.as_str()))
-        .collect();
-    let healed: std::collections::BTreeMap<&str, &Value> =
-        updates.iter().map(|(id, a)| (id.as_str(), a)).collect();
-    let found: Vec<_> = store.find(&snap, &ids_list)?.into_iter().cloned().collect();
-    for (mut rec, id) in found.into_iter().zip(&ids_list) {
-        rec.comment.set("anchor", healed[id.as_str()].clone());
-        rec.comment.set("updatedAt", ts.clone().into());
-        store.write_record(&rec)?;
-    }
-    // Every stored copy of each comment, found once.
-    let mut copies: std::collections::BTreeMap<&str, Vec<&crate::base::store::Record>> =
-        std::collections::BTreeMap::new();
-    for r in snap.comments() {
-        if let Some(id) = r.comment.id() {
-            copies.entry(id).or_default().push(r);
-        }
-    }
-    // Members of one legacy array go from the last to the first, so the positions read in
-    // `snap` stay right while the array shrinks.
-    let position = |id: &str| {
-        copies
-            .get(id)
-            .and_then(|c| c.first())
-            .map(|r| match r.location {
-                crate::base::store::Location::Legacy { index } => {
-                    (r.file.clone(), usize::MAX - index)
-                }
-                crate::base::store::Location::File => (r.file.clone(), 0),
-            })
-    };
-    let mut ordered: Vec<&(String, String, String)> = moves.iter().collect();
-    ordered.sort_by_cached_key(|(id, _, _)| position(id));
-    for (id, from, to) in ordered {
-        let all = copies.get(id.as_str()).map(Vec::as_slice).unwrap_or(&[]);
-        rekey(
-            store,
-            all,
-            id,
-            from,
-            to,
-            healed.get(id.as_str()).copied(),
-            &ts,
-        )?;
-    }
-    summary("healed", "moved");
     Ok(0)
-}
-
-/// Moves comment `id` from page `from` to page `to` (with its healed anchor, if any). When an
-/// interrupted earlier move left it on both pages, the copy on `to` is kept and the one on
-/// `from` removed, if the two differ only in `page`, `updatedAt` and the healed anchor.
-fn rekey(
-    store: &crate::base::store::Store,
-    copies: &[&crate::base::store::Record],
-    id: &str,
-    from: &str,
-    to: &str,
-    anchor: Option<&Value>,
-    ts: &str,
-) -> Result<()> {
-    let old: Vec<&&crate::base::store::Record> = copies
-        .iter()
-        .filter(|r| r.comment.page() == Some(from))
-        .collect();
-    let new = copies.iter().find(|r| r.comment.page() == Some(to));
-    let [old] = old.as_slice() else {
-        bail!(
-            "comment {id:?} is stored {} time(s) on {from}; run `notabene comments verify`",
-            old.len()
-        );
-    };
-    if let Some(new) = new {
-        // The interrupted move may also have healed the anchor.
-        let strip = |r: &crate::base::store::Record| {
-            let mut m = r.comment.as_map().clone();
-            m.shift_remove("page");
-            m.shift_remove("updatedAt");
-            m.shift_remove("anchor");
-            m
-        };
-        if strip(new) != strip(old) {
-            bail!(
-                "comment {id:?} is stored on {from} and on {to} with different contents; nothing moved ({})",
-                new.file
-            );
-        }
-        store.delete_record(old)?;
-        return Ok(());
-    }
-    let mut comment = old.comment.clone();
-    comment.set("page", to.into());
-    if let Some(a) = anchor {
-        comment.set("anchor", a.clone());
-    }
-    comment.set("updatedAt", ts.into());
-    store.rekey(old, comment)?;
-    Ok(())
 }
 
 /// `supports <renderer>`: exit 0 when the preprocessor runs for it, 1 otherwise.

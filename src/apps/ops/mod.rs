@@ -7,6 +7,7 @@
 //! Errors are typed ([`ErrorKind`]) and name the request field they are about ([`Error::field`]);
 //! each adaptor names the field its own way (`--page`, `page`).
 
+pub mod heal;
 pub mod limits;
 pub mod suggestions;
 
