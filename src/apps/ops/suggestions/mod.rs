@@ -974,42 +974,7 @@ fn on_disk(
     );
     let content = &chapter.content;
     let slice = &content[range.clone()];
-    let inside = |path: &Path| -> std::result::Result<PathBuf, String> {
-        // A symlink on the way from the book root is refused, not followed: the file it
-        // names may be anywhere, and an edit there is not the book's.
-        if let Ok(rel) = path.strip_prefix(&book.root) {
-            let mut cur = book.root.clone();
-            for c in rel.components() {
-                match c {
-                    std::path::Component::ParentDir => {
-                        cur.pop();
-                    }
-                    std::path::Component::Normal(name) => {
-                        cur.push(name);
-                        if std::fs::symlink_metadata(&cur).is_ok_and(|m| m.file_type().is_symlink())
-                        {
-                            return Err(format!(
-                                "comes from {}, which is reached through a symlink; apply the suggestion by hand",
-                                display(book, path)
-                            ));
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
-        let canon = path
-            .canonicalize()
-            .map_err(|e| format!("comes from {} which cannot be read: {e}", path.display()))?;
-        let root = book
-            .root
-            .canonicalize()
-            .unwrap_or_else(|_| book.root.clone());
-        if !canon.starts_with(&root) {
-            return Err(format!("comes from {}, outside the book", path.display()));
-        }
-        Ok(canon)
-    };
+    let inside = |path: &Path| inside_book(book, path);
     let Some(disk) = &chapter.disk else {
         return Ok((inside(&file)?, range, content.clone()));
     };
@@ -1024,28 +989,7 @@ fn on_disk(
         }
         return Ok((inside(&file)?, range, disk.clone()));
     }
-    let mut at = 0usize;
-    let mut placed: Vec<(Range<usize>, Range<usize>)> = Vec::new(); // (disk, content)
-    for (k, piece) in pieces.literals.iter().enumerate() {
-        let lit = &disk[piece.clone()];
-        let found = if k == 0 {
-            content.starts_with(lit).then_some(0)
-        } else if k + 1 == pieces.literals.len() {
-            content
-                .ends_with(lit)
-                .then(|| content.len() - lit.len())
-                .filter(|&i| i >= at)
-        } else if lit.is_empty() {
-            Some(at)
-        } else {
-            content[at..].find(lit).map(|i| at + i)
-        };
-        let Some(start) = found else {
-            return Err("cannot be traced back from the expanded chapter to its files".into());
-        };
-        placed.push((piece.clone(), start..start + lit.len()));
-        at = start + lit.len();
-    }
+    let placed = place_literals(disk, content, &pieces)?;
     // In a literal piece: the chapter file.
     for (d, c) in &placed {
         if c.start <= range.start && range.end <= c.end {
@@ -1103,6 +1047,79 @@ fn on_disk(
         return Ok((included, start..start + range.len(), text));
     }
     Err("spans the boundary of an included file".into())
+}
+
+/// `path` canonical, when it is inside the book and reached through no symlink from the book
+/// root (the file a symlink names may be anywhere, and an edit there is not the book's).
+fn inside_book(book: &Book, path: &Path) -> std::result::Result<PathBuf, String> {
+    // A symlink on the way from the book root is refused, not followed: the file it
+    // names may be anywhere, and an edit there is not the book's.
+    if let Ok(rel) = path.strip_prefix(&book.root) {
+        let mut cur = book.root.clone();
+        for c in rel.components() {
+            match c {
+                std::path::Component::ParentDir => {
+                    cur.pop();
+                }
+                std::path::Component::Normal(name) => {
+                    cur.push(name);
+                    if std::fs::symlink_metadata(&cur).is_ok_and(|m| m.file_type().is_symlink()) {
+                        return Err(format!(
+                            "comes from {}, which is reached through a symlink; apply the suggestion by hand",
+                            display(book, path)
+                        ));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let canon = path
+        .canonicalize()
+        .map_err(|e| format!("comes from {} which cannot be read: {e}", path.display()))?;
+    let root = book
+        .root
+        .canonicalize()
+        .unwrap_or_else(|_| book.root.clone());
+    if !canon.starts_with(&root) {
+        return Err(format!("comes from {}, outside the book", path.display()));
+    }
+    Ok(canon)
+}
+
+/// A literal piece of a chapter file: its range on disk, and in the expanded chapter.
+type Placed = (Range<usize>, Range<usize>);
+
+/// Where each literal piece of the chapter file is in the expanded `content`, in order, as
+/// (disk range, content range); an error when one is not found where it must be.
+fn place_literals(
+    disk: &str,
+    content: &str,
+    pieces: &Pieces,
+) -> std::result::Result<Vec<Placed>, String> {
+    let mut at = 0usize;
+    let mut placed: Vec<Placed> = Vec::new();
+    for (k, piece) in pieces.literals.iter().enumerate() {
+        let lit = &disk[piece.clone()];
+        let found = if k == 0 {
+            content.starts_with(lit).then_some(0)
+        } else if k + 1 == pieces.literals.len() {
+            content
+                .ends_with(lit)
+                .then(|| content.len() - lit.len())
+                .filter(|&i| i >= at)
+        } else if lit.is_empty() {
+            Some(at)
+        } else {
+            content[at..].find(lit).map(|i| at + i)
+        };
+        let Some(start) = found else {
+            return Err("cannot be traced back from the expanded chapter to its files".into());
+        };
+        placed.push((piece.clone(), start..start + lit.len()));
+        at = start + lit.len();
+    }
+    Ok(placed)
 }
 
 /// The literal pieces of a chapter file and the `{{#…}}` directives between them (pieces:
