@@ -1378,6 +1378,175 @@ fn thread_actions_reply_edit_hold_resolve_reopen_delete_and_reject() {
     assert_same_origin_and_clean(&mut p, server.port);
 }
 
+/// After each action the reader sees its result: the thread acted on is open again after the
+/// live reload, the page where it was, and the toast's Undo takes the change back through the
+/// API — in the store too, byte for byte.
+#[test]
+fn you_see_what_you_did_and_can_undo_it() {
+    let mut p = page!(1400, 1000);
+    let server = book_example();
+    let url = base(server.port);
+    p.goto(&format!("{url}guide/configuration.html"));
+    wait_writable(&mut p);
+    p.eval("localStorage.setItem('notabene:author', 'Lee Editor')");
+    let id = p.eval_str(
+        "(() => { const m = [...document.querySelectorAll('mark.nb-mark[data-nb-status=\"open\"]')]
+                   .find(m => !m.classList.contains('nb-held')); return m ? m.dataset.nbId : ''; })()",
+    );
+    assert!(!id.is_empty(), "an open mark on the configuration chapter");
+    let file = find_comment_file(&server.store(), &id);
+    let before = std::fs::read(&file).unwrap();
+    let mark = format!("mark.nb-mark[data-nb-id=\"{id}\"]");
+    let thread = format!(".nb-pop .nb-thread[data-nb-id=\"{id}\"]");
+    let open_thread = |p: &mut Page| {
+        p.eval(&format!(
+            "document.querySelector('{mark}').scrollIntoView({{block: 'center'}})"
+        ));
+        p.click(&mark);
+        p.wait_for(
+            &format!("!!document.querySelector('{thread} .nb-act-reply')"),
+            SECS,
+        );
+    };
+    open_thread(&mut p);
+
+    // Reply, then the reload: the thread is open, with the reply, the page where it was.
+    p.click(&format!("{thread} .nb-act-reply"));
+    p.wait_for(
+        "document.activeElement && document.activeElement.matches('.nb-reply-body')",
+        SECS,
+    );
+    type_text(&mut p, "Checked against the code: still true.");
+    let y = p.eval("window.scrollY").as_f64().unwrap();
+    mark_document(&mut p);
+    ctrl_enter(&mut p);
+    wait_comment(&file, WRITE, "replied", |v| {
+        v["thread"].as_array().is_some_and(|t| t.len() == 2)
+    });
+    wait_reloaded(&mut p, WRITE);
+    p.wait_for(&format!("!!document.querySelector('{thread}')"), SECS);
+    assert!(
+        p.eval_str(&format!("document.querySelector('{thread}').textContent"))
+            .contains("Checked against the code: still true."),
+        "the reply is shown in the reopened thread"
+    );
+    assert_eq!(toast_text(&mut p), "Reply sent.");
+    let y2 = p.eval("window.scrollY").as_f64().unwrap();
+    assert!(
+        (y2 - y).abs() <= 2.0,
+        "the page stayed where it was: {y} → {y2}"
+    );
+    let replied = std::fs::read(&file).unwrap();
+
+    // Resolve, then Undo: open again, in the store byte for byte.
+    mark_document(&mut p);
+    p.click(&format!("{thread} .nb-act-resolve"));
+    wait_comment(&file, WRITE, "resolved", |v| v["status"] == "resolved");
+    wait_reloaded(&mut p, WRITE);
+    // Resolved: its mark is gone, and its entry is open in the panel.
+    p.wait_for(&format!("!document.querySelector('{mark}') && !!document.querySelector('#nb-panel .nb-entry[data-nb-id=\"{id}\"] .nb-entry-main[aria-expanded=\"true\"]')"), SECS);
+    assert_eq!(toast_text(&mut p), "Resolved.");
+    mark_document(&mut p);
+    p.click(".nb-toast .nb-toast-action");
+    wait_comment(&file, WRITE, "undone", |v| v["status"] == "open");
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        replied,
+        "the undo put back the very bytes"
+    );
+    wait_reloaded(&mut p, WRITE);
+    p.wait_for(&format!("!!document.querySelector('{thread}')"), SECS);
+    assert_eq!(toast_text(&mut p), "Undone.");
+
+    // Hold, then Undo.
+    mark_document(&mut p);
+    p.click(&format!("{thread} .nb-act-hold"));
+    wait_comment(&file, WRITE, "held", |v| v["hold"] == true);
+    wait_reloaded(&mut p, WRITE);
+    assert_eq!(toast_text(&mut p), "Put on hold.");
+    mark_document(&mut p);
+    p.click(".nb-toast .nb-toast-action");
+    wait_comment(&file, WRITE, "hold undone", |v| v["hold"] != true);
+    assert_eq!(std::fs::read(&file).unwrap(), replied);
+    wait_reloaded(&mut p, WRITE);
+
+    // Delete, then Undo: the file is back as it was.
+    p.wait_for(
+        &format!("!!document.querySelector('{thread} .nb-act-delete')"),
+        SECS,
+    );
+    p.click(&format!("{thread} .nb-act-delete"));
+    p.wait_for(
+        &format!("!!document.querySelector('{thread} .nb-delete-confirm')"),
+        SECS,
+    );
+    mark_document(&mut p);
+    p.click(&format!("{thread} .nb-delete-confirm"));
+    wait::until(WRITE, "the comment file deleted", || {
+        (!file.exists()).then_some(())
+    });
+    p.wait_for(
+        "!!document.querySelector('.nb-toast:not([hidden]) .nb-toast-action')",
+        WRITE,
+    );
+    assert_eq!(toast_text(&mut p), "Comment deleted.");
+    p.click(".nb-toast .nb-toast-action");
+    wait::until(WRITE, "the comment file restored", || {
+        file.exists().then_some(())
+    });
+    assert_eq!(std::fs::read(&file).unwrap(), replied);
+    wait_reloaded(&mut p, WRITE);
+    p.wait_for(&format!("!!document.querySelector('{mark}')"), SECS);
+
+    // An undo of a change that was changed since is refused, and the store is left alone.
+    let (code, v) = server.json(
+        "POST",
+        "/__notabene/api/undo",
+        &json!({ "page": "book-example/src/guide/configuration", "id": id, "updatedAt": "2000-01-01T00:00:00.000Z" }),
+    );
+    assert_eq!(
+        (code, v["error"].as_str().unwrap_or("")),
+        (404, "nothing to undo")
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), replied);
+    assert_ne!(replied, before);
+
+    // Approve on /review, then Undo: addressed again.
+    p.goto(&format!("{url}review.html"));
+    wait_writable(&mut p);
+    let card_id =
+        p.eval_str("document.querySelector('.nb-card[data-nb-status=\"addressed\"]').dataset.nbId");
+    let card = format!(".nb-card[data-nb-id=\"{card_id}\"]");
+    let card_file = find_comment_file(&server.store(), &card_id);
+    let card_before = std::fs::read(&card_file).unwrap();
+    p.eval(&format!(
+        "document.querySelector('{card}').scrollIntoView({{block: 'center'}})"
+    ));
+    mark_document(&mut p);
+    p.click(&format!("{card} .nb-approve"));
+    wait_comment(&card_file, WRITE, "approved", |v| v["status"] == "resolved");
+    wait_reloaded(&mut p, WRITE);
+    assert_eq!(toast_text(&mut p), "Approved.");
+    mark_document(&mut p);
+    p.click(".nb-toast .nb-toast-action");
+    wait_comment(&card_file, WRITE, "approval undone", |v| {
+        v["status"] == "addressed"
+    });
+    assert_eq!(std::fs::read(&card_file).unwrap(), card_before);
+    wait_reloaded(&mut p, WRITE);
+    p.wait_for(
+        &format!("!!document.querySelector('{card}.nb-card-again')"),
+        SECS,
+    );
+    assert_same_origin_and_clean(&mut p, server.port);
+}
+
+/// The text of the toast on screen ('' when none).
+fn toast_text(p: &mut Page) -> String {
+    p.wait_for("!!document.querySelector('.nb-toast:not([hidden])')", SECS);
+    p.eval_str("document.querySelector('.nb-toast:not([hidden]) .nb-toast-text').textContent")
+}
+
 /// The file of comment `id` anywhere in the store.
 fn find_comment_file(store: &std::path::Path, id: &str) -> std::path::PathBuf {
     fn walk(p: &std::path::Path, name: &str) -> Option<std::path::PathBuf> {

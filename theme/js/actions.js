@@ -9,7 +9,7 @@ const Actions = (() => {
   const { arr, cssEscape, firstMessage, h, num, obj, saveHint, statusOf, str, truncate } = Dom;
   const { inUI, mainEl } = TextModel;
   const { S } = Paint;
-  const { W, api, busy, maybeReload, showError, toast, withAuthor, wroteSomething } = Live;
+  const { W, api, busy, didSomething, maybeReload, showError, withAuthor, wroteSomething } = Live;
   const { discussionSection, renderThread, threadOptsOf } = Panel;
   const { openComposer } = Compose;
 
@@ -199,12 +199,22 @@ const Actions = (() => {
         api('PATCH', 'comments', fields).then(function (updated) {
           forms.textContent = '';
           replaceThread(obj(updated).id ? updated : c);
-          wroteSomething();
+          didSomething(done(fields, obj(updated)));
         }, function (e) {
           busy(buttons, false);
           showError(msg, e);
         });
       }, opener);
+    };
+    // What a PATCH did, for the toast, and how to take it back (resolve and hold only: a reply
+    // or an edit is undone by writing again).
+    const done = function (fields, updated) {
+      const back = { page: page, id: id, updatedAt: str(updated.updatedAt) };
+      if (fields.reply) return { text: t('didReply'), id: id, undo: null };
+      if (fields.edit) return { text: t('didEdit'), id: id, undo: null };
+      if (fields.status === 'resolved') return { text: t('didResolve'), id: id, undo: back };
+      if (fields.status === 'open') return { text: t('didReopen'), id: id, undo: null };
+      return { text: fields.hold ? t('didHold') : t('didUnhold'), id: id, undo: back };
     };
     const form = function (kind, initial, placeholder, submitLabel, onSubmit) {
       forms.textContent = '';
@@ -262,14 +272,14 @@ const Actions = (() => {
       yes.addEventListener('click', function () {
         const buttons = box.querySelectorAll('button');
         busy(buttons, true);
-        api('DELETE', 'comments', { page: page, id: id }).then(function () {
+        api('DELETE', 'comments', { page: page, id: id }).then(function (answer) {
           D.querySelectorAll('.nb-thread[data-nb-id="' + cssEscape(id) + '"]').forEach(function (wrap) {
             wrap.classList.add('nb-deleted');
             const acts = wrap.querySelector(':scope > .nb-actions');
             if (acts) acts.remove();
             wrap.appendChild(h('p', { class: 'nb-note nb-deleted-note', role: 'status', text: t('deleted') }));
           });
-          wroteSomething();
+          didSomething({ text: t('didDelete'), id: id, undo: obj(answer).undo === true ? { page: page, id: id } : null });
         }, function (e) {
           busy(buttons, false);
           showError(msg, e);
@@ -298,7 +308,7 @@ const Actions = (() => {
         showError(msg, null);
         api('POST', 'apply', { id: str(c.id), author: author }).then(function (updated) {
           replaceThread(obj(updated).id ? updated : c);
-          toast(t('appliedRebuilding'));
+          didSomething({ text: t('appliedRebuilding'), id: str(c.id), undo: null });
         }, function (err) {
           busy([b], false);
           showError(msg, err);

@@ -16,6 +16,9 @@ const Live = (() => {
 
   const API = '/__notabene/api/';
   const SCROLL_KEY = 'notabene:scroll';
+  const DONE_KEY = 'notabene:done';
+  /** How long an Undo stays offered (and how old a reload may be to show it again). */
+  const UNDO_MS = 12000;
   const W = {
     on: false, // the write API answered
     generation: 0, // the build the page came from (as far as the client knows)
@@ -28,6 +31,7 @@ const Live = (() => {
     identityBtn: null,
     toast: null,
     toastTimer: 0,
+    done: null, // the reader's last action {at, what} (see didSomething)
     restoring: false, // a live reload is putting the scroll position back
     reloadWanted: false,
     reloadTimer: 0
@@ -95,7 +99,7 @@ const Live = (() => {
   function busy(buttons, on) {
     Array.prototype.forEach.call(buttons, function (b) { b.disabled = !!on; });
   }
-  function toast(text, action) {
+  function toast(text, action, ms) {
     let el = W.toast;
     if (!el || !el.isConnected) {
       el = h('div', { class: 'nb-toast nb-ui', 'data-nb-ui': '', role: 'status', 'aria-live': 'polite' });
@@ -111,10 +115,63 @@ const Live = (() => {
     }
     el.hidden = false;
     clearTimeout(W.toastTimer);
-    if (!action) W.toastTimer = setTimeout(function () { el.hidden = true; }, 6000);
+    if (!action || ms) W.toastTimer = setTimeout(function () { el.hidden = true; }, ms || 6000);
   }
   function wroteSomething() {
     toast(t('saved'));
+  }
+
+  /* ----- what the reader just did: told, undoable, and kept across the live reload */
+
+  /**
+   * Says what the reader just did — `{text, id, undo}`: `id` the comment acted on, `undo` the
+   * `POST undo` request that takes it back (or null) — in a toast with Undo, and keeps it for
+   * the live reload that follows, after which `Start` opens that comment again and says it again.
+   */
+  function didSomething(what) {
+    W.done = { at: Date.now(), what: what };
+    tellDone(what);
+  }
+  /** Before a live reload: the last action (of the last minute) goes to the next page. */
+  function saveDone() {
+    if (!W.done || !(Date.now() - W.done.at < 60000)) return;
+    try {
+      sessionStorage.setItem(DONE_KEY, JSON.stringify({ href: here(), at: W.done.at, what: W.done.what }));
+    } catch { /* storage off: told before the reload only */ }
+  }
+  function tellDone(what) {
+    const u = what.undo;
+    toast(str(what.text), u ? { label: t('undo'), fn: function () { undo(u); } } : null, u ? UNDO_MS : 0);
+  }
+  /** Takes the change back through the guarded API; the page then rebuilds as usual. */
+  function undo(u) {
+    if (W.toast) W.toast.querySelectorAll('button').forEach(function (b) { b.disabled = true; });
+    api('POST', 'undo', u).then(function () {
+      didSomething({ text: t('undone'), id: str(u.id), undo: null });
+    }, function (e) {
+      toast(t('notUndone') + str(e.message || e));
+    });
+  }
+  /** What the reader did just before this page was reloaded (once; null when nothing). */
+  function takeDone() {
+    let saved = null;
+    try {
+      saved = JSON.parse(sessionStorage.getItem(DONE_KEY) || 'null');
+      sessionStorage.removeItem(DONE_KEY);
+    } catch { return null; }
+    if (!saved || saved.href !== here() || !(Date.now() - num(saved.at, 0) < 60000)) return null;
+    // A second live reload (the rebuilt page after the patched one) carries it again.
+    W.done = { at: num(saved.at, 0), what: obj(saved.what) };
+    return W.done.what;
+  }
+  /** Runs `fn` once the page is back at the reader's scroll position (see `restoreScroll`). */
+  function whenSettled(fn) {
+    let tries = 0;
+    const check = function () {
+      if (HTML.getAttribute('data-nb-scroll') === 'restored' || ++tries > 300) fn();
+      else window.setTimeout(check, 10);
+    };
+    check();
   }
 
   /* ----- live reload */
@@ -164,6 +221,7 @@ const Live = (() => {
   }
   function reloadNow() {
     saveScroll();
+    saveDone();
     location.reload();
   }
   /** Reloads for a new build, unless the reader is writing something: then waits, with a note. */
@@ -374,6 +432,6 @@ const Live = (() => {
     b.title = t('changeIdentity');
   }
 
-  return { W, api, busy, maybeReload, probe, restoreScroll, setupIdentityControl, showError,
+  return { W, api, busy, didSomething, maybeReload, probe, restoreScroll, setupIdentityControl, showError, takeDone, tellDone, whenSettled,
     toast, withAuthor, wroteSomething };
 })();

@@ -707,7 +707,34 @@ const Panel = (() => {
     openThread([id], el, ce && ce.range ? function () { return ce.range.getBoundingClientRect(); } : null);
   }
 
-  return { changedNote, closeThread, discussionSection, headerSlot, placeFloating,
+  /** After the live reload that follows the reader's own action: that comment's thread open
+   * again where it is (its mark, badge or page discussion; a closed or detached one expanded in
+   * the panel), without moving the page. */
+  function reopen(id) {
+    const c = S.comments.get(id);
+    if (!c) return;
+    if (scopeOf(c) === 'page') {
+      const wrap = D.querySelector('.nb-discussion .nb-thread[data-nb-id="' + cssEscape(id) + '"]');
+      if (wrap) {
+        wrap.setAttribute('tabindex', '-1');
+        wrap.focus({ preventScroll: true });
+      }
+      return;
+    }
+    const marks = S.marks.get(id) || [];
+    const host = S.blocks.get(id);
+    const ce = S.code.get(id);
+    const el = marks[0] || (host && (host.querySelector('.nb-badge') || host)) ||
+      (ce && ce.code.parentElement && ce.code.parentElement.querySelector('.nb-badge'));
+    if (el && statusOf(c) !== 'resolved') {
+      openThread([id], el, ce && ce.range ? function () { return ce.range.getBoundingClientRect(); } : null);
+      return;
+    }
+    const entry = revealInPanel(id, 0);
+    if (entry) entry.focus({ preventScroll: true });
+  }
+
+  return { changedNote, closeThread, reopen, discussionSection, headerSlot, placeFloating,
     renderPanelList, renderThread, reviewLink, sameTextNote, setupDeepLink, setupDiscussion,
     setupEvents, setupHeader, setupPanel, threadOptsOf, useWriteTools };
 })();

@@ -8,12 +8,12 @@ const Start = (() => {
   const D = document;
   const HTML = document.documentElement;
   const { t } = Locale;
-  const { arr, inflateAll, obj, readJSON, safely, str } = Dom;
+  const { arr, cssEscape, inflateAll, obj, readJSON, safely, str } = Dom;
   const { wordDiff } = Words;
   const { captureAnchor, mainEl, textModel } = TextModel;
   const { S, markPending, setupBlocks, setupCode, setupMarks } = Paint;
-  const { W, probe, restoreScroll, setupIdentityControl, toast } = Live;
-  const { setupDeepLink, setupDiscussion, setupEvents, setupHeader, setupPanel,
+  const { W, probe, restoreScroll, setupIdentityControl, takeDone, tellDone, toast, whenSettled } = Live;
+  const { reopen, setupDeepLink, setupDiscussion, setupEvents, setupHeader, setupPanel,
     threadOptsOf } = Panel;
   const { initView, reviewComment, viewHeader } = Views;
   const { setupSelection } = Compose;
@@ -133,7 +133,31 @@ const Start = (() => {
     });
     if (islands.length) initChapter(islands);
     else if (firstView) safely('view header', function () { viewHeader(firstView.view, firstView.data); });
+    safely('after reload', function () { resumeDone(islands.length > 0); });
     safely('probe', function () { probe(enableWrite); });
+  }
+
+  /** After the live reload that followed the reader's own action: the thread (or the /review
+   * card) acted on is open again, the page where it was, and the toast says again what was
+   * done, with its Undo. */
+  function resumeDone(chapter) {
+    const what = takeDone();
+    if (!what) return;
+    whenSettled(function () {
+      safely('reopen', function () {
+        const id = str(what.id);
+        if (chapter) reopen(id);
+        else {
+          const card = D.querySelector('.nb-card[data-nb-id="' + cssEscape(id) + '"]');
+          if (card) {
+            card.classList.add('nb-card-again');
+            card.setAttribute('tabindex', '-1');
+            card.focus({ preventScroll: true });
+          }
+        }
+        tellDone(what);
+      });
+    });
   }
 
   /**

@@ -10,7 +10,7 @@ const Views = (() => {
   const { anch, arr, displayName, firstMessage, fmtDay, fmtTs, h, headEl, num, obj, repliesText,
     resolutionLabel, credits, safely, siteHref, statusLabel, statusOf, str, truncate, unlean, withParam } = Dom;
   const { appendWords, wordDiff } = Words;
-  const { W, api, busy, showError, withAuthor, wroteSomething } = Live;
+  const { W, api, busy, didSomething, showError, withAuthor } = Live;
   const { changedNote, headerSlot, renderThread, reviewLink, sameTextNote } = Panel;
 
   /* ========================================================= generated views */
@@ -435,7 +435,11 @@ const Views = (() => {
           done.hidden = false;
           reasonBox.hidden = true;
           sendRow.hidden = true;
-          wroteSomething();
+          didSomething({
+            text: fields.status === 'resolved' ? t('didApprove') : t('didReject'),
+            id: id,
+            undo: { page: page, id: id, updatedAt: str(obj(updated).updatedAt) }
+          });
         }, function (e) {
           busy([approveB, rejectB, sendB], false);
           showError(msg, e);

@@ -1,7 +1,9 @@
 //! The write API under `/__notabene/api/`, with the original notabene's request and response
 //! shapes: `GET/POST/PATCH/DELETE comments`, `GET journal`, `GET diff` (each distinct page diffed
 //! once, at most [`MAX_DIFF_PAGES`] of them), plus `GET status` (the client's probe and live-reload
-//! long-poll) and `POST apply` (a suggested edit applied, as `comments apply` does). Every write
+//! long-poll), `POST apply` (a suggested edit applied, as `comments apply` does) and `POST undo`
+//! (the browser's Undo: the comment put back as it was before its last change or deletion,
+//! when nothing changed it since; see [`Undos`]). Every write
 //! goes through the store library (locked, atomic) and changes only the one comment file concerned.
 //! Bodies are validated. Requests reach these operations through `routes` (the router, the typed
 //! queries and bodies); the group commit of PATCHes is `queue`'s.
@@ -10,7 +12,8 @@ use crate::apps::ops::{self, Actor, Anchor, Change, NewComment, Resolution, limi
 use crate::base::store::{Comment, Scope, Status, Store, ids, journal};
 use crate::model::book::{PageIds, Repo};
 use serde_json::{Map, Value, json};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Mutex;
 
 pub use crate::apps::ops::limits::{MAX_BODY, MAX_FIELD, MAX_REQUEST};
 /// Most distinct pages one `GET diff` may name (each runs git); more is a 400.
@@ -167,6 +170,47 @@ pub struct Api<'a> {
     pub book_root: &'a std::path::Path,
     /// PATCHes waiting to be committed together.
     pub patches: &'a PatchQueue,
+    /// What the recent writes replaced, for `POST undo`.
+    pub undos: &'a Undos,
+}
+
+/// How many recent changes `POST undo` can take back (older ones are forgotten).
+pub const UNDO_DEPTH: usize = 64;
+
+/// The comments as they were before this server's recent PATCHes and DELETEs, so that the
+/// browser's Undo puts one back exactly (its thread, status, resolution and hold, byte for
+/// byte as the store writes them). Kept in memory only: a restarted server offers no undo.
+#[derive(Debug, Default)]
+pub struct Undos(Mutex<VecDeque<Undo>>);
+
+/// One change that can be taken back.
+#[derive(Debug, Clone)]
+struct Undo {
+    /// The comment's `updatedAt` as the change wrote it; `None`: the change deleted it.
+    after: Option<String>,
+    /// The comment before the change.
+    before: crate::base::store::Record,
+}
+
+impl Undos {
+    fn remember(&self, after: Option<String>, before: crate::base::store::Record) {
+        let mut q = super::lock::lock(&self.0);
+        if q.len() == UNDO_DEPTH {
+            q.pop_front();
+        }
+        q.push_back(Undo { after, before });
+    }
+
+    /// The latest change of comment `id` on `page` that ended at `after` (a deletion: `None`).
+    fn take(&self, page: &str, id: &str, after: Option<&str>) -> Option<Undo> {
+        let mut q = super::lock::lock(&self.0);
+        let at = q.iter().rposition(|u| {
+            u.before.comment.id() == Some(id)
+                && u.before.comment.page() == Some(page)
+                && u.after.as_deref() == after
+        })?;
+        q.remove(at)
+    }
 }
 
 fn string_field<'v>(
@@ -385,6 +429,8 @@ impl Api<'_> {
             return all(err(409, e.message()));
         }
         let mut records: Vec<(crate::base::store::Record, bool)> = Vec::new();
+        // Each record as it was before this group, for `POST undo`.
+        let mut originals: Vec<crate::base::store::Record> = Vec::new();
         let mut out: Vec<Result<Reply, Reply>> = Vec::with_capacity(jobs.len());
         let mut touched: Vec<Option<usize>> = Vec::with_capacity(jobs.len());
         for job in jobs {
@@ -396,6 +442,7 @@ impl Api<'_> {
                 Some(i) => i,
                 None => match self.store.find_on_page(&job.page, &job.id) {
                     Ok(Some(rec)) => {
+                        originals.push(rec.clone());
                         records.push((rec, false));
                         records.len() - 1
                     }
@@ -444,6 +491,8 @@ impl Api<'_> {
                     if !syncs.iter().any(|s| s.dir() == sync.dir()) {
                         syncs.push(sync);
                     }
+                    let after = rec.comment.updated_at().to_string();
+                    self.undos.remember(Some(after), originals[i].clone());
                 }
                 Err(e) => failed.push((i, err(500, e.message()))),
             }
@@ -507,11 +556,50 @@ impl Api<'_> {
                 self.store
                     .delete_record(&rec)
                     .map_err(|e| err(500, e.message()))?;
-                Ok((200, json!({ "deleted": true })))
+                // A member of a legacy array has no file of its own to put back.
+                let undo = rec.location == crate::base::store::Location::File;
+                if undo {
+                    self.undos.remember(None, rec);
+                }
+                Ok((200, json!({ "deleted": true, "undo": undo })))
             }
             Err((404, _)) => Ok((404, json!({ "deleted": false }))),
             Err(e) => Err(e),
         }
+    }
+
+    /// `POST undo {page, id, updatedAt?}`: the comment put back as it was before the change
+    /// that left it at `updatedAt` (without `updatedAt`: before its deletion). 409 when it
+    /// changed since (or, for a deletion, exists again), 404 when this server recorded no such
+    /// change. The answer is the comment as put back.
+    pub fn undo(&self, o: &Map<String, Value>) -> Result<Reply, Reply> {
+        let (Some(page), Some(id)) = (
+            string_field(o, "page", limits::MAX_PAGE_ID)?,
+            string_field(o, "id", limits::MAX_ID)?,
+        ) else {
+            return Err(err(400, "page, id required"));
+        };
+        let after = string_field(o, "updatedAt", 64)?;
+        let _lock = self.store.lock().map_err(|e| err(500, e.message()))?;
+        let now = self
+            .store
+            .find_on_page(page, id)
+            .map_err(|e| err(500, e.message()))?;
+        let Some(undo) = self.undos.take(page, id, after) else {
+            return Err(err(404, "nothing to undo"));
+        };
+        let unchanged = match (&now, after) {
+            (Some(rec), Some(at)) => rec.comment.updated_at() == at,
+            (None, None) => true,
+            _ => false,
+        };
+        if !unchanged {
+            return Err(err(409, "the comment changed since; nothing was undone"));
+        }
+        self.store
+            .write_record(&undo.before)
+            .map_err(|e| err(500, e.message()))?;
+        Ok((200, Value::Object(undo.before.comment.as_map().clone())))
     }
 
     /// `GET diff?page=…`: one entry per distinct page, in the order first named; more than

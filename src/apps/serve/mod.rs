@@ -57,6 +57,8 @@ pub(crate) struct Context {
     root: PathBuf,
     /// PATCH requests committed in groups.
     patches: api::PatchQueue,
+    /// What the recent writes replaced (`POST undo`).
+    undos: api::Undos,
     /// Names the page of each API write to the watcher (its island is patched at once).
     wake: Mutex<std::sync::mpsc::Sender<Hint>>,
 }
@@ -224,6 +226,7 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
         space: book.config.space.clone(),
         root: root.to_path_buf(),
         patches: api::PatchQueue::default(),
+        undos: api::Undos::default(),
         wake: Mutex::new(wake),
     });
     runtime.block_on(http::run(listeners, routes::router(ctx), stop));

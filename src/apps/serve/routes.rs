@@ -46,6 +46,7 @@ pub(super) fn router(ctx: Arc<Context>) -> Router {
         .route(&api("journal"), only(get(journal)))
         .route(&api("diff"), only(get(diff)))
         .route(&api("apply"), only(post(apply)))
+        .route(&api("undo"), only(post(undo)))
         .route(&api(""), any(not_found))
         .route(&api("{*rest}"), any(not_found))
         .fallback(static_file)
@@ -161,6 +162,7 @@ async fn blocking(
             default_author: &ctx.author,
             book_root: &ctx.root,
             patches: &ctx.patches,
+            undos: &ctx.undos,
         };
         op(&ctx, &api)
     })
@@ -248,6 +250,17 @@ async fn apply(
         o.insert("author".into(), author.into());
     }
     write(ctx, Kind::Changed, o, |api, o| api.apply(o)).await
+}
+
+/// `POST undo`: a deletion taken back puts the comment back into its island; a change, its
+/// entry as it was.
+async fn undo(State(ctx): State<Arc<Context>>, JsonBody(o): AnyObject) -> Response<Body> {
+    let kind = if o.get("updatedAt").is_some_and(Value::is_string) {
+        Kind::Changed
+    } else {
+        Kind::Created
+    };
+    write(ctx, kind, o, |api, o| api.undo(o)).await
 }
 
 async fn journal(State(ctx): State<Arc<Context>>) -> Response<Body> {
@@ -345,6 +358,7 @@ mod tests {
             space: book.config.space.clone(),
             root,
             patches: api::PatchQueue::default(),
+            undos: api::Undos::default(),
             wake: Mutex::new(wake),
         };
         // A poisoned sender too (the hint after a write).
