@@ -8,7 +8,7 @@
 use crate::harness;
 
 use crate::support::common::{book_example, build, copy_book, git, git_commit_all};
-use harness::{Page, XSS_IMG, XSS_SCRIPT, chromium, fixture_url, site};
+use harness::{Page, XSS_IMG, XSS_SCRIPT, base64_decode, chromium, fixture_url, site};
 use std::time::Duration;
 
 /// A page `w`×`h`, or return (skip) when Chromium is absent outside CI.
@@ -248,6 +248,122 @@ fn chapter_arrows_never_cover_the_text_or_the_panel() {
         assert_eq!(hit, "text", "at {width} px");
         assert_eq!(p.eval_str("location.pathname"), here);
     }
+}
+
+/// JS: the print notes of the page checked against its marks: `{anchored, beside, numbered,
+/// rest, bad}` — `anchored` the comments with a place on screen (marks and code badges),
+/// `beside` the notes next to their text, `bad` every note or mark whose number disagrees.
+const PRINT_NOTES: &str = r#"(() => {
+  const ids = new Set([...document.querySelectorAll('mark.nb-mark[data-nb-id]')].map(m => m.dataset.nbId));
+  document.querySelectorAll('pre > .nb-badge[data-nb-ids]').forEach(b => b.dataset.nbIds.split(' ').forEach(id => ids.add(id)));
+  const beside = [...document.querySelectorAll('ol.nb-print-notes:not(.nb-print-rest) > li.nb-print-note')];
+  const bad = [];
+  beside.forEach(li => {
+    const n = li.querySelector('.nb-print-n').textContent;
+    document.querySelectorAll('mark.nb-mark[data-nb-id="' + li.dataset.nbId + '"]').forEach(m => { if (m.dataset.nbNote !== n) bad.push(li.dataset.nbId + ' mark ' + m.dataset.nbNote + ' != ' + n); });
+  });
+  // Per chapter (island), the notes are numbered 1, 2, 3 … in the order of the page.
+  const lists = [...document.querySelectorAll('ol.nb-print-notes > li.nb-print-note .nb-print-n')].map(e => +e.textContent);
+  let expect = 1;
+  lists.forEach(n => { if (n === 1) expect = 1; if (n !== expect) bad.push('number ' + n + ' where ' + expect); expect = n + 1; });
+  return JSON.stringify({ anchored: ids.size, beside: beside.length, besideIds: new Set(beside.map(l => l.dataset.nbId)).size,
+    rest: document.querySelectorAll('.nb-print-rest > li').length, bad });
+})()"#;
+
+#[test]
+fn print_comments_gives_numbered_notes_beside_their_text_and_a_pdf_with_them() {
+    let mut p = page!(1400, 1000);
+    let site = site();
+    // mdBook's print.html opens the print dialog as it loads: not here, the test prints.
+    p.call(
+        "Page.addScriptToEvaluateOnNewDocument",
+        serde_json::json!({ "source": "window.print = () => {};" }),
+    );
+    // Without `print-comments`, print.html carries no notes.
+    p.goto(&site.url("print.html"));
+    p.wait_for("document.documentElement.classList.contains('nb-on')", SECS);
+    assert_eq!(
+        p.eval_i64("document.querySelectorAll('.nb-print-note, mark[data-nb-note]').length"),
+        0
+    );
+
+    p.goto(&site.print_url("print.html"));
+    p.wait_for(
+        "document.documentElement.classList.contains('nb-print-comments')",
+        SECS,
+    );
+    let v: serde_json::Value = serde_json::from_str(&p.eval_str(PRINT_NOTES)).unwrap();
+    assert!(v["anchored"].as_i64().unwrap() >= 5, "{v}");
+    assert_eq!(
+        v["beside"], v["anchored"],
+        "one note per anchored comment: {v}"
+    );
+    assert_eq!(v["besideIds"], v["anchored"], "{v}");
+    assert!(
+        v["rest"].as_i64().unwrap() >= 3,
+        "page, resolved and detached comments at the chapter's end: {v}"
+    );
+    assert_eq!(v["bad"], serde_json::json!([]), "{v}");
+    // A note holds its thread as text (a payload stays text).
+    assert!(p.eval_bool("[...document.querySelectorAll('.nb-print-body')].some(e => e.textContent === 'Eight attempts feels like a lot for a cellular link.')"));
+    assert_no_xss(&mut p);
+    p.call(
+        "Emulation.setEmulatedMedia",
+        serde_json::json!({ "media": "print" }),
+    );
+    assert!(p.eval_bool("[...document.querySelectorAll('.nb-print-notes')].every(e => e.getClientRects().length > 0)"), "notes are printed");
+    p.screenshot("print-comments");
+    p.call(
+        "Emulation.setEmulatedMedia",
+        serde_json::json!({ "media": "" }),
+    );
+
+    // Chromium's "Save as PDF" has the notes' text.
+    let pdf = p.call(
+        "Page.printToPDF",
+        serde_json::json!({ "printBackground": false }),
+    );
+    let bytes = base64_decode(pdf["data"].as_str().expect("pdf data"));
+    assert!(bytes.starts_with(b"%PDF"), "a PDF");
+    let dir = harness::screenshot_dir();
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("print-comments.pdf");
+    std::fs::write(&file, &bytes).unwrap();
+    match std::process::Command::new("pdftotext")
+        .arg(&file)
+        .arg("-")
+        .output()
+    {
+        Ok(out) if out.status.success() => {
+            let text = String::from_utf8_lossy(&out.stdout)
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            for want in [
+                "Eight attempts feels like a lot for a cellular link.",
+                "Where did this sentence go?",
+            ] {
+                assert!(text.contains(want), "the PDF has {want:?}");
+            }
+        }
+        _ => assert!(
+            std::env::var_os("CI").is_none(),
+            "pdftotext (poppler-utils) is needed under CI"
+        ),
+    }
+
+    // A chapter's "Print with comments": the notes for the print, gone after it.
+    p.goto(&site.url("guide/configuration.html"));
+    p.wait_for("!!document.querySelector('.nb-print-btn')", SECS);
+    p.eval("window.print = () => { window.__printed = document.querySelectorAll('.nb-print-note').length; }");
+    p.eval("document.getElementById('nb-panel').hidden = false");
+    p.click(".nb-print-btn");
+    assert!(p.eval_i64("window.__printed") >= 3);
+    p.eval("window.dispatchEvent(new Event('afterprint'))");
+    assert_eq!(
+        p.eval_i64("document.querySelectorAll('.nb-print-note, mark[data-nb-note]').length"),
+        0
+    );
 }
 
 #[test]

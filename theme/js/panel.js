@@ -3,7 +3,7 @@
  * counts, the side panel with its filters, flash and jump, the popover / bottom sheet, pointer
  * and keyboard events, deep links (?nb=ID). The thread actions and the Apply button are the
  * write side's (Actions): Start hands them over (useWriteTools), drawn once W.on. Uses:
- * Locale, Dom, Words, Paint, Live (W). */
+ * Locale, Dom, Words, Paint, Print ("Print with comments"), Live (W). */
 
 /* exported Panel */
 const Panel = (() => {
@@ -302,6 +302,9 @@ const Panel = (() => {
       foot.appendChild(dl);
     }
     foot.appendChild(h('a', { class: 'nb-all-link', href: ROOT + 'comments.html', text: t('allComments') + ' →' }));
+    const printB = h('button', { type: 'button', class: 'nb-print-btn', text: '🖨 ' + t('printWith') });
+    printB.addEventListener('click', function () { Print.printWithComments(); });
+    foot.appendChild(printB);
     panel.appendChild(foot);
     D.body.appendChild(panel);
     S.panel = panel;
@@ -310,7 +313,9 @@ const Panel = (() => {
     let stored = null;
     try { stored = localStorage.getItem('notabene:panel'); } catch { /* storage off */ }
     const hasLive = S.order.some(function (c) { return scopeOf(c) !== 'page' && statusOf(c) !== 'resolved'; });
-    const open = !narrow() && (stored ? stored === 'open' : hasLive);
+    // A published build (`public`) starts with the panel closed: the reader asks for comments.
+    const quiet = HTML.classList.contains('nb-public');
+    const open = !narrow() && (stored ? stored === 'open' : hasLive && !quiet);
     setPanel(open, false);
     if (S.toggle) {
       S.toggle.addEventListener('click', function () { setPanel(S.panel.hidden, true); });

@@ -53,6 +53,7 @@ const Start = (() => {
    * each part painted and set up, each on its own (one failing leaves the others). */
   function initChapter(islands) {
     Paint.load(islands);
+    if (S.summary && S.summary.public === true) HTML.classList.add('nb-public');
     safely('marks', setupMarks);
     safely('pending', markPending);
     safely('blocks', setupBlocks);
@@ -63,6 +64,7 @@ const Start = (() => {
     safely('events', setupEvents);
     safely('deep link', setupDeepLink);
     safely('read-only cue', setupReadOnlyCue);
+    safely('print notes', Print.setup);
   }
 
   /** A static copy of the book (or print.html) takes no comments: the first time a reader
@@ -90,6 +92,8 @@ const Start = (() => {
   function enableWrite() {
     W.on = true;
     HTML.classList.add('nb-write');
+    // Under serve, a published book's comments are shown as usual: this is the author's copy.
+    HTML.classList.remove('nb-public');
     D.querySelectorAll('.nb-thread[data-nb-id]').forEach(function (wrap) {
       const opts = threadOptsOf(wrap);
       const c = S.comments.get(wrap.getAttribute('data-nb-id')) || reviewComment(wrap.getAttribute('data-nb-id'));

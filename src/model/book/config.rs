@@ -86,6 +86,12 @@ pub struct Config {
     pub enable: bool,
     /// `generated-pages` (default true): add the /review, /comments and /journal chapters.
     pub generated_pages: bool,
+    /// `print-comments` (default false): print.html carries every comment as a numbered
+    /// note beside its text (the client draws them; see `docs/src/guide/printing.md`).
+    pub print_comments: bool,
+    /// `public` (default false): a published build — pages carry the comments but show no
+    /// counts, badges or marks until the reader opens the comments panel.
+    pub public: bool,
     /// `languages`: the languages page ids may carry (besides the default and `po/*.po`).
     pub languages: Vec<String>,
     /// `compress-above` (bytes, default 16 KiB): data islands and generated-page payloads
@@ -107,6 +113,8 @@ impl Default for Config {
             review: Review::Auto,
             enable: true,
             generated_pages: true,
+            print_comments: false,
+            public: false,
             languages: Vec::new(),
             compress_above: crate::base::util::payload::DEFAULT_COMPRESS_ABOVE,
         }
@@ -316,6 +324,10 @@ struct Table {
     enable: Option<bool>,
     #[serde(deserialize_with = "flag")]
     generated_pages: Option<bool>,
+    #[serde(deserialize_with = "flag")]
+    print_comments: Option<bool>,
+    #[serde(deserialize_with = "flag")]
+    public: Option<bool>,
     #[serde(deserialize_with = "languages")]
     languages: Option<Vec<String>>,
     #[serde(deserialize_with = "bytes")]
@@ -340,6 +352,8 @@ impl Table {
             review: self.review.unwrap_or(d.review),
             enable: self.enable.unwrap_or(d.enable),
             generated_pages: self.generated_pages.unwrap_or(d.generated_pages),
+            print_comments: self.print_comments.unwrap_or(d.print_comments),
+            public: self.public.unwrap_or(d.public),
             languages: self.languages.unwrap_or(d.languages),
             compress_above: self.compress_above.unwrap_or(d.compress_above),
         };
@@ -539,7 +553,7 @@ mod tests {
     fn defaults_and_values() {
         assert_eq!(cfg("[book]\ntitle = \"x\"\n").unwrap(), Config::default());
         assert_eq!(cfg("[preprocessor.notabene]\n").unwrap(), Config::default());
-        let c = cfg("[preprocessor.notabene]\ncommand = \"x\"\nafter = [\"links\"]\nreview = \"approve\"\nstore = \"notes\"\nspace = \"docs\"\npage-prefix = \"/docs/src/\"\ndefault-language = \"pt-BR\"\nthreshold = 0.8\nfail-on = \"orphan\"\nenable = false\ngenerated-pages = false\nlanguages = [\"fr\", \"zh_CN\"]\ncompress-above = 0\nlocale-strategy = \"directory\"\n").unwrap();
+        let c = cfg("[preprocessor.notabene]\ncommand = \"x\"\nafter = [\"links\"]\nreview = \"approve\"\nstore = \"notes\"\nspace = \"docs\"\npage-prefix = \"/docs/src/\"\ndefault-language = \"pt-BR\"\nthreshold = 0.8\nfail-on = \"orphan\"\nenable = false\ngenerated-pages = false\nprint-comments = true\npublic = true\nlanguages = [\"fr\", \"zh_CN\"]\ncompress-above = 0\nlocale-strategy = \"directory\"\n").unwrap();
         assert_eq!(
             c,
             Config {
@@ -553,6 +567,8 @@ mod tests {
                 review: Review::Approve,
                 enable: false,
                 generated_pages: false,
+                print_comments: true,
+                public: true,
                 languages: vec!["fr".into(), "zh_CN".into()],
                 compress_above: 0,
             }

@@ -14,7 +14,7 @@ use crate::model::resolve::{BookAnchors, Lean, is_live};
 use serde_json::json;
 
 /// The `summary` every chapter of a book carries: open and addressed comments in the book,
-/// and the review mode.
+/// the review mode, and `print` / `public` when the book sets `print-comments` / `public`.
 pub fn island_summary(anchors: &BookAnchors, config: &Config) -> serde_json::Value {
     let (mut open, mut addressed) = (0, 0);
     for (l, c) in anchors.located.iter().zip(&anchors.comments) {
@@ -24,7 +24,15 @@ pub fn island_summary(anchors: &BookAnchors, config: &Config) -> serde_json::Val
             _ => {}
         }
     }
-    json!({ (Status::Open.as_str()): open, (Status::Addressed.as_str()): addressed, "review": config.review.as_str() })
+    let mut summary = json!({ (Status::Open.as_str()): open, (Status::Addressed.as_str()): addressed, "review": config.review.as_str() });
+    // Written only when set, so that books without them keep their pages byte for byte.
+    if config.print_comments {
+        summary["print"] = true.into();
+    }
+    if config.public {
+        summary["public"] = true.into();
+    }
+    summary
 }
 
 /// The summary element every chapter ends with: `<script type="application/json"

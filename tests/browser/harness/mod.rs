@@ -584,7 +584,7 @@ pub fn file_url(path: &Path) -> String {
     s
 }
 
-fn base64_decode(s: &str) -> Vec<u8> {
+pub fn base64_decode(s: &str) -> Vec<u8> {
     let val = |c: u8| -> Option<u32> {
         Some(match c {
             b'A'..=b'Z' => c - b'A',
@@ -630,6 +630,11 @@ impl Site {
     /// (`compress-above = 0`).
     pub fn deflated_url(&self, rel: &str) -> String {
         self.url_in(&self.out.with_file_name("out-deflated"), rel)
+    }
+
+    /// The same page in the build with `print-comments = true`.
+    pub fn print_url(&self, rel: &str) -> String {
+        self.url_in(&self.out.with_file_name("out-print"), rel)
     }
 
     fn url_in(&self, out: &Path, rel: &str) -> String {
@@ -824,6 +829,12 @@ fn build_site() -> Site {
         &book,
         Some(&root.join("out-deflated")),
         &[("MDBOOK_PREPROCESSOR__NOTABENE__COMPRESS_ABOVE", "0")],
+    );
+    // The same book printed with its comments.
+    build(
+        &book,
+        Some(&root.join("out-print")),
+        &[("MDBOOK_PREPROCESSOR__NOTABENE__PRINT_COMMENTS", "true")],
     );
     Site {
         repo: repo_dir,
