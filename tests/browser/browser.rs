@@ -156,7 +156,7 @@ fn marks_are_visible_and_open_their_thread() {
 }
 
 /// Where every character of the marked paragraphs is drawn, before and after the marks are
-/// taken out of the DOM: the same, character for character (each on its line, less than a
+/// taken out of the DOM: the same, character for character (each on its line, at most half a
 /// pixel apart).
 const CHAR_POSITIONS: &str = r#"(() => {
   const blocks = [...document.querySelectorAll('main p, main li')].filter(e => e.querySelector('mark.nb-mark'));
@@ -170,7 +170,7 @@ const CHAR_POSITIONS: &str = r#"(() => {
         const r = document.createRange();
         r.setStart(n, i); r.setEnd(n, i + 1);
         const b = r.getClientRects()[0];
-        if (b) out.push(n.data[i] + Math.round(b.left * 2) / 2 + ',' + Math.round(b.top * 2) / 2);
+        if (b) out.push(n.data[i] + Math.round(b.left * 100) / 100 + ',' + Math.round(b.top * 2) / 2);
       }
     }
     return out.join(' ');
@@ -179,9 +179,9 @@ const CHAR_POSITIONS: &str = r#"(() => {
   document.querySelectorAll('mark.nb-mark').forEach(m => m.replaceWith(...m.childNodes));
   blocks.forEach(b => b.normalize());
   const after = at();
-  // The same character on the same line, less than a pixel apart (a mark's edge may break
+  // The same character on the same line, at most half a pixel apart (a mark's edge may break
   // the font's shaping run and move a glyph by a fraction of a pixel; never a word, never a line).
-  const near = (c, d) => { const [a, b] = [c, d].map(v => /^(.)(-?[\d.]+),(-?[\d.]+)$/su.exec(v)); return !!a && !!b && a[1] === b[1] && a[3] === b[3] && Math.abs(a[2] - b[2]) < 1; };
+  const near = (c, d) => { const [a, b] = [c, d].map(v => /^(.)(-?[\d.]+),(-?[\d.]+)$/su.exec(v)); return !!a && !!b && a[1] === b[1] && a[3] === b[3] && Math.abs(a[2] - b[2]) <= 0.5; };
   const first = before.map((b, i) => { const x = b.split(' '), y = after[i].split(' '); const k = x.length !== y.length ? 0 : x.findIndex((c, j) => !near(c, y[j])); return k < 0 ? '' : x.slice(Math.max(0, k - 3), k + 3).join(' ') + ' | ' + y.slice(Math.max(0, k - 3), k + 3).join(' '); });
   return JSON.stringify({ blocks: blocks.length, same: first.map(f => f === ''), moved: first.filter(Boolean) });
 })()"#;
@@ -214,40 +214,85 @@ fn marks_leave_every_character_where_it_was_in_every_theme_and_in_print() {
     );
 }
 
+/// JS: every overlap on the page between mdBook's chapter arrows, our panel, our badges and
+/// block tools, and the chapter's text (the line boxes of its paragraphs, items, headings,
+/// cells and code: every text node), plus every badge outside the content column or over the image or diagram
+/// it belongs to. '' when there is none.
+const OVERLAPS: &str = r#"(() => {
+  const shown = e => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden' && getComputedStyle(e).display !== 'none';
+  const box = e => e.getBoundingClientRect();
+  const cut = (a, b) => a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
+  const name = e => e.localName + '.' + [...e.classList].join('.');
+  const main = document.querySelector('main');
+  const column = box(main);
+  const lines = [];
+  const walk = document.createTreeWalker(main, NodeFilter.SHOW_TEXT);
+  for (let t = walk.nextNode(); t; t = walk.nextNode()) {
+    const el = t.parentElement;
+    if (!t.nodeValue.trim() || el.closest('[data-nb-ui], .nb-ui, pre.mermaid, script, style')) continue;
+    const r = document.createRange(); r.selectNodeContents(t);
+    [...r.getClientRects()].forEach(q => { if (q.width > 0.5 && q.height > 0.5) lines.push([el, q]); });
+  }
+  const panel = document.getElementById('nb-panel');
+  const panelBox = panel && shown(panel) ? box(panel) : null;
+  const arrows = [...document.querySelectorAll('.nav-chapters')].filter(shown);
+  const badges = [...document.querySelectorAll('main .nb-badge, main .nb-block-tools')].filter(shown);
+  const out = [];
+  arrows.forEach(a => {
+    if (cut(box(a), column)) out.push(name(a) + ' over the text column');
+    if (panelBox && cut(box(a), panelBox)) out.push(name(a) + ' over the panel');
+  });
+  badges.forEach(b => {
+    const r = box(b);
+    if (r.left < column.left - 0.5 || r.right > column.right + 0.5) out.push(name(b) + ' outside the column ' + JSON.stringify([r.left, r.right, column.left, column.right]));
+    if (panelBox && cut(r, panelBox)) out.push(name(b) + ' under the panel');
+    arrows.forEach(a => { if (cut(r, box(a))) out.push(name(b) + ' under an arrow'); });
+    const host = b.closest('.nb-block, .nb-block-wrap, .nb-block-auto, pre');
+    if (host) host.querySelectorAll('img, svg, pre.mermaid').forEach(m => { if (!b.contains(m) && cut(r, box(m))) out.push(name(b) + ' over its ' + m.localName); });
+    lines.forEach(([el, q]) => { if (cut(r, q)) out.push(name(b) + ' over the text of ' + name(el)); });
+  });
+  return out.slice(0, 6).join('; ');
+})()"#;
+
 #[test]
-fn chapter_arrows_never_cover_the_text_or_the_panel() {
+fn nothing_covers_the_text_the_panel_or_the_badges() {
     let mut p = page!(1400, 1000);
     let site = site();
-    for width in [1024, 1280, 1366, 1400, 1440, 1536, 1600, 1720, 1920, 2560] {
-        p.set_viewport(width, 1000);
-        p.goto(&site.url("guide/sensors.html"));
-        p.wait_for("!document.getElementById('nb-panel').hidden", SECS);
-        let overlaps = p.eval_str(
-            "(() => {
-               const box = e => e.getBoundingClientRect();
-               const cut = (a, b) => a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
-               const text = box(document.querySelector('main'));
-               const panel = box(document.getElementById('nb-panel'));
-               return [...document.querySelectorAll('.nav-chapters')]
-                 .filter(a => a.getClientRects().length && getComputedStyle(a).display !== 'none')
-                 .filter(a => cut(box(a), text) || cut(box(a), panel))
-                 .map(a => a.className + ' ' + JSON.stringify(box(a))).join('; ');
-             })()",
-        );
-        assert_eq!(
-            overlaps, "",
-            "at {width} px an arrow covers the text or the panel"
-        );
-        // A click in the text near its left edge stays on the page.
-        let here = p.eval_str("location.pathname");
-        let hit = p.eval_str(
-            "(() => { const m = document.querySelector('main p').getBoundingClientRect();
-                      const e = document.elementFromPoint(m.left + 4, m.top + 4);
-                      return e && e.closest('a.nav-chapters') ? 'arrow' : 'text'; })()",
-        );
-        assert_eq!(hit, "text", "at {width} px");
-        assert_eq!(p.eval_str("location.pathname"), here);
+    for panel in ["open", "closed"] {
+        for width in [1024, 1280, 1366, 1400, 1440, 1536, 1600, 1720, 1920, 2560] {
+            p.set_viewport(width, 1000);
+            for page in [
+                "index.html",
+                "guide/sensors.html",
+                "guide/configuration.html",
+            ] {
+                p.goto(&site.url(page));
+                p.eval(&format!(
+                    "localStorage.setItem('notabene:panel', '{panel}')"
+                ));
+                p.goto(&site.url(page));
+                p.wait_for(
+                    &format!("document.getElementById('nb-panel') && document.getElementById('nb-panel').hidden === {}", panel == "closed"),
+                    SECS,
+                );
+                assert_eq!(
+                    p.eval_str(OVERLAPS),
+                    "",
+                    "{page} at {width} px, panel {panel}"
+                );
+                // A click in the text near its left edge stays on the page.
+                let here = p.eval_str("location.pathname");
+                let hit = p.eval_str(
+                    "(() => { const m = document.querySelector('main p').getBoundingClientRect();
+                              const e = document.elementFromPoint(m.left + 4, m.top + 4);
+                              return e && e.closest('a.nav-chapters') ? 'arrow' : 'text'; })()",
+                );
+                assert_eq!(hit, "text", "{page} at {width} px, panel {panel}");
+                assert_eq!(p.eval_str("location.pathname"), here);
+            }
+        }
     }
+    p.eval("localStorage.removeItem('notabene:panel')");
 }
 
 /// JS: the print notes of the page checked against its marks: `{anchored, beside, numbered,
@@ -398,6 +443,73 @@ fn no_page_of_the_example_scrolls_sideways() {
     }
 }
 
+/// The panel's filters are disjoint: on every chapter of the example, each comment of the
+/// panel is listed under exactly one of open, to validate, resolved and detached, and their
+/// counts add up to All.
+#[test]
+fn the_filters_are_disjoint_and_add_up_to_all_on_every_chapter() {
+    let mut p = page!(1400, 1000);
+    let site = site();
+    let mut total = 0;
+    for page in [
+        "index.html",
+        "guide/installing.html",
+        "guide/configuration.html",
+        "guide/sensors.html",
+        "reference/cli.html",
+        "reference/troubleshooting.html",
+    ] {
+        p.goto(&site.url(page));
+        p.wait_for("!!document.querySelector('#nb-panel .nb-filter')", SECS);
+        let v: serde_json::Value = serde_json::from_str(&p.eval_str(
+            "(() => {
+               const panel = document.getElementById('nb-panel');
+               const listed = {};
+               const counts = {};
+               for (const b of panel.querySelectorAll('.nb-filter')) {
+                 b.click();
+                 const f = b.dataset.filter;
+                 counts[f] = +b.querySelector('.nb-filter-count').textContent;
+                 listed[f] = [...panel.querySelectorAll('.nb-list > .nb-entry')].map(e => e.dataset.nbId);
+               }
+               return JSON.stringify({ counts, listed });
+             })()",
+        ))
+        .unwrap();
+        let parts = ["open", "addressed", "resolved", "detached"];
+        let sum: i64 = parts.iter().map(|f| v["counts"][f].as_i64().unwrap()).sum();
+        assert_eq!(sum, v["counts"]["all"].as_i64().unwrap(), "{page}: {v}");
+        let mut seen: Vec<String> = parts
+            .iter()
+            .flat_map(|f| {
+                v["listed"][f]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|i| i.as_str().unwrap().to_string())
+            })
+            .collect();
+        seen.sort();
+        let mut all: Vec<String> = v["listed"]["all"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i.as_str().unwrap().to_string())
+            .collect();
+        all.sort();
+        assert_eq!(seen, all, "{page}: each comment under exactly one filter");
+        for f in parts {
+            assert_eq!(
+                v["counts"][f].as_i64().unwrap() as usize,
+                v["listed"][f].as_array().unwrap().len(),
+                "{page} {f}"
+            );
+        }
+        total += all.len();
+    }
+    assert!(total >= 8, "the example has comments to filter: {total}");
+}
+
 #[test]
 fn panel_filters_orphans_and_header() {
     let mut p = page!(1280, 900);
@@ -410,8 +522,11 @@ fn panel_filters_orphans_and_header() {
     );
     let want = p.eval(&format!(
         "(() => {{ const rail = {ISLAND}.comments.filter(c => c.scope !== 'page');
-           return {{ open: rail.filter(c => c.status === 'open').length, all: rail.length,
-                    addressed: rail.filter(c => c.status === 'addressed').length,
+           const live = rail.filter(c => c.status !== 'resolved');
+           const gone = c => (c.anchoring || {{}}).status === 'orphan';
+           return {{ open: live.filter(c => c.status === 'open' && !gone(c)).length, all: rail.length,
+                    addressed: live.filter(c => c.status === 'addressed' && !gone(c)).length,
+                    detached: live.filter(gone).length,
                     resolved: rail.filter(c => c.status === 'resolved').length }}; }})()"
     ));
     let listed = "document.querySelectorAll('#nb-panel .nb-list > .nb-entry').length";
@@ -422,11 +537,15 @@ fn panel_filters_orphans_and_header() {
     assert_eq!(p.eval(listed), want["resolved"]);
     p.click("#nb-panel .nb-filter[data-filter=addressed]");
     assert_eq!(p.eval(listed), want["addressed"]);
+    p.click("#nb-panel .nb-filter[data-filter=detached]");
+    assert_eq!(p.eval(listed), want["detached"]);
+    assert!(want["detached"].as_i64().unwrap() >= 1);
     // The filters do not overlap: each comment is under exactly one of them (and All).
     assert_eq!(
         want["open"].as_i64().unwrap()
             + want["addressed"].as_i64().unwrap()
-            + want["resolved"].as_i64().unwrap(),
+            + want["resolved"].as_i64().unwrap()
+            + want["detached"].as_i64().unwrap(),
         want["all"].as_i64().unwrap()
     );
     assert_ne!(want["open"], want["all"]);
@@ -1497,12 +1616,14 @@ fn a_detached_comment_says_where_the_same_text_is() {
     build(&book, Some(&out), &[]);
     p.goto(&harness::file_url(&out.join("guide/configuration.html")));
     let entry = "#nb-panel .nb-entry.nb-orphan[data-nb-id=c_mworonpyb6ns]";
-    // It is addressed (to validate): under that filter, not under Open.
+    // It is addressed but its text is gone: under Detached, neither Open nor To validate.
     p.wait_for(
-        "document.querySelector('#nb-panel .nb-filter[data-filter=addressed]')",
+        "document.querySelector('#nb-panel .nb-filter[data-filter=detached]')",
         SECS,
     );
     p.click("#nb-panel .nb-filter[data-filter=addressed]");
+    assert!(!p.eval_bool(&format!("!!document.querySelector('{entry}')")));
+    p.click("#nb-panel .nb-filter[data-filter=detached]");
     p.wait_for(&format!("document.querySelector('{entry}')"), SECS);
     assert_eq!(
         p.eval_str(&format!(

@@ -244,12 +244,16 @@ const Panel = (() => {
 
   /* ----- panel */
 
-  const FILTERS = [['open', 'fOpen'], ['addressed', 'fAddressed'], ['resolved', 'fResolved'], ['all', 'fAll']];
-  function matchesFilter(c, f) {
+  // Disjoint, so that their counts add up to All: a comment whose text is gone is detached
+  // (whatever its status, until it is resolved), never also open or to validate.
+  const FILTERS = [['open', 'fOpen'], ['addressed', 'fAddressed'], ['resolved', 'fResolved'], ['detached', 'fDetached'], ['all', 'fAll']];
+  function filterOf(c) {
     const s = statusOf(c);
-    if (f === 'open') return s === 'open';
-    if (f === 'all') return true;
-    return s === f;
+    if (s === 'resolved') return 'resolved';
+    return isOrphan(c) ? 'detached' : s;
+  }
+  function matchesFilter(c, f) {
+    return f === 'all' || filterOf(c) === f;
   }
   function railComments() {
     const list = S.order.filter(function (c) { return scopeOf(c) !== 'page'; });
