@@ -394,7 +394,7 @@ impl ViewInput<'_> {
         String::from_utf8(out).expect("serde_json writes UTF-8")
     }
 
-    /// The /journal data: entries newest first, with links to pages.
+    /// The /journal data: entries newest first; each change with its chapter's URL and title.
     pub fn journal(&self) -> Value {
         let entries: Vec<Value> = self
             .journal
@@ -404,12 +404,15 @@ impl ViewInput<'_> {
                 let mut e = e.clone();
                 if let Some(changes) = e.get_mut("changes").and_then(Value::as_array_mut) {
                     for ch in changes.iter_mut() {
-                        let url = ch
+                        let chapter = ch
                             .get("page")
                             .and_then(Value::as_str)
-                            .and_then(|p| self.url_of_page(p));
+                            .and_then(|p| self.chapter_of_page(p));
+                        let url = chapter.map(|c| Value::from(c.url.clone()));
+                        let title = chapter.map(|c| Value::from(c.name.clone()));
                         if let Some(o) = ch.as_object_mut() {
-                            o.insert("url".into(), url.map(Value::from).unwrap_or(Value::Null));
+                            o.insert("url".into(), url.unwrap_or(Value::Null));
+                            o.insert("chapter".into(), title.unwrap_or(Value::Null));
                         }
                     }
                 }

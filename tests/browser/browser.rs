@@ -316,6 +316,57 @@ const PRINT_NOTES: &str = r#"(() => {
 })()"#;
 
 #[test]
+fn a_public_build_keeps_the_comments_out_of_sight_until_the_panel_is_opened() {
+    let mut p = page!(1400, 1000);
+    let site = site();
+    // What a reader sees: (public class, panel hidden, header counts shown, block and code
+    // badges shown, marks untinted, marks in the Tab order); null where the page has
+    // none of them.
+    const LOOK: &str = "(() => { const shown = e => getComputedStyle(e).display !== 'none'; const marks = [...document.querySelectorAll('mark.nb-mark[data-nb-status=open]')]; const badges = [...document.querySelectorAll('.nb-badge')]; return [document.documentElement.classList.contains('nb-public'), document.getElementById('nb-panel').hidden, [...document.querySelectorAll('.nb-header .nb-count')].some(shown), badges.length ? badges.some(shown) : null, marks.length ? marks.every(m => getComputedStyle(m).backgroundColor === 'rgba(0, 0, 0, 0)') : null, marks.length ? marks.every(m => m.tabIndex === 0) : null]; })()";
+    let look = |p: &mut Page, url: &str| {
+        p.goto(url);
+        p.eval("localStorage.removeItem('notabene:panel')");
+        p.reload();
+        p.wait_animations_done();
+        p.eval(LOOK)
+    };
+    // The usual build: counts, badges and tinted marks, the panel open (so that the checks
+    // below can fail).
+    use serde_json::json;
+    assert_eq!(
+        look(&mut p, &site.url("index.html")),
+        json!([false, false, true, true, null, null])
+    );
+    assert_eq!(
+        look(&mut p, &site.url("guide/configuration.html")),
+        json!([false, false, true, true, false, true])
+    );
+    // Published: none of it until the reader opens the panel; the marks stay in the page and
+    // in the Tab order.
+    assert_eq!(
+        look(&mut p, &site.public_url("index.html")),
+        json!([true, true, false, false, null, null])
+    );
+    assert_eq!(
+        look(&mut p, &site.public_url("guide/configuration.html")),
+        json!([true, true, false, false, true, true])
+    );
+    p.screenshot("public-closed");
+    // Opening the panel shows the comments and the marks' tint (still no counts).
+    p.click("#nb-panel-toggle");
+    p.wait_for("!document.getElementById('nb-panel').hidden", SECS);
+    p.wait_animations_done();
+    assert_eq!(p.eval(LOOK), json!([true, false, false, true, false, true]));
+    assert!(p.eval_i64("document.querySelectorAll('#nb-panel .nb-entry').length") >= 2);
+    // The reader's choice is remembered: the next page opens with the panel, and shows the
+    // diagram's and the image's badges.
+    p.goto(&site.public_url("index.html"));
+    p.wait_animations_done();
+    assert_eq!(p.eval(LOOK), json!([true, false, false, true, null, null]));
+    p.assert_offline_and_clean();
+}
+
+#[test]
 fn print_comments_gives_numbered_notes_beside_their_text_and_a_pdf_with_them() {
     let mut p = page!(1400, 1000);
     let site = site();
@@ -734,6 +785,15 @@ fn images_and_diagrams_get_one_badge_per_block() {
         p.eval_i64("document.querySelectorAll('.nb-block-wrap > .nb-badge').length"),
         1
     );
+    // The example's vendored mermaid draws the diagram: an SVG with its nodes, no source
+    // shown, the block key kept; the badge under the drawing, not over it.
+    assert_eq!(
+        p.eval("(() => { const pre = document.querySelector('pre.mermaid[data-nb-block]'); const svg = pre.querySelector(':scope > svg'); return [!!svg && svg.getBoundingClientRect().height > 100, pre.dataset.nbKey.startsWith('mermaid:'), pre.textContent.includes('graph TD'), [...pre.querySelectorAll('svg .nodeLabel')].map(n => n.textContent.trim())]; })()"),
+        serde_json::json!([true, true, false, ["Sensor bus", "Skylark daemon", "Local archive", "Upload queue"]])
+    );
+    assert!(p.eval_bool(
+        "document.querySelector('.nb-block-wrap > .nb-badge').getBoundingClientRect().top >= document.querySelector('pre.mermaid > svg').getBoundingClientRect().bottom"
+    ));
     // Badges add no text to the chapter: their label is CSS-generated.
     assert!(p.eval_bool(
         "[...document.querySelectorAll('.nb-badge')].every(b => b.textContent === '' && getComputedStyle(b, '::before').content.includes('💬') && b.getBoundingClientRect().width > 10)"
@@ -951,7 +1011,8 @@ fn review_page_shows_cards_with_real_diffs() {
     let cards = data["cards"].as_array().expect("cards");
     assert!(!cards.is_empty());
     assert_eq!(
-        p.eval_i64("document.querySelectorAll('.nb-card').length") as usize,
+        p.eval_i64("document.querySelectorAll('.nb-card:not(.nb-suggestion-card)').length")
+            as usize,
         cards.len()
     );
 
@@ -1196,7 +1257,8 @@ fn xss_payloads_stay_text() {
         disc.contains(XSS_IMG) && disc.contains(XSS_SCRIPT),
         "{disc}"
     );
-    // The orphan whose quote is a payload: listed with its quote, thread expanded.
+    // The orphan whose quote is a payload: listed under Detached with its quote, thread expanded.
+    p.click("#nb-panel .nb-filter[data-filter=detached]");
     p.click("#nb-panel .nb-entry[data-nb-id=c_xssquote001] .nb-entry-main");
     let entry = p.eval_str(
         "document.querySelector('#nb-panel .nb-entry[data-nb-id=c_xssquote001]').textContent",
@@ -1292,7 +1354,43 @@ fn comments_and_journal_views() {
     assert!(p.eval_bool(
         "[...document.querySelectorAll('.nb-j-ids a')].length > 0 && [...document.querySelectorAll('.nb-j-ids a')].every(a => /\\?nb=c_/.test(a.getAttribute('href')))"
     ));
+    // Each change is named by its chapter's title, the page id beside it as a detail; a page
+    // the book no longer has keeps its id.
+    let changes: Vec<(String, String)> = entries
+        .iter()
+        .flat_map(|e| e["changes"].as_array().cloned().unwrap_or_default())
+        .map(|ch| {
+            let page = ch["page"].as_str().unwrap_or_default().to_string();
+            let title = ch["chapter"].as_str().map_or(page.clone(), str::to_string);
+            (title, page)
+        })
+        .collect();
+    assert!(
+        changes
+            .iter()
+            .any(|(t, p)| t == "Sensors" && p.ends_with("guide/sensors")),
+        "{changes:?}"
+    );
+    let shown = p.eval("[...document.querySelectorAll('.nb-j-change')].map(li => [li.firstElementChild.textContent, (li.querySelector(':scope > .nb-page-id') || li.firstElementChild).textContent])");
+    let want: Vec<serde_json::Value> = changes
+        .iter()
+        .map(|(t, p)| serde_json::json!([t, if t == p { t } else { p }]))
+        .collect();
+    assert_eq!(shown, serde_json::Value::Array(want));
     p.assert_offline_and_clean();
+
+    // /review's cards and changes, and /comments' rows, are named by chapter title too.
+    p.goto(&site.url("review.html"));
+    assert!(p.eval_bool(
+        "[...document.querySelectorAll('.nb-change-head')].some(h => h.firstElementChild.textContent === 'Sensors' && /guide\\/sensors$/.test(h.querySelector('.nb-page-id').textContent))"
+    ));
+    assert!(p.eval_bool(
+        "[...document.querySelectorAll('.nb-card-head .nb-card-page')].every(a => !a.textContent.includes('/'))"
+    ));
+    p.goto(&site.url("comments.html"));
+    assert!(p.eval_bool(
+        "[...document.querySelectorAll('.nb-row-head')].some(r => r.querySelector('.nb-row-page').textContent === 'Sensors' && /guide\\/sensors$/.test(r.querySelector('.nb-page-id').textContent))"
+    ));
 }
 
 #[test]
@@ -1654,4 +1752,65 @@ fn a_detached_comment_says_where_the_same_text_is() {
     );
     p.screenshot("same-text-suggestion");
     p.assert_offline_and_clean();
+}
+
+/// The README's screenshots, `docs/img/{reader,review,print}-{1400,390}.png`: a chapter with a
+/// thread open, /review, and print.html of a `print-comments` build as printed, at a desktop
+/// and a phone width. Each page is checked before it is taken; the README must show all six
+/// and each must be committed. They are written to `target/browser-screenshots/docs-*.png`,
+/// and into `docs/img/` with `NOTABENE_UPDATE_SCREENSHOTS=1`.
+#[test]
+fn the_readme_screenshots_of_the_reader_review_and_print() {
+    let site = site();
+    let root = crate::support::common::repo_root();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let update = std::env::var_os("NOTABENE_UPDATE_SCREENSHOTS").is_some();
+    for (width, height) in [(1400, 1000), (390, 844)] {
+        let mut p = page!(width, height);
+        let shot = |p: &mut Page, name: &str| {
+            let file = format!("{name}-{width}.png");
+            let taken = p.screenshot(&format!("docs-{name}-{width}"));
+            if update {
+                std::fs::copy(&taken, root.join("docs/img").join(&file)).unwrap();
+            }
+            assert!(
+                readme.contains(&format!("(docs/img/{file})")),
+                "README shows {file}"
+            );
+            assert!(
+                root.join("docs/img").join(&file).is_file(),
+                "docs/img/{file} is committed"
+            );
+        };
+        // A chapter, its thread open on a mark (a popover, or a bottom sheet on a phone).
+        p.goto(&site.url("guide/configuration.html"));
+        p.click("mark.nb-mark[data-nb-status=open]");
+        p.wait_for(
+            "!!document.querySelector('.nb-pop .nb-thread .nb-msg')",
+            SECS,
+        );
+        p.wait_animations_done();
+        shot(&mut p, "reader");
+        // /review: its cards, each with the diff of its change.
+        p.goto(&site.url("review.html"));
+        p.wait_for(
+            "document.querySelectorAll('.nb-card .nb-diff').length > 0",
+            SECS,
+        );
+        shot(&mut p, "review");
+        // print.html as printed: a chapter's numbered notes beside their text.
+        p.goto(&site.print_url("print.html"));
+        p.call(
+            "Emulation.setEmulatedMedia",
+            serde_json::json!({ "media": "print" }),
+        );
+        p.wait_for(
+            "document.querySelectorAll('ol.nb-print-notes > li.nb-print-note').length > 0",
+            SECS,
+        );
+        p.eval("document.querySelector('mark[data-nb-note]').closest('li, p').scrollIntoView({ block: 'start' })");
+        p.eval("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))");
+        shot(&mut p, "print");
+        p.assert_offline_and_clean();
+    }
 }

@@ -761,6 +761,7 @@ fn suggest_a_change_apply_it_and_see_it_rebuilt_and_on_review() {
     let mut p = page!(1280, 900);
     let server = book_example();
     let url = base(server.port);
+    let original = std::fs::read_to_string(server.book.join("src/guide/installing.md")).unwrap();
     p.goto(&format!("{url}guide/installing.html"));
     wait_writable(&mut p);
     p.eval("localStorage.setItem('notabene:author', 'Sam Suggester')");
@@ -909,6 +910,64 @@ fn suggest_a_change_apply_it_and_see_it_rebuilt_and_on_review() {
         "document.querySelector('{card} .nb-credits').textContent"
     ));
     assert!(credits.ends_with("· applied by Sam Suggester"), "{credits}");
+
+    // Rejecting the applied edit offers to put the old text back: a new suggestion on the
+    // applied text, applied at once. The chapter is then as it was, but for the second edit.
+    p.click(&format!("{card} .nb-reject"));
+    p.wait_for(
+        &format!("document.activeElement === document.querySelector('{card} .nb-reason')"),
+        SECS,
+    );
+    assert_eq!(
+        p.eval(&format!(
+            "(() => {{ const l = document.querySelector('{card} .nb-revert'); return [l.hidden, l.textContent, l.querySelector('input').checked]; }})()"
+        )),
+        json!([false, " Also put back “the ones we test most heavily” (a new suggested edit, applied at once)", true])
+    );
+    type_text(&mut p, "Heavily was right: ARM is what we test most.");
+    let before = comment_files(&dir);
+    mark_document(&mut p);
+    p.click(&format!("{card} .nb-reject-send"));
+    let want = original.replacen("Raspberry Pi,", "Raspberry Pi board,", 1);
+    assert_ne!(want, original);
+    wait::until(WRITE, "the old text back in the chapter", || {
+        (std::fs::read_to_string(&chapter).unwrap() == want).then_some(())
+    });
+    let first = wait_comment(&dir.join(format!("{id}.json")), WRITE, "reopened", |v| {
+        v["status"] == "open"
+    });
+    assert_eq!(
+        first["thread"].as_array().unwrap().last().unwrap()["body"],
+        "Heavily was right: ARM is what we test most."
+    );
+    let revert = wait_new_comment(&dir, &before, WRITE);
+    let revert = wait_comment(
+        &dir.join(format!("{}.json", revert["id"].as_str().unwrap())),
+        WRITE,
+        "the revert applied",
+        |v| v["status"] == "addressed",
+    );
+    assert_eq!(
+        (
+            &revert["suggestion"]["quote"],
+            &revert["suggestion"]["text"],
+            &revert["suggestion"]["applied"]["by"]
+        ),
+        (
+            &json!("the ones we test most thoroughly"),
+            &json!(quote),
+            &json!("Sam Suggester")
+        )
+    );
+    assert_eq!(
+        revert["thread"][0]["body"],
+        "Rejected the applied edit: this puts “the ones we test most heavily” back."
+    );
+    wait_reloaded(&mut p, WRITE);
+    assert_eq!(
+        toast_text(&mut p),
+        "Rejected: the comment is open again, and “the ones we test most heavily” is back in the chapter."
+    );
     assert_same_origin_and_clean(&mut p, server.port);
 }
 
@@ -1090,7 +1149,7 @@ fn a_static_site_over_http_stays_read_only() {
     );
     assert_eq!(
         p.eval_str("document.querySelector('.nb-toast').textContent"),
-        "This copy of the book is read-only: comments are written on a chapter page under mdbook-notabene serve."
+        "Comments are read-only here — run mdbook-notabene serve to comment."
     );
     // /review keeps showing the CLI command.
     p.goto(&format!("{url}review.html"));
@@ -1345,7 +1404,8 @@ fn thread_actions_reply_edit_hold_resolve_reopen_delete_and_reject() {
     // Reject on /review: the reason becomes a reply and the comment is open again.
     p.goto(&format!("{url}review.html"));
     wait_writable(&mut p);
-    let card_id = p.eval_str("document.querySelector('.nb-card').dataset.nbId");
+    let card_id =
+        p.eval_str("document.querySelector('.nb-card:not(.nb-suggestion-card)').dataset.nbId");
     let card = format!(".nb-card[data-nb-id=\"{card_id}\"]");
     let card_page = p.eval_str(&format!(
         "(() => {{ const a = document.querySelector('{card} .nb-card-page'); return a.getAttribute('href'); }})()"

@@ -262,7 +262,7 @@ fn mdbook_serve_rebuilds_when_the_store_changes() {
     let old_body = body_of(&before, EXISTING).expect("existing comment in the island");
     let log_text = server.log();
     assert!(
-        log_text.contains("notabene: 12 comments on 6 pages"),
+        log_text.contains("notabene: 14 comments on 6 pages"),
         "the preprocessor's report is not in the server's log:\n{log_text}"
     );
 

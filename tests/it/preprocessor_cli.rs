@@ -26,7 +26,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 const REPORT: &str =
-    "notabene: 12 comments on 6 pages — 9 exact, 1 fuzzy, 1 orphaned, 1 page-level";
+    "notabene: 14 comments on 6 pages — 11 exact, 1 fuzzy, 1 orphaned, 1 page-level";
 const FUZZY_WARNING: &str = "notabene: warning: fuzzy anchor c_mwm6a3iye2uy on book-example/src/guide/configuration (0.97): «Intervals shorter than five seconds are accepted»";
 const ORPHAN_WARNING: &str = "notabene: warning: orphaned anchor c_mwqa9e2k7d1f on book-example/src/reference/cli: «The --dry-run flag prints the planned uploads with…»";
 /// The French comments, counted apart in an English build (never orphaned there).
@@ -331,7 +331,7 @@ fn french_builds_use_french_page_ids_and_comments() {
         (
             0,
             "notabene: 2 comments on 2 pages — 1 exact, 0 fuzzy, 0 orphaned, 1 page-level\n\
-             notabene: 14 comments of other languages (en: 14), shown in their own builds\n"
+             notabene: 16 comments of other languages (en: 16), shown in their own builds\n"
         )
     );
     let dir = tmp.path().join("out-fr");
@@ -414,7 +414,7 @@ fn french_builds_use_french_page_ids_and_comments() {
         (
             0,
             "notabene: 2 comments on 2 pages — 1 exact, 0 fuzzy, 0 orphaned, 1 page-level\n\
-             notabene: 14 comments of other languages (en: 14), shown in their own builds\n"
+             notabene: 16 comments of other languages (en: 16), shown in their own builds\n"
         )
     );
     let dir = tmp.path().join("out-fr-dir");
@@ -682,7 +682,7 @@ fn fail_on_fails_the_build_for_the_configured_statuses() {
         (out.code, out.stderr),
         (
             0,
-            "notabene: 11 comments on 6 pages — 9 exact, 1 fuzzy, 0 orphaned, 1 page-level\n"
+            "notabene: 13 comments on 6 pages — 11 exact, 1 fuzzy, 0 orphaned, 1 page-level\n"
                 .to_string()
                 + FUZZY_WARNING
                 + "\n"
@@ -702,7 +702,7 @@ fn fail_on_fails_the_build_for_the_configured_statuses() {
     let lines: Vec<&str> = out.stderr.lines().collect();
     assert_eq!(
         lines[0],
-        "notabene: 11 comments on 6 pages — 8 exact, 1 fuzzy, 1 orphaned, 1 page-level"
+        "notabene: 13 comments on 6 pages — 10 exact, 1 fuzzy, 1 orphaned, 1 page-level"
     );
     assert!(
         lines
@@ -811,13 +811,13 @@ fn anchors_json_agrees_with_the_build() {
             );
         }
     }
-    assert_eq!(from_islands.len(), 14);
+    assert_eq!(from_islands.len(), 16);
 
     let doc: Value = serde_json::from_str(common::run(&root, &["anchors", "--json"]).ok()).unwrap();
     let comments = doc["comments"].as_array().unwrap();
     let stored = Store::new(root.join(".notabene")).load().unwrap();
     assert_eq!(comments.len(), stored.comments().count());
-    assert_eq!(comments.len(), 16);
+    assert_eq!(comments.len(), 18);
     let mut counts: BTreeMap<String, u64> = ["exact", "fuzzy", "orphan", "page"]
         .iter()
         .map(|k| (k.to_string(), 0))
@@ -852,7 +852,7 @@ fn anchors_json_agrees_with_the_build() {
     );
     assert_eq!(
         doc["summary"]["anchoring"],
-        json!({ "exact": 11, "fuzzy": 1, "orphan": 1, "page": 1 })
+        json!({ "exact": 13, "fuzzy": 1, "orphan": 1, "page": 1 })
     );
     assert_eq!(doc["summary"]["notInBook"], json!(2));
 

@@ -319,7 +319,7 @@ fn the_review_loop_through_the_api() {
 
     // Delete one comment; a second delete says so.
     let (code, d) = server.json("DELETE", api, &json!({ "page": PAGE, "id": id }));
-    assert_eq!((code, d), (200, json!({ "deleted": true })));
+    assert_eq!((code, d), (200, json!({ "deleted": true, "undo": true })));
     assert!(!file.exists());
     let (code, d) = server.json("DELETE", api, &json!({ "page": PAGE, "id": id }));
     assert_eq!((code, d), (404, json!({ "deleted": false })));

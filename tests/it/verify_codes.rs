@@ -819,7 +819,7 @@ fn book_example_store_has_only_the_legacy_warning() {
   "version": 1,
   "store": "book-example/.notabene",
   "checked": {
-    "comments": 16,
+    "comments": 18,
     "journal": 2
   },
   "errors": 0,

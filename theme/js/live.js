@@ -224,10 +224,21 @@ const Live = (() => {
     saveDone();
     location.reload();
   }
+  /** Keeps the page from reloading until `promise` settles: a chain of API calls (a
+   * rejection and its revert) is not cut in two by the rebuild its first call causes. */
+  function holdReload(promise) {
+    W.working = (W.working || 0) + 1;
+    const release = function () {
+      W.working -= 1;
+      maybeReload();
+    };
+    return promise.then(function (v) { release(); return v; }, function (e) { release(); throw e; });
+  }
   /** Reloads for a new build, unless the reader is writing something: then waits, with a note. */
   function maybeReload() {
     if (!W.reloadWanted) return;
     clearTimeout(W.reloadTimer);
+    if (W.working > 0) return; // holdReload calls again when its chain is done
     if (dirtyDrafts()) {
       if (!W.toast || W.toast.hidden || !W.toast.querySelector('.nb-toast-action')) {
         toast(t('rebuilt'), { label: t('reloadNow'), fn: reloadNow });
@@ -432,6 +443,6 @@ const Live = (() => {
     b.title = t('changeIdentity');
   }
 
-  return { W, api, busy, didSomething, maybeReload, probe, restoreScroll, setupIdentityControl, showError, takeDone, tellDone, whenSettled,
+  return { W, api, busy, didSomething, holdReload, maybeReload, probe, restoreScroll, setupIdentityControl, showError, takeDone, tellDone, whenSettled,
     toast, withAuthor, wroteSomething };
 })();

@@ -10,7 +10,7 @@ const Print = (() => {
   const D = document;
   const HTML = document.documentElement;
   const { t, tn } = Locale;
-  const { anch, arr, displayName, firstMessage, fmtTs, h, obj, scopeOf, statusLabel, statusOf, str } = Dom;
+  const { anch, arr, displayName, fmtTs, h, obj, scopeOf, statusLabel, statusOf, str } = Dom;
   const { S } = Paint;
 
   /** The element a note goes after: the block of the chapter that holds `el`. */

@@ -10,7 +10,7 @@ const Views = (() => {
   const { anch, arr, displayName, firstMessage, fmtDay, fmtTs, h, headEl, num, obj, repliesText,
     resolutionLabel, credits, safely, siteHref, statusLabel, statusOf, str, truncate, unlean, withParam } = Dom;
   const { appendWords, wordDiff } = Words;
-  const { W, api, busy, didSomething, showError, withAuthor } = Live;
+  const { W, api, busy, didSomething, holdReload, showError, withAuthor } = Live;
   const { changedNote, headerSlot, renderThread, reviewLink, sameTextNote } = Panel;
 
   /* ========================================================= generated views */
@@ -82,10 +82,8 @@ const Views = (() => {
       suggestions.forEach(function (c) {
         safely('suggestion', function () {
           const url = siteHref(c.url || anch(c).url);
-          const pageText = str(anch(c).chapter) || str(c.page);
           const art = h('article', { class: 'nb-card nb-suggestion-card', 'data-nb-id': str(c.id), 'data-nb-status': statusOf(c) });
-          art.appendChild(h('header', { class: 'nb-card-head' },
-            url ? h('a', { class: 'nb-card-page', href: url, text: pageText }) : h('span', { class: 'nb-card-page', text: pageText })));
+          art.appendChild(h('header', { class: 'nb-card-head' }, pageRef(url, anch(c).chapter, c.page, 'nb-card-page')));
           art.appendChild(renderThread(c, { noReviewLink: true, noActions: true }));
           sec.appendChild(art);
         });
@@ -143,9 +141,8 @@ const Views = (() => {
     const id = str(c.id);
     const url = siteHref(c.url || anch(c).url);
     const art = h('article', { class: 'nb-card', 'data-nb-id': id, 'data-nb-status': statusOf(c) });
-    const pageText = str(anch(c).chapter) || str(c.page);
     art.appendChild(h('header', { class: 'nb-card-head' },
-      url ? h('a', { class: 'nb-card-page', href: url, text: pageText }) : h('span', { class: 'nb-card-page', text: pageText }),
+      pageRef(url, anch(c).chapter, c.page, 'nb-card-page'),
       headEl(c, 90, 70, 'nb-card-anchor')));
     art.appendChild(renderThread(c, { noReviewLink: true, noResolution: true, noActions: true }));
     const note = card.note !== null && card.note !== undefined ? str(card.note) : str(obj(c.resolution).note);
@@ -179,12 +176,24 @@ const Views = (() => {
     return art;
   }
 
+  /** A link (or plain text without a URL) naming a chapter by its title, with the page id
+   * beside it as a secondary detail; the page id alone when the chapter is gone. */
+  function pageRef(url, chapter, page, cls) {
+    const title = str(chapter) || str(page);
+    const link = url ? h('a', { class: cls || null, href: url, text: title }) : h('span', { class: cls || null, text: title });
+    if (!str(chapter) || !str(page) || str(chapter) === str(page)) return link;
+    const f = D.createDocumentFragment();
+    f.appendChild(link);
+    f.appendChild(D.createTextNode(' '));
+    f.appendChild(h('small', { class: 'nb-page-id', text: str(page) }));
+    return f;
+  }
+
   function changeBlock(ch) {
     const sec = h('section', { class: 'nb-change' });
     const url = siteHref(ch.url);
-    const page = str(ch.page) || str(ch.file);
     const title = h('h4', { class: 'nb-change-head' },
-      url ? h('a', { href: url, text: page }) : page,
+      pageRef(url, ch.chapter, str(ch.page) || str(ch.file)),
       ch.what ? ' — ' + str(ch.what) : '');
     sec.appendChild(title);
     if (ch.why) sec.appendChild(h('p', { class: 'nb-why', text: str(ch.why) }));
@@ -389,7 +398,16 @@ const Views = (() => {
     const sendRow = h('div', { class: 'nb-actions-row nb-reject-row', hidden: true }, sendB);
     const msg = h('p', { class: 'nb-error', role: 'alert', hidden: true });
     const done = h('p', { class: 'nb-done', role: 'status', hidden: true });
+    // An applied suggestion can be taken back with the rejection: a new suggested edit that
+    // puts the old text back, applied at once (so the journal says so, and it can be reviewed).
+    const sg = obj(c && c.suggestion);
+    const revertable = !!sg.applied && str(sg.quote) !== '' && str(sg.text) !== '' && !!obj(c.anchor).quote;
+    const revertBox = revertable ? h('input', { type: 'checkbox', class: 'nb-revert-check', checked: true }) : null;
+    const revertRow = revertable
+      ? h('label', { class: 'nb-revert', hidden: true }, revertBox, ' ', t('revertApplied', { was: truncate(sg.quote, 60) }))
+      : null;
     box.appendChild(reasonBox);
+    if (revertRow) box.appendChild(revertRow);
     box.appendChild(sendRow);
     box.appendChild(cmdBox);
     box.appendChild(msg);
@@ -403,6 +421,7 @@ const Views = (() => {
       approveB.setAttribute('aria-expanded', which === 'approve' && !W.on ? 'true' : 'false');
       rejectB.setAttribute('aria-expanded', which === 'reject' ? 'true' : 'false');
       reasonBox.hidden = which !== 'reject';
+      if (revertRow) revertRow.hidden = which !== 'reject' || !W.on;
       if (W.on) {
         reasonBox.setAttribute('data-nb-draft', '');
         sendRow.hidden = which !== 'reject';
@@ -435,11 +454,30 @@ const Views = (() => {
           done.hidden = false;
           reasonBox.hidden = true;
           sendRow.hidden = true;
-          didSomething({
+          if (revertRow) revertRow.hidden = true;
+          const told = {
             text: fields.status === 'resolved' ? t('didApprove') : t('didReject'),
             id: id,
             undo: { page: page, id: id, updatedAt: str(obj(updated).updatedAt) }
-          });
+          };
+          if (fields.status !== 'open' || !revertBox || !revertBox.checked) {
+            didSomething(told);
+            return;
+          }
+          // The revert: a suggestion on the applied text whose replacement is the old text,
+          // then applied. Undo is not offered for the pair; the new comment's own thread can
+          // be rejected or reopened like any other.
+          const was = str(sg.quote);
+          holdReload(api('POST', 'comments', {
+            page: page, space: str(c.space) || 'book', scope: 'selection', anchor: c.anchor, author: author,
+            body: t('revertBody', { was: truncate(was, 60) }), suggestion: { text: was }
+          }).then(function (made) {
+            return api('POST', 'apply', { id: str(obj(made).id), author: author });
+          }).then(function () {
+            didSomething({ text: t('didRejectRevert', { was: truncate(was, 60) }), id: id, undo: null });
+          }, function () {
+            didSomething({ text: t('revertFailed'), id: id, undo: null });
+          }));
         }, function (e) {
           busy([approveB, rejectB, sendB], false);
           showError(msg, e);
@@ -589,11 +627,10 @@ const Views = (() => {
     // A resolved thread comes as its first message and the number of replies (it is on its page).
     const n = arr(c.thread).length + num(c.replies, 0);
     const url = siteHref(c.url || anch(c).url);
-    const pageText = str(anch(c).chapter) || str(c.page);
     const li = h('li', { class: 'nb-row' + (c.hold === true ? ' nb-held' : ''), 'data-nb-id': str(c.id), 'data-nb-status': status });
     li.appendChild(h('div', { class: 'nb-row-head' },
       h('span', { class: 'nb-dot', 'data-nb-status': status, title: statusLabel(status) }),
-      url ? h('a', { class: 'nb-row-page', href: url, text: pageText }) : h('span', { class: 'nb-row-page', text: pageText }),
+      pageRef(url, anch(c).chapter, c.page, 'nb-row-page'),
       headEl(c, 60, 50),
       c.hold === true ? h('span', { class: 'nb-hold', text: '⏸ ' + t('onHold') }) : null,
       n > 1 ? h('span', { class: 'nb-replies', text: repliesText(n - 1) }) : null,
@@ -637,7 +674,7 @@ const Views = (() => {
           ch = obj(ch);
           const url = siteHref(ch.url);
           const li = h('li', { class: 'nb-j-change' },
-            url ? h('a', { href: url, text: str(ch.page) }) : h('span', { text: str(ch.page) }),
+            pageRef(url, ch.chapter, ch.page),
             ch.what ? ' — ' + str(ch.what) : '');
           if (ch.why) li.appendChild(h('div', { class: 'nb-why', text: str(ch.why) }));
           const ids = arr(ch.commentIds).map(str).filter(Boolean);

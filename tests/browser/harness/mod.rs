@@ -355,7 +355,9 @@ impl Page {
         self.eval("window.__nbOldDocument = true");
         self.call("Page.navigate", json!({ "url": url }));
         self.wait_for(
-            "!window.__nbOldDocument && document.readyState === 'complete'",
+            // book-example draws its diagrams with a vendored mermaid, which marks the page
+            // `data-mermaid="drawn"` when done: the layout is final only then.
+            "!window.__nbOldDocument && document.readyState === 'complete' && (!document.querySelector('pre.mermaid') || typeof mermaid === 'undefined' || document.documentElement.dataset.mermaid === 'drawn')",
             Duration::from_secs(20),
         );
         // Two frames: let load handlers (deep links, repaints) run.
@@ -637,6 +639,11 @@ impl Site {
         self.url_in(&self.out.with_file_name("out-print"), rel)
     }
 
+    /// The same page in the build with `public = true`.
+    pub fn public_url(&self, rel: &str) -> String {
+        self.url_in(&self.out.with_file_name("out-public"), rel)
+    }
+
     fn url_in(&self, out: &Path, rel: &str) -> String {
         let (path, query) = match rel.find(['?', '#']) {
             Some(i) => (&rel[..i], &rel[i..]),
@@ -835,6 +842,12 @@ fn build_site() -> Site {
         &book,
         Some(&root.join("out-print")),
         &[("MDBOOK_PREPROCESSOR__NOTABENE__PRINT_COMMENTS", "true")],
+    );
+    // The same book published with `public = true`.
+    build(
+        &book,
+        Some(&root.join("out-public")),
+        &[("MDBOOK_PREPROCESSOR__NOTABENE__PUBLIC", "true")],
     );
     Site {
         repo: repo_dir,
