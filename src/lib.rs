@@ -36,7 +36,7 @@ pub const LAYERS: &[&[&str]] = &[
     &["output::annotate", "output::render"],
     &["output::engine"],
     &["apps::ops"],
-    &["apps::serve"],
+    &["apps::serve", "apps::mcp"],
     &["apps::cli"],
     &["bin"],
 ];

@@ -120,12 +120,21 @@ impl mdbook_renderer::Renderer for Probe {
 /// Anchors the comments of `store` in the current text of `book`, without a build. The store
 /// must be readable (an unreadable store is an error here, not a warning as in a build).
 pub fn anchor_current(book: &Book, store: &Store) -> Result<(BookAnchors, PageIds)> {
+    let snap = store.load()?;
+    snap.warn_unreadable();
+    let comments = snap.comments().map(|r| r.comment.clone()).collect();
+    anchor_comments(book, comments)
+}
+
+/// Anchors `comments` in the current text of `book`, without a build (`anchors --check`
+/// anchors one store's comments in two versions of a book).
+pub fn anchor_comments(
+    book: &Book,
+    comments: Vec<crate::base::store::Comment>,
+) -> Result<(BookAnchors, PageIds)> {
     let md = load(&book.root)?;
     let (preprocessed, _) = md
         .preprocess_book(&Probe)
         .map_err(|e| Error::new(format!("cannot preprocess the book: {e:#}")))?;
-    let snap = store.load()?;
-    snap.warn_unreadable();
-    let comments = snap.comments().map(|r| r.comment.clone()).collect();
     resolve::chapters::anchor(book, &preprocessed, comments, resolve::Which::All)
 }

@@ -72,10 +72,18 @@ fn git_setup(first: bool) -> String {
 }
 
 /// `init`'s output around its git set-up: `before` (the protocol line, the store line), the
-/// git lines, then `after` (the AGENTS.md line).
+/// git lines, then `after` (the AGENTS.md line), then the `.mcp.json` line.
 fn init_out(first: bool, before: &str, after: &str) -> String {
-    format!("{before}{}{after}", git_setup(first))
+    let mcp = if first {
+        "notabene: registered the notabene MCP server in .mcp.json.\n"
+    } else {
+        "notabene: .mcp.json already registers the notabene MCP server.\n"
+    };
+    format!("{before}{}{after}{mcp}", git_setup(first))
 }
+
+/// The `.mcp.json` `init` writes in a repository without one, for the book `book`.
+const MCP_JSON: &str = "{\n  \"mcpServers\": {\n    \"notabene\": {\n      \"command\": \"notabene\",\n      \"args\": [\"mcp\", \"--book\", \"book\"]\n    }\n  }\n}\n";
 
 fn store(tmp: &tempfile::TempDir) -> PathBuf {
     tmp.path().join("book/.notabene")
@@ -119,10 +127,11 @@ fn init_on_a_fresh_book_then_again() {
         agents.contains("read the full agent protocol in `book/.notabene/protocol.md`"),
         "{agents}"
     );
-    // Exactly five files were added (and the store directory).
+    // Exactly six files were added (and the store directory).
     let mut expected = before;
     for (p, text) in [
         ("AGENTS.md", agents.as_str()),
+        (".mcp.json", MCP_JSON),
         ("book/.notabene/.gitattributes", GITATTRIBUTES),
         ("book/.notabene/.gitignore", GITIGNORE),
         ("book/.notabene/meta.json", META),
@@ -266,10 +275,16 @@ fn init_refuses_an_unterminated_block_and_leaves_agents_md_untouched() {
 fn init_without_protocol_and_agents_md() {
     let tmp = book();
     let before = files(&tmp);
-    let out = nb(&tmp, &["init", "--no-protocol", "--no-agents-md"]);
+    let out = nb(
+        &tmp,
+        &["init", "--no-protocol", "--no-agents-md", "--no-mcp"],
+    );
     assert_eq!(
         out.ok(),
-        init_out(true, "notabene: store ready at book/.notabene/\n", "")
+        init_out(true, "notabene: store ready at book/.notabene/\n", "").replace(
+            "notabene: registered the notabene MCP server in .mcp.json.\n",
+            ""
+        )
     );
     let mut expected = before;
     expected.insert("book/.notabene".into(), common::Node::Dir);
@@ -333,13 +348,14 @@ fn doctor_json_shape_and_values() {
     assert_eq!(
         keys,
         [
-            ": version,git,book,config,store,protocol,agents,merge",
+            ": version,git,book,config,store,protocol,agents,mcp,merge",
             ".git: isRepo,root",
             ".book: root,title,language,src,srcExists",
             ".config: path,table,space,pagePrefix,review,enable,warnings",
             ".store: path,exists,schemaVersion,comments,openComments,mismatch",
             ".protocol: path,present,version,current",
             ".agents: path,present,block",
+            ".mcp: path,present,server",
             ".merge: repository,attribute,driver,configured,octopus",
             ".merge.octopus: strategy,program",
         ]
@@ -358,6 +374,7 @@ fn doctor_json_shape_and_values() {
             "store": { "path": "book/.notabene", "exists": false, "schemaVersion": null, "comments": 0, "openComments": 0, "mismatch": null },
             "protocol": { "path": "book/.notabene/protocol.md", "present": false, "version": null, "current": false },
             "agents": { "path": "AGENTS.md", "present": false, "block": false },
+            "mcp": { "path": ".mcp.json", "present": false, "server": false },
             "merge": {
                 "repository": true, "attribute": "unspecified", "driver": null, "configured": false,
                 "octopus": { "strategy": null, "program": null }
@@ -404,6 +421,10 @@ fn doctor_json_shape_and_values() {
     assert_eq!(
         report["agents"],
         serde_json::json!({ "path": "AGENTS.md", "present": true, "block": true })
+    );
+    assert_eq!(
+        report["mcp"],
+        serde_json::json!({ "path": ".mcp.json", "present": true, "server": true })
     );
     let exe = Path::new(common::bin()).canonicalize().unwrap();
     assert_eq!(
@@ -748,4 +769,51 @@ fn comments_rm_of_a_legacy_member_rewrites_its_array() {
     expected.remove("src/legacy.json");
     assert_eq!(tree(&store), expected);
     assert!(Path::new(&store.join("src/guide/intro")).is_dir());
+}
+
+/// A repository's own `.mcp.json`: init adds the notabene server at the top of `mcpServers`
+/// and keeps every other byte; a second init leaves it alone; doctor reports it.
+#[test]
+fn init_merges_the_mcp_server_into_an_existing_mcp_json() {
+    let tmp = book();
+    let theirs = "{\n\t\"mcpServers\": {\n\t\t\"docs-search\": {\"command\": \"npx\", \"args\": [\"-y\", \"@acme/docs-mcp\"],\n\t\t  \"env\": {\"TOKEN\": \"${TOKEN}\"}},\n\t\t\"db\": { \"url\": \"http://localhost:9000/mcp\" }\n\t},\n\t\"inputs\": []\n}\n";
+    write(&tmp.path().join(".mcp.json"), theirs);
+    nb(&tmp, &["init"]).ok();
+    let ours = "\n\t\t\"notabene\": {\n\t\t\t\"command\": \"notabene\",\n\t\t\t\"args\": [\"mcp\", \"--book\", \"book\"]\n\t\t},";
+    let merged = read(&tmp.path().join(".mcp.json"));
+    let at = "{\n\t\"mcpServers\": {".len();
+    assert_eq!(merged, format!("{}{ours}{}", &theirs[..at], &theirs[at..]));
+    let v: serde_json::Value = serde_json::from_str(&merged).unwrap();
+    assert_eq!(
+        v["mcpServers"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
+        ["notabene", "docs-search", "db"]
+    );
+    // Again: nothing changes, and it says so.
+    let again = nb(&tmp, &["init"]);
+    assert!(
+        again
+            .ok()
+            .ends_with("notabene: .mcp.json already registers the notabene MCP server.\n"),
+        "{}",
+        again.stdout
+    );
+    assert_eq!(read(&tmp.path().join(".mcp.json")), merged);
+    assert!(
+        nb(&tmp, &["doctor"])
+            .ok()
+            .contains("\nmcp       .mcp.json — notabene server registered\n")
+    );
+    // A file that is not JSON is left as it is, with a warning; init still succeeds.
+    write(&tmp.path().join(".mcp.json"), "{ \"mcpServers\": ");
+    let out = nb(&tmp, &["init"]);
+    assert!(
+        out.ok().contains("notabene: warning: .mcp.json is not valid JSON: EOF while parsing a value at line 1 column 16; add the notabene server by hand (.mcp.json)\n"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(read(&tmp.path().join(".mcp.json")), "{ \"mcpServers\": ");
 }

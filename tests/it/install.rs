@@ -57,9 +57,15 @@ fn fresh_book_golden() {
              notabene: wrote {d}/.notabene/.gitattributes (store files merge with the notabene driver).\n\
              notabene: wrote {d}/.notabene/.gitignore (temp files stay out of git).\n\
              notabene: not a git repository — no merge driver configured (run `notabene init` again in a clone).\n\
-             notabene: wrote the notabene block in {d}/AGENTS.md.\n",
+             notabene: wrote the notabene block in {d}/AGENTS.md.\n\
+             notabene: registered the notabene MCP server in {d}/.mcp.json.\n",
             v = env!("CARGO_PKG_VERSION")
         )
+    );
+    // Outside a git repository, .mcp.json sits beside book.toml and names the book as `.`.
+    assert_eq!(
+        common::read(&tmp.path().join(".mcp.json")),
+        "{\n  \"mcpServers\": {\n    \"notabene\": {\n      \"command\": \"notabene\",\n      \"args\": [\"mcp\", \"--book\", \".\"]\n    }\n  }\n}\n"
     );
     // The client files carry the version stamp and the embedded client.
     let js = common::read(&tmp.path().join("theme/notabene.js"));

@@ -1,5 +1,5 @@
 //! Commands that work on the built book: `build` (the embedded mdBook engine with our preprocessor
-//! and renderer), `anchors` (the anchoring report without a build), `anchors heal`, and the mdBook
+//! and renderer), `anchors` (the anchoring report without a build), `anchors heal`, `anchors --check` (the guard for an agent's edits, [`ops::check`]), and the mdBook
 //! plugin entry points `supports` and `render`. Builds go through the engine.
 
 use super::{Ctx, say, say_err};
@@ -32,6 +32,13 @@ pub(crate) struct AnchorsArgs {
     /// Only this page.
     #[arg(long)]
     pub page: Option<String>,
+    /// Compare every comment open at --since with its anchoring in the working tree, and list
+    /// those that got worse; exit 1 when one of them is still open (a bystander of the edit).
+    #[arg(long)]
+    pub check: bool,
+    /// The revision --check compares with.
+    #[arg(long, value_name = "REV", default_value = "HEAD", requires = "check")]
+    pub since: String,
 }
 
 #[derive(Subcommand, Debug)]
@@ -85,6 +92,9 @@ pub(crate) fn anchors(ctx: &Ctx, a: &AnchorsArgs) -> Result<i32> {
     }) = &a.heal
     {
         return heal(ctx, *min_confidence, *dry_run);
+    }
+    if a.check {
+        return check(ctx, &a.since, a.json);
     }
     let (book, anchors, ids) = anchor_current(ctx)?;
     let keep = |ci: usize| {
@@ -185,6 +195,45 @@ fn print_anchoring(anchors: &BookAnchors, ci: usize) {
                 .collect::<String>()
         );
     }
+}
+
+/// `anchors --check [--since REV]`: the comments whose anchoring the working tree's edits
+/// made worse; exit 1 when a bystander (one still open) is among them.
+fn check(ctx: &Ctx, since: &str, as_json: bool) -> Result<i32> {
+    let Some(book) = &ctx.book else {
+        bail!("this command needs a book: no book.toml found (pass --book DIR)");
+    };
+    let r = ops::check::check(book, &ctx.store, since)?;
+    if as_json {
+        print!("{}", json::to_js_pretty(&ops::check::to_json(&r)));
+    } else {
+        for w in &r.worse {
+            let who = if w.closed {
+                format!(
+                    "closed in this change ({})",
+                    w.status_now.as_deref().unwrap_or("deleted")
+                )
+            } else {
+                "BYSTANDER: still open".to_string()
+            };
+            say!("[{}] {}: {} — {who}", w.id, w.page, w.reasons.join(", "));
+        }
+        let short: String = r.commit.chars().take(12).collect();
+        if r.worse.is_empty() {
+            say!(
+                "notabene: none of the {} comment(s) open at {since} ({short}) anchors worse in the working tree.",
+                r.checked
+            );
+        } else {
+            say!(
+                "notabene: {} of the {} comment(s) open at {since} ({short}) anchor worse; {} of them still open.",
+                r.worse.len(),
+                r.checked,
+                r.bystanders
+            );
+        }
+    }
+    Ok(i32::from(r.bystanders > 0))
 }
 
 fn heal(ctx: &Ctx, min_confidence: f64, dry_run: bool) -> Result<i32> {

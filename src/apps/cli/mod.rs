@@ -9,6 +9,7 @@ mod comments;
 mod format;
 mod install;
 mod journal;
+mod mcp_config;
 mod merge;
 mod setup;
 
@@ -45,11 +46,11 @@ struct Cli {
 #[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Create the store, meta.json, protocol.md and the AGENTS.md block.
+    /// Create the store, meta.json, protocol.md, the AGENTS.md block and .mcp.json's MCP server.
     Init(setup::InitArgs),
     /// Print the agent protocol (or its path, or refresh <store>/protocol.md).
     Protocol(setup::ProtocolArgs),
-    /// Report the state of the book, config, store, protocol and AGENTS.md.
+    /// Report the state of the book, config, store, protocol, AGENTS.md and .mcp.json.
     Doctor(JsonFlag),
     /// List, show, add, answer and close comments; audit the store.
     #[command(subcommand)]
@@ -84,8 +85,10 @@ enum Command {
         #[arg(long)]
         open: bool,
     },
-    /// Where every anchor lands in the current text, without a build; `anchors heal`.
+    /// Where every anchor lands in the current text, without a build; `anchors heal`; `anchors --check`.
     Anchors(build::AnchorsArgs),
+    /// Serve the review loop to an agent over MCP (stdio): tools, the protocol, a prompt.
+    Mcp,
     /// mdBook protocol: exit 0 if the preprocessor supports RENDERER.
     #[command(hide = true)]
     Supports {
@@ -228,6 +231,10 @@ fn dispatch(command: Command, book: Option<&Path>, store: Option<&Path>) -> Resu
             let ctx = Ctx::resolve(Some(d), store)?;
             return install::install(&ctx, Some(d));
         }
+        Command::Mcp => {
+            crate::apps::mcp::serve_stdio(book, store)?;
+            return Ok(0);
+        }
         Command::Build(a) if book.is_none() && a.dir.is_some() => {
             let ctx = Ctx::resolve(a.dir.as_deref(), store)?;
             return build::build(&ctx, a);
@@ -248,6 +255,7 @@ fn dispatch(command: Command, book: Option<&Path>, store: Option<&Path>) -> Resu
         Command::Supports { .. }
         | Command::Render
         | Command::Serve { .. }
+        | Command::Mcp
         | Command::MergeDriver(_) => {
             unreachable!("handled before the context")
         }

@@ -1,5 +1,6 @@
 //! Setting a book up for agents: `init` (store, `meta.json`, `protocol.md`, the `AGENTS.md` block,
-//! and the git set-up of `merge.rs`), `protocol`, and the read-only `doctor` report.
+//! the MCP server in `.mcp.json`, and the git set-up of `merge.rs`), `protocol`, and the
+//! read-only `doctor` report.
 
 use super::{Ctx, say};
 use crate::base::store::SCHEMA_VERSION;
@@ -10,7 +11,7 @@ use serde_json::json;
 use std::path::{Path, PathBuf};
 
 /// The agent protocol shipped with this build.
-pub const PROTOCOL: &str = include_str!("../../protocol.md");
+pub use crate::apps::ops::PROTOCOL;
 /// The body of the `AGENTS.md` block (`{{store}}` and `{{protocol}}` are substituted).
 const AGENTS_BLOCK: &str = include_str!("../../agents_block.md");
 const BANNER_PREFIX: &str = "<!-- notabene agent protocol v";
@@ -25,6 +26,9 @@ pub(crate) struct InitArgs {
     /// Do not write the AGENTS.md block.
     #[arg(long)]
     no_agents_md: bool,
+    /// Do not register the MCP server in .mcp.json.
+    #[arg(long)]
+    no_mcp: bool,
 }
 
 #[derive(Args, Debug)]
@@ -165,7 +169,30 @@ pub(crate) fn init(ctx: &Ctx, a: &InitArgs) -> Result<i32> {
     if !a.no_agents_md {
         say!("{}", write_agents(ctx)?);
     }
+    if !a.no_mcp {
+        say!("{}", write_mcp(ctx)?);
+    }
     Ok(0)
+}
+
+/// The MCP server's entry for this book: `notabene mcp --book <book>` (or `--store <store>`
+/// without a book), relative to the directory of `.mcp.json`.
+fn mcp_args(ctx: &Ctx, dir: &Path) -> Vec<String> {
+    let (flag, target) = match &ctx.book {
+        Some(b) => ("--book", b.root.clone()),
+        None => ("--store", ctx.store.root().to_path_buf()),
+    };
+    let rel = rel_to(dir, &target);
+    let rel = if rel.is_empty() { ".".to_string() } else { rel };
+    vec!["mcp".into(), flag.into(), rel]
+}
+
+/// Registers the MCP server in `.mcp.json` beside AGENTS.md (merged into one that exists).
+fn write_mcp(ctx: &Ctx) -> Result<String> {
+    let agents = agents_path(ctx);
+    let dir = agents.parent().unwrap_or(Path::new("."));
+    let shown = ctx.show(&dir.join(super::mcp_config::FILE));
+    super::mcp_config::register(dir, &shown, "notabene", &mcp_args(ctx, dir))
 }
 
 pub(crate) fn protocol(ctx: &Ctx, a: &ProtocolArgs) -> Result<i32> {
@@ -203,6 +230,8 @@ struct Doctor<'a> {
     agents: PathBuf,
     agents_text: Option<String>,
     agents_block: bool,
+    mcp: PathBuf,
+    mcp_server: Option<bool>,
     merge: super::merge::MergeState,
 }
 
@@ -240,6 +269,13 @@ impl<'a> Doctor<'a> {
             .as_deref()
             .is_some_and(|t| t.contains(BEGIN) && t.contains(END));
         let merge = super::merge::state(store, git_root.as_deref());
+        let mcp = agents
+            .parent()
+            .unwrap_or(Path::new("."))
+            .join(super::mcp_config::FILE);
+        let mcp_server = std::fs::read_to_string(&mcp)
+            .ok()
+            .map(|t| super::mcp_config::has_server(&t));
         Ok(Doctor {
             git_root,
             book,
@@ -252,6 +288,8 @@ impl<'a> Doctor<'a> {
             agents,
             agents_text,
             agents_block,
+            mcp,
+            mcp_server,
             merge,
         })
     }
@@ -299,6 +337,7 @@ impl<'a> Doctor<'a> {
                 "current": self.proto_text.as_deref() == Some(PROTOCOL),
             },
             "agents": { "path": ctx.show(&self.agents), "present": self.agents_text.is_some(), "block": self.agents_block },
+            "mcp": { "path": ctx.show(&self.mcp), "present": self.mcp_server.is_some(), "server": self.mcp_server == Some(true) },
             "merge": self.merge.json,
         })
     }
@@ -351,6 +390,15 @@ impl<'a> Doctor<'a> {
                 "block present"
             } else {
                 "no notabene block: run `notabene init`"
+            }
+        );
+        say!(
+            "mcp       {} — {}",
+            ctx.show(&self.mcp),
+            match self.mcp_server {
+                Some(true) => "notabene server registered",
+                Some(false) => "no notabene server: run `notabene init`",
+                None => "missing: run `notabene init`",
             }
         );
         say!(

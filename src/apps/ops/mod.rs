@@ -7,6 +7,8 @@
 //! Errors are typed ([`ErrorKind`]) and name the request field they are about ([`Error::field`]);
 //! each adaptor names the field its own way (`--page`, `page`).
 
+pub mod audit;
+pub mod check;
 pub mod heal;
 pub mod limits;
 pub mod suggestions;
@@ -19,6 +21,10 @@ use crate::base::util::error::{Error, ErrorKind};
 use serde_json::{Map, Value, json};
 
 pub use suggestions::{Applied, Options as ApplyOptions, apply};
+
+/// The agent protocol shipped with this build (`notabene protocol`, `<store>/protocol.md`, the
+/// MCP server's `notabene://protocol.md` resource).
+pub const PROTOCOL: &str = include_str!("../../protocol.md");
 
 /// Who asks for an operation. The rules that differ between a person and an agent are
 /// written on this type, and nowhere else.
@@ -614,4 +620,41 @@ pub fn apply_suggestions(
             ))
         })?;
     Ok(done)
+}
+
+/// An operation's error as an agent reads it, through the CLI or the MCP server alike: the
+/// request field named as the CLI's flag (`--page`), so that both say the same line.
+pub fn agent_error(e: Error) -> Error {
+    let kind = e.kind();
+    Error::new(e.naming(|f| format!("--{f}"))).with_kind(kind)
+}
+
+/// The status `done` closes with: the one `review` gives (auto → resolved, approve →
+/// addressed), or `given` (addressed or resolved; open is refused: that is `reopen`).
+pub fn done_status(review: crate::model::book::Review, given: Option<&str>) -> Result<Status> {
+    match given.map(|s| (s, Status::parse(s))) {
+        None => Ok(review.done_status()),
+        Some((_, Some(Status::Open))) => Err(Error::of(
+            ErrorKind::Invalid,
+            "--status open does not close a comment — use `comments reopen`",
+            "status",
+        )),
+        Some((_, Some(s))) => Ok(s),
+        Some((s, None)) => Err(Error::of(
+            ErrorKind::Invalid,
+            format!("unknown status {s:?} (expected: {})", Status::list()),
+            "status",
+        )),
+    }
+}
+
+/// A status filter (`ls --status`, `list_comments`' `status`).
+pub fn status_filter(s: &str) -> Result<Status> {
+    Status::parse(s).ok_or_else(|| {
+        Error::of(
+            ErrorKind::Invalid,
+            format!("unknown status {s:?} (expected: open, addressed, resolved)"),
+            "status",
+        )
+    })
 }

@@ -457,3 +457,69 @@ pub fn check_attr(dir: &Path, attr: &str, path: &Path) -> Option<String> {
         .and_then(|l| l.rsplit_once(": "))
         .map(|(_, v)| v.to_string())
 }
+
+/// The commit `rev` names in the repository holding `dir` (`HEAD`, a branch, a hash), or
+/// `None` when it names none.
+pub fn commit_of(dir: &Path, rev: &str) -> Option<String> {
+    let (code, out) = git(
+        dir,
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("{rev}^{{commit}}"),
+        ],
+    )?;
+    (code == 0).then(|| out.trim().to_string())
+}
+
+/// Whether `path` (relative to the top of the work tree) exists in commit `rev`.
+pub fn exists_at(dir: &Path, rev: &str, path: &str) -> bool {
+    let spec = if path.is_empty() {
+        format!("{rev}^{{tree}}")
+    } else {
+        format!("{rev}:{path}")
+    };
+    git(dir, &["cat-file", "-e", &spec]).is_some_and(|(code, _)| code == 0)
+}
+
+/// Writes the files under `paths` (relative to the top of the work tree) as they are in commit
+/// `rev` into `dest`, at the same relative places: `git archive` read by `tar`, nothing in the
+/// repository touched.
+pub fn export_at(dir: &Path, rev: &str, paths: &[String], dest: &Path) -> crate::Result<()> {
+    use std::process::Stdio;
+    let fail =
+        |what: &str| crate::Error::new(format!("cannot read {rev} from git: {what} (--since)"));
+    let mut archive = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["archive", "--format=tar", rev, "--"])
+        .args(paths)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| fail(&format!("git: {e}")))?;
+    let stdout = archive.stdout.take().ok_or_else(|| fail("no output"))?;
+    let untar = Command::new("tar")
+        .arg("-x")
+        .arg("-C")
+        .arg(dest)
+        .stdin(stdout)
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|e| fail(&format!("tar: {e}")))?;
+    let out = archive
+        .wait_with_output()
+        .map_err(|e| fail(&e.to_string()))?;
+    if !out.status.success() {
+        let msg = String::from_utf8_lossy(&out.stderr);
+        return Err(fail(
+            msg.lines().next().unwrap_or("git archive failed").trim(),
+        ));
+    }
+    if !untar.status.success() {
+        let msg = String::from_utf8_lossy(&untar.stderr);
+        return Err(fail(msg.lines().next().unwrap_or("tar failed").trim()));
+    }
+    Ok(())
+}

@@ -8,7 +8,7 @@ mod verify;
 
 use super::{Ctx, format, say, say_err};
 use crate::apps::ops::{self, Actor, Change, Resolution, limits};
-use crate::base::store::{Comment, Record, Status, ids, json};
+use crate::base::store::{Comment, Record, ids, json};
 use crate::{Error, Result, bail};
 use add::AddArgs;
 use clap::{Args, Subcommand};
@@ -16,8 +16,7 @@ use serde_json::{Map, Value};
 
 /// An operation's error as the CLI says it: the request field named as its flag.
 pub(crate) fn flagged(e: Error) -> Error {
-    let kind = e.kind();
-    Error::new(e.naming(|f| format!("--{f}"))).with_kind(kind)
+    ops::agent_error(e)
 }
 
 #[derive(Subcommand, Debug)]
@@ -228,16 +227,9 @@ pub(crate) fn run(ctx: &Ctx, cmd: CommentsCmd) -> Result<i32> {
     }
 }
 
-fn check_status_filter(s: &str) -> Result<()> {
-    if Status::parse(s).is_none() {
-        bail!("unknown status {s:?} (expected: open, addressed, resolved) (--status)");
-    }
-    Ok(())
-}
-
 fn ls(ctx: &Ctx, a: &LsArgs) -> Result<i32> {
     if let Some(s) = &a.status {
-        check_status_filter(s)?;
+        ops::status_filter(s).map_err(flagged)?;
     }
     let snap = ctx.store.load()?;
     snap.warn_unreadable();
@@ -276,17 +268,7 @@ fn show(ctx: &Ctx, id: &str, as_json: bool) -> Result<i32> {
 
 fn done(ctx: &Ctx, a: &DoneArgs) -> Result<i32> {
     let review = ctx.review();
-    let status = match a.status.as_deref().map(|s| (s, Status::parse(s))) {
-        None => review.done_status(),
-        Some((_, Some(Status::Open))) => {
-            bail!("--status open does not close a comment — use `comments reopen` (--status)")
-        }
-        Some((_, Some(s))) => s,
-        Some((s, None)) => bail!(
-            "unknown status {s:?} (expected: {}) (--status)",
-            Status::list()
-        ),
-    };
+    let status = ops::done_status(review, a.status.as_deref()).map_err(flagged)?;
     let note = match &a.note {
         Some(n) => limits::short(n, limits::MAX_BODY, "note").map_err(flagged)?,
         None => "",
