@@ -32,6 +32,7 @@ fn main() {
     generate_into(&root, &md, 10_000);
     // The book set up as a user sets it up.
     common::install(&root);
+    idle(&root);
     let server = Server::start_dir(&root);
     // The chapters and a quote on each (an anchor a comment already has there).
     let mut targets: Vec<(String, String, Value)> = Vec::new();
@@ -124,6 +125,59 @@ fn main() {
     );
     drop(server);
     rebuilds(&root, &files, tmp.path());
+}
+
+/// `serve` doing nothing on this book: the CPU it uses over `NB_IDLE_SECS` (default 60) seconds,
+/// read from `/proc/PID/stat` (user + system ticks), with the OS's file events (as it runs) and
+/// with `NOTABENE_WATCH=poll` (the baseline: every watched file re-read five times a second),
+/// one after the other in the same run. Linux only (elsewhere the table says so).
+fn idle(root: &std::path::Path) {
+    let secs: u64 = std::env::var("NB_IDLE_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(60);
+    let ticks = |pid: i32| -> Option<u64> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // The fields after the command name (which may hold spaces) in parentheses.
+        let rest = &stat[stat.rfind(')')? + 2..];
+        let f: Vec<&str> = rest.split(' ').collect();
+        Some(f[11].parse::<u64>().ok()? + f[12].parse::<u64>().ok()?)
+    };
+    // Clock ticks per second (`getconf CLK_TCK`).
+    let hz = std::process::Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| s.trim().parse::<f64>().ok())
+        .unwrap_or(100.0);
+    let files = files_under(root).len();
+    println!("| `serve` idle, {secs} s, {files} files watched | CPU ticks | share of a core |");
+    println!("|---|---:|---:|");
+    for (name, env) in [
+        (
+            "baseline: polling (`NOTABENE_WATCH=poll`)",
+            &[("NOTABENE_WATCH", "poll")][..],
+        ),
+        ("file events (target < 1%)", &[][..]),
+    ] {
+        let server = Server::start_dir_with(root, env);
+        // Settled: the first build served, nothing pending.
+        let g = server.generation();
+        std::thread::sleep(Duration::from_secs(3));
+        assert_eq!(server.generation(), g, "nothing happens while idle");
+        let Some(before) = ticks(server.pid()) else {
+            println!("| {name} | no /proc here | |");
+            continue;
+        };
+        std::thread::sleep(Duration::from_secs(secs));
+        let used = ticks(server.pid()).unwrap() - before;
+        println!(
+            "| {name} | {used} | {:.2}% |",
+            used as f64 / hz / secs as f64 * 100.0
+        );
+    }
+    println!();
 }
 
 /// A rebuild after one new comment, in process as `serve` builds: with what the last build

@@ -529,3 +529,68 @@ fn a_comment_on_the_readme_chapter_is_patched_into_the_index() {
         "page scope, no page field"
     );
 }
+
+/// Files changed by another program — an agent's CLI writing a comment, an editor saving a
+/// chapter, a directory the book did not have — reach the served book: the watcher hears of
+/// them from the OS's file events (or, without them, from its poll) and rebuilds.
+#[test]
+fn files_changed_by_another_program_are_rebuilt_in() {
+    let server = Server::start(&[], |_| {});
+    let page = |server: &Server, path: &str| {
+        let (code, html) = server.request("GET", path, &[], b"");
+        assert_eq!(code, 200, "{path}");
+        html
+    };
+    // A comment written by the CLI, not through the API.
+    let g = server.generation();
+    let out = common::run(
+        server.book.parent().unwrap(),
+        &[
+            "--book",
+            "book-example",
+            "comments",
+            "add",
+            "--page",
+            PAGE,
+            "--quote",
+            "put your fastest devices first",
+            "--body",
+            "From the CLI.",
+            "--json",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let id = serde_json::from_str::<Value>(&out.stdout).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let g = server.wait_rebuild(g);
+    wait::until(
+        TWENTY_SECS,
+        "the CLI's comment marked in the chapter",
+        || {
+            page(&server, "/guide/sensors.html")
+                .contains(&format!("data-nb-id=\"{id}\""))
+                .then_some(())
+        },
+    );
+    // A chapter saved by an editor.
+    let chapter = server.book.join("src/guide/sensors.md");
+    let text = common::read(&chapter);
+    common::write(&chapter, &text.replace("# Sensors", "# Sensors and probes"));
+    let g = server.wait_rebuild(g);
+    wait::until(TWENTY_SECS, "the edited heading served", || {
+        page(&server, "/guide/sensors.html")
+            .contains("Sensors and probes")
+            .then_some(())
+    });
+    // The book had no po/ directory: one made now is seen, and watched from then on.
+    let po = server.book.join("po/fr.po");
+    common::write(&po, "msgid \"\"\nmsgstr \"\"\n");
+    let g = server.wait_rebuild(g);
+    common::write(
+        &po,
+        "msgid \"\"\nmsgstr \"Content-Type: text/plain; charset=UTF-8\\n\"\n",
+    );
+    server.wait_rebuild(g);
+}

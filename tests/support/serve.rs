@@ -60,6 +60,11 @@ impl Server {
         Server::spawn(dir, &[], &[])
     }
 
+    /// [`Server::start_dir`] with `env` added (`NOTABENE_WATCH=poll`).
+    pub fn start_dir_with(dir: &Path, env: &[(&str, &str)]) -> Server {
+        Server::spawn(dir, &[], env)
+    }
+
     /// Copies the book at `src` to `<name>` beside this server's book (the same git
     /// repository), installs the client in it and serves it with the same author.
     pub fn start_next_to(&self, src: &Path, name: &str) -> Server {

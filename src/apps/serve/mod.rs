@@ -1,10 +1,10 @@
 //! `serve`: builds the book in process (html renderer plus our preprocessor, the same output as
 //! `mdbook build`), serves it on loopback, rebuilds when sources, theme, book.toml, the store or
-//! `po/` change (polled, debounced; output never lands in a watched directory, so it never loops on
-//! its own writes), live-reloads open pages over a WebSocket, and exposes the guarded write API
-//! under `/__notabene/api/`. On SIGINT or SIGTERM it stops accepting, lets the watcher finish what
-//! it is writing, and removes its build directory (the system's temporary directory,
-//! `notabene-serve-*`).
+//! `po/` change (told by the OS's file events, polled where there are none, debounced; output
+//! never lands in a watched directory, so it never loops on its own writes), live-reloads open
+//! pages over a WebSocket, and exposes the guarded write API under `/__notabene/api/`. On SIGINT
+//! or SIGTERM it stops accepting, lets the watcher finish what it is writing, and removes its
+//! build directory (the system's temporary directory, `notabene-serve-*`).
 
 pub mod api;
 mod edge;
@@ -165,8 +165,13 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
         .tempdir()
         .map_err(|e| Error::new(format!("cannot create a build directory: {e}")))?;
     let watched = watched_paths(&book, root, &store);
-    // Taken before the first build: a change made during it, or by a request served before
-    // the watcher thread starts, still triggers a rebuild.
+    // The file events are on before the snapshot the first build is compared with, and that
+    // snapshot is taken before the build: a change made during it, or by a request served
+    // before the watcher thread starts, still triggers a rebuild.
+    let events = watch::Events::watch(&watched);
+    if let watch::Events::Polling { why } = &events {
+        say_err!("notabene: watching by polling every 200 ms ({why})");
+    }
     let initial = watch::snapshot(&watched);
     let first = work.path().join("site-0");
     let reuse = Arc::new(crate::output::engine::Reuse::default());
@@ -208,7 +213,7 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
         Arc::clone(&site),
         root,
         work.path(),
-        watched,
+        (watched, events),
         initial,
         patching,
     )
