@@ -811,7 +811,7 @@ fn init_merges_the_mcp_server_into_an_existing_mcp_json() {
     write(&tmp.path().join(".mcp.json"), "{ \"mcpServers\": ");
     let out = nb(&tmp, &["init"]);
     assert!(
-        out.ok().contains("notabene: warning: .mcp.json is not valid JSON: EOF while parsing a value at line 1 column 16; add the notabene server by hand (.mcp.json)\n"),
+        out.ok().contains("notabene: warning: .mcp.json is left as it is (not valid JSON: EOF while parsing a value at line 1 column 16): add the notabene server by hand\n"),
         "{}",
         out.stdout
     );

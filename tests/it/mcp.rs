@@ -199,9 +199,10 @@ fn the_review_loop_through_a_real_mcp_client_leaves_the_bytes_the_cli_leaves() {
         |name: &str| tools.iter().find(|t| t["name"] == name).unwrap()["inputSchema"].clone();
     assert_eq!(schema("reply")["required"], json!(["id", "body"]));
     assert_eq!(schema("reply")["properties"]["body"]["type"], "string");
+    assert_eq!(schema("journal_add")["required"], json!(["changes"]));
     assert_eq!(
-        schema("journal_add")["required"],
-        json!(["title", "summary", "changes"])
+        schema("journal_add")["properties"]["changes"]["type"],
+        "array"
     );
     assert!(tools.iter().all(|t| t["inputSchema"]["type"] == "object"));
 

@@ -33,11 +33,17 @@ pub fn with_server(
     let Some(top) = v.as_object() else {
         return Err("not a JSON object".into());
     };
-    if top.get("mcpServers").is_some_and(|s| !s.is_object()) {
-        return Err("its mcpServers is not an object".into());
-    }
-    if v["mcpServers"][SERVER].is_object() {
-        return Ok(None);
+    match top.get("mcpServers") {
+        Some(servers) if !servers.is_object() => {
+            return Err("its mcpServers is not an object".into());
+        }
+        Some(servers) => match servers.get(SERVER) {
+            Some(s) if s.is_object() => return Ok(None),
+            // Another value under the name: writing a second member would not replace it.
+            Some(_) => return Err(format!("its mcpServers.{SERVER} is not a server object")),
+            None => {}
+        },
+        None => {}
     }
     let open = text.find('{').ok_or("not a JSON object")?;
     let server = |inner: &str, unit: &str| {
@@ -145,8 +151,15 @@ fn member_object(text: &str, open: usize, key: &str) -> Option<usize> {
 /// was done. A file that cannot be merged is left as it is, and the line says why.
 pub fn register(dir: &Path, shown: &str, command: &str, args: &[String]) -> Result<String> {
     let path = dir.join(FILE);
-    let existing = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
+    let existing = match std::fs::read(&path) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(_) => {
+                return Ok(format!(
+                    "notabene: warning: {shown} is left as it is (not UTF-8 text): add the notabene server by hand"
+                ));
+            }
+        },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => "{}\n".to_string(),
         Err(e) => return Err(crate::Error::io("cannot read .mcp.json", &path, e)),
     };
@@ -161,7 +174,7 @@ pub fn register(dir: &Path, shown: &str, command: &str, args: &[String]) -> Resu
             ))
         }
         Err(why) => Ok(format!(
-            "notabene: warning: {shown} is {why}; add the notabene server by hand ({shown})"
+            "notabene: warning: {shown} is left as it is ({why}): add the notabene server by hand"
         )),
     }
 }
@@ -217,6 +230,10 @@ mod tests {
         assert_eq!(
             with_server("[]", "notabene", &[]).unwrap_err(),
             "not a JSON object"
+        );
+        assert_eq!(
+            with_server("{\"mcpServers\": {\"notabene\": null}}", "notabene", &[]).unwrap_err(),
+            "its mcpServers.notabene is not a server object"
         );
     }
 }

@@ -40,7 +40,8 @@ fn tool_list() -> Vec<Tool> {
     vec![
         Tool::new(
             "list_comments",
-            "The comments to act on (open and not on hold by default; filter by page or status). \
+            "The comments to act on (open and not on hold, unless a status is asked for; filter by \
+             page). \
              Each comes with its anchoring: status (exact, fuzzy, orphan), the matched text, and \
              its source place (file relative to the repository root, line, column, byte range).",
             schema_for_type::<ListRequest>(),
@@ -214,7 +215,20 @@ impl ServerHandler for Server {
         _context: RequestContext<RoleServer>,
     ) -> std::result::Result<CallToolResponse, ErrorData> {
         let args = Value::Object(request.arguments.unwrap_or_default());
-        let result = match self.call(&request.name, args) {
+        // The tools read and write files and run git: off the runtime's async threads, and a
+        // tool that panics answers an error instead of taking the server down.
+        let answer = tokio::task::block_in_place(|| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                self.call(&request.name, args)
+            }))
+        })
+        .unwrap_or_else(|_| {
+            Err(format!(
+                "notabene: internal error in {}; nothing more was done (tool)",
+                request.name
+            ))
+        });
+        let result = match answer {
             Ok(a) => {
                 let mut text = crate::base::store::json::to_js_pretty(&a.value);
                 for n in &a.notes {

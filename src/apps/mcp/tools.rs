@@ -79,10 +79,9 @@ impl Session {
 #[schemars(crate = "rmcp::schemars")]
 #[serde(deny_unknown_fields)]
 pub struct ListRequest {
-    /// Only the comments an agent should act on: open and not on hold (the default). `false`:
-    /// every comment, filtered by `status` if given.
-    #[serde(default = "yes")]
-    pub open: bool,
+    /// Only the comments an agent should act on: open and not on hold (the default when no
+    /// `status` is given). `false`: every comment, filtered by `status` if given.
+    pub open: Option<bool>,
     /// Only this page (a page id, e.g. `docs/src/guide/setup`).
     pub page: Option<String>,
     /// Only this status: open, addressed or resolved.
@@ -158,38 +157,36 @@ pub struct HoldRequest {
     pub hold: bool,
 }
 
-/// One change of a journal entry.
+/// One change of a journal entry (other keys are kept, as `journal add` keeps them).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-#[serde(deny_unknown_fields)]
 pub struct JournalChange {
     /// The page changed (a page id).
     pub page: String,
     /// What changed.
-    pub what: String,
+    pub what: Option<String>,
     /// Why.
-    pub why: String,
+    pub why: Option<String>,
     /// The comments this change answers.
     #[serde(rename = "commentIds")]
-    pub comment_ids: Vec<String>,
+    pub comment_ids: Option<Vec<String>>,
     /// The commit holding the change, when it is committed.
     #[serde(rename = "ref")]
     pub git_ref: Option<String>,
 }
 
-/// `journal_add`: one entry, validated as `journal add` validates it.
+/// `journal_add`: one entry, validated as `journal add` validates it (other keys are kept).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-#[serde(deny_unknown_fields)]
 pub struct JournalRequest {
     /// The entry id (default: `j-YYYY-MM-DD-xxxxxx`); the same id again is not written twice.
     pub id: Option<String>,
     /// Its date, YYYY-MM-DD (default: today).
     pub date: Option<String>,
     /// A title.
-    pub title: String,
+    pub title: Option<String>,
     /// What the pass did, in a few sentences.
-    pub summary: String,
+    pub summary: Option<String>,
     /// One change per page touched.
     pub changes: Vec<JournalChange>,
 }
@@ -271,12 +268,13 @@ pub fn list(s: &Session, r: ListRequest) -> Result<Answer> {
         flagged(ops::status_filter(st))?;
     }
     let page = r.page.as_deref();
+    let only_open = r.open.unwrap_or(r.status.is_none());
     let list: Vec<Value> = s
         .anchored()?
         .into_iter()
         .filter(|c| {
             let open = c["status"] == "open" && c["hold"] != true;
-            (!r.open || open)
+            (!only_open || open)
                 && page.is_none_or(|p| c["page"] == p)
                 && r.status.as_deref().is_none_or(|st| c["status"] == st)
         })

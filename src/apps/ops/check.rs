@@ -114,7 +114,12 @@ pub fn check(book: &Book, store: &Store, since: &str) -> Result<Report> {
             book.root.display()
         ))
     })?;
-    let store_rel = rel(store.root());
+    let store_rel = rel(store.root()).ok_or_else(|| {
+        crate::Error::new(format!(
+            "the store {} is outside the git work tree, so its history cannot be read (--since)",
+            store.root().display()
+        ))
+    })?;
     let report = |checked, worse: Vec<Worse>| {
         let bystanders = worse.iter().filter(|w| !w.closed).count();
         Report {
@@ -126,9 +131,7 @@ pub fn check(book: &Book, store: &Store, since: &str) -> Result<Report> {
         }
     };
     // No book or no store at the revision: nothing was open then.
-    let store_then = store_rel
-        .as_deref()
-        .filter(|s| git::exists_at(&top, &commit, s));
+    let store_then = Some(store_rel.as_str()).filter(|s| git::exists_at(&top, &commit, s));
     let Some(store_then) = store_then else {
         return Ok(report(0, Vec::new()));
     };
@@ -137,16 +140,21 @@ pub fn check(book: &Book, store: &Store, since: &str) -> Result<Report> {
     }
     let tmp = tempfile::tempdir()
         .map_err(|e| crate::Error::new(format!("cannot make a temporary directory: {e}")))?;
-    let mut paths = vec![if book_rel.is_empty() {
+    let mut paths = vec![if book_rel.is_empty() || store_then.is_empty() {
         ".".to_string()
     } else {
         book_rel.clone()
     }];
-    if !book_rel.is_empty() && !store_then.starts_with(&slash(&book_rel)) {
+    if paths[0] != "." && !store_then.starts_with(&slash(&book_rel)) {
         paths.push(store_then.to_string());
     }
     git::export_at(&top, &commit, &paths, tmp.path())?;
-    let mut old_book = Book::load(&tmp.path().join(&book_rel))?;
+    // The revision's text with the working tree's configuration: the preprocessors run are
+    // the ones `anchors` runs now, never commands an old book.toml named.
+    let old_root = tmp.path().join(&book_rel);
+    std::fs::copy(book.root.join("book.toml"), old_root.join("book.toml"))
+        .map_err(|e| crate::Error::io("cannot copy book.toml", &old_root, e))?;
+    let mut old_book = Book::load(&old_root)?;
     // The copy has no git root of its own: its page ids are the working tree's.
     old_book.config.page_prefix = Some(book.page_prefix());
     let old_store = Store::new(tmp.path().join(store_then));
@@ -157,9 +165,19 @@ pub fn check(book: &Book, store: &Store, since: &str) -> Result<Report> {
         .filter(|c| c.status() == Some(Status::Open))
         .collect();
     let checked = open_then.len();
-    let (then, _) = crate::output::engine::anchor_comments(&old_book, open_then.clone())?;
-    let (now, _) = crate::output::engine::anchor_comments(book, open_then)?;
     let current = store.load()?;
+    // Now: each comment as the working tree's store has it (healed since, say), else as it was.
+    let as_now: Vec<Comment> = open_then
+        .iter()
+        .map(|c| {
+            current
+                .comments()
+                .find(|r| r.comment.id().is_some() && r.comment.id() == c.id())
+                .map_or_else(|| c.clone(), |r| r.comment.clone())
+        })
+        .collect();
+    let (then, _) = crate::output::engine::anchor_comments(&old_book, open_then)?;
+    let (now, _) = crate::output::engine::anchor_comments(book, as_now)?;
     let status_now = |id: &str| -> Option<String> {
         current
             .comments()
@@ -209,7 +227,9 @@ fn reasons(before: &Grade, after: &Grade) -> Vec<String> {
             }
             _ => format!("{} → {}", before.status, after.status),
         });
-    } else if before.rank().is_some() && after.rank().is_none() && after.status != "page" {
+    } else if before.rank().is_some() && after.rank().is_none() && after.status != "page"
+        || before.status == "page" && after.status == "orphan"
+    {
         out.push(format!("{} → {}", before.status, after.status));
     }
     if after.followed_to.is_some() && after.followed_to != before.followed_to {
@@ -266,5 +286,11 @@ mod tests {
             )
             .is_empty()
         );
+        // A page comment whose page is gone.
+        assert_eq!(
+            reasons(&g("page", None, false), &g("orphan", None, false)),
+            ["page → orphan"]
+        );
+        assert!(reasons(&g("page", None, false), &g("page", None, false)).is_empty());
     }
 }

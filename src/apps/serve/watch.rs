@@ -68,9 +68,8 @@ pub(super) enum Events {
     Native {
         /// Kept alive for as long as the events are wanted.
         watcher: notify::RecommendedWatcher,
-        /// The paths registered with it (a watched path that does not exist yet is
-        /// registered through its parent, and itself once it appears).
-        registered: BTreeSet<PathBuf>,
+        /// The directories registered with it, and whether with their subdirectories.
+        registered: BTreeMap<PathBuf, bool>,
         /// Something changed since the flag was last taken.
         dirty: Arc<AtomicBool>,
     },
@@ -109,7 +108,7 @@ impl Events {
         };
         let mut events = Events::Native {
             watcher,
-            registered: BTreeSet::new(),
+            registered: BTreeMap::new(),
             dirty,
         };
         if let Err(why) = events.register(watched) {
@@ -118,8 +117,12 @@ impl Events {
         events
     }
 
-    /// Registers every path of `watched` not registered yet: itself when it exists
-    /// (recursively for a directory), else its parent (to see it appear).
+    /// Registers every path of `watched`: a directory recursively; a file, or a path that does
+    /// not exist yet, through its parent directory (an editor that saves by renaming a new file
+    /// over the old one, and a directory that appears, are seen there). A registered directory
+    /// that is gone is forgotten (its watch died with it), so that it is registered again when
+    /// it comes back; a directory registered without its subdirectories is registered again
+    /// with them when a watched path asks for that.
     fn register(&mut self, watched: &[PathBuf]) -> Result<(), String> {
         use notify::Watcher as _;
         let Events::Native {
@@ -130,22 +133,32 @@ impl Events {
         else {
             return Ok(());
         };
+        registered.retain(|p, _| p.is_dir());
         for p in watched {
-            let (path, mode) = if p.is_dir() {
-                (p.clone(), notify::RecursiveMode::Recursive)
-            } else if p.exists() {
-                (p.clone(), notify::RecursiveMode::NonRecursive)
+            let (path, recursive) = if p.is_dir() {
+                (p.clone(), true)
             } else {
                 match p.parent().filter(|d| d.is_dir()) {
-                    Some(d) => (d.to_path_buf(), notify::RecursiveMode::NonRecursive),
+                    Some(d) => (d.to_path_buf(), false),
                     None => continue,
                 }
             };
-            if registered.insert(path.clone()) {
-                watcher
-                    .watch(&path, mode)
-                    .map_err(|e| format!("{}: {e}", path.display()))?;
+            let known = registered.get(&path).copied();
+            if known == Some(true) || known == Some(recursive) {
+                continue;
             }
+            if known.is_some() {
+                let _ = watcher.unwatch(&path);
+            }
+            let mode = if recursive {
+                notify::RecursiveMode::Recursive
+            } else {
+                notify::RecursiveMode::NonRecursive
+            };
+            watcher
+                .watch(&path, mode)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            registered.insert(path, recursive);
         }
         Ok(())
     }

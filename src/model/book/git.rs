@@ -493,7 +493,7 @@ pub fn export_at(dir: &Path, rev: &str, paths: &[String], dest: &Path) -> crate:
     let mut archive = Command::new("git")
         .arg("-C")
         .arg(dir)
-        .args(["archive", "--format=tar", rev, "--"])
+        .args(["--literal-pathspecs", "archive", "--format=tar", rev, "--"])
         .args(paths)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
