@@ -2,7 +2,7 @@
 //! ls`.
 
 use super::{Ctx, say};
-use crate::base::store::journal::{self, Appended};
+use crate::base::store::journal;
 use crate::base::store::json;
 use crate::{Error, Result};
 use clap::Subcommand;
@@ -37,26 +37,14 @@ pub(crate) fn run(ctx: &Ctx, cmd: JournalCmd) -> Result<i32> {
                     "journal add: expected a JSON entry on stdin: {e} (stdin)"
                 ))
             })?;
-            let generated = journal::generated_keys(&value);
-            let entry = journal::prepare_entry(value)?;
-            let mut id = entry
-                .get("id")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
-            let outcome = journal::append(&ctx.store, entry, generated)?;
-            if let Appended::AlreadyPresent(existing) = &outcome {
-                id = existing.clone();
-            }
+            let added = crate::apps::ops::journal_add(&ctx.store, value)?;
             if as_json {
                 // JSON is written as it is, not escaped for the terminal.
-                let line = format!("{}\n", serde_json::json!({ "id": id }));
+                let line = format!("{}\n", serde_json::json!({ "id": added.id }));
                 let mut out = std::io::stdout().lock();
                 let _ = std::io::Write::write_all(&mut out, line.as_bytes());
-            } else if matches!(outcome, Appended::AlreadyPresent(_)) {
-                say!("notabene: journal entry {id} is already present — nothing written.");
             } else {
-                say!("notabene: appended journal entry {id}.");
+                say!("{}", added.line);
             }
             Ok(0)
         }

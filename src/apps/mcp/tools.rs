@@ -5,7 +5,7 @@
 //! store; never the CLI.
 
 use crate::apps::ops::{self, Actor, Change, Resolution, limits};
-use crate::base::store::{Record, Store, ids, journal};
+use crate::base::store::{Record, Store, ids};
 use crate::model::book::Book;
 use crate::{Error, Result};
 use rmcp::schemars::JsonSchema;
@@ -424,24 +424,10 @@ pub fn hold(s: &Session, r: HoldRequest) -> Result<Answer> {
 /// `journal_add`: the entry (`value`, already read as a [`JournalRequest`]) validated and
 /// appended as `journal add` does (idempotent), its keys in the order the agent wrote them.
 pub fn journal_add(s: &Session, value: Value) -> Result<Answer> {
-    let generated = journal::generated_keys(&value);
-    let entry = journal::prepare_entry(value)?;
-    let mut id = entry
-        .get("id")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    let outcome = journal::append(&s.store, entry, generated)?;
-    let line = match &outcome {
-        journal::Appended::AlreadyPresent(existing) => {
-            id = existing.clone();
-            format!("notabene: journal entry {id} is already present — nothing written.")
-        }
-        _ => format!("notabene: appended journal entry {id}."),
-    };
+    let added = ops::journal_add(&s.store, value)?;
     Ok(Answer {
-        value: json!({ "id": id }),
-        notes: vec![line],
+        value: json!({ "id": added.id }),
+        notes: vec![added.line],
     })
 }
 
@@ -457,27 +443,7 @@ pub fn apply(s: &Session, r: ApplyRequest) -> Result<Answer> {
         force: r.force,
     };
     let done = flagged(ops::apply_suggestions(book, &s.store, &req))?;
-    let mut notes: Vec<String> = done
-        .iter()
-        .map(|d| {
-            format!(
-                "notabene: applied the suggestion of {} in {}:{} → {}.",
-                d.comment.id().unwrap_or_default(),
-                d.file,
-                d.line,
-                d.comment.status_str().unwrap_or_default()
-            )
-        })
-        .collect();
-    if r.journal.is_none()
-        && let Some(j) = done
-            .first()
-            .and_then(|d| d.comment.get("resolution"))
-            .and_then(|r| r.get("journalEntryId"))
-            .and_then(Value::as_str)
-    {
-        notes.push(format!("notabene: recorded in journal entry {j}."));
-    }
+    let notes = ops::applied_lines(&done, r.journal.is_some());
     let list: Vec<&Map<String, Value>> = done.iter().map(|d| d.comment.as_map()).collect();
     Ok(Answer {
         value: json!({ "comments": list }),

@@ -658,3 +658,64 @@ pub fn status_filter(s: &str) -> Result<Status> {
         )
     })
 }
+
+/// What [`journal_add`] did: the entry's id (the one already there when an identical entry
+/// was), and the line an agent is told.
+#[derive(Debug)]
+pub struct JournalAdded {
+    /// The entry's id.
+    pub id: String,
+    /// `notabene: appended journal entry …` or `… is already present — nothing written.`
+    pub line: String,
+}
+
+/// Appends one journal entry (`journal add`, the MCP `journal_add`): validated, its keys in the
+/// order given, written atomically under the store lock; an identical entry is not written twice.
+pub fn journal_add(store: &Store, value: Value) -> Result<JournalAdded> {
+    let generated = journal::generated_keys(&value);
+    let entry = journal::prepare_entry(value)?;
+    let id = entry
+        .get("id")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    Ok(match journal::append(store, entry, generated)? {
+        journal::Appended::AlreadyPresent(existing) => JournalAdded {
+            line: format!(
+                "notabene: journal entry {existing} is already present — nothing written."
+            ),
+            id: existing,
+        },
+        _ => JournalAdded {
+            line: format!("notabene: appended journal entry {id}."),
+            id,
+        },
+    })
+}
+
+/// The lines that say what an `apply` did: one per applied suggestion, and the journal entry
+/// it wrote when none was given (`journal_given`).
+pub fn applied_lines(done: &[Applied], journal_given: bool) -> Vec<String> {
+    let mut lines: Vec<String> = done
+        .iter()
+        .map(|d| {
+            format!(
+                "notabene: applied the suggestion of {} in {}:{} → {}.",
+                d.comment.id().unwrap_or_default(),
+                d.file,
+                d.line,
+                d.comment.status_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    if !journal_given
+        && let Some(j) = done
+            .first()
+            .and_then(|d| d.comment.get("resolution"))
+            .and_then(|r| r.get("journalEntryId"))
+            .and_then(Value::as_str)
+    {
+        lines.push(format!("notabene: recorded in journal entry {j}."));
+    }
+    lines
+}

@@ -319,23 +319,8 @@ fn apply(ctx: &Ctx, a: &ApplyArgs) -> Result<i32> {
         let arr: Vec<&Map<String, Value>> = done.iter().map(|d| d.comment.as_map()).collect();
         print!("{}", json::to_js_pretty(&arr));
     } else {
-        for d in &done {
-            say!(
-                "notabene: applied the suggestion of {} in {}:{} → {}.",
-                d.comment.id().unwrap_or_default(),
-                d.file,
-                d.line,
-                d.comment.status_str().unwrap_or_default()
-            );
-        }
-        if a.journal.is_none()
-            && let Some(j) = done
-                .first()
-                .and_then(|d| d.comment.get("resolution"))
-                .and_then(|r| r.get("journalEntryId"))
-                .and_then(Value::as_str)
-        {
-            say!("notabene: recorded in journal entry {j}.");
+        for line in ops::applied_lines(&done, a.journal.is_some()) {
+            say!("{line}");
         }
     }
     Ok(0)
