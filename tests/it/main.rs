@@ -41,6 +41,7 @@ mod serve_api;
 mod serve_hostile;
 mod serve_http;
 mod serve_load;
+mod store_cache;
 mod store_roundtrip;
 mod terminal_escape;
 mod text_model;

@@ -1,10 +1,13 @@
 //! Rebuilds for `serve`: the OS's file events ([`Events`], through `notify`) say that a watched
 //! file changed — where no native watcher can be set up, every [`POLL`] is taken as one — and a
-//! snapshot of the watched files then says what changed; a debounce ([`QUIET`], at most
-//! [`SETTLE_MAX`]), a build into a fresh directory through the engine, the swap, and a wake-up
-//! for pages waiting on the build generation. With nothing happening the thread only wakes to
-//! look at a flag: `serve` idles at no measurable CPU however many files it watches. Between polls, the pages the API
-//! names after its writes are patched at once, a burst at a time ([`BURST_GAP`], [`BURST_MAX`]).
+//! snapshot of the watched files, brought up to date for the paths the events name (whole
+//! only when polling or when an event names none), then says what changed; a debounce
+//! ([`QUIET`], at most [`SETTLE_MAX`]), a build into a fresh directory through the engine, the
+//! swap, and a wake-up for pages waiting on the build generation. With nothing happening the
+//! thread only wakes to look at what the events gathered: `serve` idles at no measurable CPU
+//! however many files it watches. Between polls, the pages the API names after its writes are
+//! patched at once, a burst at a time ([`BURST_GAP`], [`BURST_MAX`]). The build itself parses
+//! only the comment files that changed (the store's cache, `base::store::cache`).
 //! Nothing is written into the build directory once the server stops (`Site::stopped`).
 
 use super::islands::{Changes, Kind};
@@ -13,7 +16,7 @@ use crate::base::util::term::say_err;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -64,20 +67,40 @@ pub(super) fn snapshot(paths: &[PathBuf]) -> Snapshot {
 
 /// How the watcher learns that a watched file may have changed.
 pub(super) enum Events {
-    /// The OS's file events: `dirty` is set by `notify` on any event under a watched path.
+    /// The OS's file events: `heard` gathers the paths `notify` names.
     Native {
         /// Kept alive for as long as the events are wanted.
         watcher: notify::RecommendedWatcher,
         /// The directories registered with it, and whether with their subdirectories.
         registered: BTreeMap<PathBuf, bool>,
-        /// Something changed since the flag was last taken.
-        dirty: Arc<AtomicBool>,
+        /// What the events said since they were last taken.
+        heard: Arc<Mutex<Heard>>,
     },
     /// No native watcher could be set up (`why`): every poll compares snapshots.
     Polling {
         /// Why not native.
         why: String,
     },
+}
+
+/// The events heard since they were last taken.
+#[derive(Default)]
+pub(super) struct Heard {
+    /// Any event at all.
+    any: bool,
+    /// An event that names no path, asks for a rescan (a queue overflowed) or is an
+    /// error: the whole tree must be looked at.
+    all: bool,
+    /// The paths the events named.
+    paths: BTreeSet<PathBuf>,
+}
+
+/// What changed, as far as the watcher knows.
+pub(super) enum Changed {
+    /// Possibly anything: compare a whole new snapshot.
+    All,
+    /// These paths (files or directories, existing or not) and nothing else.
+    Paths(BTreeSet<PathBuf>),
 }
 
 impl Events {
@@ -93,14 +116,23 @@ impl Events {
                 why: "NOTABENE_WATCH=poll".into(),
             };
         }
-        let dirty = Arc::new(AtomicBool::new(true));
-        let flag = Arc::clone(&dirty);
+        // The first look compares the whole tree with the snapshot taken before the first build.
+        let heard = Arc::new(Mutex::new(Heard {
+            any: true,
+            all: true,
+            paths: BTreeSet::new(),
+        }));
+        let sink = Arc::clone(&heard);
         let handler = move |event: notify::Result<notify::Event>| {
-            // An error (an overflowed queue among them) may hide a change: look.
-            let access = matches!(&event, Ok(e) if e.kind.is_access());
-            if !access {
-                flag.store(true, Ordering::Release);
+            let mut h = lock::lock(&sink);
+            match event {
+                Ok(e) if e.kind.is_access() => return,
+                // An error (an overflowed queue among them) may hide a change: look at all.
+                Err(_) => h.all = true,
+                Ok(e) if e.need_rescan() || e.paths.is_empty() => h.all = true,
+                Ok(e) => h.paths.extend(e.paths),
             }
+            h.any = true;
         };
         let watcher = match notify::recommended_watcher(handler) {
             Ok(w) => w,
@@ -109,7 +141,7 @@ impl Events {
         let mut events = Events::Native {
             watcher,
             registered: BTreeMap::new(),
-            dirty,
+            heard,
         };
         if let Err(why) = events.register(watched) {
             return Events::Polling { why };
@@ -163,19 +195,54 @@ impl Events {
         Ok(())
     }
 
-    /// Whether a watched file may have changed since the last call; a watched path that
+    /// What may have changed since the last call (`None`: nothing); a watched path that
     /// appeared since is registered now.
-    fn changed(&mut self, watched: &[PathBuf]) -> bool {
-        let changed = match self {
-            Events::Native { dirty, .. } => dirty.swap(false, Ordering::AcqRel),
-            Events::Polling { .. } => return true,
+    fn changed(&mut self, watched: &[PathBuf]) -> Option<Changed> {
+        let heard = match self {
+            Events::Native { heard, .. } => std::mem::take(&mut *lock::lock(heard)),
+            Events::Polling { .. } => return Some(Changed::All),
         };
-        if changed && let Err(why) = self.register(watched) {
+        if !heard.any {
+            return None;
+        }
+        if let Err(why) = self.register(watched) {
             say_err!("notabene: watching by polling every 200 ms from now on ({why})");
             *self = Events::Polling { why };
+            return Some(Changed::All);
         }
-        changed
+        Some(if heard.all {
+            Changed::All
+        } else {
+            Changed::Paths(heard.paths)
+        })
     }
+}
+
+/// `last` brought up to date for `changed`: the whole of `watched` walked again, or only the
+/// paths the events named (each under a watched path: its entries dropped, then walked
+/// again, so a removed file or directory leaves, a new one comes in).
+pub(super) fn refreshed(last: &Snapshot, changed: Changed, watched: &[PathBuf]) -> Snapshot {
+    let paths = match changed {
+        Changed::All => return snapshot(watched),
+        Changed::Paths(paths) => paths,
+    };
+    let mut out = last.clone();
+    for p in paths {
+        // Watched through its parent, a file's siblings send events too.
+        if !watched.iter().any(|w| p.starts_with(w)) {
+            continue;
+        }
+        let gone: Vec<PathBuf> = out
+            .range(p.clone()..)
+            .take_while(|(k, _)| k.starts_with(&p))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in gone {
+            out.remove(&k);
+        }
+        out.extend(snapshot(std::slice::from_ref(&p)));
+    }
+    out
 }
 
 /// Lowers this thread's scheduling priority (and that of the threads it starts, the
@@ -261,10 +328,10 @@ impl Watcher {
     /// has stopped.
     fn cycle(&mut self) -> bool {
         self.wait(POLL);
-        if !self.events.changed(&self.watched) {
+        let Some(changed) = self.events.changed(&self.watched) else {
             return true;
-        }
-        let now = snapshot(&self.watched);
+        };
+        let now = refreshed(&self.last, changed, &self.watched);
         if now == self.last {
             return true;
         }
@@ -282,7 +349,10 @@ impl Watcher {
         let start = Instant::now();
         loop {
             self.wait(QUIET);
-            let again = snapshot(&self.watched);
+            let again = match self.events.changed(&self.watched) {
+                None => return settled,
+                Some(changed) => refreshed(&settled, changed, &self.watched),
+            };
             if again == settled || start.elapsed() > SETTLE_MAX {
                 return settled;
             }
@@ -427,4 +497,47 @@ fn merge(mut pages: Changes, hints: Vec<Hint>) -> Changes {
         }
     }
     pages
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_paths_the_events_name_bring_the_snapshot_up_to_date() {
+        let dir = tempfile::tempdir().unwrap();
+        let (src, store) = (dir.path().join("src"), dir.path().join(".notabene"));
+        std::fs::create_dir_all(src.join("guide")).unwrap();
+        std::fs::create_dir_all(store.join("guide")).unwrap();
+        std::fs::write(src.join("guide/a.md"), "a").unwrap();
+        std::fs::write(store.join("guide/c.json"), "{}").unwrap();
+        let toml = dir.path().join("book.toml");
+        std::fs::write(&toml, "").unwrap();
+        let watched = vec![src.clone(), store.clone(), toml.clone()];
+        let last = snapshot(&watched);
+        // A chapter edited, a comment file removed, a new page directory with a comment, a
+        // sibling of book.toml (not watched) created.
+        std::fs::write(src.join("guide/a.md"), "a longer").unwrap();
+        std::fs::remove_file(store.join("guide/c.json")).unwrap();
+        std::fs::create_dir_all(store.join("new")).unwrap();
+        std::fs::write(store.join("new/d.json"), "{}").unwrap();
+        std::fs::write(dir.path().join("other.txt"), "x").unwrap();
+        let named: BTreeSet<PathBuf> = [
+            src.join("guide/a.md"),
+            store.join("guide/c.json"),
+            store.join("new"),
+            dir.path().join("other.txt"),
+        ]
+        .into();
+        let now = refreshed(&last, Changed::Paths(named), &watched);
+        assert_eq!(now, snapshot(&watched));
+        assert_ne!(now, last);
+        // Nothing named: nothing changes, even where the files did.
+        std::fs::write(src.join("guide/a.md"), "unseen").unwrap();
+        assert_eq!(
+            refreshed(&now, Changed::Paths(BTreeSet::new()), &watched),
+            now
+        );
+        assert_eq!(refreshed(&now, Changed::All, &watched), snapshot(&watched));
+    }
 }

@@ -9,6 +9,7 @@
 //! Every read-modify-write holds the store lock ([`fsx::StoreLock`]) and every file write is atomic
 //! ([`fsx::write_atomic`]).
 
+pub mod cache;
 pub mod comment;
 pub mod fsx;
 pub mod ids;
@@ -238,6 +239,34 @@ impl Store {
     /// Reads every comment file without the schema-version guard (for `verify`, which
     /// reports a newer store instead of refusing it).
     pub fn load_unchecked(&self) -> Result<Snapshot> {
+        let (snap, _) = self.read_listed(|path, rel| (read_comment_file(path, rel), ()))?;
+        Ok(snap)
+    }
+
+    /// [`Store::load`] for a build: the files unchanged since the last build are taken from
+    /// its cache ([`cache`]), which is then brought up to date. The result is exactly
+    /// [`Store::load`]'s, whatever the cache holds.
+    pub fn load_cached(&self) -> Result<Snapshot> {
+        self.load_cached_in(cache::cache_dir())
+    }
+
+    /// [`Store::load_cached`] with the cache directory given (`None`: no cache).
+    pub fn load_cached_in(&self, cache_dir: Option<PathBuf>) -> Result<Snapshot> {
+        self.check_compatible()?;
+        let cache = cache::Cache::open_in(cache_dir, &self.root);
+        let (snap, learnt) =
+            self.read_listed(|path, rel| read_comment_file_cached(&cache, path, rel))?;
+        cache.write_back(&learnt, &self.root);
+        Ok(snap)
+    }
+
+    /// Lists the store's files, then reads each comment file with `read` (path,
+    /// store-relative name), in parallel on a big store; the snapshot keeps the listing
+    /// order, and so does the list of what `read` returned beside each file's records.
+    fn read_listed<X: Send>(
+        &self,
+        read: impl Fn(&Path, String) -> (Snapshot, X) + Sync,
+    ) -> Result<(Snapshot, Vec<(String, X)>)> {
         let mut walk = Walk::default();
         if self.exists() {
             self.walk(&self.root, "", &mut walk)?;
@@ -247,26 +276,25 @@ impl Store {
             leftovers,
             not_utf8,
         } = walk;
-        // Files are listed in a deterministic order, then read and parsed in parallel; the
-        // snapshot keeps the listing order.
         let threads = if files.len() > 256 {
             crate::base::util::par::default_threads()
         } else {
             1
         };
-        let parsed = crate::base::util::par::par_map(&files, threads, |(path, rel)| {
-            read_comment_file(path, rel.clone())
-        });
+        let parsed =
+            crate::base::util::par::par_map(&files, threads, |(path, rel)| read(path, rel.clone()));
         let mut snap = Snapshot {
             leftovers,
             not_utf8,
             ..Snapshot::default()
         };
-        for part in parsed {
+        let mut extra = Vec::with_capacity(files.len());
+        for ((part, x), (_, rel)) in parsed.into_iter().zip(files) {
             snap.records.extend(part.records);
             snap.unreadable.extend(part.unreadable);
+            extra.push((rel, x));
         }
-        Ok(snap)
+        Ok((snap, extra))
     }
 
     /// The temp files (`*.tmp`) in the store, store-relative, in a deterministic order.
@@ -611,10 +639,15 @@ fn escape_name(name: &std::ffi::OsStr) -> String {
 }
 
 fn read_comment_file(path: &Path, file: String) -> Snapshot {
-    let mut snap = Snapshot::default();
     let parsed = std::fs::read(path)
         .map_err(|e| e.to_string())
         .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).map_err(|e| e.to_string()));
+    file_snapshot(parsed, file)
+}
+
+/// The records (or the error) of comment file `file`, parsed into `parsed`.
+fn file_snapshot(parsed: std::result::Result<Value, String>, file: String) -> Snapshot {
+    let mut snap = Snapshot::default();
     match parsed {
         Err(error) => snap.unreadable.push(Unreadable { file, error }),
         Ok(Value::Array(items)) => {
@@ -633,6 +666,38 @@ fn read_comment_file(path: &Path, file: String) -> Snapshot {
         }),
     }
     snap
+}
+
+/// [`read_comment_file`] through the build's cache: the cached value when the file's key is
+/// unchanged, else the file, parsed (and what to cache of it).
+fn read_comment_file_cached(
+    cache: &cache::Cache,
+    path: &Path,
+    file: String,
+) -> (Snapshot, cache::Learnt) {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return (read_comment_file(path, file), cache::Learnt::Read(None));
+    };
+    let key = cache::FileKey::of(&meta);
+    if let Some(text) = cache.get(&file, &key)
+        && let Ok(v) = serde_json::from_str::<Value>(text)
+    {
+        return (file_snapshot(Ok(v), file), cache::Learnt::Cached);
+    }
+    let parsed = std::fs::read(path)
+        .map_err(|e| e.to_string())
+        .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).map_err(|e| e.to_string()));
+    // Cached only when the file was not modified just now, and is still what was stat'ed.
+    let learnt = match &parsed {
+        Ok(v)
+            if cache::Cache::cacheable(&key)
+                && std::fs::metadata(path).is_ok_and(|m| cache::FileKey::of(&m) == key) =>
+        {
+            cache::Learnt::Read(Some((key, v.to_string())))
+        }
+        _ => cache::Learnt::Read(None),
+    };
+    (file_snapshot(parsed, file), learnt)
 }
 
 /// The fields of a comment being created, for [`new_comment`].

@@ -65,7 +65,7 @@ pub fn read_comments_quietly(store: &Store) -> (Vec<Comment>, Vec<String>) {
     if !store.exists() {
         return (Vec::new(), Vec::new());
     }
-    match store.load() {
+    match store.load_cached() {
         Ok(snap) => {
             let warnings = snap.unreadable_warnings();
             let comments = snap

@@ -1,0 +1,559 @@
+//! The build's cache of what each comment file of a store held, so that a build parses only the
+//! files that changed since the last one: history (thousands of resolved comments) is read
+//! once, not on every build.
+//!
+//! It lives outside git and outside the book: in the user's cache directory
+//! (`$XDG_CACHE_HOME/mdbook-notabene`, else `~/.cache/mdbook-notabene`; `~/Library/Caches` on
+//! macOS, `%LOCALAPPDATA%` on Windows), or in `NOTABENE_CACHE_DIR` (`off` turns it off), one file
+//! per store (named by a hash of the store's path; past 64 stores the least recently written
+//! are removed). mdBook empties the build directory at each build, so it cannot live there.
+//!
+//! It is never trusted over the files. An entry is used only when the file's size,
+//! modification time, change time, inode and device are all what they were when it was
+//! read, its line's checksum holds, and the file was not modified in the last
+//! [`RACY_SECS`] before it was read (a second write within the same clock tick could keep
+//! every one of those). Anything else — no cache, a cache of another store or version, a cut or garbled
+//! line — is a miss, and the file is read. So deleting or corrupting the cache changes
+//! nothing a build writes: what it returns is exactly what parsing the files returns.
+//!
+//! The format (one line per file, tab-separated): `checksum size mtime mtime-ns ctime
+//! ctime-ns inode device "path" value`, after a header line; `path` and `value` are compact
+//! JSON (no raw tab or newline), `checksum` an FNV-1a hash of the rest of the line. The
+//! store contract is untouched: the cache is written beside no store file.
+//!
+//! Owns: the cache file's format, location, validation, pruning and atomic replacement.
+//! Calls: nothing of this crate (the store's reader, `Store::load_cached`, calls it, from its
+//! threads); `tempfile` for the write.
+
+use serde_json::Value;
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The first line of every cache file; another version's file is a miss.
+const HEADER: &str = "mdbook-notabene store cache 2";
+
+/// A file modified less than this many seconds before it was read is not cached: another
+/// write within the same tick of the file system's clock could leave every key unchanged.
+pub const RACY_SECS: u64 = 2;
+
+/// What identifies the contents of a file without reading it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileKey {
+    size: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+    ino: u64,
+    dev: u64,
+}
+
+impl FileKey {
+    /// The key of `meta`.
+    pub fn of(meta: &std::fs::Metadata) -> FileKey {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            FileKey {
+                size: meta.size(),
+                mtime: (meta.mtime(), meta.mtime_nsec()),
+                ctime: (meta.ctime(), meta.ctime_nsec()),
+                ino: meta.ino(),
+                dev: meta.dev(),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let since = |t: std::io::Result<std::time::SystemTime>| {
+                t.ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map_or((0, 0), |d| (d.as_secs() as i64, d.subsec_nanos() as i64))
+            };
+            FileKey {
+                size: meta.len(),
+                mtime: since(meta.modified()),
+                ctime: since(meta.created()),
+                ino: 0,
+                dev: 0,
+            }
+        }
+    }
+
+    /// Whether the file was modified less than [`RACY_SECS`] before `now` (or in the future),
+    /// by its modification time, as git judges a "racily clean" file (the change time stays
+    /// in the key: a rewrite moves it).
+    fn is_racy(&self, now: i64) -> bool {
+        self.mtime.0 > now - RACY_SECS as i64
+    }
+
+    fn fields(&self) -> [String; 7] {
+        [
+            self.size.to_string(),
+            self.mtime.0.to_string(),
+            self.mtime.1.to_string(),
+            self.ctime.0.to_string(),
+            self.ctime.1.to_string(),
+            self.ino.to_string(),
+            self.dev.to_string(),
+        ]
+    }
+
+    fn parse(f: &[&str]) -> Option<FileKey> {
+        let n = |i: usize| f.get(i)?.parse::<i64>().ok();
+        let u = |i: usize| f.get(i)?.parse::<u64>().ok();
+        Some(FileKey {
+            size: u(0)?,
+            mtime: (n(1)?, n(2)?),
+            ctime: (n(3)?, n(4)?),
+            ino: u(5)?,
+            dev: u(6)?,
+        })
+    }
+}
+
+/// The cache of one store, as read at the start of a build.
+#[derive(Default)]
+pub struct Cache {
+    /// Where it is written back (`None`: caching is off).
+    path: Option<PathBuf>,
+    /// The cache file's text.
+    text: String,
+    /// Store-relative path → (key, the JSON text of the file's value, the whole line).
+    entries: HashMap<String, (FileKey, std::ops::Range<usize>, std::ops::Range<usize>)>,
+}
+
+/// What a build learnt of one file, for the cache it writes back.
+pub enum Learnt {
+    /// Taken from the cache: its line is kept as it is.
+    Cached,
+    /// Read from the file: its key and value (`None`: not cacheable, e.g. modified just now
+    /// or unreadable).
+    Read(Option<(FileKey, String)>),
+}
+
+/// The cache directory: `NOTABENE_CACHE_DIR` (`off` or empty: none), else the platform's.
+pub fn cache_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("NOTABENE_CACHE_DIR") {
+        if dir.is_empty() || dir == "off" {
+            return None;
+        }
+        return Some(PathBuf::from(dir));
+    }
+    let home = || {
+        std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from)
+    };
+    let base = if cfg!(windows) {
+        std::env::var_os("LOCALAPPDATA").map(PathBuf::from)
+    } else if cfg!(target_os = "macos") {
+        home().map(|h| h.join("Library/Caches"))
+    } else {
+        std::env::var_os("XDG_CACHE_HOME")
+            .filter(|d| Path::new(d).is_absolute())
+            .map(PathBuf::from)
+            .or_else(|| home().map(|h| h.join(".cache")))
+    };
+    base.map(|b| b.join("mdbook-notabene"))
+}
+
+/// FNV-1a, 64 bits, over 8-byte words (then the tail byte by byte): stable across builds and
+/// platforms, for the cache's file names and its lines' checksums (which catch corruption,
+/// not tampering).
+fn fnv(bytes: &[u8]) -> u64 {
+    const PRIME: u64 = 0x0100_0000_01b3;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut words = bytes.chunks_exact(8);
+    for w in &mut words {
+        h ^= u64::from_le_bytes(w.try_into().expect("8 bytes"));
+        h = h.wrapping_mul(PRIME);
+        h ^= h >> 29;
+    }
+    for b in words.remainder() {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(PRIME);
+    }
+    h
+}
+
+impl Cache {
+    /// The cache of the store at `root` (empty when there is none, it is off, or it is not
+    /// this version's or this store's).
+    pub fn open(root: &Path) -> Cache {
+        Cache::open_in(cache_dir(), root)
+    }
+
+    /// [`Cache::open`] with the cache directory given (`None`: off).
+    pub fn open_in(dir: Option<PathBuf>, root: &Path) -> Cache {
+        let Some(dir) = dir else {
+            return Cache::default();
+        };
+        let store = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+        let name = format!(
+            "store-{:016x}.cache",
+            fnv(store.to_string_lossy().as_bytes())
+        );
+        let path = dir.join(name);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Cache::from_text(path, text, &store),
+            Err(_) => Cache {
+                path: Some(path),
+                ..Cache::default()
+            },
+        }
+    }
+
+    /// The cache in `text` (read from `path`) for the store at `store` (canonical).
+    fn from_text(path: PathBuf, text: String, store: &Path) -> Cache {
+        let mut cache = Cache {
+            path: Some(path),
+            ..Cache::default()
+        };
+        let header = format!("{HEADER}\t{}", json_string(&store.to_string_lossy()));
+        let Some(body) = text
+            .strip_prefix(&header)
+            .and_then(|t| t.strip_prefix('\n'))
+        else {
+            return cache;
+        };
+        let mut entries = HashMap::new();
+        let mut at = text.len() - body.len();
+        for line in body.split_inclusive('\n') {
+            let start = at;
+            at += line.len();
+            // A line cut short (no newline) is a miss.
+            let Some(line) = line.strip_suffix('\n') else {
+                continue;
+            };
+            let Some((path, key, value)) = parse_line(line) else {
+                continue;
+            };
+            let v_start = start + (value.as_ptr() as usize - line.as_ptr() as usize);
+            entries.insert(
+                path,
+                (
+                    key,
+                    v_start..v_start + value.len(),
+                    start..start + line.len(),
+                ),
+            );
+        }
+        cache.text = text;
+        cache.entries = entries;
+        cache
+    }
+
+    /// The value file `rel` held, when its key is still `key`: the JSON text, to parse.
+    pub fn get(&self, rel: &str, key: &FileKey) -> Option<&str> {
+        let (k, value, line) = self.entries.get(rel)?;
+        // The checksum is checked only for the lines used.
+        let text = &self.text[line.clone()];
+        let (sum, rest) = text.split_once('\t')?;
+        (k == key && u64::from_str_radix(sum, 16).ok()? == fnv(rest.as_bytes()))
+            .then(|| &self.text[value.clone()])
+    }
+
+    /// Writes the cache back for the files of this build, in listing order (`files`:
+    /// store-relative path and what was learnt of it), when anything differs from what was
+    /// read. Failures are ignored: a cache that cannot be written is a cache that misses.
+    pub fn write_back(&self, files: &[(impl AsRef<str>, Learnt)], store_root: &Path) {
+        let Some(path) = &self.path else { return };
+        let changed = files.len() != self.entries.len()
+            || files.iter().any(|(_, l)| matches!(l, Learnt::Read(_)));
+        if !changed {
+            return;
+        }
+        let store = std::fs::canonicalize(store_root).unwrap_or_else(|_| store_root.to_path_buf());
+        let mut out = format!("{HEADER}\t{}\n", json_string(&store.to_string_lossy()));
+        for (rel, learnt) in files {
+            let rel = rel.as_ref();
+            match learnt {
+                Learnt::Cached => {
+                    if let Some((_, _, line)) = self.entries.get(rel) {
+                        out.push_str(&self.text[line.clone()]);
+                        out.push('\n');
+                    }
+                }
+                Learnt::Read(Some((key, value))) => {
+                    let mut rest = key.fields().join("\t");
+                    rest.push('\t');
+                    rest.push_str(&json_string(rel));
+                    rest.push('\t');
+                    rest.push_str(value);
+                    out.push_str(&format!("{:016x}\t", fnv(rest.as_bytes())));
+                    out.push_str(&rest);
+                    out.push('\n');
+                }
+                Learnt::Read(None) => {}
+            }
+        }
+        if write_file(path, out.as_bytes()).is_ok() {
+            prune(path.parent().unwrap_or(Path::new(".")), path);
+        }
+    }
+
+    /// Whether a file with `key`, just read, may be cached.
+    pub fn cacheable(key: &FileKey) -> bool {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        !key.is_racy(now)
+    }
+}
+
+/// `s` as a JSON string.
+fn json_string(s: &str) -> String {
+    Value::String(s.to_string()).to_string()
+}
+
+/// One cache line: its path, key and value text (the checksum is checked on use).
+fn parse_line(line: &str) -> Option<(String, FileKey, &str)> {
+    let mut parts = line.splitn(10, '\t');
+    let _sum = parts.next()?;
+    let fields: Vec<&str> = parts.by_ref().take(7).collect();
+    let key = FileKey::parse(&fields)?;
+    let path = parts.next()?;
+    // Most paths need no unescaping.
+    let path = match path.strip_prefix('"').and_then(|p| p.strip_suffix('"')) {
+        Some(plain) if !plain.contains(['\\', '"']) => plain.to_string(),
+        _ => serde_json::from_str(path).ok()?,
+    };
+    let value = parts.next()?;
+    Some((path, key, value))
+}
+
+/// At most this many stores' caches are kept in the cache directory…
+const KEEP_MAX: usize = 64;
+/// …and when there are more, the least recently written are removed down to this many.
+const KEEP_AFTER_PRUNE: usize = 32;
+
+/// Removes the least recently written store caches of `dir` (never `current`) when it holds
+/// more than [`KEEP_MAX`] (the stores of books long gone, of test runs).
+fn prune(dir: &Path, current: &Path) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut caches: Vec<(std::time::SystemTime, PathBuf)> = rd
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("store-") && name.ends_with(".cache")
+        })
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    if caches.len() <= KEEP_MAX {
+        return;
+    }
+    caches.sort();
+    let extra = caches.len() - KEEP_AFTER_PRUNE;
+    for (_, p) in caches.into_iter().take(extra) {
+        if p != current {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// Replaces `path` with `bytes` atomically (temp file beside it, fsync, rename).
+fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".store-")
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(size: u64) -> FileKey {
+        FileKey {
+            size,
+            mtime: (1, 2),
+            ctime: (3, 4),
+            ino: 5,
+            dev: 6,
+        }
+    }
+
+    #[test]
+    fn a_line_round_trips_and_any_changed_byte_is_a_miss() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.cache");
+        let store = dir.path().join("store");
+        std::fs::create_dir_all(&store).unwrap();
+        let cache = Cache {
+            path: Some(path.clone()),
+            ..Cache::default()
+        };
+        cache.write_back(
+            &[
+                (
+                    "p/a.json",
+                    Learnt::Read(Some((key(10), r#"{"id":"a"}"#.into()))),
+                ),
+                (
+                    "p/b\t.json",
+                    Learnt::Read(Some((key(11), r#"{"id":"b"}"#.into()))),
+                ),
+                ("p/c.json", Learnt::Read(None)),
+            ],
+            &store,
+        );
+        let text = std::fs::read_to_string(&path).unwrap();
+        let canonical = std::fs::canonicalize(&store).unwrap();
+        let read = |text: &str| Cache::from_text(path.clone(), text.to_string(), &canonical);
+        let c = read(&text);
+        assert_eq!(c.get("p/a.json", &key(10)), Some(r#"{"id":"a"}"#));
+        assert_eq!(c.get("p/b\t.json", &key(11)), Some(r#"{"id":"b"}"#));
+        assert_eq!(c.get("p/a.json", &key(12)), None, "another size");
+        assert_eq!(c.get("p/c.json", &key(10)), None, "not cacheable");
+        // A garbled value keeps its key but fails the checksum.
+        let c = read(&text.replace(r#"{"id":"a"}"#, r#"{"id":"x"}"#));
+        assert_eq!(c.get("p/a.json", &key(10)), None);
+        // Cut in the middle of the last line: that line is a miss, the first still a hit.
+        let cut = &text[..text.len() - 3];
+        let c = read(cut);
+        assert_eq!(c.get("p/a.json", &key(10)), Some(r#"{"id":"a"}"#));
+        assert_eq!(c.get("p/b\t.json", &key(11)), None);
+    }
+
+    #[test]
+    fn a_file_modified_just_now_is_not_cached() {
+        let now = 1_000_000;
+        let mut k = key(1);
+        k.mtime.0 = now;
+        assert!(k.is_racy(now));
+        k.mtime.0 = now - RACY_SECS as i64 - 1;
+        assert!(!k.is_racy(now));
+        k.mtime.0 = now + 5;
+        assert!(k.is_racy(now), "a modification time in the future");
+    }
+
+    /// What a load returns, to compare: every record and unreadable file, in order.
+    fn dump(snap: &crate::base::store::Snapshot) -> Vec<String> {
+        let mut out: Vec<String> = snap
+            .records
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} {:?} {}",
+                    r.file,
+                    r.location,
+                    Value::Object(r.comment.as_map().clone())
+                )
+            })
+            .collect();
+        out.extend(
+            snap.unreadable
+                .iter()
+                .map(|u| format!("unreadable {} {}", u.file, u.error)),
+        );
+        out
+    }
+
+    #[test]
+    fn a_cached_load_is_the_files_whatever_the_cache_holds() {
+        use crate::base::store::Store;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join(".notabene");
+        let cache_dir = dir.path().join("cache");
+        std::fs::create_dir_all(root.join("guide")).unwrap();
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        let write = |rel: &str, text: &str| {
+            let p = root.join(rel);
+            std::fs::write(&p, text).unwrap();
+            std::fs::File::options()
+                .write(true)
+                .open(&p)
+                .unwrap()
+                .set_modified(old)
+                .unwrap();
+        };
+        write(
+            "guide/a.json",
+            r#"{"id":"a","status":"resolved","thread":[{"body":"x"}],"n":1.5e3}"#,
+        );
+        write("guide/b.json", r#"{"id":"b","status":"open"}"#);
+        write("guide.json", r#"[{"id":"c"},{"id":"d"}]"#);
+        write("guide/bad.json", "{not json");
+        let store = Store::new(root.clone());
+        let truth = dump(&store.load().unwrap());
+        let cached = || dump(&store.load_cached_in(Some(cache_dir.clone())).unwrap());
+        assert_eq!(cached(), truth, "cold");
+        let files = |d: &Path| std::fs::read_dir(d).unwrap().count();
+        assert_eq!(files(&cache_dir), 1, "one cache file for the store");
+        let cache_file = std::fs::read_dir(&cache_dir)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let text = std::fs::read_to_string(&cache_file).unwrap();
+        assert_eq!(
+            text.lines().count(),
+            4,
+            "a header and the three readable files"
+        );
+        assert_eq!(cached(), truth, "warm");
+        // A file rewritten with the same size: its modification time differs.
+        write("guide/b.json", r#"{"id":"b","status":"done"}"#);
+        let truth = dump(&store.load().unwrap());
+        assert_ne!(
+            cached(),
+            dump(&Store::new(dir.path().join("none")).load().unwrap())
+        );
+        assert_eq!(cached(), truth, "a file changed under the cache");
+        // Garbled, cut and foreign caches.
+        for bad in [
+            text.replace("resolved", "RESOLVED"),
+            text[..text.len() / 2].to_string(),
+            "garbage".to_string(),
+            text.replacen("store cache 2", "store cache 0", 1),
+        ] {
+            std::fs::write(&cache_file, bad).unwrap();
+            assert_eq!(cached(), truth);
+        }
+        std::fs::remove_dir_all(&cache_dir).unwrap();
+        assert_eq!(cached(), truth, "deleted");
+        // Off: nothing written.
+        let off = dump(&store.load_cached_in(None).unwrap());
+        assert_eq!(off, truth);
+    }
+
+    #[test]
+    fn old_caches_are_pruned_beyond_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        for i in 0..KEEP_MAX + 5 {
+            let p = dir.path().join(format!("store-{i:016x}.cache"));
+            std::fs::write(&p, "x").unwrap();
+            let when = old + std::time::Duration::from_secs(i as u64);
+            std::fs::File::options()
+                .write(true)
+                .open(&p)
+                .unwrap()
+                .set_modified(when)
+                .unwrap();
+        }
+        std::fs::write(dir.path().join("other.txt"), "kept").unwrap();
+        let current = dir.path().join(format!("store-{:016x}.cache", 0));
+        prune(dir.path(), &current);
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        // The newest 32, the current one (the oldest here) and the file that is not a cache.
+        assert_eq!(left.len(), KEEP_AFTER_PRUNE + 2, "{left:?}");
+        assert!(left.contains(&"other.txt".to_string()));
+        assert!(left.contains(&format!("store-{:016x}.cache", 0)));
+        assert!(left.contains(&format!("store-{:016x}.cache", KEEP_MAX + 4)));
+        assert!(!left.contains(&format!("store-{:016x}.cache", 1)));
+    }
+}
