@@ -31,9 +31,11 @@
 //!
 //! `cargo bench --bench scale`; `NB_RUNS=n` sets the rounds (default 5). `NB_PROFILE=n` runs
 //! only the preprocessor's html pass on 10,000 open comments, n times (for `perf record`;
-//! `NB_RESOLVED=k` resolves k of them, `NB_SIZES=1` prints the size of each island and
+//! `NB_COMMENTS=m` takes m comments instead, `NB_RESOLVED=k` resolves k of them, `NB_SIZES=1` prints the size of each island and
 //! generated page, `NB_FLOOR=1` first times the floor's parts, `NB_PIPE=1` instead times
-//! mdBook's side of the protocol).
+//! mdBook's side of the protocol). `NB_AGAINST=path` times another `mdbook-notabene` binary
+//! (another commit's) in the same rounds of the headline, for an A/B of a change; `NB_CLI_ONLY=1`
+//! runs only the headline.
 
 #[path = "support/big_book.rs"]
 mod big_book;
@@ -126,13 +128,17 @@ fn main() {
         .ok()
         .and_then(|v| v.parse::<usize>().ok())
     {
-        // `NB_PROFILE=n`: only the preprocessor's html run on 10,000 open comments, n times
-        // (for `perf record`).
+        // `NB_PROFILE=n`: only the preprocessor's html run on 10,000 open comments (or
+        // `NB_COMMENTS`), n times (for `perf record`).
+        let count = std::env::var("NB_COMMENTS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(10_000);
         let resolved = std::env::var("NB_RESOLVED")
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(0);
-        fill_store(&master, &root.join(".notabene"), 10_000, resolved, "open");
+        fill_store(&master, &root.join(".notabene"), count, resolved, "open");
         let mut with = base.clone();
         with.set(
             "preprocessor.notabene",
@@ -365,10 +371,15 @@ fn main() {
     for n in [10_000, 20_000] {
         fill_store(&master, &root.join(".notabene"), n, 0, "open");
         let store = mdbook_notabene::base::store::Store::new(root.join(".notabene"));
+        let space = mdbook_notabene::model::book::Book::from_mdbook(&root, base.clone())
+            .unwrap()
+            .config
+            .space;
         let mut times = Vec::new();
         for round in 0..=runs {
             let t = Instant::now();
-            let c = mdbook_notabene::model::resolve::chapters::read_comments(&store);
+            let (c, _) =
+                mdbook_notabene::model::resolve::chapters::read_comments_for_build(&store, &space);
             if round > 0 {
                 times.push(t.elapsed());
             }
@@ -832,7 +843,10 @@ fn floor_parts(
     let store_handle = mdbook_notabene::base::store::Store::new(store.to_path_buf());
     // The anchoring the islands are written from (not timed).
     let cfg = mdbook_notabene::model::book::Book::from_mdbook(root, config.clone()).unwrap();
-    let comments = mdbook_notabene::model::resolve::chapters::read_comments(&store_handle);
+    let (comments, _) = mdbook_notabene::model::resolve::chapters::read_comments_for_build(
+        &store_handle,
+        &cfg.config.space,
+    );
     let (anchors, _) = mdbook_notabene::model::resolve::chapters::anchor(
         &cfg,
         book,
@@ -854,7 +868,10 @@ fn floor_parts(
         let bytes = par_map(&files, threads, |p| std::fs::read(p).unwrap());
         let t_read = t.elapsed();
         let t = Instant::now();
-        let comments = mdbook_notabene::model::resolve::chapters::read_comments(&store_handle);
+        let (comments, _) = mdbook_notabene::model::resolve::chapters::read_comments_for_build(
+            &store_handle,
+            &cfg.config.space,
+        );
         let t_whole = t.elapsed();
         assert!(!comments.is_empty() && comments.len() <= bytes.len());
         let t = Instant::now();
@@ -988,6 +1005,27 @@ struct CliTimes {
     none: Vec<Duration>,
     passthrough: Vec<Duration>,
     ours: Vec<Duration>,
+    /// With `NB_AGAINST`: the other `mdbook-notabene` binary, in the same rounds.
+    other: Vec<Duration>,
+}
+
+/// `NB_AGAINST=path`: another `mdbook-notabene` binary (another commit's, say) timed in the
+/// same alternating rounds as this one, for an A/B of a change through the real `mdbook`
+/// (started through `env`, with a cache directory of its own: Unix only).
+fn against() -> Option<String> {
+    std::env::var("NB_AGAINST").ok().filter(|p| !p.is_empty())
+}
+
+/// The book.toml of the book with `command` as the notabene preprocessor's.
+fn with_command(base: &Config, command: &str) -> String {
+    let mut c = base.clone();
+    c.set("preprocessor", serde_json::json!({})).unwrap();
+    c.set(
+        "preprocessor.notabene",
+        serde_json::json!({ "after": ["links"], "command": command }),
+    )
+    .unwrap();
+    book_toml(&c)
 }
 
 /// The three configurations of the book at `root` for the `mdbook` binary: no preprocessor,
@@ -1001,13 +1039,11 @@ fn cli_configs(base: &Config, passthrough: &Path) -> [String; 3] {
         serde_json::json!({ "after": ["links"], "command": passthrough.to_string_lossy() }),
     )
     .unwrap();
-    let mut ours = none.clone();
-    ours.set(
-        "preprocessor.notabene",
-        serde_json::json!({ "after": ["links"], "command": plugin_command() }),
-    )
-    .unwrap();
-    [book_toml(&none), book_toml(&pass), book_toml(&ours)]
+    [
+        book_toml(&none),
+        book_toml(&pass),
+        with_command(base, &plugin_command()),
+    ]
 }
 
 /// One `mdbook build` of the book at `root` with `toml` as its book.toml, into `out`.
@@ -1050,15 +1086,31 @@ fn measure_cli(
     for toml in [&none, &pass, &ours] {
         mdbook_build(mdbook, root, toml, out);
     }
+    // Its own cache directory: the two binaries' caches may be of different versions, and
+    // would each throw the other's away at every build.
+    let other = against().map(|bin| {
+        let cache = out.with_extension("against-cache");
+        with_command(
+            base,
+            &format!("env NOTABENE_CACHE_DIR={} {bin}", cache.display()),
+        )
+    });
+    if let Some(toml) = &other {
+        mdbook_build(mdbook, root, toml, out);
+    }
     let mut t = CliTimes {
         none: Vec::new(),
         passthrough: Vec::new(),
         ours: Vec::new(),
+        other: Vec::new(),
     };
     for _ in 0..runs {
         t.none.push(mdbook_build(mdbook, root, &none, out));
         t.passthrough.push(mdbook_build(mdbook, root, &pass, out));
         t.ours.push(mdbook_build(mdbook, root, &ours, out));
+        if let Some(toml) = &other {
+            t.other.push(mdbook_build(mdbook, root, toml, out));
+        }
     }
     std::fs::write(root.join("book.toml"), saved).unwrap();
     t
@@ -1096,6 +1148,23 @@ fn print_cli(
             if r <= *target { "✓" } else { "✗" },
             paired(&t.ours, &t.none),
         );
+    }
+    if let Some(bin) = against() {
+        println!();
+        println!("`NB_AGAINST` ({bin}), in the same rounds:");
+        println!();
+        println!(
+            "| store | other binary (ms) | its ratio to the pass-through | this one over it |"
+        );
+        println!("|---|---:|---:|---:|");
+        for (name, _, t) in cli_rows {
+            println!(
+                "| {name} | {:.0} | {:.3} | {:.3} |",
+                ms(median(&t.other)),
+                paired(&t.other, &t.passthrough),
+                paired(&t.ours, &t.other),
+            );
+        }
     }
     println!();
     if let Some(same) = same_bytes {

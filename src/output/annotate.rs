@@ -91,7 +91,8 @@ pub fn prefetch(root: &Path) -> Option<Prefetched> {
         return None;
     }
     let store = cfg.store();
-    let (comments, warnings) = resolve::chapters::read_comments_quietly(&store);
+    let (comments, warnings) =
+        resolve::chapters::read_comments_for_build(&store, &cfg.config.space);
     Some(Prefetched {
         store: store.root().to_path_buf(),
         comments,
@@ -159,7 +160,14 @@ fn run_reusing(
             }
             p.comments
         }
-        _ => resolve::chapters::read_comments(&store),
+        _ => {
+            let (comments, warnings) =
+                resolve::chapters::read_comments_for_build(&store, &cfg.config.space);
+            for w in warnings {
+                say_err!("{w}");
+            }
+            comments
+        }
     };
     let t1 = std::time::Instant::now();
     let (anchors, ids) = resolve::chapters::anchor_reusing(

@@ -1020,7 +1020,27 @@ fn a_comment_from_elsewhere_is_marked_before_the_rebuild() {
     mark_document(&mut p);
     let mark = format!("mark.nb-mark[data-nb-id=\"{id}\"]");
     let thread = format!("document.querySelector('.nb-pop .nb-thread[data-nb-id=\"{id}\"]')");
-    p.click(&mark);
+    // The reload may also come between finding the mark and clicking it: the click is made
+    // on the mark of whichever page is there, once it has one.
+    let js_mark = serde_json::to_string(&mark).unwrap();
+    let mut at = None;
+    for _ in 0..3 {
+        p.wait_for(&format!("document.querySelector({js_mark})"), SECS);
+        at = p
+            .try_eval(&format!(
+                "(() => {{ const el = document.querySelector({js_mark}); if (!el) return null;
+                   el.scrollIntoView({{block: 'center'}});
+                   const r = el.getClientRects()[0] || el.getBoundingClientRect();
+                   return [r.left + r.width / 2, r.top + r.height / 2]; }})()"
+            ))
+            .ok()
+            .and_then(|v| Some((v.get(0)?.as_f64()?, v.get(1)?.as_f64()?)));
+        if at.is_some() {
+            break;
+        }
+    }
+    let (x, y) = at.expect("the comment's mark, on the patched or the rebuilt page");
+    p.click_at(x, y);
     p.wait_for(&format!("{thread} || !window.__nbOldDocument"), SECS);
     let opened = p.try_eval(&format!(
         "{thread} && window.__nbOldDocument === true ? document.querySelector('.nb-pop').textContent : null"
@@ -1030,6 +1050,7 @@ fn a_comment_from_elsewhere_is_marked_before_the_rebuild() {
         _ => {
             eprintln!("the rebuild reloaded the page before the thread opened");
             wait_reloaded(&mut p, WRITE);
+            p.wait_for(&format!("document.querySelector({js_mark})"), SECS);
             p.click(&mark);
             p.wait_for(&thread, SECS);
             p.eval_str("document.querySelector('.nb-pop').textContent")

@@ -37,6 +37,22 @@ fn addressed(id: &str, page: &str, link: Option<&str>) -> mdbook_notabene::base:
     c
 }
 
+/// The chapters `names` of the book at `book` (`src/<name>.md`, titled by their name in
+/// capitals, at `<name>.html`).
+fn chapters_of(book: &std::path::Path, ids: &PageIds, names: &[&str]) -> Vec<Chapter> {
+    names
+        .iter()
+        .map(|f| Chapter {
+            page: format!("{}/{f}", ids.prefix),
+            name: f.to_uppercase(),
+            url: format!("{f}.html"),
+            source: format!("docs/src/{f}.md"),
+            content: common::read(&book.join(format!("src/{f}.md"))),
+            disk: None,
+        })
+        .collect()
+}
+
 /// Per card: (id, problem, [(page, file, diff source, diff ref, diff reason, has text, also ids)]).
 fn project(review: &Value) -> Value {
     let cards = review["cards"].as_array().unwrap();
@@ -113,17 +129,7 @@ fn review_inverts_the_journal_and_picks_each_diff_source() {
             { "page": p("c"), "commentIds": ["c_cases"], "what": "bad ref", "why": "w", "ref": "0000000000000000000000000000000000000000" },
         ]}),
     ];
-    let chapters = ["a", "b", "c"]
-        .iter()
-        .map(|f| Chapter {
-            page: p(f),
-            name: f.to_uppercase(),
-            url: format!("{f}.html"),
-            source: format!("docs/src/{f}.md"),
-            content: common::read(&book.join(format!("src/{f}.md"))),
-            disk: None,
-        })
-        .collect();
+    let chapters = chapters_of(&book, &ids, &["a", "b", "c"]);
     let anchors = anchor_book(
         chapters,
         comments,
@@ -200,4 +206,127 @@ fn without_git_every_diff_says_so() {
     );
     let d = repo.diff(Some(&book.join("src/a.md")), Some("abc123"));
     assert_eq!(d.reason, Some("no-git"));
+}
+
+/// A comment `id` on `page` with `status`, anchored to `quote` (or the whole page), its
+/// thread `messages` long.
+fn stored(id: &str, page: &str, status: &str, quote: Option<&str>, messages: usize) -> Value {
+    let thread: Vec<Value> = (0..messages)
+        .map(|n| json!({ "author": "Rae", "body": format!("message {n} on {id}\nsecond line"), "ts": format!("2026-07-2{n}T09:00:00.000Z") }))
+        .collect();
+    let (scope, anchor) = match quote {
+        Some(q) => (
+            "selection",
+            json!({ "quote": q, "prefix": "the ", "suffix": " here", "hint": 1 }),
+        ),
+        None => ("page", Value::Null),
+    };
+    json!({
+        "id": id, "space": "book", "page": page, "scope": scope, "anchor": anchor,
+        "thread": thread, "status": status, "hold": false, "resolution": null,
+        "createdAt": "2026-07-20T09:00:00.000Z", "updatedAt": "2026-07-21T09:00:00.000Z",
+    })
+}
+
+/// A build reads resolved comments thin (a few fields, their lean forms written when the file
+/// was read): every island, the /comments list and the /review cards are what reading them
+/// whole gives, whatever the comment holds (another space, a hold, defaults, unknown fields,
+/// replies, a page off the book, no quote).
+#[test]
+fn resolved_comments_read_thin_give_the_pages_reading_them_whole_gives() {
+    use mdbook_notabene::base::store::{Comment, lean};
+    use mdbook_notabene::model::resolve::Which;
+    use mdbook_notabene::output::inject::island;
+    let tmp = common::tempdir();
+    let book = tmp.path().join("docs");
+    common::write(
+        &book.join("book.toml"),
+        "[book]\ntitle = \"T\"\n\n[preprocessor.notabene]\nreview = \"approve\"\n",
+    );
+    common::write(&book.join("src/SUMMARY.md"), "- [A](a.md)\n- [B](b.md)\n");
+    common::write(
+        &book.join("src/a.md"),
+        "# A\n\nAlpha text with a quote here.\n",
+    );
+    common::write(
+        &book.join("src/b.md"),
+        "# B\n\nBeta text, and more text here.\n",
+    );
+    let cfg = Book::load(&book).unwrap();
+    let ids = PageIds::new(&cfg);
+    let p = |f: &str| format!("{}/{f}", ids.prefix);
+    let mut values = vec![
+        stored("c_res_replies", &p("a"), "resolved", Some("quote"), 3),
+        stored("c_res_one", &p("b"), "resolved", Some("more text"), 1),
+        stored("c_res_page", &p("a"), "resolved", None, 2),
+        stored("c_res_gone", &p("gone"), "resolved", Some("quote"), 2),
+        stored("c_open", &p("a"), "open", Some("Alpha"), 2),
+    ];
+    // Another space, a hold, no defaults left out, an unknown field, no thread.
+    values[1]["space"] = "elsewhere".into();
+    values[1]["hold"] = true.into();
+    values[1]["updatedAt"] = values[1]["createdAt"].clone();
+    values[1]["x-extra"] = json!({ "kept": [1, 2.5, null] });
+    let mut bare = stored("c_res_bare", &p("b"), "resolved", Some("Beta"), 0);
+    bare["anchor"] = json!({ "label": "figure 1" });
+    bare.as_object_mut().unwrap().remove("thread");
+    values.push(bare);
+    let mut addressed_one = addressed("c_addr", &p("a"), Some("j-1"));
+    addressed_one.set("page", p("a").into());
+    let whole: Vec<Comment> = values
+        .into_iter()
+        .map(Comment::from_value)
+        .chain([addressed_one])
+        .collect();
+    let thin: Vec<Comment> = whole
+        .iter()
+        .map(|c| lean::thin(c, &cfg.config.space).unwrap_or_else(|| c.clone()))
+        .collect();
+    let thin_ids: Vec<&str> = thin
+        .iter()
+        .filter(|c| c.prerendered().is_some())
+        .filter_map(Comment::id)
+        .collect();
+    assert_eq!(
+        thin_ids,
+        ["c_res_replies", "c_res_one", "c_res_gone", "c_res_bare"]
+    );
+    let journal = vec![
+        json!({ "id": "j-1", "date": "2026-07-28", "title": "t", "summary": "s", "changes": [
+            { "page": p("a"), "commentIds": ["c_addr", "c_res_replies", "c_res_bare", "c_res_page"], "what": "w", "why": "y" },
+        ]}),
+    ];
+    let chapters = chapters_of(&book, &ids, &["a", "b"]);
+    let repo = Repo::discover(&book);
+    let pages = |comments: Vec<Comment>| {
+        let anchors = anchor_book(
+            chapters.clone(),
+            comments,
+            &TextOptions::default(),
+            DEFAULT_THRESHOLD,
+            1,
+            Which::Live,
+        );
+        let input = ViewInput {
+            anchors: &anchors,
+            journal: &journal,
+            book: &cfg,
+            ids: &ids,
+            repo: &repo,
+        };
+        let islands: Vec<String> = (0..anchors.chapters.len())
+            .map(|ch| island::injection_for(&anchors, ch, &cfg.config).1)
+            .collect();
+        (islands, input.comments(), input.review().to_string())
+    };
+    let (whole_islands, whole_list, whole_review) = pages(whole);
+    let (thin_islands, thin_list, thin_review) = pages(thin);
+    assert_eq!(thin_islands, whole_islands);
+    assert_eq!(thin_list, whole_list);
+    assert_eq!(thin_review, whole_review);
+    // What the comparison covers: replies in the island, the first message in the list, the
+    // snippets of the resolved comments the journal names.
+    assert!(whole_islands[0].contains("message 2 on c_res_replies"));
+    assert!(whole_list.contains(r#""replies":2"#));
+    assert!(whole_review.contains("figure 1") && whole_review.contains("quote"));
 }

@@ -18,12 +18,14 @@
 //!
 //! The format (one line per file, tab-separated): `checksum size mtime mtime-ns ctime
 //! ctime-ns inode device "path" value`, after a header line; `path` and `value` are compact
-//! JSON (no raw tab or newline), `checksum` an FNV-1a hash of the rest of the line. The
-//! store contract is untouched: the cache is written beside no store file.
+//! JSON, `value` what the store's reader keeps of the file (no raw newline: the file's compact
+//! JSON, or a resolved comment's thin record — see `Store::load_for_build`), `checksum` an
+//! FNV-1a hash of the rest of the line. The store contract is untouched: the cache is written
+//! beside no store file.
 //!
 //! Owns: the cache file's format, location, validation, pruning and atomic replacement.
-//! Calls: nothing of this crate (the store's reader, `Store::load_cached`, calls it, from its
-//! threads); `tempfile` for the write.
+//! Calls: nothing of this crate (the store's reader, `Store::load_for_build`, calls it, from
+//! its threads); `tempfile` for the write.
 
 use serde_json::Value;
 use std::collections::HashMap;
@@ -31,7 +33,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The first line of every cache file; another version's file is a miss.
-const HEADER: &str = "mdbook-notabene store cache 2";
+const HEADER: &str = "mdbook-notabene store cache 3";
 
 /// A file modified less than this many seconds before it was read is not cached: another
 /// write within the same tick of the file system's clock could leave every key unchanged.
@@ -442,10 +444,11 @@ mod tests {
             .iter()
             .map(|r| {
                 format!(
-                    "{} {:?} {}",
+                    "{} {:?} {} {:?}",
                     r.file,
                     r.location,
-                    Value::Object(r.comment.as_map().clone())
+                    Value::Object(r.comment.as_map().clone()),
+                    r.comment.prerendered()
                 )
             })
             .collect();
@@ -477,14 +480,22 @@ mod tests {
         };
         write(
             "guide/a.json",
-            r#"{"id":"a","status":"resolved","thread":[{"body":"x"}],"n":1.5e3}"#,
+            r#"{"id":"a","space":"docs","status":"resolved","thread":[{"body":"x"},{"body":"y"}],"n":1.5e3}"#,
         );
         write("guide/b.json", r#"{"id":"b","status":"open"}"#);
         write("guide.json", r#"[{"id":"c"},{"id":"d"}]"#);
         write("guide/bad.json", "{not json");
         let store = Store::new(root.clone());
-        let truth = dump(&store.load().unwrap());
-        let cached = || dump(&store.load_cached_in(Some(cache_dir.clone())).unwrap());
+        let truth = dump(&store.load().unwrap().thinned("docs"));
+        assert!(truth[0].contains("Prerendered"), "{truth:?}");
+        let cached_for = |space: &str| {
+            dump(
+                &store
+                    .load_for_build_in(Some(cache_dir.clone()), space)
+                    .unwrap(),
+            )
+        };
+        let cached = || cached_for("docs");
         assert_eq!(cached(), truth, "cold");
         let files = |d: &Path| std::fs::read_dir(d).unwrap().count();
         assert_eq!(files(&cache_dir), 1, "one cache file for the store");
@@ -501,9 +512,14 @@ mod tests {
             "a header and the three readable files"
         );
         assert_eq!(cached(), truth, "warm");
+        // Thin records are written for one space: another book's build reads the file again.
+        let other = dump(&store.load().unwrap().thinned("other"));
+        assert_ne!(other, truth);
+        assert_eq!(cached_for("other"), other, "another space");
+        assert_eq!(cached(), truth, "back to the first space");
         // A file rewritten with the same size: its modification time differs.
         write("guide/b.json", r#"{"id":"b","status":"done"}"#);
-        let truth = dump(&store.load().unwrap());
+        let truth = dump(&store.load().unwrap().thinned("docs"));
         assert_ne!(
             cached(),
             dump(&Store::new(dir.path().join("none")).load().unwrap())
@@ -514,7 +530,7 @@ mod tests {
             text.replace("resolved", "RESOLVED"),
             text[..text.len() / 2].to_string(),
             "garbage".to_string(),
-            text.replacen("store cache 2", "store cache 0", 1),
+            text.replacen("store cache 3", "store cache 0", 1),
         ] {
             std::fs::write(&cache_file, bad).unwrap();
             assert_eq!(cached(), truth);
@@ -522,7 +538,7 @@ mod tests {
         std::fs::remove_dir_all(&cache_dir).unwrap();
         assert_eq!(cached(), truth, "deleted");
         // Off: nothing written.
-        let off = dump(&store.load_cached_in(None).unwrap());
+        let off = dump(&store.load_for_build_in(None, "docs").unwrap());
         assert_eq!(off, truth);
     }
 

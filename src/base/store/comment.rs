@@ -88,8 +88,15 @@ impl From<Scope> for Value {
 
 /// A stored comment. Mutations touch only the fields they name; every other key, known or
 /// not, keeps its value and position.
+///
+/// A build reads a resolved comment *thin* ([`super::lean::thin`]): the map holds only the
+/// fields a build reads itself, and the lean forms come pre-written (the second field).
+/// Nothing but a build's anchoring is handed a thin comment.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Comment(Map<String, Value>);
+pub struct Comment(
+    Map<String, Value>,
+    Option<std::sync::Arc<super::lean::Prerendered>>,
+);
 
 /// A suggested edit carried by a selection comment (`suggestion` in its JSON, after
 /// `anchor`): `quote` is the rendered text it replaces (the anchor's quote when it was made),
@@ -130,13 +137,21 @@ impl Comment {
     /// Wraps a JSON value; a non-object becomes an empty comment (which has no id).
     pub fn from_value(v: Value) -> Comment {
         match v {
-            Value::Object(m) => Comment(m),
-            _ => Comment(Map::new()),
+            Value::Object(m) => Comment(m, None),
+            _ => Comment(Map::new(), None),
         }
     }
     /// Wraps a map.
     pub fn from_map(m: Map<String, Value>) -> Comment {
-        Comment(m)
+        Comment(m, None)
+    }
+    /// A thin comment: the fields a build reads, and the lean forms of the whole comment.
+    pub fn thin(m: Map<String, Value>, lean: super::lean::Prerendered) -> Comment {
+        Comment(m, Some(std::sync::Arc::new(lean)))
+    }
+    /// The pre-written lean forms of a thin comment (`None`: the comment is whole).
+    pub fn prerendered(&self) -> Option<&super::lean::Prerendered> {
+        self.1.as_deref()
     }
     /// The underlying map.
     pub fn as_map(&self) -> &Map<String, Value> {
@@ -216,6 +231,7 @@ impl Comment {
     /// Sets `key` to `value`: in place when it exists, else right after `after` (appended
     /// when `after` is absent).
     pub fn set_after(&mut self, after: &str, key: &str, value: Value) {
+        self.1 = None;
         if self.0.contains_key(key) || !self.0.contains_key(after) {
             self.set(key, value);
             return;
@@ -237,6 +253,8 @@ impl Comment {
 
     /// Sets `key` to `value`, keeping its position when it exists, appending otherwise.
     pub fn set(&mut self, key: &str, value: Value) {
+        // A changed comment is whole again: its pre-written forms would be stale.
+        self.1 = None;
         if let Some(slot) = self.0.get_mut(key) {
             *slot = value;
         } else {
@@ -246,6 +264,7 @@ impl Comment {
 
     /// Appends a thread message (creating the thread when absent).
     pub fn push_message(&mut self, author: &str, body: &str, ts: &str) {
+        self.1 = None;
         match self.0.get_mut("thread") {
             Some(Value::Array(a)) => a.push(message(author, body, ts)),
             _ => self.set("thread", Value::Array(vec![message(author, body, ts)])),

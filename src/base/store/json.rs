@@ -58,6 +58,12 @@ impl<'a> ObjectWriter<'a> {
         ObjectWriter { out, empty: true }
     }
 
+    /// Goes on writing an object already opened at the end of `out` (members written:
+    /// `!empty`), as [`crate::base::store::lean::Prerendered`] leaves it.
+    pub fn resume(out: &'a mut Vec<u8>, empty: bool) -> Self {
+        ObjectWriter { out, empty }
+    }
+
     /// Writes `"key":` and returns the buffer for the value, which the caller must write.
     pub fn key(&mut self, key: &str) -> &mut Vec<u8> {
         if !self.empty {

@@ -15,6 +15,7 @@ pub mod fsx;
 pub mod ids;
 pub mod journal;
 pub mod json;
+pub mod lean;
 pub mod merge;
 pub mod migrate;
 pub mod page_id;
@@ -102,6 +103,17 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// The snapshot a build reads, for a book whose space is `space`: each resolved comment
+    /// made thin ([`lean::thin`]), every other record as it is.
+    pub fn thinned(mut self, space: &str) -> Snapshot {
+        for r in &mut self.records {
+            if let Some(t) = lean::thin(&r.comment, space) {
+                r.comment = t;
+            }
+        }
+        self
+    }
+
     /// The records readers use: those with a non-empty string id.
     pub fn comments(&self) -> impl Iterator<Item = &Record> {
         self.records.iter().filter(|r| r.comment.id().is_some())
@@ -243,19 +255,21 @@ impl Store {
         Ok(snap)
     }
 
-    /// [`Store::load`] for a build: the files unchanged since the last build are taken from
-    /// its cache ([`cache`]), which is then brought up to date. The result is exactly
-    /// [`Store::load`]'s, whatever the cache holds.
-    pub fn load_cached(&self) -> Result<Snapshot> {
-        self.load_cached_in(cache::cache_dir())
+    /// [`Store::load`] for a build of a book whose space is `space`: resolved comments come
+    /// thin ([`lean::thin`]), and the files unchanged since the last build are taken from its
+    /// cache ([`cache`]), which is then brought up to date. The result is exactly
+    /// [`Store::load`]'s with its comments thinned ([`Snapshot::thinned`]), whatever the cache
+    /// holds.
+    pub fn load_for_build(&self, space: &str) -> Result<Snapshot> {
+        self.load_for_build_in(cache::cache_dir(), space)
     }
 
-    /// [`Store::load_cached`] with the cache directory given (`None`: no cache).
-    pub fn load_cached_in(&self, cache_dir: Option<PathBuf>) -> Result<Snapshot> {
+    /// [`Store::load_for_build`] with the cache directory given (`None`: no cache).
+    pub fn load_for_build_in(&self, cache_dir: Option<PathBuf>, space: &str) -> Result<Snapshot> {
         self.check_compatible()?;
         let cache = cache::Cache::open_in(cache_dir, &self.root);
         let (snap, learnt) =
-            self.read_listed(|path, rel| read_comment_file_cached(&cache, path, rel))?;
+            self.read_listed(|path, rel| read_comment_file_for_build(&cache, path, rel, space))?;
         cache.write_back(&learnt, &self.root);
         Ok(snap)
     }
@@ -668,36 +682,65 @@ fn file_snapshot(parsed: std::result::Result<Value, String>, file: String) -> Sn
     snap
 }
 
-/// [`read_comment_file`] through the build's cache: the cached value when the file's key is
-/// unchanged, else the file, parsed (and what to cache of it).
-fn read_comment_file_cached(
+/// [`read_comment_file`] for a build ([`Store::load_for_build`]): through the build's cache —
+/// the cached records when the file's key is unchanged, else the file, parsed (and what to
+/// cache of it) — with resolved comments thin.
+///
+/// A cache value is `F` and the file's JSON, or, for a file holding one comment that is thin,
+/// `T` and its thin record ([`lean::to_cache_text`]), tab-separated.
+fn read_comment_file_for_build(
     cache: &cache::Cache,
     path: &Path,
     file: String,
+    space: &str,
 ) -> (Snapshot, cache::Learnt) {
     let Ok(meta) = std::fs::metadata(path) else {
-        return (read_comment_file(path, file), cache::Learnt::Read(None));
+        return (
+            read_comment_file(path, file).thinned(space),
+            cache::Learnt::Read(None),
+        );
     };
     let key = cache::FileKey::of(&meta);
     if let Some(text) = cache.get(&file, &key)
-        && let Ok(v) = serde_json::from_str::<Value>(text)
+        && let Some(snap) = from_cache_value(text, &file, space)
     {
-        return (file_snapshot(Ok(v), file), cache::Learnt::Cached);
+        return (snap, cache::Learnt::Cached);
     }
     let parsed = std::fs::read(path)
         .map_err(|e| e.to_string())
         .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).map_err(|e| e.to_string()));
     // Cached only when the file was not modified just now, and is still what was stat'ed.
-    let learnt = match &parsed {
-        Ok(v)
-            if cache::Cache::cacheable(&key)
-                && std::fs::metadata(path).is_ok_and(|m| cache::FileKey::of(&m) == key) =>
-        {
-            cache::Learnt::Read(Some((key, v.to_string())))
-        }
-        _ => cache::Learnt::Read(None),
-    };
-    (file_snapshot(parsed, file), learnt)
+    let cacheable = parsed.is_ok()
+        && cache::Cache::cacheable(&key)
+        && std::fs::metadata(path).is_ok_and(|m| cache::FileKey::of(&m) == key);
+    let whole = cacheable.then(|| parsed.as_ref().map(Value::to_string).unwrap_or_default());
+    let snap = file_snapshot(parsed, file).thinned(space);
+    let value = whole.map(|json| match snap.records.as_slice() {
+        [r] if r.location == Location::File => match lean::to_cache_text(&r.comment) {
+            Some(thin) => format!("T\t{thin}"),
+            None => format!("F\t{json}"),
+        },
+        _ => format!("F\t{json}"),
+    });
+    (snap, cache::Learnt::Read(value.map(|v| (key, v))))
+}
+
+/// The records a cache value ([`read_comment_file_for_build`]) gives for `file` in a book
+/// whose space is `space`; `None` (a miss) when it is garbled or a thin record of another space.
+fn from_cache_value(text: &str, file: &str, space: &str) -> Option<Snapshot> {
+    if let Some(json) = text.strip_prefix("F\t") {
+        let v = serde_json::from_str::<Value>(json).ok()?;
+        return Some(file_snapshot(Ok(v), file.to_string()).thinned(space));
+    }
+    let comment = lean::from_cache_text(text.strip_prefix("T\t")?, space)?;
+    Some(Snapshot {
+        records: vec![Record {
+            file: file.to_string(),
+            location: Location::File,
+            comment,
+        }],
+        ..Snapshot::default()
+    })
 }
 
 /// The fields of a comment being created, for [`new_comment`].

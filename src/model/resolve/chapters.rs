@@ -50,22 +50,33 @@ pub fn source_key(ids: &PageIds, source_path: &Path) -> String {
     slash_path(&Path::new(&ids.prefix).join(source_path))
 }
 
-/// Reads the store's comments for a build; problems are warnings (printed), never a crash.
+/// Reads the store's comments whole (for `comments.json`); problems are warnings (printed),
+/// never a crash.
 pub fn read_comments(store: &Store) -> Vec<Comment> {
-    let (comments, warnings) = read_comments_quietly(store);
+    let (comments, warnings) = comments_of(store, Store::load);
     for w in warnings {
         say_err!("{w}");
     }
     comments
 }
 
-/// [`read_comments`], with the warnings returned (whole stderr lines) instead of printed: the
-/// binary's read-ahead prints them only when its result is used.
-pub fn read_comments_quietly(store: &Store) -> (Vec<Comment>, Vec<String>) {
+/// The store's comments as the preprocessor's build reads them, for a book whose space is
+/// `space`: through the build's cache, resolved comments thin ([`Store::load_for_build`]), the
+/// warnings returned (whole stderr lines) instead of printed — the binary's read-ahead prints
+/// them only when its result is used.
+pub fn read_comments_for_build(store: &Store, space: &str) -> (Vec<Comment>, Vec<String>) {
+    comments_of(store, |s| s.load_for_build(space))
+}
+
+/// The comments with an id of what `load` reads of `store`, and the warnings of reading it.
+fn comments_of(
+    store: &Store,
+    load: impl FnOnce(&Store) -> Result<crate::base::store::Snapshot>,
+) -> (Vec<Comment>, Vec<String>) {
     if !store.exists() {
         return (Vec::new(), Vec::new());
     }
-    match store.load_cached() {
+    match load(store) {
         Ok(snap) => {
             let warnings = snap.unreadable_warnings();
             let comments = snap

@@ -112,26 +112,7 @@ impl FollowedBy {
     }
 }
 
-/// Whether the lean forms leave field `k` (value `v`) of comment `c` out: a default, the
-/// book's `space`, the page when the island says it (`page_known`), and the fields the
-/// writer of the lean form puts itself (`anchoring`, `url`: ours replace a stored one).
-pub fn lean_skips(
-    c: &Map<String, Value>,
-    k: &str,
-    v: &Value,
-    space: &str,
-    page_known: bool,
-) -> bool {
-    match k {
-        "space" => v.as_str() == Some(space),
-        "page" => page_known,
-        "hold" => *v == Value::Bool(false),
-        "resolution" => v.is_null(),
-        "updatedAt" => c.get("createdAt") == Some(v),
-        "anchoring" | "url" => true,
-        _ => false,
-    }
-}
+pub use crate::base::store::lean::lean_skips;
 
 /// The anchoring of every comment of a book.
 pub struct BookAnchors {
@@ -189,6 +170,12 @@ pub fn anchor_book_reusing(
     which: Which,
     reuse: Option<&Reuse>,
 ) -> BookAnchors {
+    // Thin comments (a build's resolved ones) carry no anchor: only a build that does not look
+    // for resolved comments may be handed them.
+    debug_assert!(
+        which == Which::Live || comments.iter().all(|c| c.prerendered().is_none()),
+        "thin comments anchored with Which::All"
+    );
     let mut by_page: BTreeMap<&str, usize> = BTreeMap::new();
     for (i, c) in chapters.iter().enumerate() {
         by_page.entry(c.page.as_str()).or_insert(i);
@@ -519,37 +506,39 @@ impl BookAnchors {
     /// Appends comment `ci` to `out` in its compact [`Lean`] form (JSON, not yet escaped for
     /// a `<script>`), `space` being the book's.
     pub fn write_lean(&self, ci: usize, form: Lean, space: &str, out: &mut Vec<u8>) {
-        use crate::base::store::json::{ObjectWriter, write_js_compact};
-        let c = self.comments[ci].as_map();
-        let mut w = ObjectWriter::new(out);
-        for (k, v) in c {
-            // A followed comment keeps its stored page: the write API finds it there.
-            let page_known = form == Lean::Island && self.located[ci].followed.is_none();
-            if lean_skips(c, k, v, space, page_known) {
-                continue;
+        use crate::base::store::json::ObjectWriter;
+        use crate::base::store::lean;
+        let comment = &self.comments[ci];
+        // A followed comment keeps its stored page: the write API finds it there.
+        let page_known = form == Lean::Island && self.located[ci].followed.is_none();
+        let first_message_only = form == Lean::List && !is_live(comment);
+        // A thin (resolved) comment's fields were written when its file was read: the island
+        // and list forms, for this space (a resolved comment is never followed).
+        let pre = comment
+            .prerendered()
+            .filter(|p| p.space == space)
+            .and_then(|p| match form {
+                Lean::Island if page_known => Some(&p.island),
+                Lean::List => Some(&p.list),
+                _ => None,
+            });
+        let mut w = match pre {
+            Some(fields) => {
+                out.extend_from_slice(fields.as_bytes());
+                ObjectWriter::resume(out, fields.len() == 1)
             }
-            match (k.as_str(), v) {
-                ("anchor", Value::Object(a)) => {
-                    let mut aw = ObjectWriter::new(w.key(k));
-                    for (ak, av) in a {
-                        if ak != "prefix" && ak != "suffix" {
-                            aw.member(ak, av);
-                        }
-                    }
-                    aw.end();
-                }
-                // The list shows a resolved thread's first message and how many replies
-                // follow (the thread itself is in its chapter's island); live threads whole,
-                // so their replies can be searched.
-                ("thread", Value::Array(t))
-                    if form == Lean::List && t.len() > 1 && !is_live(&self.comments[ci]) =>
-                {
-                    write_js_compact(&Value::Array(t[..1].to_vec()), w.key(k));
-                    w.member("replies", &(t.len() - 1));
-                }
-                _ => write_js_compact(v, w.key(k)),
+            None => {
+                let mut w = ObjectWriter::new(out);
+                lean::write_own_fields(
+                    &mut w,
+                    comment.as_map(),
+                    space,
+                    page_known,
+                    first_message_only,
+                );
+                w
             }
-        }
+        };
         let mut aw = ObjectWriter::new(w.key("anchoring"));
         aw.member("status", self.status(ci));
         if let Some(f) = &self.located[ci].followed {
