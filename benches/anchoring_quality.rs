@@ -746,7 +746,7 @@ impl WholeBook {
             self.threads,
             Which::All,
         );
-        follow::follow(&mut book, &self.ids, &self.root, &options, tau);
+        follow::follow(&mut book, &self.ids, &self.root, &options, tau, None);
         let l = &book.located[0];
         Built {
             chapter: l.chapter.map(|ch| members[ch]),

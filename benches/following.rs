@@ -127,7 +127,7 @@ fn main() {
     let with_nothing = best(&mut || {
         let (mut a, _) = anchor(&on_their_pages);
         let t = Instant::now();
-        follow::follow(&mut a, &ids, &tmp, &options, DEFAULT_THRESHOLD);
+        follow::follow(&mut a, &ids, &tmp, &options, DEFAULT_THRESHOLD, None);
         let e = t.elapsed();
         assert!(a.located.iter().all(|l| l.followed.is_none()));
         e
@@ -136,7 +136,7 @@ fn main() {
     let following = best(&mut || {
         let (mut a, _) = anchor(&comments);
         let t = Instant::now();
-        follow::follow(&mut a, &ids, &tmp, &options, DEFAULT_THRESHOLD);
+        follow::follow(&mut a, &ids, &tmp, &options, DEFAULT_THRESHOLD, None);
         let e = t.elapsed();
         followed = a.located.iter().filter(|l| l.followed.is_some()).count();
         e

@@ -12,9 +12,11 @@
 //!    `~/.cargo/bin`; the bench fails without it) with our preprocessor, against the same book
 //!    with a pass-through preprocessor (`benches/support/passthrough.rs`, built here with
 //!    `cargo build --release --example passthrough`: what any plugin pays) and with none, in
-//!    alternating rounds; the ratio to the pass-through is the one the targets are for. Then
-//!    a build with the cache of the store's files deleted, and one with it corrupted, compared
-//!    byte for byte with a build with it;
+//!    alternating rounds; the ratio to the pass-through is the one the targets are for, with
+//!    the middle half of the rounds' ratios beside it (the machine's noise), and our build
+//!    again with the cache directory deleted just before it (the first build after a clone:
+//!    no store cache, no memo). Then a build with the cache directory deleted, and one with
+//!    every file in it corrupted, compared byte for byte with a build with it;
 //! 1. build ratios through the command path (mdBook running the `mdbook-notabene` binary over
 //!    the JSON protocol, as `mdbook build` does) and in process (`mdbook-notabene build`), for
 //!    1,000 open, 10,000 open and 20,000 of which 18,000 resolved, against the same book built
@@ -35,7 +37,9 @@
 //! generated page, `NB_FLOOR=1` first times the floor's parts, `NB_PIPE=1` instead times
 //! mdBook's side of the protocol). `NB_AGAINST=path` times another `mdbook-notabene` binary
 //! (another commit's) in the same rounds of the headline, for an A/B of a change; `NB_CLI_ONLY=1`
-//! runs only the headline.
+//! runs only the headline. `NB_READ=n` times only the build's read of the store (n reads, the
+//! cache warm); `NB_STAGE=dir` leaves the book and its store at `dir`, with its three
+//! `book.toml`s, for profiling `mdbook build` by hand.
 
 #[path = "support/big_book.rs"]
 mod big_book;
@@ -124,6 +128,55 @@ fn main() {
     std::fs::rename(root.join(".notabene"), &master).unwrap();
     eprintln!("generated 20,000 comments in {:.1?}", t.elapsed());
 
+    if let Some(dir) = std::env::var_os("NB_STAGE") {
+        // `NB_STAGE=dir`: leave the book at `dir` with `NB_COMMENTS` comments (default
+        // 10,000), `NB_RESOLVED` of them resolved, and its three `book.toml`s beside it
+        // (`book.toml.{none,passthrough,ours}`), for profiling `mdbook build` by hand.
+        let dir = PathBuf::from(dir);
+        let count = env_usize("NB_COMMENTS").unwrap_or(10_000);
+        let resolved = env_usize("NB_RESOLVED").unwrap_or(0);
+        copy_dir(&root, &dir);
+        fill_store(&master, &dir.join(".notabene"), count, resolved, "open");
+        let names = ["none", "passthrough", "ours"];
+        for (name, toml) in names.iter().zip(cli_configs(&base, &passthrough_bin())) {
+            std::fs::write(dir.join(format!("book.toml.{name}")), &toml).unwrap();
+        }
+        std::fs::copy(dir.join("book.toml.ours"), dir.join("book.toml")).unwrap();
+        eprintln!(
+            "staged at {}: {count} comments, {resolved} resolved",
+            dir.display()
+        );
+        return;
+    }
+    if let Some(n) = env_usize("NB_READ") {
+        // `NB_READ=n`: only the build's read of the store (`NB_COMMENTS`, `NB_RESOLVED`), its
+        // files aged an hour (so that the cache takes them), the cache warmed, n times.
+        let count = env_usize("NB_COMMENTS").unwrap_or(20_000);
+        let resolved = env_usize("NB_RESOLVED").unwrap_or(18_000);
+        fill_store(&master, &root.join(".notabene"), count, resolved, "open");
+        let old = std::time::SystemTime::now() - Duration::from_secs(3600);
+        for f in files_under(&root.join(".notabene")) {
+            std::fs::File::options()
+                .write(true)
+                .open(&f)
+                .and_then(|file| file.set_modified(old))
+                .unwrap();
+        }
+        let store = mdbook_notabene::base::store::Store::new(root.join(".notabene"));
+        for round in 0..=n {
+            let t = Instant::now();
+            let (c, _) =
+                mdbook_notabene::model::resolve::chapters::read_comments_for_build(&store, "book");
+            assert_eq!(c.len(), count);
+            if round > 0 {
+                eprintln!(
+                    "read {count} comments ({resolved} resolved): {:.1?}",
+                    t.elapsed()
+                );
+            }
+        }
+        return;
+    }
     if let Some(n) = std::env::var("NB_PROFILE")
         .ok()
         .and_then(|v| v.parse::<usize>().ok())
@@ -639,6 +692,18 @@ fn paired(a: &[Duration], b: &[Duration]) -> f64 {
     r[r.len() / 2]
 }
 
+/// The first and third quartiles of `a[i] / b[i]` over rounds measured side by side: how far
+/// the machine's noise moved the ratio.
+fn quartiles(a: &[Duration], b: &[Duration]) -> (f64, f64) {
+    let mut r: Vec<f64> = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| x.as_secs_f64() / y.as_secs_f64())
+        .collect();
+    r.sort_by(f64::total_cmp);
+    (r[r.len() / 4], r[(3 * r.len()) / 4])
+}
+
 /// mdBook alone on one store's markup: medians, and ratios paired by round.
 struct Markup {
     name: &'static str,
@@ -1004,7 +1069,10 @@ fn book_toml(config: &Config) -> String {
 struct CliTimes {
     none: Vec<Duration>,
     passthrough: Vec<Duration>,
+    /// Ours, every build after the first (the cache and the memo warm).
     ours: Vec<Duration>,
+    /// Ours with the cache directory deleted just before (the cache and the memo cold).
+    cold: Vec<Duration>,
     /// With `NB_AGAINST`: the other `mdbook-notabene` binary, in the same rounds.
     other: Vec<Duration>,
 }
@@ -1102,12 +1170,17 @@ fn measure_cli(
         none: Vec::new(),
         passthrough: Vec::new(),
         ours: Vec::new(),
+        cold: Vec::new(),
         other: Vec::new(),
     };
+    let cache = PathBuf::from(std::env::var_os("NOTABENE_CACHE_DIR").unwrap());
     for _ in 0..runs {
         t.none.push(mdbook_build(mdbook, root, &none, out));
         t.passthrough.push(mdbook_build(mdbook, root, &pass, out));
         t.ours.push(mdbook_build(mdbook, root, &ours, out));
+        // The first build after a clone (a CI runner without a cached home): no cache.
+        std::fs::remove_dir_all(&cache).unwrap();
+        t.cold.push(mdbook_build(mdbook, root, &ours, out));
         if let Some(toml) = &other {
             t.other.push(mdbook_build(mdbook, root, toml, out));
         }
@@ -1134,19 +1207,22 @@ fn print_cli(
     );
     println!();
     println!(
-        "| store | no preprocessor (ms) | baseline: pass-through preprocessor (ms) | pass-through / none | mdbook-notabene (ms) | **ratio to the pass-through** | target | ratio to none |"
+        "| store | no preprocessor (ms) | baseline: pass-through preprocessor (ms) | pass-through / none | mdbook-notabene (ms) | **ratio to the pass-through** | its rounds' middle half | target | ratio to none | first build, no cache (ms) | its ratio to the pass-through |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---|---|---:|---:|---:|");
     for (name, target, t) in cli_rows {
         let r = paired(&t.ours, &t.passthrough);
+        let (q1, q3) = quartiles(&t.ours, &t.passthrough);
         println!(
-            "| {name} | {:.0} | {:.0} | {:.3} | {:.0} | **{r:.3}** | ≤ {target:.2} {} | {:.3} |",
+            "| {name} | {:.0} | {:.0} | {:.3} | {:.0} | **{r:.3}** | {q1:.3}–{q3:.3} | ≤ {target:.2} {} | {:.3} | {:.0} | {:.3} |",
             ms(median(&t.none)),
             ms(median(&t.passthrough)),
             paired(&t.passthrough, &t.none),
             ms(median(&t.ours)),
             if r <= *target { "✓" } else { "✗" },
             paired(&t.ours, &t.none),
+            ms(median(&t.cold)),
+            paired(&t.cold, &t.passthrough),
         );
     }
     if let Some(bin) = against() {
@@ -1169,7 +1245,7 @@ fn print_cli(
     println!();
     if let Some(same) = same_bytes {
         println!(
-            "A build after deleting the cache of the store's files, and one after corrupting it, against a build with it: {}.",
+            "A build after deleting the cache directory (the store's cache and the build's memo), and one after corrupting every file in it, against a build with it: {}.",
             if same {
                 "the same bytes, every file ✓"
             } else {
@@ -1225,4 +1301,9 @@ fn cache_check(mdbook: &Path, root: &Path, base: &Config, out: &Path) -> bool {
     let warm = read_all(&out.join("warm"));
     assert!(!warm.is_empty());
     warm == read_all(&out.join("deleted")) && warm == read_all(&out.join("corrupt"))
+}
+
+/// The number in environment variable `name`, when it holds one.
+fn env_usize(name: &str) -> Option<usize> {
+    std::env::var(name).ok().and_then(|v| v.parse().ok())
 }

@@ -235,7 +235,15 @@ fn rebuilds(root: &std::path::Path, files: &[std::path::PathBuf], tmp: &std::pat
             let t = Instant::now();
             match reuse {
                 Some(r) => drop(build_into(root, &dest, r).unwrap()),
-                None => drop(build(root, Some(&dest)).unwrap()),
+                None => {
+                    // A build that keeps nothing: no memo of the builds before it either.
+                    // SAFETY: this thread is the bench's only one between builds.
+                    unsafe { std::env::set_var("NOTABENE_CACHE_DIR", "off") };
+                    let built = build(root, Some(&dest));
+                    // SAFETY: as above.
+                    unsafe { std::env::set_var("NOTABENE_CACHE_DIR", tmp.join("cache")) };
+                    drop(built.unwrap())
+                }
             }
             let d = t.elapsed();
             let _ = std::fs::remove_dir_all(&dest);

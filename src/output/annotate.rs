@@ -12,6 +12,7 @@ use crate::Result;
 use crate::base::store::Comment;
 use crate::base::text::TextOptions;
 use crate::base::util::last_build::Keep;
+use crate::base::util::memo::{Key, Memo};
 use crate::base::util::term::say_err;
 use crate::model::book::Book;
 use crate::model::resolve::{self, report};
@@ -170,13 +171,19 @@ fn run_reusing(
         }
     };
     let t1 = std::time::Instant::now();
-    let (anchors, ids) = resolve::chapters::anchor_reusing(
-        &cfg,
-        &book,
-        comments,
-        resolve::Which::Live,
-        reuse.map(|r| &r.anchoring),
-    )?;
+    // A long-lived process keeps its last build in memory; a build of its own takes what the
+    // builds before it kept on disk.
+    let memo = match reuse {
+        Some(_) => Memo::off(),
+        None => Memo::open(&ctx.root),
+    };
+    let earlier = match reuse {
+        Some(r) => resolve::Earlier::Process(&r.anchoring),
+        None if memo.is_on() => resolve::Earlier::Memo(&memo),
+        None => resolve::Earlier::None,
+    };
+    let (anchors, ids) =
+        resolve::chapters::anchor_reusing(&cfg, &book, comments, resolve::Which::Live, earlier)?;
     crate::output::assets::check_installed(&cfg)?;
     // A build that `fail-on` fails stops here, after its report; otherwise the report is
     // written beside the generated pages (below).
@@ -186,15 +193,16 @@ fn run_reusing(
     }
     let t2 = std::time::Instant::now();
     let options = TextOptions::from_config(&cfg.mdbook)?;
-    let dropped = inject_chapters(&mut book, &anchors, &ids, &cfg, &options, reuse);
+    let dropped = inject_chapters(&mut book, &anchors, &ids, &cfg, &options, reuse, &memo);
     let t3 = std::time::Instant::now();
     // The report (one thread, written to stderr at once, `fail-on` applied) while the
-    // generated pages are built: both only read the anchoring.
+    // generated pages are built and the memo written back: they only read the anchoring.
     let report_result = std::thread::scope(|scope| {
         let report = (!reported).then(|| scope.spawn(|| report::report(&anchors, &ids, &cfg)));
         if cfg.config.generated_pages {
-            crate::output::views::append_to(&mut book, &anchors, &ids, &cfg);
+            crate::output::views::append_to(&mut book, &anchors, &ids, &cfg, &memo);
         }
+        memo.write_back();
         report.map(|r| r.join())
     });
     match report_result {
@@ -210,12 +218,14 @@ fn run_reusing(
     let t4 = std::time::Instant::now();
     if std::env::var_os("NOTABENE_TIMINGS").is_some() {
         let ms = |a: std::time::Instant, b: std::time::Instant| (b - a).as_secs_f64() * 1e3;
+        let (hits, misses) = memo.counts();
         say_err!(
-            "notabene: timings (ms): reading the store {:.1}, anchoring {:.1}, markers and islands {:.1}, report and generated pages {:.1}",
+            "notabene: timings (ms): reading the store {:.1}, anchoring {:.1}, markers and islands {:.1}, report and generated pages {:.1}; memo: {hits} of {} results reused",
             ms(t0, t1),
             ms(t1, t2),
             ms(t2, t3),
-            ms(t3, t4)
+            ms(t3, t4),
+            hits + misses
         );
     }
     drop_in_background(anchors);
@@ -223,8 +233,8 @@ fn run_reusing(
 }
 
 /// Every chapter's new content (markers, its data island, the book-wide summary), computed in
-/// parallel, taken from `reuse` where the chapter did not change, and put back into `book`.
-/// Returns the pages whose inline markers were dropped.
+/// parallel, taken from `reuse` (or `memo`) where the chapter did not change, and put back
+/// into `book`. Returns the pages whose inline markers were dropped.
 fn inject_chapters(
     book: &mut MdBook,
     anchors: &resolve::BookAnchors,
@@ -232,6 +242,7 @@ fn inject_chapters(
     cfg: &Book,
     options: &TextOptions,
     reuse: Option<&Reuse>,
+    memo: &Memo,
 ) -> Vec<String> {
     let threads = crate::base::util::par::default_threads();
     let summary = island::summary_script(anchors, &cfg.config);
@@ -249,9 +260,27 @@ fn inject_chapters(
         {
             return (k.out.clone(), k.outcome, Keep::Reused);
         }
+        let digest = memo.is_on().then(|| {
+            let mut k = Key::new("inject");
+            k.debug(options)
+                .u64(cfg.config.compress_above as u64)
+                .str(&chapter.page)
+                .digest(&anchors.content_digest(i))
+                .debug(&injection)
+                .str(&json);
+            k.finish()
+        });
+        if let Some(d) = &digest
+            && let Some((out, outcome)) = memo.get(d).and_then(decode_injected)
+        {
+            return (out, outcome, Keep::Nothing);
+        }
         injection.island = Some(island::island_script(&chapter.page, &json, &cfg.config));
         let (out, outcome) =
             inject::inject(&chapter.content, &anchors.texts[i], &injection, options);
+        if let Some(d) = digest {
+            memo.put(d, encode_injected(&out, outcome));
+        }
         let keep = match reuse {
             Some(_) => Keep::New(InjectedChapter::new(
                 &chapter.content,
@@ -298,6 +327,27 @@ fn inject_chapters(
         ch.content = content;
     });
     dropped
+}
+
+/// A chapter's injected Markdown and outcome in bytes, for the memo: one flag byte, then the
+/// Markdown.
+fn encode_injected(out: &str, outcome: inject::Outcome) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(out.len() + 1);
+    bytes.push(u8::from(outcome.marks_dropped));
+    bytes.extend_from_slice(out.as_bytes());
+    bytes
+}
+
+/// What [`encode_injected`] wrote into `bytes`, when it is that.
+fn decode_injected(bytes: &[u8]) -> Option<(String, inject::Outcome)> {
+    let (&flag, text) = bytes.split_first()?;
+    let marks_dropped = match flag {
+        0 => false,
+        1 => true,
+        _ => return None,
+    };
+    let out = String::from_utf8(text.to_vec()).ok()?;
+    Some((out, inject::Outcome { marks_dropped }))
 }
 
 /// Frees `value` on a short-lived thread (inline if none can be started): a big book's

@@ -3,13 +3,14 @@
 //! Each is a small Markdown chapter holding a mount point and a JSON data island that the reader
 //! client renders with `textContent` — comment text never becomes markup.
 
-use crate::base::store::Status;
+use crate::base::store::{Comment, Status};
 use crate::base::text::{PageText, TextOptions, page_text};
+use crate::base::util::memo::{Key, Memo};
 use crate::base::util::payload::data_script;
 use crate::model::book::{Book, PageIds, Repo};
 use crate::model::resolve::{BookAnchors, Lean};
 use mdbook_preprocessor::book::{Book as MdBook, BookItem};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
 /// A generated chapter: file name, title, Markdown content.
@@ -33,20 +34,13 @@ fn text_of(v: Option<&Value>) -> &str {
     v.and_then(Value::as_str).unwrap_or("")
 }
 
-fn snippet(c: &Map<String, Value>) -> String {
-    let anchor = c.get("anchor").and_then(Value::as_object);
-    let raw = anchor
-        .and_then(|a| a.get("quote").or_else(|| a.get("label")))
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .or_else(|| {
-            c.get("thread")
-                .and_then(|t| t.get(0))
-                .and_then(|m| m.get("body"))
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        })
-        .unwrap_or_default();
+/// The first 40 characters of the text naming comment `c` ([`crate::base::store::lean::naming`]), whitespace runs
+/// as one space.
+fn snippet(c: &Comment) -> String {
+    let raw = match c.prerendered() {
+        Some(p) => p.naming.as_str(),
+        None => crate::base::store::lean::naming(c.as_map()),
+    };
     let flat = raw.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.chars().count() > 40 {
         format!("{}…", flat.chars().take(40).collect::<String>())
@@ -135,6 +129,8 @@ pub struct ViewInput<'a> {
     pub ids: &'a PageIds,
     /// The git repository for diffs.
     pub repo: &'a Repo,
+    /// The build's memo: a view's data element, deflated once, is kept under its JSON.
+    pub memo: &'a Memo,
 }
 
 impl ViewInput<'_> {
@@ -320,7 +316,7 @@ impl ViewInput<'_> {
             .filter_map(Value::as_str)
             .filter(|other| *other != id)
             .map(|other| match self.comment_index(other) {
-                Some(oi) => json!({ "id": other, "snippet": snippet(self.anchors.comments[oi].as_map()), "url": self.anchors.url(oi) }),
+                Some(oi) => json!({ "id": other, "snippet": snippet(&self.anchors.comments[oi]), "url": self.anchors.url(oi) }),
                 None => json!({ "id": other, "snippet": "", "url": null }),
             })
             .collect();
@@ -457,7 +453,7 @@ impl ViewInput<'_> {
                     "comments" => self.comments(),
                     _ => js(&self.journal()),
                 };
-                data_script("nb-view-data", "", &json, self.book.config.compress_above)
+                memo_data_script(self.memo, &json, self.book.config.compress_above)
             },
         );
         specs
@@ -479,8 +475,26 @@ impl ViewInput<'_> {
     }
 }
 
+/// A view's data element ([`data_script`]) for `json`, taken from `memo` when an earlier build
+/// wrote it for the same JSON and threshold (deflating a big store's list is most of a view's
+/// cost).
+fn memo_data_script(memo: &Memo, json: &str, compress_above: usize) -> String {
+    if json.len() <= compress_above || !memo.is_on() {
+        return data_script("nb-view-data", "", json, compress_above);
+    }
+    let mut k = Key::new("view data_script");
+    k.u64(compress_above as u64).str(json);
+    let digest = k.finish();
+    if let Some(text) = memo.get(&digest).and_then(|b| std::str::from_utf8(b).ok()) {
+        return text.to_string();
+    }
+    let element = data_script("nb-view-data", "", json, compress_above);
+    memo.put(digest, element.clone().into_bytes());
+    element
+}
+
 /// Appends the /review, /comments and /journal chapters after the book's own chapters.
-pub fn append_to(book: &mut MdBook, anchors: &BookAnchors, ids: &PageIds, cfg: &Book) {
+pub fn append_to(book: &mut MdBook, anchors: &BookAnchors, ids: &PageIds, cfg: &Book, memo: &Memo) {
     let store = cfg.store();
     let journal = crate::base::store::journal::read(&store);
     let repo = Repo::discover(&cfg.root);
@@ -490,6 +504,7 @@ pub fn append_to(book: &mut MdBook, anchors: &BookAnchors, ids: &PageIds, cfg: &
         book: cfg,
         ids,
         repo: &repo,
+        memo,
     };
     let taken: std::collections::BTreeSet<String> = book
         .iter()

@@ -145,6 +145,7 @@ fn review_inverts_the_journal_and_picks_each_diff_source() {
         book: &cfg,
         ids: &ids,
         repo: &repo,
+        memo: &mdbook_notabene::base::util::memo::Memo::off(),
     };
     let review = crate::support::preprocess::inline_diffs(&input.review());
     assert_eq!(review["mode"], "approve");
@@ -313,6 +314,7 @@ fn resolved_comments_read_thin_give_the_pages_reading_them_whole_gives() {
             book: &cfg,
             ids: &ids,
             repo: &repo,
+            memo: &mdbook_notabene::base::util::memo::Memo::off(),
         };
         let islands: Vec<String> = (0..anchors.chapters.len())
             .map(|ch| island::injection_for(&anchors, ch, &cfg.config).1)

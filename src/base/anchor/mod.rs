@@ -25,11 +25,11 @@ pub const DEFAULT_THRESHOLD: f64 = 0.85;
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     /// Found unchanged, with its context.
-    Exact,
+    Exact = 0,
     /// Found with changes (quote or context edited, block moved or changed).
-    Fuzzy,
+    Fuzzy = 1,
     /// Not found: no candidate reached the threshold.
-    Orphan,
+    Orphan = 2,
 }
 
 impl Status {
@@ -99,10 +99,129 @@ impl Resolution {
     }
 }
 
+/// A page's resolutions in bytes, for the build's memo: exactly what [`decode_resolutions`]
+/// reads back (the confidence bit for bit).
+pub fn encode_resolutions(all: &[Option<Resolution>]) -> Vec<u8> {
+    fn word(out: &mut Vec<u8>, n: u64) {
+        out.extend_from_slice(&n.to_le_bytes());
+    }
+    fn place(out: &mut Vec<u8>, p: &Option<Place>) {
+        match p {
+            None => out.push(0),
+            Some(p) => {
+                out.push(1);
+                for n in [p.text.start, p.text.end, p.source.start, p.source.end] {
+                    word(out, n as u64);
+                }
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(8 + all.len() * 48);
+    word(&mut out, all.len() as u64);
+    for r in all {
+        let Some(r) = r else {
+            out.push(0);
+            continue;
+        };
+        out.push(1);
+        out.push(r.status as u8);
+        word(&mut out, r.confidence.to_bits());
+        place(&mut out, &r.place);
+        let f = r.flags;
+        out.push(
+            u8::from(f.quote_changed)
+                | u8::from(f.context_changed) << 1
+                | u8::from(f.section_changed) << 2
+                | u8::from(f.ambiguous) << 3,
+        );
+        place(&mut out, &r.suggestion);
+        match r.block {
+            None => out.push(0),
+            Some(b) => {
+                out.push(1);
+                word(&mut out, b as u64);
+            }
+        }
+    }
+    out
+}
+
+/// The resolutions [`encode_resolutions`] wrote into `bytes`; `None` when they are not such
+/// bytes, whole.
+pub fn decode_resolutions(bytes: &[u8]) -> Option<Vec<Option<Resolution>>> {
+    struct Reader<'a>(&'a [u8]);
+    impl Reader<'_> {
+        fn byte(&mut self) -> Option<u8> {
+            let (&b, rest) = self.0.split_first()?;
+            self.0 = rest;
+            Some(b)
+        }
+        fn word(&mut self) -> Option<u64> {
+            let (w, rest) = self.0.split_first_chunk::<8>()?;
+            self.0 = rest;
+            Some(u64::from_le_bytes(*w))
+        }
+        fn size(&mut self) -> Option<usize> {
+            usize::try_from(self.word()?).ok()
+        }
+        fn place(&mut self) -> Option<Option<Place>> {
+            Some(match self.byte()? {
+                0 => None,
+                1 => Some(Place {
+                    text: self.size()?..self.size()?,
+                    source: self.size()?..self.size()?,
+                }),
+                _ => return None,
+            })
+        }
+    }
+    let mut r = Reader(bytes);
+    let n = r.size()?;
+    let mut all = Vec::with_capacity(n.min(bytes.len()));
+    for _ in 0..n {
+        all.push(match r.byte()? {
+            0 => None,
+            1 => {
+                let status = match r.byte()? {
+                    0 => Status::Exact,
+                    1 => Status::Fuzzy,
+                    2 => Status::Orphan,
+                    _ => return None,
+                };
+                let confidence = f64::from_bits(r.word()?);
+                let place = r.place()?;
+                let f = r.byte()?;
+                let flags = Flags {
+                    quote_changed: f & 1 != 0,
+                    context_changed: f & 2 != 0,
+                    section_changed: f & 4 != 0,
+                    ambiguous: f & 8 != 0,
+                };
+                let suggestion = r.place()?;
+                let block = match r.byte()? {
+                    0 => None,
+                    1 => Some(r.size()?),
+                    _ => return None,
+                };
+                Some(Resolution {
+                    status,
+                    confidence,
+                    place,
+                    flags,
+                    suggestion,
+                    block,
+                })
+            }
+            _ => return None,
+        });
+    }
+    r.0.is_empty().then_some(all)
+}
+
 /// A page prepared for anchoring: its text model and the normalised text with its map.
 pub struct PageIndex<'a> {
-    /// The text model.
-    pub page: &'a PageText,
+    /// The text model (a whole one: anchors found are mapped to Markdown through it).
+    pub page: std::borrow::Cow<'a, PageText>,
     /// Normalised text and its map to raw text bytes.
     pub norm: Normalized,
     /// The normalised text as a string (for substring search).
@@ -118,6 +237,16 @@ pub struct PageIndex<'a> {
 impl<'a> PageIndex<'a> {
     /// Normalises `page` once for all of its anchors.
     pub fn new(page: &'a PageText) -> PageIndex<'a> {
+        PageIndex::of(std::borrow::Cow::Borrowed(page))
+    }
+
+    /// [`PageIndex::new`] of a text model it owns.
+    pub fn owned(page: PageText) -> PageIndex<'static> {
+        PageIndex::of(std::borrow::Cow::Owned(page))
+    }
+
+    fn of(page: std::borrow::Cow<'a, PageText>) -> PageIndex<'a> {
+        debug_assert!(!page.light, "anchors are found in whole text models");
         let norm = normalize(&page.text);
         let mut string = String::with_capacity(norm.chars.len());
         let mut char_starts = Vec::with_capacity(norm.chars.len() + 1);
@@ -258,4 +387,61 @@ pub fn resolve_page(
             None => Some(Resolution::orphan()),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::base::anchor::*;
+
+    #[test]
+    fn resolutions_round_trip_through_their_bytes() {
+        let place = |a: usize, b: usize| Place {
+            text: a..b,
+            source: a + 100..b + 103,
+        };
+        let all = vec![
+            None,
+            Some(Resolution::orphan()),
+            Some(Resolution {
+                status: Status::Fuzzy,
+                confidence: 0.912_345_678_901_234_5,
+                place: Some(place(3, 9)),
+                flags: Flags {
+                    quote_changed: true,
+                    context_changed: false,
+                    section_changed: true,
+                    ambiguous: true,
+                },
+                suggestion: None,
+                block: None,
+            }),
+            Some(Resolution {
+                status: Status::Orphan,
+                confidence: 0.5,
+                place: None,
+                flags: Flags::default(),
+                suggestion: Some(place(usize::MAX - 500, usize::MAX - 200)),
+                block: Some(7),
+            }),
+            Some(Resolution {
+                status: Status::Exact,
+                confidence: 1.0,
+                place: Some(place(0, 0)),
+                flags: Flags::default(),
+                suggestion: None,
+                block: Some(0),
+            }),
+        ];
+        let bytes = encode_resolutions(&all);
+        assert_eq!(decode_resolutions(&bytes), Some(all.clone()));
+        assert_eq!(decode_resolutions(&encode_resolutions(&[])), Some(vec![]));
+        // Cut, lengthened or garbled bytes are not resolutions.
+        assert_eq!(decode_resolutions(&bytes[..bytes.len() - 1]), None);
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert_eq!(decode_resolutions(&longer), None);
+        let mut bad = bytes.clone();
+        bad[9] = 7;
+        assert_eq!(decode_resolutions(&bad), None);
+    }
 }

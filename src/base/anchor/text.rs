@@ -235,7 +235,7 @@ fn similarity(dist: usize, len: usize) -> f64 {
 /// Normalised char offsets where a block of the page starts (after each block separator; table
 /// cells are not separated, rows are; a code block is one block).
 fn block_starts(idx: &PageIndex) -> Vec<usize> {
-    let page = idx.page;
+    let page = &*idx.page;
     let mut out = vec![0];
     for s in &page.segments {
         if s.kind == SegKind::Raw && &page.text[s.text.clone()] == "\n" {

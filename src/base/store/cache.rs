@@ -24,8 +24,8 @@
 //! beside no store file.
 //!
 //! Owns: the cache file's format, location, validation, pruning and atomic replacement.
-//! Calls: nothing of this crate (the store's reader, `Store::load_for_build`, calls it, from
-//! its threads); `tempfile` for the write.
+//! Calls: `util::memo` for the cache directory and the checksum; `tempfile` for the write. (The
+//! store's reader, `Store::load_for_build`, calls it from its threads.)
 
 use serde_json::Value;
 use std::collections::HashMap;
@@ -33,7 +33,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The first line of every cache file; another version's file is a miss.
-const HEADER: &str = "mdbook-notabene store cache 3";
+const HEADER: &str = "mdbook-notabene store cache 4";
 
 /// A file modified less than this many seconds before it was read is not cached: another
 /// write within the same tick of the file system's clock could leave every key unchanged.
@@ -120,7 +120,7 @@ pub struct Cache {
     /// The cache file's text.
     text: String,
     /// Store-relative path → (key, the JSON text of the file's value, the whole line).
-    entries: HashMap<String, (FileKey, std::ops::Range<usize>, std::ops::Range<usize>)>,
+    entries: HashMap<String, (FileKey, std::ops::Range<usize>, std::ops::Range<usize>), FnvBuild>,
 }
 
 /// What a build learnt of one file, for the cache it writes back.
@@ -132,50 +132,8 @@ pub enum Learnt {
     Read(Option<(FileKey, String)>),
 }
 
-/// The cache directory: `NOTABENE_CACHE_DIR` (`off` or empty: none), else the platform's.
-pub fn cache_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("NOTABENE_CACHE_DIR") {
-        if dir.is_empty() || dir == "off" {
-            return None;
-        }
-        return Some(PathBuf::from(dir));
-    }
-    let home = || {
-        std::env::var_os("HOME")
-            .filter(|h| !h.is_empty())
-            .map(PathBuf::from)
-    };
-    let base = if cfg!(windows) {
-        std::env::var_os("LOCALAPPDATA").map(PathBuf::from)
-    } else if cfg!(target_os = "macos") {
-        home().map(|h| h.join("Library/Caches"))
-    } else {
-        std::env::var_os("XDG_CACHE_HOME")
-            .filter(|d| Path::new(d).is_absolute())
-            .map(PathBuf::from)
-            .or_else(|| home().map(|h| h.join(".cache")))
-    };
-    base.map(|b| b.join("mdbook-notabene"))
-}
-
-/// FNV-1a, 64 bits, over 8-byte words (then the tail byte by byte): stable across builds and
-/// platforms, for the cache's file names and its lines' checksums (which catch corruption,
-/// not tampering).
-fn fnv(bytes: &[u8]) -> u64 {
-    const PRIME: u64 = 0x0100_0000_01b3;
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut words = bytes.chunks_exact(8);
-    for w in &mut words {
-        h ^= u64::from_le_bytes(w.try_into().expect("8 bytes"));
-        h = h.wrapping_mul(PRIME);
-        h ^= h >> 29;
-    }
-    for b in words.remainder() {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(PRIME);
-    }
-    h
-}
+pub use crate::base::util::memo::cache_dir;
+use crate::base::util::memo::{FnvBuild, fnv};
 
 impl Cache {
     /// The cache of the store at `root` (empty when there is none, it is off, or it is not
@@ -217,7 +175,8 @@ impl Cache {
         else {
             return cache;
         };
-        let mut entries = HashMap::new();
+        let lines = body.bytes().filter(|&b| b == b'\n').count();
+        let mut entries = HashMap::with_capacity_and_hasher(lines, FnvBuild::default());
         let mut at = text.len() - body.len();
         for line in body.split_inclusive('\n') {
             let start = at;

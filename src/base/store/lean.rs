@@ -77,7 +77,9 @@ pub fn write_own_fields(
 /// A resolved comment's own fields pre-written for the book's `space`: `island` in a
 /// chapter's island (without `page`), `list` in the /comments list (the thread cut to its
 /// first message). Each is the lean object opened and its fields written, not closed: the
-/// resolver appends the `anchoring` it computes ([`ObjectWriter::resume`]).
+/// resolver appends the `anchoring` it computes ([`ObjectWriter::resume`]). `naming` is the
+/// text that names the comment where a page refers to it (its quote, its block's label, else
+/// its first message).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Prerendered {
     /// The book's space the fields were written for (a field `space` equal to it is left out).
@@ -86,6 +88,8 @@ pub struct Prerendered {
     pub island: String,
     /// The list form's opening and fields.
     pub list: String,
+    /// The text naming the comment ([`naming`]).
+    pub naming: String,
 }
 
 impl Prerendered {
@@ -101,13 +105,30 @@ impl Prerendered {
             space: space.to_string(),
             island: open(true, false),
             list: open(false, true),
+            naming: naming(c).to_string(),
         }
     }
 }
 
+/// The text that names comment `c` where a page refers to it: its anchor's quote (or its
+/// block's label), else its first message's body; empty when it has none.
+pub fn naming(c: &Map<String, Value>) -> &str {
+    let anchor = c.get("anchor").and_then(Value::as_object);
+    anchor
+        .and_then(|a| a.get("quote").or_else(|| a.get("label")))
+        .and_then(Value::as_str)
+        .or_else(|| {
+            c.get("thread")
+                .and_then(|t| t.get(0))
+                .and_then(|m| m.get("body"))
+                .and_then(Value::as_str)
+        })
+        .unwrap_or_default()
+}
+
 /// The fields a thin comment keeps in its map: what a build reads of a resolved comment
-/// besides its lean forms (the order, the summary's counts, the /comments sort, the /review
-/// snippet naming it).
+/// besides its lean forms and its naming text (the order, the summary's counts, the /comments
+/// sort).
 const THIN_KEYS: &[&str] = &[
     "id",
     "space",
@@ -126,31 +147,17 @@ pub fn thin(c: &Comment, space: &str) -> Option<Comment> {
         return None;
     }
     let map = c.as_map();
-    let mut kept = Map::new();
-    for (k, v) in map {
-        if THIN_KEYS.contains(&k.as_str()) {
-            kept.insert(k.clone(), v.clone());
-        } else if k == "anchor"
-            && let Value::Object(a) = v
-        {
-            let named: Map<String, Value> = a
-                .iter()
-                .filter(|(ak, _)| *ak == "quote" || *ak == "label")
-                .map(|(ak, av)| (ak.clone(), av.clone()))
-                .collect();
-            kept.insert(k.clone(), Value::Object(named));
-        } else if k == "thread"
-            && let Value::Array(t) = v
-        {
-            kept.insert(k.clone(), Value::Array(t.iter().take(1).cloned().collect()));
-        }
-    }
+    let kept: Map<String, Value> = map
+        .iter()
+        .filter(|(k, _)| THIN_KEYS.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     Some(Comment::thin(kept, Prerendered::of(map, space)))
 }
 
 /// A thin comment as the store's cache keeps it: one line's value, without raw tab or newline
-/// inside its parts (compact JSON escapes both): `space`, the map, the island and list forms,
-/// tab-separated.
+/// inside its parts (compact JSON escapes both): `space`, the map, the naming text, the island
+/// and list forms, tab-separated.
 pub fn to_cache_text(c: &Comment) -> Option<String> {
     let p = c.prerendered()?;
     let mut out = Vec::with_capacity(p.island.len() + p.list.len() + 256);
@@ -158,23 +165,86 @@ pub fn to_cache_text(c: &Comment) -> Option<String> {
     out.push(b'\t');
     write_js_compact(c.as_map(), &mut out);
     out.push(b'\t');
+    write_js_compact(&p.naming, &mut out);
+    out.push(b'\t');
     out.extend_from_slice(p.island.as_bytes());
     out.push(b'\t');
     out.extend_from_slice(p.list.as_bytes());
     String::from_utf8(out).ok()
 }
 
+/// A JSON string's value: its inside as it is when it holds no escape, else parsed.
+fn json_str(text: &str) -> Option<String> {
+    let inside = text.strip_prefix('"')?.strip_suffix('"')?;
+    if inside.contains(['\\', '"']) {
+        serde_json::from_str(text).ok()
+    } else {
+        Some(inside.to_string())
+    }
+}
+
+/// The map of compact JSON `text` when it is an object of strings none of which holds an
+/// escape (what a thin record's map nearly always is), read without the general parser (a
+/// build reads thousands); `None` for anything else, which the general parser reads.
+fn string_map(text: &str) -> Option<Map<String, Value>> {
+    let mut rest = text.strip_prefix('{')?.strip_suffix('}')?;
+    let mut map = Map::with_capacity(THIN_KEYS.len());
+    // One quoted string, without escapes, at the start of `rest`.
+    fn string<'a>(rest: &mut &'a str) -> Option<&'a str> {
+        let inner = rest.strip_prefix('"')?;
+        let end = inner.find(['"', '\\'])?;
+        if inner.as_bytes()[end] != b'"' {
+            return None;
+        }
+        *rest = &inner[end + 1..];
+        Some(&inner[..end])
+    }
+    while !rest.is_empty() {
+        let key = string(&mut rest)?;
+        rest = rest.strip_prefix(':')?;
+        let value = string(&mut rest)?;
+        if rest.starts_with(',') {
+            rest = &rest[1..];
+            if rest.is_empty() {
+                return None;
+            }
+        } else if !rest.is_empty() {
+            return None;
+        }
+        // A duplicate key is left to the general parser (which keeps the last value).
+        if map
+            .insert(key.to_string(), Value::String(value.to_string()))
+            .is_some()
+        {
+            return None;
+        }
+    }
+    // Control characters must be escaped in JSON: one here means this is not JSON.
+    map.iter()
+        .all(|(k, v)| {
+            !k.contains(|c: char| c < ' ')
+                && v.as_str().is_some_and(|s| !s.contains(|c: char| c < ' '))
+        })
+        .then_some(map)
+}
+
 /// The thin comment [`to_cache_text`] wrote, when it was written for `space` (another space's
 /// record is a miss: its fields were left out against another book's space).
 pub fn from_cache_text(text: &str, space: &str) -> Option<Comment> {
-    let mut parts = text.splitn(4, '\t');
-    let written_for: String = serde_json::from_str(parts.next()?).ok()?;
+    let mut parts = text.splitn(5, '\t');
+    let written_for = json_str(parts.next()?)?;
     if written_for != space {
         return None;
     }
-    let Value::Object(map) = serde_json::from_str(parts.next()?).ok()? else {
-        return None;
+    let map_text = parts.next()?;
+    let map = match string_map(map_text) {
+        Some(map) => map,
+        None => match serde_json::from_str(map_text).ok()? {
+            Value::Object(map) => map,
+            _ => return None,
+        },
     };
+    let naming = json_str(parts.next()?)?;
     let island = parts.next()?;
     let list = parts.next()?;
     if island.contains('\t') || list.contains('\t') || !island.starts_with('{') {
@@ -186,6 +256,7 @@ pub fn from_cache_text(text: &str, space: &str) -> Option<Comment> {
             space: written_for,
             island: island.to_string(),
             list: list.to_string(),
+            naming,
         },
     ))
 }
@@ -219,13 +290,12 @@ mod tests {
             serde_json::to_value(t.as_map()).unwrap(),
             json!({
                 "id": "c_1", "space": "docs", "page": "guide/setup", "scope": "selection",
-                "anchor": { "quote": "the \"quick\"\tfox" },
-                "thread": [{ "author": "ana", "body": "line one\nline two", "ts": "2026-01-01T00:00:00.000Z" }],
                 "status": "resolved",
                 "createdAt": "2026-01-01T00:00:00.000Z", "updatedAt": "2026-01-02T00:00:00.000Z"
             })
         );
         let p = t.prerendered().unwrap();
+        assert_eq!(p.naming, "the \"quick\"\tfox");
         assert_eq!(
             p.island,
             r#"{"id":"c_1","scope":"selection","anchor":{"quote":"the \"quick\"\tfox","hint":3},"suggestion":{"quote":"quick","text":"slow","applied":{"at":"t"}},"thread":[{"author":"ana","body":"line one\nline two","ts":"2026-01-01T00:00:00.000Z"},{"author":"bo","body":"done","ts":"2026-01-02T00:00:00.000Z"}],"status":"resolved","resolution":{"by":"bo"},"createdAt":"2026-01-01T00:00:00.000Z","updatedAt":"2026-01-02T00:00:00.000Z","x-custom":[1,2.5,null]"#
@@ -267,20 +337,57 @@ mod tests {
         let t = thin(&resolved(), "docs").unwrap();
         let text = to_cache_text(&t).unwrap();
         assert!(!text.contains('\n'));
-        assert_eq!(text.matches('\t').count(), 3);
+        assert_eq!(text.matches('\t').count(), 4);
         assert_eq!(from_cache_text(&text, "docs"), Some(t));
         assert_eq!(from_cache_text(&text, "other"), None);
         // Fewer parts, or a map that is not one, is no record (the cache's checksum catches
         // the rest of a corruption).
-        let head: Vec<&str> = text.splitn(4, '\t').collect();
-        assert_eq!(from_cache_text(&head[..3].join("\t"), "docs"), None);
+        let head: Vec<&str> = text.splitn(5, '\t').collect();
+        assert_eq!(from_cache_text(&head[..4].join("\t"), "docs"), None);
         assert_eq!(
             from_cache_text(
-                &format!("{}\t[]\t{}\t{}", head[0], head[2], head[3]),
+                &format!("{}\t[]\t{}\t{}\t{}", head[0], head[2], head[3], head[4]),
                 "docs"
             ),
             None
         );
+        // The naming text of a comment with no quote is its first message.
+        let mut c = resolved();
+        c.set("anchor", json!({ "kind": "image" }));
+        assert_eq!(
+            thin(&c, "docs").unwrap().prerendered().unwrap().naming,
+            "line one\nline two"
+        );
         assert_eq!(to_cache_text(&resolved()), None);
+    }
+
+    #[test]
+    fn the_quick_map_reader_reads_what_serde_reads_or_leaves_it() {
+        let serde = |t: &str| match serde_json::from_str::<Value>(t) {
+            Ok(Value::Object(m)) => Some(m),
+            _ => None,
+        };
+        for t in [
+            r#"{}"#,
+            r#"{"id":"c_1","page":"a/b","status":"resolved"}"#,
+            r#"{"id":"é ✓ 𝄞","x":""}"#,
+        ] {
+            assert_eq!(string_map(t), serde(t), "{t}");
+            assert!(string_map(t).is_some(), "{t}");
+        }
+        // Escapes, other values, duplicates and what is not JSON are left to serde.
+        for t in [
+            r#"{"id":"c\"1"}"#,
+            r#"{"id":"c\u00e91"}"#,
+            r#"{"n":1}"#,
+            r#"{"a":"1","a":"2"}"#,
+            r#"{"a":"1",}"#,
+            r#"{"a":"1""b":"2"}"#,
+            r#"{"a":"1"} "#,
+            "{\"a\":\"\t\"}",
+            r#"{"a":"1"#,
+        ] {
+            assert_eq!(string_map(t), None, "{t}");
+        }
     }
 }

@@ -251,7 +251,7 @@ impl Store {
     /// Reads every comment file without the schema-version guard (for `verify`, which
     /// reports a newer store instead of refusing it).
     pub fn load_unchecked(&self) -> Result<Snapshot> {
-        let (snap, _) = self.read_listed(|path, rel| (read_comment_file(path, rel), ()))?;
+        let (snap, _) = self.read_listed(|f| (read_comment_file(&f.path, f.rel.clone()), ()))?;
         Ok(snap)
     }
 
@@ -268,18 +268,17 @@ impl Store {
     pub fn load_for_build_in(&self, cache_dir: Option<PathBuf>, space: &str) -> Result<Snapshot> {
         self.check_compatible()?;
         let cache = cache::Cache::open_in(cache_dir, &self.root);
-        let (snap, learnt) =
-            self.read_listed(|path, rel| read_comment_file_for_build(&cache, path, rel, space))?;
+        let (snap, learnt) = self.read_listed(|f| read_comment_file_for_build(&cache, f, space))?;
         cache.write_back(&learnt, &self.root);
         Ok(snap)
     }
 
-    /// Lists the store's files, then reads each comment file with `read` (path,
-    /// store-relative name), in parallel on a big store; the snapshot keeps the listing
-    /// order, and so does the list of what `read` returned beside each file's records.
+    /// Lists the store's files, then reads each comment file with `read`, in parallel on a
+    /// big store; the snapshot keeps the listing order, and so does the list of what `read`
+    /// returned beside each file's records.
     fn read_listed<X: Send>(
         &self,
-        read: impl Fn(&Path, String) -> (Snapshot, X) + Sync,
+        read: impl Fn(&Listed) -> (Snapshot, X) + Sync,
     ) -> Result<(Snapshot, Vec<(String, X)>)> {
         let mut walk = Walk::default();
         if self.exists() {
@@ -295,18 +294,17 @@ impl Store {
         } else {
             1
         };
-        let parsed =
-            crate::base::util::par::par_map(&files, threads, |(path, rel)| read(path, rel.clone()));
+        let parsed = crate::base::util::par::par_map(&files, threads, &read);
         let mut snap = Snapshot {
             leftovers,
             not_utf8,
             ..Snapshot::default()
         };
         let mut extra = Vec::with_capacity(files.len());
-        for ((part, x), (_, rel)) in parsed.into_iter().zip(files) {
+        for ((part, x), f) in parsed.into_iter().zip(files) {
             snap.records.extend(part.records);
             snap.unreadable.extend(part.unreadable);
-            extra.push((rel, x));
+            extra.push((f.rel, x));
         }
         Ok((snap, extra))
     }
@@ -357,7 +355,11 @@ impl Store {
                 && name.ends_with(".json")
                 && !(rel.is_empty() && RESERVED.contains(&name))
             {
-                out.files.push((entry.path(), child_rel));
+                out.files.push(Listed {
+                    path: entry.path(),
+                    rel: child_rel,
+                    entry,
+                });
             }
         }
         Ok(())
@@ -631,12 +633,23 @@ impl Store {
 /// What a walk of the store found.
 #[derive(Default)]
 struct Walk {
-    /// `*.json` files to read: (path, store-relative name).
-    files: Vec<(PathBuf, String)>,
+    /// `*.json` files to read.
+    files: Vec<Listed>,
     /// `*.tmp` files, store-relative.
     leftovers: Vec<String>,
     /// Names skipped because they are not UTF-8.
     not_utf8: Vec<NotUtf8>,
+}
+
+/// A comment file found by the walk of a store.
+struct Listed {
+    /// Its path.
+    path: PathBuf,
+    /// Its store-relative name.
+    rel: String,
+    /// Its directory entry (its metadata is read relative to the directory, without walking
+    /// the whole path again).
+    entry: std::fs::DirEntry,
 }
 
 /// A file name for messages: its UTF-8 as it is, each other byte as `\xNN`.
@@ -690,11 +703,12 @@ fn file_snapshot(parsed: std::result::Result<Value, String>, file: String) -> Sn
 /// `T` and its thin record ([`lean::to_cache_text`]), tab-separated.
 fn read_comment_file_for_build(
     cache: &cache::Cache,
-    path: &Path,
-    file: String,
+    f: &Listed,
     space: &str,
 ) -> (Snapshot, cache::Learnt) {
-    let Ok(meta) = std::fs::metadata(path) else {
+    let (path, file) = (f.path.as_path(), f.rel.clone());
+    // The walk keeps regular files only (no symlink): the entry's own metadata is the file's.
+    let Ok(meta) = f.entry.metadata() else {
         return (
             read_comment_file(path, file).thinned(space),
             cache::Learnt::Read(None),

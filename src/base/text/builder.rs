@@ -436,6 +436,7 @@ impl<'a> Builder<'a> {
             code_blocks: self.code_blocks,
             inlines: self.inlines,
             block_elements: self.block_elements,
+            light: false,
         }
     }
 }

@@ -12,6 +12,7 @@
 pub mod blocks;
 mod builder;
 mod code;
+pub mod light;
 pub mod normalize;
 mod raw_html;
 
@@ -185,6 +186,10 @@ pub struct PageText {
     pub inlines: Vec<InlineElement>,
     /// Source range of each block element referenced by segments.
     pub block_elements: Vec<Range<usize>>,
+    /// A light model ([`light`]): text, headings, blocks and code blocks only, as the build's
+    /// memo keeps them; `segments`, `inlines` and `block_elements` are empty, so nothing may
+    /// map its text to Markdown (derive the whole model with [`page_text`] first).
+    pub light: bool,
 }
 
 impl PageText {
@@ -207,6 +212,7 @@ impl PageText {
     /// The Markdown byte range of the text byte range `[a, b)`: exact inside plain text,
     /// widened to whole segments where text and source differ.
     pub fn source_range(&self, a: usize, b: usize) -> Range<usize> {
+        debug_assert!(!self.light, "a light text model maps no text to Markdown");
         let (Some(sa), Some(sb)) = (
             self.segment_at(a),
             self.segment_at(b.saturating_sub(1).max(a)),

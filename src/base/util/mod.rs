@@ -1,7 +1,8 @@
 //! Shared helpers: the crate's error type, a deterministic parallel map, base-36 id encoding, HTML
 //! / `<script>`-JSON / terminal escaping, the human-readable output to stdout and stderr (escaped
 //! for the terminal), data scripts (plain or deflated), reading a piped input whole, `/`-separated
-//! paths, a small list diff, and what a long-lived process keeps of its last build.
+//! paths, a small list diff, what a long-lived process keeps of its last build, and the build's
+//! memo on disk (with the cache directory it shares with the store's cache).
 //!
 //! Owns nothing of the product's data.
 
@@ -10,6 +11,7 @@ pub mod escape;
 pub mod failpoint;
 pub mod last_build;
 pub mod lcs;
+pub mod memo;
 pub mod par;
 pub mod payload;
 pub mod pipe;

@@ -105,18 +105,18 @@ pub fn anchor(
     comments: Vec<Comment>,
     which: Which,
 ) -> Result<(BookAnchors, PageIds)> {
-    anchor_reusing(book_cfg, book, comments, which, None)
+    anchor_reusing(book_cfg, book, comments, which, super::Earlier::None)
 }
 
-/// [`anchor`], reusing the anchoring `reuse` kept of chapters that did not change since the
-/// last build (see [`super::reuse`]). Following comments to other pages is done again
-/// whole: it depends on the whole book.
+/// [`anchor`], reusing the anchoring earlier builds kept of chapters that did not change since
+/// (see [`super::reuse`] and [`super::Earlier`]). Following comments to other pages is done
+/// again whole: it depends on the whole book.
 pub fn anchor_reusing(
     book_cfg: &Book,
     book: &MdBook,
     comments: Vec<Comment>,
     which: Which,
-    reuse: Option<&super::Reuse>,
+    earlier: super::Earlier<'_>,
 ) -> Result<(BookAnchors, PageIds)> {
     let ids = PageIds::new(book_cfg);
     let options = TextOptions::from_config(&book_cfg.mdbook)?;
@@ -129,7 +129,7 @@ pub fn anchor_reusing(
         threshold,
         crate::base::util::par::default_threads(),
         which,
-        reuse,
+        earlier,
     );
     for (ci, c) in anchors.comments.iter().enumerate() {
         let l = &mut anchors.located[ci];
@@ -147,8 +147,18 @@ pub fn anchor_reusing(
         &pages,
         anchors.comments.iter().filter_map(|c| c.page()),
     );
-    anchors.ambiguous =
-        super::follow::follow(&mut anchors, &ids, &book_cfg.root, &options, threshold);
+    let memo = match earlier {
+        super::Earlier::Memo(m) => Some(m),
+        _ => None,
+    };
+    anchors.ambiguous = super::follow::follow(
+        &mut anchors,
+        &ids,
+        &book_cfg.root,
+        &options,
+        threshold,
+        memo,
+    );
     // Without a prefix to name, the line is for comments that stay off the book: when every
     // one of them was followed to its page (a chapter renamed), there is nothing to say.
     if anchors

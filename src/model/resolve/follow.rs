@@ -26,6 +26,7 @@ use crate::base::anchor::{PageIndex, Resolution, Status, StoredAnchor, block, te
 use crate::base::store::Scope;
 use crate::base::text::TextOptions;
 use crate::base::text::normalize::normalize;
+use crate::base::util::memo::{Digest, Key, Memo};
 use crate::model::book::PageIds;
 use crate::model::book::git::{MoveKind, Repo};
 use std::collections::{BTreeMap, HashMap};
@@ -70,12 +71,18 @@ fn page_files(ids: &PageIds, page: &str) -> Vec<String> {
 
 /// Follows what can be followed in `anchors` (see the module header). Returns the pages
 /// whose comments matched several pages equally, by comment: `(comment, [chapters])`.
+///
+/// With `memo`, the decisions are taken from an earlier build when everything they are made
+/// from is the same (every chapter, the comments to follow, the page ids, options and
+/// threshold) and git had no say in them: decisions that asked git (a comment whose page is
+/// gone, a quote found on another page) are made again every time.
 pub fn follow(
     anchors: &mut BookAnchors,
     ids: &PageIds,
     root: &Path,
     options: &TextOptions,
     threshold: f64,
+    memo: Option<&Memo>,
 ) -> Vec<(usize, Vec<usize>)> {
     let candidates: Vec<usize> = (0..anchors.comments.len())
         .filter(|&ci| is_candidate(anchors, ids, ci))
@@ -83,9 +90,25 @@ pub fn follow(
     if candidates.is_empty() {
         return Vec::new();
     }
-    // The repository is looked up only when some comment is missing or orphaned.
-    let repo = Repo::discover(root);
-    let decisions = decide(anchors, ids, &repo, options, threshold, &candidates);
+    let key = memo.map(|_| memo_key(anchors, ids, options, threshold, &candidates));
+    let kept = memo
+        .zip(key.as_ref())
+        .and_then(|(m, k)| m.get(k))
+        .and_then(decode_decisions);
+    let decisions = match kept {
+        Some(d) => d,
+        None => {
+            // The repository is looked up only when some comment is missing or orphaned.
+            let repo = Repo::discover(root);
+            let decisions = decide(anchors, ids, &repo, options, threshold, &candidates);
+            if let (Some(m), Some(k)) = (memo, key)
+                && !asked_git(anchors, &candidates, &decisions)
+            {
+                m.put(k, encode_decisions(&decisions));
+            }
+            decisions
+        }
+    };
     let mut ambiguous = Vec::new();
     for (ci, d) in decisions {
         match d {
@@ -111,6 +134,171 @@ pub fn follow(
         }
     }
     ambiguous
+}
+
+/// Whether git had a say in `decisions` on `candidates`: a candidate whose page is not in the
+/// book (git's evidence of moves), or a quote found on another page while the comment's own
+/// chapter is in the book (git decides between a move and a suggestion). Which of these
+/// happens depends only on what [`memo_key`] holds.
+fn asked_git(anchors: &BookAnchors, candidates: &[usize], decisions: &[(usize, Decision)]) -> bool {
+    candidates
+        .iter()
+        .any(|&ci| anchors.located[ci].chapter.is_none())
+        || decisions.iter().any(|(ci, d)| match d {
+            Decision::Suggest(..) => true,
+            Decision::Follow {
+                by: FollowedBy::Quote,
+                ..
+            } => anchors.located[*ci].chapter.is_some(),
+            _ => false,
+        })
+}
+
+/// The memo's address of the decisions on `candidates`: everything [`decide`] reads but git.
+fn memo_key(
+    anchors: &BookAnchors,
+    ids: &PageIds,
+    options: &TextOptions,
+    threshold: f64,
+    candidates: &[usize],
+) -> Digest {
+    let mut k = Key::new("follow");
+    k.debug(options)
+        .u64(threshold.to_bits())
+        .debug(&anchors.which)
+        .debug(ids)
+        .debug(&anchors.mismatch);
+    k.u64(anchors.chapters.len() as u64);
+    for (ch, c) in anchors.chapters.iter().enumerate() {
+        k.str(&c.page)
+            .str(&c.source)
+            .str(&c.name)
+            .str(&c.url)
+            .digest(&anchors.content_digest(ch));
+    }
+    k.u64(candidates.len() as u64);
+    for &ci in candidates {
+        k.u64(ci as u64)
+            .debug(anchors.comments[ci].as_map())
+            .debug(&anchors.located[ci]);
+    }
+    k.finish()
+}
+
+/// `decisions` in bytes, for the memo ([`decode_decisions`] reads them back).
+fn encode_decisions(decisions: &[(usize, Decision)]) -> Vec<u8> {
+    fn word(out: &mut Vec<u8>, n: usize) {
+        out.extend_from_slice(&(n as u64).to_le_bytes());
+    }
+    fn res(out: &mut Vec<u8>, r: Option<&Resolution>) {
+        let bytes = crate::base::anchor::encode_resolutions(&[r.cloned()]);
+        word(out, bytes.len());
+        out.extend_from_slice(&bytes);
+    }
+    let mut out = Vec::new();
+    word(&mut out, decisions.len());
+    for (ci, d) in decisions {
+        word(&mut out, *ci);
+        match d {
+            Decision::Follow { to, resolution, by } => {
+                out.push(0);
+                word(&mut out, *to);
+                res(&mut out, resolution.as_ref());
+                out.push(match by {
+                    FollowedBy::Quote => 0,
+                    FollowedBy::Git(MoveKind::Rename) => 1,
+                    FollowedBy::Git(MoveKind::Copy) => 2,
+                    FollowedBy::Git(MoveKind::Merge) => 3,
+                });
+            }
+            Decision::Ambiguous(pages) => {
+                out.push(1);
+                word(&mut out, pages.len());
+                for &p in pages {
+                    word(&mut out, p);
+                }
+            }
+            Decision::Nowhere(None) => out.push(2),
+            Decision::Nowhere(Some((ch, r))) => {
+                out.push(3);
+                word(&mut out, *ch);
+                res(&mut out, Some(r));
+            }
+            Decision::Suggest(ch, r) => {
+                out.push(4);
+                word(&mut out, *ch);
+                res(&mut out, Some(r));
+            }
+        }
+    }
+    out
+}
+
+/// The decisions [`encode_decisions`] wrote into `bytes`; `None` when they are not that, whole.
+fn decode_decisions(bytes: &[u8]) -> Option<Vec<(usize, Decision)>> {
+    struct Reader<'a>(&'a [u8]);
+    impl Reader<'_> {
+        fn byte(&mut self) -> Option<u8> {
+            let (&b, rest) = self.0.split_first()?;
+            self.0 = rest;
+            Some(b)
+        }
+        fn word(&mut self) -> Option<usize> {
+            let (w, rest) = self.0.split_first_chunk::<8>()?;
+            self.0 = rest;
+            usize::try_from(u64::from_le_bytes(*w)).ok()
+        }
+        fn res(&mut self) -> Option<Option<Resolution>> {
+            let n = self.word()?;
+            if n > self.0.len() {
+                return None;
+            }
+            let (bytes, rest) = self.0.split_at(n);
+            self.0 = rest;
+            let mut one = crate::base::anchor::decode_resolutions(bytes)?;
+            (one.len() == 1).then(|| one.pop().flatten())
+        }
+    }
+    let mut r = Reader(bytes);
+    let n = r.word()?;
+    let mut out = Vec::with_capacity(n.min(bytes.len()));
+    for _ in 0..n {
+        let ci = r.word()?;
+        let d = match r.byte()? {
+            0 => {
+                let to = r.word()?;
+                let resolution = r.res()?;
+                let by = match r.byte()? {
+                    0 => FollowedBy::Quote,
+                    1 => FollowedBy::Git(MoveKind::Rename),
+                    2 => FollowedBy::Git(MoveKind::Copy),
+                    3 => FollowedBy::Git(MoveKind::Merge),
+                    _ => return None,
+                };
+                Decision::Follow { to, resolution, by }
+            }
+            1 => {
+                let k = r.word()?;
+                let mut pages = Vec::with_capacity(k.min(r.0.len()));
+                for _ in 0..k {
+                    pages.push(r.word()?);
+                }
+                Decision::Ambiguous(pages)
+            }
+            2 => Decision::Nowhere(None),
+            3 => {
+                let ch = r.word()?;
+                Decision::Nowhere(Some((ch, r.res()??)))
+            }
+            4 => {
+                let ch = r.word()?;
+                Decision::Suggest(ch, r.res()??)
+            }
+            _ => return None,
+        };
+        out.push((ci, d));
+    }
+    r.0.is_empty().then_some(out)
 }
 
 /// A comment of this build's language whose page is not in the book, or a live text comment
@@ -153,7 +341,7 @@ fn decide(
         let page = c.page().unwrap_or_default();
         let anchor = StoredAnchor::from_comment(c.as_map());
         if let (Some(target), Some(a)) = (targets.get(page), anchor)
-            && let Some(d) = by_git(anchors, repo, threshold, &mut indexes, target, a)
+            && let Some(d) = by_git(anchors, repo, options, threshold, &mut indexes, target, a)
         {
             out.push((ci, d));
             continue;
@@ -180,6 +368,7 @@ fn decide(
 fn by_git<'a>(
     anchors: &'a BookAnchors,
     repo: &Repo,
+    options: &TextOptions,
     threshold: f64,
     indexes: &mut HashMap<usize, PageIndex<'a>>,
     (base, file, to): &GitTargets,
@@ -207,7 +396,7 @@ fn by_git<'a>(
             for &(ch, k) in to {
                 let idx = indexes
                     .entry(ch)
-                    .or_insert_with(|| PageIndex::new(&anchors.texts[ch]));
+                    .or_insert_with(|| index_of(anchors, ch, options));
                 let r = text::resolve(idx, &t, threshold);
                 if best.as_ref().is_none_or(|b| r.confidence > b.2.confidence) {
                     best = Some((ch, k, r));
@@ -216,6 +405,20 @@ fn by_git<'a>(
             best.filter(|b| b.2.status != Status::Orphan)
                 .map(|(ch, k, r)| followed(ch, Some(r), k))
         }
+    }
+}
+
+/// The page index of chapter `ch` on its whole text model: a light one (read from the build's
+/// memo) is derived again from the chapter's Markdown.
+fn index_of<'a>(anchors: &'a BookAnchors, ch: usize, options: &TextOptions) -> PageIndex<'a> {
+    let t = &anchors.texts[ch];
+    if t.light {
+        PageIndex::owned(crate::base::text::page_text(
+            &anchors.chapters[ch].content,
+            options,
+        ))
+    } else {
+        PageIndex::new(t)
     }
 }
 
@@ -256,7 +459,7 @@ fn by_quotes<'a>(
         .into_iter()
         .collect();
     let built =
-        crate::base::util::par::par_map(&needed, threads, |&ch| PageIndex::new(&anchors.texts[ch]));
+        crate::base::util::par::par_map(&needed, threads, |&ch| index_of(anchors, ch, options));
     indexes.extend(needed.into_iter().zip(built));
     let jobs: Vec<((usize, text::TextAnchor), Vec<usize>)> =
         by_quote.into_iter().zip(shortlists).collect();

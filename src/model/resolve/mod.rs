@@ -15,6 +15,7 @@ use crate::base::store::Comment;
 use crate::base::store::Scope;
 use crate::base::text::{PageText, TextOptions, page_text};
 use crate::base::util::last_build::Keep;
+use crate::base::util::memo::{Digest, Key, Memo};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
@@ -134,6 +135,8 @@ pub struct BookAnchors {
     pub which: Which,
     /// Byte offset of every line start of each chapter's Markdown.
     line_starts: Vec<Vec<usize>>,
+    /// The SHA-256 of each chapter's Markdown, once asked for ([`BookAnchors::content_digest`]).
+    digests: Vec<std::sync::OnceLock<Digest>>,
 }
 
 /// Which comments a book's anchoring re-finds in the text.
@@ -156,11 +159,32 @@ pub fn anchor_book(
     threads: usize,
     which: Which,
 ) -> BookAnchors {
-    anchor_book_reusing(chapters, comments, options, threshold, threads, which, None)
+    anchor_book_reusing(
+        chapters,
+        comments,
+        options,
+        threshold,
+        threads,
+        which,
+        Earlier::None,
+    )
 }
 
-/// [`anchor_book`], taking from `reuse` the anchoring of every chapter whose Markdown and
-/// anchors looked for are those of the last build it kept, and keeping this build's there.
+/// What a build takes from earlier ones.
+#[derive(Clone, Copy)]
+pub enum Earlier<'a> {
+    /// Nothing: everything is computed.
+    None,
+    /// The last build of this process (`serve`).
+    Process(&'a Reuse),
+    /// The builds before, through the memo on disk: a chapter's resolutions are looked up
+    /// under the digest of its Markdown, the anchors looked for, the text options and the
+    /// threshold.
+    Memo(&'a Memo),
+}
+
+/// [`anchor_book`], taking from `earlier` the anchoring of every chapter whose Markdown and
+/// anchors looked for are those of a build it kept, and keeping this build's there.
 pub fn anchor_book_reusing(
     chapters: Vec<Chapter>,
     comments: Vec<Comment>,
@@ -168,8 +192,16 @@ pub fn anchor_book_reusing(
     threshold: f64,
     threads: usize,
     which: Which,
-    reuse: Option<&Reuse>,
+    earlier: Earlier<'_>,
 ) -> BookAnchors {
+    let reuse = match earlier {
+        Earlier::Process(r) => Some(r),
+        _ => None,
+    };
+    let memo = match earlier {
+        Earlier::Memo(m) => Some(m),
+        _ => None,
+    };
     // Thin comments (a build's resolved ones) carry no anchor: only a build that does not look
     // for resolved comments may be handed them.
     debug_assert!(
@@ -195,6 +227,8 @@ pub fn anchor_book_reusing(
     let kept = reuse
         .map(|r| r.take(options, threshold))
         .unwrap_or_default();
+    let digests: Vec<std::sync::OnceLock<Digest>> =
+        (0..chapters.len()).map(|_| Default::default()).collect();
     let results = crate::base::util::par::par_map(&jobs, threads, |&ch| {
         let content = &chapters[ch].content;
         let anchors: Vec<Option<StoredAnchor>> = per_chapter[ch]
@@ -213,8 +247,17 @@ pub fn anchor_book_reusing(
         let lines: Vec<usize> = std::iter::once(0)
             .chain(content.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
-        let text = page_text(content, options);
-        let res = anchor::resolve_page(&text, &anchors, threshold);
+        let (text, res) = match memo {
+            Some(m) => {
+                let digest = digests[ch].get_or_init(|| content_digest(content));
+                from_memo(m, content, digest, &anchors, options, threshold)
+            }
+            None => {
+                let text = page_text(content, options);
+                let res = anchor::resolve_page(&text, &anchors, threshold);
+                (text, res)
+            }
+        };
         let keep = match key {
             Some(k) => Keep::New(reuse::Anchored::new(content, k, &text, &res, &lines)),
             None => Keep::Nothing,
@@ -255,7 +298,74 @@ pub fn anchor_book_reusing(
         mismatch: None,
         which,
         line_starts,
+        digests,
     }
+}
+
+/// A chapter's text model and resolutions through the build's memo: both as an earlier build
+/// kept them — the model light — when the memo has both, else computed (the model whole)
+/// and kept.
+fn from_memo(
+    memo: &Memo,
+    content: &str,
+    digest: &Digest,
+    anchors: &[Option<StoredAnchor>],
+    options: &TextOptions,
+    threshold: f64,
+) -> (PageText, Vec<Option<Resolution>>) {
+    let res_key = memo_key(digest, anchors, options, threshold);
+    let text_key = {
+        let mut k = Key::new("light page_text");
+        k.debug(options).digest(digest);
+        k.finish()
+    };
+    let kept = memo
+        .get(&res_key)
+        .and_then(anchor::decode_resolutions)
+        .filter(|res| res.len() == anchors.len());
+    if let Some(res) = &kept
+        && let Some(light) = memo
+            .get(&text_key)
+            .and_then(crate::base::text::light::decode)
+    {
+        return (light, res.clone());
+    }
+    let text = page_text(content, options);
+    memo.put(text_key, crate::base::text::light::encode(&text));
+    let res = match kept {
+        Some(res) => res,
+        None => {
+            let res = anchor::resolve_page(&text, anchors, threshold);
+            memo.put(res_key, anchor::encode_resolutions(&res));
+            res
+        }
+    };
+    (text, res)
+}
+
+/// The memo's address of a chapter's resolutions: everything [`anchor::resolve_page`] computes
+/// them from (the text model is a function of the Markdown, given by its `digest`, and the
+/// text options).
+fn memo_key(
+    digest: &Digest,
+    anchors: &[Option<StoredAnchor>],
+    options: &TextOptions,
+    threshold: f64,
+) -> Digest {
+    let mut k = Key::new("resolve_page");
+    k.debug(options).u64(threshold.to_bits()).digest(digest);
+    k.u64(anchors.len() as u64);
+    for a in anchors {
+        k.debug(a);
+    }
+    k.finish()
+}
+
+/// The SHA-256 of a chapter's Markdown, which the memo's keys hold in place of the text.
+fn content_digest(content: &str) -> Digest {
+    let mut k = Key::new("markdown");
+    k.str(content);
+    k.finish()
 }
 
 /// Counts by anchoring status.
@@ -272,6 +382,11 @@ pub struct Counts {
 }
 
 impl BookAnchors {
+    /// The SHA-256 of chapter `ch`'s Markdown (computed once).
+    pub fn content_digest(&self, ch: usize) -> Digest {
+        *self.digests[ch].get_or_init(|| content_digest(&self.chapters[ch].content))
+    }
+
     /// The anchoring status word of comment `ci`: exact, fuzzy, orphan or page; for a comment
     /// of another language's build, `other-language`.
     pub fn status(&self, ci: usize) -> &'static str {
@@ -483,10 +598,13 @@ impl BookAnchors {
         let text = &self.texts[l.chapter?].text;
         let offset = |w: &str| w.as_ptr() as usize - text.as_ptr() as usize;
         let k = pre.split_whitespace().count() + CHANGE_SLACK;
-        let head: Vec<&str> = text[..p.text.start].split_whitespace().collect();
-        let start = head
-            .get(head.len().saturating_sub(k))
-            .map_or(p.text.start, |w| offset(w));
+        // The k-th word back from the place (or the first word, when fewer come before it).
+        let start = text[..p.text.start]
+            .split_whitespace()
+            .rev()
+            .take(k)
+            .last()
+            .map_or(p.text.start, offset);
         let end = text[p.text.end..]
             .split_whitespace()
             .take(suf.split_whitespace().count() + CHANGE_SLACK)

@@ -70,6 +70,15 @@ pub fn inject(
     inj: &Injection,
     options: &crate::base::text::TextOptions,
 ) -> (String, Outcome) {
+    // Markers are placed through the map from text to Markdown, which a light model (read
+    // from the build's memo) does not carry.
+    let whole;
+    let page = if page.light {
+        whole = crate::base::text::page_text(md, options);
+        &whole
+    } else {
+        page
+    };
     let (mut structural, mut replaces) = block_edits(md, page, inj);
     structural.extend(code_anchors(md, page, inj));
     replaces.sort_by_key(|r| r.0.start);
