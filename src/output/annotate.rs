@@ -162,8 +162,14 @@ fn run_reusing(
             p.comments
         }
         _ => {
-            let (comments, warnings) =
-                resolve::chapters::read_comments_for_build(&store, &cfg.config.space);
+            let (comments, warnings) = match reuse {
+                Some(r) => resolve::chapters::read_comments_for_build_recent(
+                    &store,
+                    &cfg.config.space,
+                    &r.store,
+                ),
+                None => resolve::chapters::read_comments_for_build(&store, &cfg.config.space),
+            };
             for w in warnings {
                 say_err!("{w}");
             }
@@ -174,13 +180,12 @@ fn run_reusing(
     // A long-lived process keeps its last build in memory; a build of its own takes what the
     // builds before it kept on disk.
     let memo = match reuse {
-        Some(_) => Memo::off(),
+        Some(r) => r.take_memo(),
         None => Memo::open(&ctx.root),
     };
-    let earlier = match reuse {
-        Some(r) => resolve::Earlier::Process(&r.anchoring),
-        None if memo.is_on() => resolve::Earlier::Memo(&memo),
-        None => resolve::Earlier::None,
+    let earlier = resolve::Earlier {
+        process: reuse.map(|r| &r.anchoring),
+        memo: memo.is_on().then_some(&memo),
     };
     let (anchors, ids) =
         resolve::chapters::anchor_reusing(&cfg, &book, comments, resolve::Which::Live, earlier)?;
@@ -202,7 +207,10 @@ fn run_reusing(
         if cfg.config.generated_pages {
             crate::output::views::append_to(&mut book, &anchors, &ids, &cfg, &memo);
         }
-        memo.write_back();
+        match reuse {
+            Some(r) => r.keep_memo(memo.carried_over()),
+            None => memo.write_back(),
+        }
         report.map(|r| r.join())
     });
     match report_result {

@@ -1,20 +1,23 @@
 //! Builds of one process that reuse what did not change (`serve`'s rebuilds): a chapter whose
 //! Markdown and comments are unchanged since the last build is neither anchored nor injected
-//! again, and every rebuild gives exactly the bytes a fresh build of the same sources gives.
-//! The books are built by the embedded mdBook (`engine::build_into`, the way `serve` builds).
+//! again, and every rebuild gives exactly the bytes a fresh build of the same sources gives;
+//! after a change of the store or of chapters' Markdown, a rebuild renders only the pages that
+//! changed, and gives every file a fresh build gives but `print.html` and the search index,
+//! which the whole build after it gives. The books are built by the embedded mdBook
+//! (`engine::build_into` and `engine::rebuild_into`, the way `serve` builds).
 
 use crate::support::common;
 use crate::support::common::{book_example, stage};
 use crate::support::preprocess::files;
-use mdbook_notabene::output::engine::{self, Reuse, ReuseCounts};
+use mdbook_notabene::output::engine::{self, Change, Kept, Rebuilt, ReuseCounts};
 use pretty_assertions::assert_eq;
-use std::path::Path;
-use std::sync::Arc;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 
-/// Builds `root` into `out/<name>` with `reuse`; returns what the build reused.
-fn build(root: &Path, out: &Path, name: &str, reuse: &Arc<Reuse>) -> ReuseCounts {
-    engine::build_into(root, &out.join(name), reuse).unwrap();
-    reuse.counts()
+/// Builds `root` into `out/<name>` with `kept`; returns what the build reused.
+fn build(root: &Path, out: &Path, name: &str, kept: &Kept) -> ReuseCounts {
+    engine::build_into(root, &out.join(name), kept).unwrap();
+    kept.reuse.counts()
 }
 
 /// Asserts the site built as `name` is byte for byte the site a build that keeps nothing
@@ -37,7 +40,7 @@ fn a_rebuild_anchors_and_injects_only_the_chapters_that_changed() {
     let tmp = common::tempdir();
     let root = stage(&book_example(), tmp.path(), "book-example");
     let out = tmp.path().join("out");
-    let reuse = Arc::new(Reuse::default());
+    let reuse = Kept::default();
 
     let first = build(&root, &out, "1", &reuse);
     let n = first.anchored;
@@ -170,4 +173,240 @@ fn a_rebuild_anchors_and_injects_only_the_chapters_that_changed() {
     );
     same_as_fresh(&root, &out, "7");
     assert!(common::read(&out.join("7/guide/sensors.html")).contains("data-nb-encoding"));
+}
+
+/// Rebuilds `root` into `out/<name>` from the site `out/<from>` after `files` changed, the
+/// pages in `touched` changed in place; returns how.
+fn rebuild(
+    root: &Path,
+    out: &Path,
+    (from, name): (&str, &str),
+    kept: &Kept,
+    files: Option<&[PathBuf]>,
+    touched: &[&str],
+) -> Rebuilt {
+    let files: Option<BTreeSet<PathBuf>> = files.map(|f| f.iter().cloned().collect());
+    let touched: BTreeSet<String> = touched.iter().map(|s| s.to_string()).collect();
+    let (_, rebuilt) = engine::rebuild_into(
+        root,
+        (&out.join(from), &out.join(name), &out.join("scratch")),
+        kept,
+        &Change {
+            files: files.as_ref(),
+            touched: &touched,
+        },
+    )
+    .unwrap();
+    rebuilt
+}
+
+/// The files of the site at `dir` a reader's pages show: all but `print.html` and the search
+/// index, with the search index's hashed name taken out of the pages and the search script
+/// that name it.
+fn pages(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    files(dir)
+        .into_iter()
+        .filter(|(p, _)| p != "print.html" && !p.starts_with("searchindex"))
+        .map(|(p, bytes)| {
+            if !(p.ends_with(".html") || p.starts_with("searcher")) {
+                return (p, bytes);
+            }
+            let mut text = String::from_utf8(bytes).unwrap();
+            let mut from = 0;
+            while let Some(at) = text[from..].find("searchindex-").map(|i| from + i) {
+                let end = at + text[at..].find(".js").unwrap();
+                text.replace_range(at..end, "searchindex");
+                from = at + "searchindex".len();
+            }
+            (p, text.into_bytes())
+        })
+        .collect()
+}
+
+/// Asserts that two maps of files are the same, naming the files that differ.
+#[track_caller]
+fn assert_same(a: &BTreeMap<String, Vec<u8>>, b: &BTreeMap<String, Vec<u8>>, what: &str) {
+    let keys = |m: &BTreeMap<String, Vec<u8>>| m.keys().cloned().collect::<Vec<_>>();
+    assert_eq!(keys(a), keys(b), "{what}: the same files");
+    let differ: Vec<&String> = a.keys().filter(|k| a[*k] != b[*k]).collect();
+    if let Some(first) = differ.first() {
+        // Where the first of them differs, for the message.
+        let (x, y) = (&a[*first], &b[*first]);
+        let at = x.iter().zip(y.iter()).take_while(|(p, q)| p == q).count();
+        let around = |v: &[u8]| {
+            String::from_utf8_lossy(&v[at.saturating_sub(80)..(at + 80).min(v.len())]).into_owned()
+        };
+        panic!(
+            "{what}: these files differ: {differ:?}; {first} at byte {at}:\n{}\n---\n{}",
+            around(x),
+            around(y)
+        );
+    }
+}
+
+#[test]
+fn after_a_comment_or_an_edit_a_rebuild_renders_only_the_pages_that_changed() {
+    let tmp = common::tempdir();
+    let root = stage(&book_example(), tmp.path(), "book-example");
+    let out = tmp.path().join("out");
+    let kept = Kept::default();
+    engine::build_into(&root, &out.join("0"), &kept).unwrap();
+    let fresh = |name: &str| {
+        let dir = out.join(format!("{name}-fresh"));
+        engine::build(&root, Some(&dir)).unwrap();
+        dir
+    };
+
+    // A new comment: its chapter and the generated pages are rendered, every other chapter
+    // gets the new count in its summary element, and the site is a fresh build's but for
+    // print.html.
+    let store = root.join(".notabene/book-example/src");
+    let model = common::read(&store.join("guide/configuration/c_mworge1zx4rb.json"));
+    let new = store.join("guide/configuration/c_mwzz00000002.json");
+    common::write(&new, &model.replace("c_mworge1zx4rb", "c_mwzz00000002"));
+    let rebuilt = rebuild(
+        &root,
+        &out,
+        ("0", "1"),
+        &kept,
+        Some(std::slice::from_ref(&new)),
+        &[],
+    );
+    let Rebuilt::Pages { rendered, patched } = rebuilt else {
+        panic!("a new comment renders pages: {rebuilt:?}");
+    };
+    assert!(rendered >= 2 && patched >= 3, "{rebuilt:?}");
+    let f1 = fresh("1");
+    assert_same(&pages(&out.join("1")), &pages(&f1), "after a new comment");
+    assert_ne!(
+        common::read(&out.join("1/print.html")),
+        common::read(&f1.join("print.html")),
+        "print.html is the last build's until the whole build"
+    );
+    // The whole build that follows gives every byte.
+    assert_eq!(
+        rebuild(&root, &out, ("1", "2"), &kept, None, &[]),
+        Rebuilt::Whole
+    );
+    assert!(
+        files(&out.join("2")) == files(&f1),
+        "the whole build after it"
+    );
+
+    // An author's edit of a chapter's Markdown: that page (and the summaries, unchanged here:
+    // no page is patched) — with the search index the last build's.
+    let sensors = root.join("src/guide/sensors.md");
+    let md = common::read(&sensors);
+    assert!(md.contains("## "), "a section to edit");
+    common::write(&sensors, &md.replacen("## ", "## Edited: ", 1));
+    let rebuilt = rebuild(
+        &root,
+        &out,
+        ("2", "3"),
+        &kept,
+        Some(std::slice::from_ref(&sensors)),
+        &[],
+    );
+    assert!(
+        matches!(
+            rebuilt,
+            Rebuilt::Pages {
+                rendered: 1..,
+                patched: 0
+            }
+        ),
+        "{rebuilt:?}"
+    );
+    assert_same(&pages(&out.join("3")), &pages(&fresh("3")), "after an edit");
+
+    // A page changed in place (serve patches islands) is rendered again, though nothing else
+    // changed.
+    common::write(&out.join("3/guide/installing.html"), "patched in place");
+    let rebuilt = rebuild(
+        &root,
+        &out,
+        ("3", "4"),
+        &kept,
+        Some(&[]),
+        &["guide/installing.html"],
+    );
+    assert_eq!(
+        rebuilt,
+        Rebuilt::Pages {
+            rendered: 1,
+            patched: 0
+        }
+    );
+    assert_same(
+        &pages(&out.join("4")),
+        &pages(&fresh("4")),
+        "a touched page",
+    );
+
+    // What a build of pages cannot know: the whole book. A chapter's title in SUMMARY.md, an
+    // image, an unknown change.
+    let summary = root.join("src/SUMMARY.md");
+    let toc = common::read(&summary);
+    common::write(&summary, &toc.replace("[Sensors]", "[Sensor setup]"));
+    assert_eq!(
+        rebuild(
+            &root,
+            &out,
+            ("4", "5"),
+            &kept,
+            Some(std::slice::from_ref(&summary)),
+            &[]
+        ),
+        Rebuilt::Whole
+    );
+    assert!(
+        files(&out.join("5")) == files(&fresh("5")),
+        "after SUMMARY.md"
+    );
+    let image = root.join("src/images/wiring.svg");
+    common::write(&image, &(common::read(&image) + "\n"));
+    assert_eq!(
+        rebuild(
+            &root,
+            &out,
+            ("5", "6"),
+            &kept,
+            Some(std::slice::from_ref(&image)),
+            &[]
+        ),
+        Rebuilt::Whole
+    );
+    assert!(
+        files(&out.join("6")) == files(&fresh("6")),
+        "after an image"
+    );
+    // Nothing changed and nothing known: whole.
+    assert_eq!(
+        rebuild(&root, &out, ("6", "7"), &kept, None, &[]),
+        Rebuilt::Whole
+    );
+    // An agent rewords the sentence a comment quotes: a page's change, the comment fuzzy in
+    // it.
+    let installing = root.join("src/guide/installing.md");
+    let md = common::read(&installing);
+    let quote = "takes roughly twenty minutes to compile";
+    assert!(md.contains(quote));
+    common::write(
+        &installing,
+        &md.replace(quote, "takes about twenty minutes to compile"),
+    );
+    let rebuilt = rebuild(
+        &root,
+        &out,
+        ("7", "8"),
+        &kept,
+        Some(std::slice::from_ref(&installing)),
+        &[],
+    );
+    assert!(matches!(rebuilt, Rebuilt::Pages { .. }), "{rebuilt:?}");
+    assert_same(
+        &pages(&out.join("8")),
+        &pages(&fresh("8")),
+        "an agent's edit",
+    );
 }

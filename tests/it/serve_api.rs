@@ -594,3 +594,52 @@ fn files_changed_by_another_program_are_rebuilt_in() {
     );
     server.wait_rebuild(g);
 }
+
+#[test]
+fn after_a_comment_serve_renders_the_pages_that_changed_then_the_whole_book_quietly() {
+    let server = Server::start(&[], |_| {});
+    let status = server.status();
+    let (g, builds) = (
+        status["generation"].as_u64().unwrap(),
+        status["builds"].as_u64().unwrap(),
+    );
+    assert_eq!(status["lastBuild"]["rendered"], json!({ "whole": true }));
+    let anchor = json!({ "quote": "next to a reference thermometer", "prefix": "To calibrate a temperature sensor, place it ", "suffix": " in a shaded, ventilated spot", "section": "Calibration" });
+    let id = post_comment(
+        &server,
+        json!({ "page": PAGE, "space": "book", "scope": "selection", "anchor": anchor, "body": "Which unit?" }),
+    );
+    // The rebuild after it renders the chapter and the generated pages, and patches the
+    // summary of the others; the page shows the comment's mark.
+    let rendered = wait::until_every(TWENTY_SECS, TEN_MS, "a build of pages", || {
+        let s = server.status();
+        (s["builds"].as_u64().unwrap() > builds && s["lastBuild"]["rendered"]["whole"] == false)
+            .then(|| s["lastBuild"]["rendered"].clone())
+    });
+    assert!(
+        rendered["pages"].as_u64().unwrap() >= 2 && rendered["summaries"].as_u64().unwrap() >= 3,
+        "{rendered}"
+    );
+    let (_, html) = server.request("GET", "/guide/sensors.html", &[], b"");
+    assert!(
+        html.contains(&format!("data-nb-id=\"{id}\"")),
+        "the chapter is rendered with the new comment's mark"
+    );
+    let pages_generation = server.status()["generation"].as_u64().unwrap();
+    assert!(pages_generation > g);
+    let (_, chapter) = server.request("GET", "/guide/sensors.html", &[], b"");
+    // Then the whole book, once quiet: print.html has the comment, and no page changed, so
+    // the generation does not move (open pages are not reloaded again).
+    let after = wait::until_every(TWENTY_SECS, TEN_MS, "the whole build after it", || {
+        let s = server.status();
+        (s["lastBuild"]["rendered"] == json!({ "whole": true })).then_some(s)
+    });
+    assert_eq!(after["generation"].as_u64().unwrap(), pages_generation);
+    let (_, print) = server.request("GET", "/print.html", &[], b"");
+    assert!(print.contains(&id), "print.html after the whole build");
+    let (_, again) = server.request("GET", "/guide/sensors.html", &[], b"");
+    assert!(
+        again == chapter,
+        "the whole build's page is the page served before it"
+    );
+}

@@ -89,10 +89,14 @@ struct Site {
     /// The generation of the last island patch and the pages it patched.
     last_patch: Mutex<Option<(u64, Vec<String>)>>,
     /// What every build keeps for the next: unchanged chapters are not anchored or injected
-    /// again.
-    reuse: Arc<crate::output::engine::Reuse>,
-    /// What the last full build reused (`GET status`: `lastBuild`).
-    last_build: Mutex<crate::output::engine::ReuseCounts>,
+    /// again, and a rebuild renders only the pages that changed when it can.
+    kept: Arc<crate::output::engine::Kept>,
+    /// What the last full build reused, and whether it rendered the whole book (`GET
+    /// status`: `lastBuild`).
+    last_build: Mutex<(
+        crate::output::engine::ReuseCounts,
+        crate::output::engine::Rebuilt,
+    )>,
     /// Held while the watcher writes into the build directory (a build, an island patch);
     /// `true` once the server stops, after which the watcher writes nothing more.
     stopped: Mutex<bool>,
@@ -174,16 +178,16 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
     }
     let initial = watch::snapshot(&watched);
     let first = work.path().join("site-0");
-    let reuse = Arc::new(crate::output::engine::Reuse::default());
-    let pages = crate::output::engine::build_into(root, &first, &reuse)?;
+    let kept = Arc::new(crate::output::engine::Kept::default());
+    let pages = crate::output::engine::build_into(root, &first, &kept)?;
     let site = Arc::new(Site {
         dir: RwLock::new(first),
         pages: RwLock::new(pages),
         generation: tokio::sync::watch::Sender::new(1),
         builds: Mutex::new((1, 1)),
         last_patch: Mutex::new(None),
-        last_build: Mutex::new(reuse.counts()),
-        reuse,
+        last_build: Mutex::new((kept.reuse.counts(), crate::output::engine::Rebuilt::Whole)),
+        kept,
         stopped: Mutex::new(false),
     });
 

@@ -133,14 +133,22 @@ async fn status(State(ctx): State<Arc<Context>>, Query(q): Query<StatusQuery>) -
     answer["builds"] = builds.into();
     answer["built"] = built.into();
     answer["writable"] = true.into();
-    let last = *lock::lock(&ctx.site.last_build);
+    let (last, rebuilt) = *lock::lock(&ctx.site.last_build);
     // Chapters of the last full build: anchored and injected anew, or kept from the one
-    // before (their Markdown and comments unchanged).
+    // before (their Markdown and comments unchanged); and what it rendered: the whole book,
+    // or only the pages that changed (`print.html` and the search index follow).
+    let rendered = match rebuilt {
+        crate::output::engine::Rebuilt::Whole => value!({ "whole": true }),
+        crate::output::engine::Rebuilt::Pages { rendered, patched } => {
+            value!({ "whole": false, "pages": rendered, "summaries": patched })
+        }
+    };
     answer["lastBuild"] = value!({
         "anchored": last.anchored,
         "anchoringReused": last.anchoring_reused,
         "injected": last.injected,
         "injectionReused": last.injection_reused,
+        "rendered": rendered,
     });
     json(200, &answer)
 }
@@ -327,8 +335,8 @@ mod tests {
             generation: tokio::sync::watch::Sender::new(1),
             builds: Mutex::new((1, 1)),
             last_patch: Mutex::new(None),
-            last_build: Mutex::new(Default::default()),
-            reuse: Default::default(),
+            last_build: Mutex::new((Default::default(), crate::output::engine::Rebuilt::Whole)),
+            kept: Default::default(),
             stopped: Mutex::new(false),
         });
         let s = &site;

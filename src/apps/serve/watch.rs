@@ -288,6 +288,12 @@ pub(super) struct Watcher {
     hinted: BTreeSet<String>,
     /// Pages named during a storm of writes, patched once it calms.
     deferred: Changes,
+    /// The HTML files patched in place since the last build: a build of pages renders them
+    /// again.
+    touched: BTreeSet<String>,
+    /// The last build rendered only the pages that changed: a whole build (`print.html`, the
+    /// search index) is due once the tree is quiet.
+    whole_due: bool,
 }
 
 impl Watcher {
@@ -312,6 +318,8 @@ impl Watcher {
             next: 1,
             hinted: BTreeSet::new(),
             deferred: Changes::new(),
+            touched: BTreeSet::new(),
+            whole_due: false,
         }
     }
 
@@ -328,19 +336,21 @@ impl Watcher {
     /// has stopped.
     fn cycle(&mut self) -> bool {
         self.wait(POLL);
-        let Some(changed) = self.events.changed(&self.watched) else {
-            return true;
+        let now = match self.events.changed(&self.watched) {
+            Some(changed) => refreshed(&self.last, changed, &self.watched),
+            None => self.last.clone(),
         };
-        let now = refreshed(&self.last, changed, &self.watched);
         if now == self.last {
-            return true;
+            // Quiet: the whole build a build of pages left due is made now.
+            return !self.whole_due || self.rebuild(None);
         }
         let last = std::mem::take(&mut self.last);
         self.quick(&last, &now);
         self.last = self.settle(now);
         // The build reads the store as it is now: what a storm left is in it.
         self.deferred.clear();
-        self.rebuild()
+        let files = changed_files(&last, &self.last);
+        self.rebuild(Some(files))
     }
 
     /// The debounce: waits until the tree is quiet for [`QUIET`] (or [`SETTLE_MAX`] passed),
@@ -362,8 +372,12 @@ impl Watcher {
     }
 
     /// Builds the book into a fresh directory and swaps it in; `false` (and nothing built)
-    /// once the server has stopped.
-    fn rebuild(&mut self) -> bool {
+    /// once the server has stopped. After a change of `files`, only the pages that changed are
+    /// rendered when that is all that changed ([`crate::output::engine::rebuild_into`]), and a
+    /// whole build is then due; with no `files`, the whole book is built, and when its pages
+    /// are those already served (a whole build after a build of pages: only `print.html` and
+    /// the search index are new) it is swapped in without a reload.
+    fn rebuild(&mut self, files: Option<BTreeSet<PathBuf>>) -> bool {
         let site = &self.site;
         let stopped = lock::lock(&site.stopped);
         if *stopped {
@@ -371,19 +385,47 @@ impl Watcher {
         }
         let dest = self.work.join(format!("site-{}", self.next));
         self.next += 1;
-        match crate::output::engine::build_into(&self.root, &dest, &site.reuse) {
-            Ok(pages) => {
-                *lock::lock(&site.last_build) = site.reuse.counts();
+        let current = lock::read(&site.dir).clone();
+        let touched = std::mem::take(&mut self.touched);
+        let change = crate::output::engine::Change {
+            files: files.as_ref(),
+            touched: &touched,
+        };
+        let catching_up = files.is_none();
+        let scratch = self.work.join("scratch");
+        match crate::output::engine::rebuild_into(
+            &self.root,
+            (&current, &dest, &scratch),
+            &site.kept,
+            &change,
+        ) {
+            Ok((pages, rebuilt)) => {
+                *lock::lock(&site.last_build) = (site.kept.reuse.counts(), rebuilt);
+                self.whole_due = rebuilt != crate::output::engine::Rebuilt::Whole;
+                let quiet = catching_up && same_pages(&current, &dest);
                 let old = std::mem::replace(&mut *lock::write(&site.dir), dest);
                 *lock::write(&site.pages) = pages;
-                site.generation.send_modify(|g| {
-                    *g += 1;
+                if quiet {
+                    let g = *site.generation.borrow();
                     let mut b = lock::lock(&site.builds);
-                    *b = (b.0 + 1, *g);
-                });
+                    *b = (b.0 + 1, g.max(b.1));
+                } else {
+                    site.generation.send_modify(|g| {
+                        *g += 1;
+                        let mut b = lock::lock(&site.builds);
+                        *b = (b.0 + 1, *g);
+                    });
+                }
                 let _ = std::fs::remove_dir_all(old);
             }
-            Err(e) => say_err!("notabene: {e}"),
+            Err(e) => {
+                // The pages patched in place are still to render; a whole build that failed
+                // is not tried again until the next change.
+                self.touched = touched;
+                self.whole_due = false;
+                let _ = std::fs::remove_dir_all(&dest);
+                say_err!("notabene: {e}");
+            }
         }
         drop(stopped);
         true
@@ -456,7 +498,7 @@ impl Watcher {
 
     /// Patches `pages` into the served chapters' islands and, when one changed, moves the
     /// generation (naming the pages patched).
-    fn patch(&self, pages: &Changes) {
+    fn patch(&mut self, pages: &Changes) {
         if pages.is_empty() {
             return;
         }
@@ -468,6 +510,14 @@ impl Watcher {
         let dir = lock::read(&site.dir).clone();
         let chapters = lock::read(&site.pages).clone();
         let store = &self.patching.store;
+        // The pages of these chapters may change in place: the next build renders them.
+        self.touched.extend(
+            pages
+                .keys()
+                .filter_map(|page| chapters.get(page))
+                .flatten()
+                .cloned(),
+        );
         match super::islands::patch_islands(&dir, &chapters, store, &self.patching.space, pages) {
             Ok(0) => {}
             Ok(_) => site.generation.send_modify(|g| {
@@ -478,6 +528,51 @@ impl Watcher {
         }
         drop(stopped);
     }
+}
+
+/// The files whose state differs between `before` and `after` (changed, new or gone).
+fn changed_files(before: &Snapshot, after: &Snapshot) -> BTreeSet<PathBuf> {
+    let mut out: BTreeSet<PathBuf> = after
+        .iter()
+        .filter(|(k, v)| before.get(*k) != Some(v))
+        .map(|(k, _)| k.clone())
+        .collect();
+    out.extend(before.keys().filter(|k| !after.contains_key(*k)).cloned());
+    out
+}
+
+/// Whether the site at `new` has the pages the site at `old` has: every file but `print.html`
+/// and the search index, byte for byte.
+fn same_pages(old: &Path, new: &Path) -> bool {
+    fn files(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, u64>) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let Ok(meta) = e.metadata() else { continue };
+            if meta.is_dir() {
+                files(root, &e.path(), out);
+            } else if let Ok(rel) = e.path().strip_prefix(root) {
+                out.insert(rel.to_path_buf(), meta.len());
+            }
+        }
+    }
+    let skipped = |p: &Path| {
+        p == Path::new("print.html")
+            || p.file_name().is_some_and(|n| {
+                let n = n.to_string_lossy();
+                n.starts_with("searchindex") && n.ends_with(".js")
+            })
+    };
+    let (mut a, mut b) = (BTreeMap::new(), BTreeMap::new());
+    files(old, old, &mut a);
+    files(new, new, &mut b);
+    a.retain(|p, _| !skipped(p));
+    b.retain(|p, _| !skipped(p));
+    a == b
+        && a.keys().all(
+            |p| match (std::fs::read(old.join(p)), std::fs::read(new.join(p))) {
+                (Ok(x), Ok(y)) => x == y,
+                _ => false,
+            },
+        )
 }
 
 /// `hints` merged into `pages`: a hint with a key adds that comment's change to its page, one

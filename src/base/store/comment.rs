@@ -92,9 +92,12 @@ impl From<Scope> for Value {
 /// A build reads a resolved comment *thin* ([`super::lean::thin`]): the map holds only the
 /// fields a build reads itself, and the lean forms come pre-written (the second field).
 /// Nothing but a build's anchoring is handed a thin comment.
+///
+/// The map is shared between copies (a clone is a reference count; a mutation copies it
+/// first): a long-lived process keeps the comments it read without copying them.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Comment(
-    Map<String, Value>,
+    std::sync::Arc<Map<String, Value>>,
     Option<std::sync::Arc<super::lean::Prerendered>>,
 );
 
@@ -137,17 +140,17 @@ impl Comment {
     /// Wraps a JSON value; a non-object becomes an empty comment (which has no id).
     pub fn from_value(v: Value) -> Comment {
         match v {
-            Value::Object(m) => Comment(m, None),
-            _ => Comment(Map::new(), None),
+            Value::Object(m) => Comment(m.into(), None),
+            _ => Comment(Default::default(), None),
         }
     }
     /// Wraps a map.
     pub fn from_map(m: Map<String, Value>) -> Comment {
-        Comment(m, None)
+        Comment(m.into(), None)
     }
     /// A thin comment: the fields a build reads, and the lean forms of the whole comment.
     pub fn thin(m: Map<String, Value>, lean: super::lean::Prerendered) -> Comment {
-        Comment(m, Some(std::sync::Arc::new(lean)))
+        Comment(m.into(), Some(std::sync::Arc::new(lean)))
     }
     /// The pre-written lean forms of a thin comment (`None`: the comment is whole).
     pub fn prerendered(&self) -> Option<&super::lean::Prerendered> {
@@ -236,12 +239,13 @@ impl Comment {
             self.set(key, value);
             return;
         }
-        let old = std::mem::take(&mut self.0);
+        let map = std::sync::Arc::make_mut(&mut self.0);
+        let old = std::mem::take(map);
         for (k, v) in old {
             let at = k == after;
-            self.0.insert(k, v);
+            map.insert(k, v);
             if at {
-                self.0.insert(key.to_string(), value.clone());
+                map.insert(key.to_string(), value.clone());
             }
         }
     }
@@ -255,17 +259,18 @@ impl Comment {
     pub fn set(&mut self, key: &str, value: Value) {
         // A changed comment is whole again: its pre-written forms would be stale.
         self.1 = None;
-        if let Some(slot) = self.0.get_mut(key) {
+        let map = std::sync::Arc::make_mut(&mut self.0);
+        if let Some(slot) = map.get_mut(key) {
             *slot = value;
         } else {
-            self.0.insert(key.to_string(), value);
+            map.insert(key.to_string(), value);
         }
     }
 
     /// Appends a thread message (creating the thread when absent).
     pub fn push_message(&mut self, author: &str, body: &str, ts: &str) {
         self.1 = None;
-        match self.0.get_mut("thread") {
+        match std::sync::Arc::make_mut(&mut self.0).get_mut("thread") {
             Some(Value::Array(a)) => a.push(message(author, body, ts)),
             _ => self.set("thread", Value::Array(vec![message(author, body, ts)])),
         }

@@ -29,6 +29,7 @@ pub use page_id::validate_page_id;
 /// The store schema version this build reads and writes (`meta.json` `schemaVersion`).
 pub const SCHEMA_VERSION: u64 = 3;
 use serde_json::{Map, Value};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// Top-level file names that are not comments.
@@ -251,7 +252,8 @@ impl Store {
     /// Reads every comment file without the schema-version guard (for `verify`, which
     /// reports a newer store instead of refusing it).
     pub fn load_unchecked(&self) -> Result<Snapshot> {
-        let (snap, _) = self.read_listed(|f| (read_comment_file(&f.path, f.rel.clone()), ()))?;
+        let (snap, _) =
+            self.read_listed(false, |f| (read_comment_file(&f.path, f.rel.clone()), ()))?;
         Ok(snap)
     }
 
@@ -268,19 +270,76 @@ impl Store {
     pub fn load_for_build_in(&self, cache_dir: Option<PathBuf>, space: &str) -> Result<Snapshot> {
         self.check_compatible()?;
         let cache = cache::Cache::open_in(cache_dir, &self.root);
-        let (snap, learnt) = self.read_listed(|f| read_comment_file_for_build(&cache, f, space))?;
+        let (snap, learnt) =
+            self.read_listed(true, |f| read_comment_file_for_build(&cache, f, space))?;
         cache.write_back(&learnt, &self.root);
         Ok(snap)
     }
 
-    /// Lists the store's files, then reads each comment file with `read`, in parallel on a
-    /// big store; the snapshot keeps the listing order, and so does the list of what `read`
-    /// returned beside each file's records.
+    /// [`Store::load_for_build`] for a long-lived process (`serve`), through what its last
+    /// build read ([`Recent`]): a file whose key (size, times, inode) is what it was then is
+    /// taken from there, not read or parsed again; only the first build reads the cache on
+    /// disk. The result is [`Store::load_for_build`]'s.
+    pub fn load_for_build_recent(&self, space: &str, recent: &Recent) -> Result<Snapshot> {
+        self.check_compatible()?;
+        let mut slot = recent.0.lock().unwrap_or_else(|e| e.into_inner());
+        let last = slot.take().filter(|(s, _)| s == space).map(|(_, m)| m);
+        let cache = match &last {
+            Some(_) => cache::Cache::default(),
+            None => cache::Cache::open(&self.root),
+        };
+        let (snap, read) = self.read_listed(true, |f| {
+            let key = f.meta.as_ref().map(cache::FileKey::of);
+            if let (Some(last), Some(key)) = (&last, key)
+                && let Some((k, part)) = last.get(&f.rel)
+                && *k == key
+            {
+                return (part.clone(), None);
+            }
+            let (part, learnt) = read_comment_file_for_build(&cache, f, space);
+            // Kept for the next build only when its key can be trusted (not modified just
+            // now), as the cache on disk keeps it.
+            let keep = key
+                .filter(cache::Cache::cacheable)
+                .map(|k| (k, part.clone()));
+            (part, Some((learnt, keep)))
+        })?;
+        let mut last = last.unwrap_or_default();
+        let mut next = HashMap::with_capacity(read.len());
+        let mut learnt = Vec::with_capacity(read.len());
+        for (rel, x) in read {
+            match x {
+                None => {
+                    if let Some(entry) = last.remove(&rel) {
+                        next.insert(rel.clone(), entry);
+                    }
+                    learnt.push((rel, cache::Learnt::Cached));
+                }
+                Some((l, keep)) => {
+                    if let Some(entry) = keep {
+                        next.insert(rel.clone(), entry);
+                    }
+                    learnt.push((rel, l));
+                }
+            }
+        }
+        cache.write_back(&learnt, &self.root);
+        *slot = Some((space.to_string(), next));
+        Ok(snap)
+    }
+
+    /// Lists the store's files (with their metadata when `stat`), then reads each comment
+    /// file with `read`, in parallel on a big store; the snapshot keeps the listing order, and
+    /// so does the list of what `read` returned beside each file's records.
     fn read_listed<X: Send>(
         &self,
+        stat: bool,
         read: impl Fn(&Listed) -> (Snapshot, X) + Sync,
     ) -> Result<(Snapshot, Vec<(String, X)>)> {
-        let mut walk = Walk::default();
+        let mut walk = Walk {
+            stat,
+            ..Walk::default()
+        };
         if self.exists() {
             self.walk(&self.root, "", &mut walk)?;
         }
@@ -288,6 +347,7 @@ impl Store {
             files,
             leftovers,
             not_utf8,
+            ..
         } = walk;
         let threads = if files.len() > 256 {
             crate::base::util::par::default_threads()
@@ -355,10 +415,17 @@ impl Store {
                 && name.ends_with(".json")
                 && !(rel.is_empty() && RESERVED.contains(&name))
             {
+                // The metadata is read relative to the directory while it is open (without
+                // walking the whole path again); the directory is closed before the next.
+                let meta = if out.stat {
+                    entry.metadata().ok()
+                } else {
+                    None
+                };
                 out.files.push(Listed {
                     path: entry.path(),
                     rel: child_rel,
-                    entry,
+                    meta,
                 });
             }
         }
@@ -633,6 +700,8 @@ impl Store {
 /// What a walk of the store found.
 #[derive(Default)]
 struct Walk {
+    /// Whether the files' metadata is read during the walk.
+    stat: bool,
     /// `*.json` files to read.
     files: Vec<Listed>,
     /// `*.tmp` files, store-relative.
@@ -641,15 +710,24 @@ struct Walk {
     not_utf8: Vec<NotUtf8>,
 }
 
+/// What a long-lived process (`serve`) read of a store's comment files at its last build
+/// ([`Store::load_for_build_recent`]), for the book's `space`: each file's key and records, by
+/// store-relative name (a file modified just before it was read is not kept).
+#[derive(Debug, Default)]
+pub struct Recent(std::sync::Mutex<Option<(String, RecentFiles)>>);
+
+/// The files of a [`Recent`]: store-relative name → key and records.
+type RecentFiles = HashMap<String, (cache::FileKey, Snapshot)>;
+
 /// A comment file found by the walk of a store.
 struct Listed {
     /// Its path.
     path: PathBuf,
     /// Its store-relative name.
     rel: String,
-    /// Its directory entry (its metadata is read relative to the directory, without walking
-    /// the whole path again).
-    entry: std::fs::DirEntry,
+    /// Its metadata, when the walk read it (not following a symlink: the walk keeps regular
+    /// files only).
+    meta: Option<std::fs::Metadata>,
 }
 
 /// A file name for messages: its UTF-8 as it is, each other byte as `\xNN`.
@@ -707,8 +785,7 @@ fn read_comment_file_for_build(
     space: &str,
 ) -> (Snapshot, cache::Learnt) {
     let (path, file) = (f.path.as_path(), f.rel.clone());
-    // The walk keeps regular files only (no symlink): the entry's own metadata is the file's.
-    let Ok(meta) = f.entry.metadata() else {
+    let Some(meta) = f.meta.clone().or_else(|| std::fs::metadata(path).ok()) else {
         return (
             read_comment_file(path, file).thinned(space),
             cache::Learnt::Read(None),

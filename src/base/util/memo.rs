@@ -170,7 +170,10 @@ impl std::fmt::Write for Counted<'_> {
 /// The memo of one book, as read at the start of a build, and what the build used and made.
 #[derive(Default)]
 pub struct Memo {
-    /// Where it is written back (`None`: the memo is off).
+    /// Whether it is on: lookups may hit, and the build's values are kept.
+    on: bool,
+    /// Where it is written back (`None`: nowhere; an in-memory memo is carried over instead,
+    /// [`Memo::carried_over`]).
     path: Option<PathBuf>,
     /// The binary's identity written in the header.
     identity: String,
@@ -211,6 +214,7 @@ impl Memo {
         let data = std::fs::read(&path).unwrap_or_default();
         let entries = index(&data, &identity).unwrap_or_default();
         Memo {
+            on: true,
             path: Some(path),
             identity,
             data,
@@ -224,9 +228,32 @@ impl Memo {
         Memo::default()
     }
 
+    /// An empty memo kept in memory by a long-lived process (`serve`): on, never written to
+    /// disk; each build hands the next [`Memo::carried_over`].
+    pub fn in_memory() -> Memo {
+        Memo {
+            on: true,
+            identity: identity(),
+            ..Memo::default()
+        }
+    }
+
+    /// The in-memory memo the next build starts with: the entries this build used and made.
+    pub fn carried_over(&self) -> Memo {
+        let data = self.kept_bytes();
+        let entries = index(&data, &self.identity).unwrap_or_default();
+        Memo {
+            on: self.on,
+            identity: self.identity.clone(),
+            data,
+            entries,
+            ..Memo::default()
+        }
+    }
+
     /// Whether the memo is on (lookups may hit, and the build's values are kept).
     pub fn is_on(&self) -> bool {
-        self.path.is_some()
+        self.on
     }
 
     fn touched(&self) -> std::sync::MutexGuard<'_, Touched> {
@@ -253,7 +280,7 @@ impl Memo {
     /// Keeps `value` under `key` (for this build's write-back; a later [`Memo::get`] of this
     /// build does not see it).
     pub fn put(&self, key: Digest, value: Vec<u8>) {
-        if self.is_on() {
+        if self.on {
             self.touched().made.push((key, value));
         }
     }
@@ -268,10 +295,20 @@ impl Memo {
     /// what it read. Failures are ignored: a memo that cannot be written is one that misses.
     pub fn write_back(&self) {
         let Some(path) = &self.path else { return };
-        let t = self.touched();
-        if t.made.is_empty() && t.used.len() == self.entries.len() {
-            return;
+        {
+            let t = self.touched();
+            if t.made.is_empty() && t.used.len() == self.entries.len() {
+                return;
+            }
         }
+        if write_file(path, &self.kept_bytes()).is_ok() {
+            prune(path.parent().unwrap_or(Path::new(".")), path);
+        }
+    }
+
+    /// The memo of the entries this build used and made, in the file's format.
+    fn kept_bytes(&self) -> Vec<u8> {
+        let t = self.touched();
         let mut out = Vec::with_capacity(self.data.len());
         out.extend_from_slice(format!("{HEADER}\t{}\n", self.identity).as_bytes());
         let mut kept: Vec<(&Digest, &[u8])> = self
@@ -294,9 +331,17 @@ impl Memo {
             out.extend_from_slice(&checksum(k, v).to_le_bytes());
             out.extend_from_slice(v);
         }
-        if write_file(path, &out).is_ok() {
-            prune(path.parent().unwrap_or(Path::new(".")), path);
-        }
+        out
+    }
+}
+
+impl std::fmt::Debug for Memo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Memo")
+            .field("on", &self.on)
+            .field("path", &self.path)
+            .field("entries", &self.entries.len())
+            .finish_non_exhaustive()
     }
 }
 
@@ -505,5 +550,20 @@ mod tests {
             "another binary's"
         );
         assert!(Memo::open_in(None, &book).get(&key("a")).is_none());
+    }
+
+    #[test]
+    fn an_in_memory_memo_carries_what_a_build_used_and_made_to_the_next() {
+        let m = Memo::in_memory();
+        assert!(m.is_on() && m.get(&key("a")).is_none());
+        m.put(key("a"), b"value a".to_vec());
+        m.put(key("b"), b"value b".to_vec());
+        m.write_back();
+        let m = m.carried_over();
+        assert_eq!(m.get(&key("a")), Some(&b"value a"[..]));
+        let m = m.carried_over();
+        assert_eq!(m.get(&key("a")), Some(&b"value a"[..]));
+        assert!(m.get(&key("b")).is_none(), "not used by the build before");
+        assert!(!Memo::off().carried_over().is_on());
     }
 }

@@ -68,6 +68,16 @@ pub fn read_comments_for_build(store: &Store, space: &str) -> (Vec<Comment>, Vec
     comments_of(store, |s| s.load_for_build(space))
 }
 
+/// [`read_comments_for_build`] for a long-lived process: through what its last build read
+/// ([`crate::base::store::Recent`]).
+pub fn read_comments_for_build_recent(
+    store: &Store,
+    space: &str,
+    recent: &crate::base::store::Recent,
+) -> (Vec<Comment>, Vec<String>) {
+    comments_of(store, |s| s.load_for_build_recent(space, recent))
+}
+
 /// The comments with an id of what `load` reads of `store`, and the warnings of reading it.
 fn comments_of(
     store: &Store,
@@ -105,7 +115,7 @@ pub fn anchor(
     comments: Vec<Comment>,
     which: Which,
 ) -> Result<(BookAnchors, PageIds)> {
-    anchor_reusing(book_cfg, book, comments, which, super::Earlier::None)
+    anchor_reusing(book_cfg, book, comments, which, super::Earlier::default())
 }
 
 /// [`anchor`], reusing the anchoring earlier builds kept of chapters that did not change since
@@ -147,10 +157,7 @@ pub fn anchor_reusing(
         &pages,
         anchors.comments.iter().filter_map(|c| c.page()),
     );
-    let memo = match earlier {
-        super::Earlier::Memo(m) => Some(m),
-        _ => None,
-    };
+    let memo = earlier.memo;
     anchors.ambiguous = super::follow::follow(
         &mut anchors,
         &ids,

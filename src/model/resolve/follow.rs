@@ -91,10 +91,12 @@ pub fn follow(
         return Vec::new();
     }
     let key = memo.map(|_| memo_key(anchors, ids, options, threshold, &candidates));
+    // Kept by the candidates' places in `candidates`, not their indices in the store: a
+    // comment added or removed elsewhere leaves them as they were.
     let kept = memo
         .zip(key.as_ref())
         .and_then(|(m, k)| m.get(k))
-        .and_then(decode_decisions);
+        .and_then(|bytes| decode_decisions(bytes, &candidates));
     let decisions = match kept {
         Some(d) => d,
         None => {
@@ -104,7 +106,7 @@ pub fn follow(
             if let (Some(m), Some(k)) = (memo, key)
                 && !asked_git(anchors, &candidates, &decisions)
             {
-                m.put(k, encode_decisions(&decisions));
+                m.put(k, encode_decisions(&decisions, &candidates));
             }
             decisions
         }
@@ -178,15 +180,15 @@ fn memo_key(
     }
     k.u64(candidates.len() as u64);
     for &ci in candidates {
-        k.u64(ci as u64)
-            .debug(anchors.comments[ci].as_map())
+        k.debug(anchors.comments[ci].as_map())
             .debug(&anchors.located[ci]);
     }
     k.finish()
 }
 
-/// `decisions` in bytes, for the memo ([`decode_decisions`] reads them back).
-fn encode_decisions(decisions: &[(usize, Decision)]) -> Vec<u8> {
+/// `decisions` in bytes, for the memo ([`decode_decisions`] reads them back): each comment by
+/// its place in `candidates` (sorted).
+fn encode_decisions(decisions: &[(usize, Decision)], candidates: &[usize]) -> Vec<u8> {
     fn word(out: &mut Vec<u8>, n: usize) {
         out.extend_from_slice(&(n as u64).to_le_bytes());
     }
@@ -198,7 +200,7 @@ fn encode_decisions(decisions: &[(usize, Decision)]) -> Vec<u8> {
     let mut out = Vec::new();
     word(&mut out, decisions.len());
     for (ci, d) in decisions {
-        word(&mut out, *ci);
+        word(&mut out, candidates.binary_search(ci).unwrap_or(usize::MAX));
         match d {
             Decision::Follow { to, resolution, by } => {
                 out.push(0);
@@ -234,8 +236,9 @@ fn encode_decisions(decisions: &[(usize, Decision)]) -> Vec<u8> {
     out
 }
 
-/// The decisions [`encode_decisions`] wrote into `bytes`; `None` when they are not that, whole.
-fn decode_decisions(bytes: &[u8]) -> Option<Vec<(usize, Decision)>> {
+/// The decisions [`encode_decisions`] wrote into `bytes` for `candidates`; `None` when they
+/// are not that, whole.
+fn decode_decisions(bytes: &[u8], candidates: &[usize]) -> Option<Vec<(usize, Decision)>> {
     struct Reader<'a>(&'a [u8]);
     impl Reader<'_> {
         fn byte(&mut self) -> Option<u8> {
@@ -263,7 +266,7 @@ fn decode_decisions(bytes: &[u8]) -> Option<Vec<(usize, Decision)>> {
     let n = r.word()?;
     let mut out = Vec::with_capacity(n.min(bytes.len()));
     for _ in 0..n {
-        let ci = r.word()?;
+        let ci = *candidates.get(r.word()?)?;
         let d = match r.byte()? {
             0 => {
                 let to = r.word()?;
@@ -720,7 +723,7 @@ fn keeps_title(
 
 /// The book's text, searched once for exact pieces of many quotes.
 struct BookProbe<'a> {
-    texts: &'a [crate::base::text::PageText],
+    texts: &'a [std::sync::Arc<crate::base::text::PageText>],
 }
 
 /// A cheap fold shared by the probe's two sides, so that typography does not hide a quote:

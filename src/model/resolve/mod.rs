@@ -18,6 +18,7 @@ use crate::base::util::last_build::Keep;
 use crate::base::util::memo::{Digest, Key, Memo};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Words of the page's text taken beyond the stored context on each side for
 /// [`BookAnchors::change`].
@@ -119,8 +120,8 @@ pub use crate::base::store::lean::lean_skips;
 pub struct BookAnchors {
     /// Chapters in book order.
     pub chapters: Vec<Chapter>,
-    /// Text model of each chapter.
-    pub texts: Vec<PageText>,
+    /// Text model of each chapter (light ones, [`PageText::light`], from the build's memo).
+    pub texts: Vec<Arc<PageText>>,
     /// The comments, in store order.
     pub comments: Vec<Comment>,
     /// One entry per comment.
@@ -166,21 +167,21 @@ pub fn anchor_book(
         threshold,
         threads,
         which,
-        Earlier::None,
+        Earlier::default(),
     )
 }
 
 /// What a build takes from earlier ones.
-#[derive(Clone, Copy)]
-pub enum Earlier<'a> {
-    /// Nothing: everything is computed.
-    None,
-    /// The last build of this process (`serve`).
-    Process(&'a Reuse),
-    /// The builds before, through the memo on disk: a chapter's resolutions are looked up
-    /// under the digest of its Markdown, the anchors looked for, the text options and the
-    /// threshold.
-    Memo(&'a Memo),
+#[derive(Clone, Copy, Default)]
+pub struct Earlier<'a> {
+    /// The last build of this process (`serve`): a chapter whose Markdown and anchors looked
+    /// for are unchanged gets its anchoring back, its text model whole.
+    pub process: Option<&'a Reuse>,
+    /// The build's memo (on disk, or kept in memory by `serve`): without `process`, a
+    /// chapter's resolutions are looked up under the digest of its Markdown, the anchors
+    /// looked for, the text options and the threshold (its text model light); and the
+    /// decisions of following ([`follow::follow`]).
+    pub memo: Option<&'a Memo>,
 }
 
 /// [`anchor_book`], taking from `earlier` the anchoring of every chapter whose Markdown and
@@ -194,14 +195,9 @@ pub fn anchor_book_reusing(
     which: Which,
     earlier: Earlier<'_>,
 ) -> BookAnchors {
-    let reuse = match earlier {
-        Earlier::Process(r) => Some(r),
-        _ => None,
-    };
-    let memo = match earlier {
-        Earlier::Memo(m) => Some(m),
-        _ => None,
-    };
+    let reuse = earlier.process;
+    // The memo gives chapters their anchoring only where the process keeps none.
+    let memo = earlier.memo.filter(|_| reuse.is_none());
     // Thin comments (a build's resolved ones) carry no anchor: only a build that does not look
     // for resolved comments may be handed them.
     debug_assert!(
@@ -241,7 +237,7 @@ pub fn anchor_book_reusing(
             && let Some(a) = kept.get(&chapters[ch].source)
             && a.matches(content, k)
         {
-            let (text, res, lines) = (a.text.clone(), a.resolutions.clone(), a.lines.clone());
+            let (text, res, lines) = (Arc::clone(&a.text), a.resolutions.clone(), a.lines.clone());
             return (text, res, lines, Keep::Reused);
         }
         let lines: Vec<usize> = std::iter::once(0)
@@ -258,6 +254,7 @@ pub fn anchor_book_reusing(
                 (text, res)
             }
         };
+        let text = Arc::new(text);
         let keep = match key {
             Some(k) => Keep::New(reuse::Anchored::new(content, k, &text, &res, &lines)),
             None => Keep::Nothing,
@@ -354,11 +351,37 @@ fn memo_key(
 ) -> Digest {
     let mut k = Key::new("resolve_page");
     k.debug(options).u64(threshold.to_bits()).digest(digest);
+    feed_anchors(&mut k, anchors);
+    k.finish()
+}
+
+/// Adds every field of each of `anchors`, in order, to `k`.
+fn feed_anchors(k: &mut Key, anchors: &[Option<StoredAnchor>]) {
+    let opt = |k: &mut Key, s: Option<&str>| {
+        match s {
+            None => k.u64(0),
+            Some(s) => k.u64(1).str(s),
+        };
+    };
     k.u64(anchors.len() as u64);
     for a in anchors {
-        k.debug(a);
+        match a {
+            None => {
+                k.u64(0);
+            }
+            Some(StoredAnchor::Page) => {
+                k.u64(1);
+            }
+            Some(StoredAnchor::Text(t)) => {
+                k.u64(2).str(t.quote).str(t.prefix).str(t.suffix);
+                opt(k, t.section);
+            }
+            Some(StoredAnchor::Block(b)) => {
+                k.u64(3).str(b.kind).str(b.key).u64(b.index as u64);
+                opt(k, b.section);
+            }
+        }
     }
-    k.finish()
 }
 
 /// The SHA-256 of a chapter's Markdown, which the memo's keys hold in place of the text.

@@ -13,8 +13,9 @@
 use crate::base::anchor::{Resolution, StoredAnchor};
 use crate::base::text::{PageText, TextOptions};
 use crate::base::util::last_build::{Keep, LastBuild};
+use crate::base::util::memo::{Digest, Key};
 use std::collections::HashMap;
-use std::fmt::Write as _;
+use std::sync::Arc;
 
 /// A chapter's anchoring as the last build computed it.
 #[derive(Debug, Clone)]
@@ -22,9 +23,9 @@ pub(super) struct Anchored {
     /// The chapter's Markdown it was computed from.
     content: String,
     /// The stored anchors looked for, in order ([`anchors_key`]).
-    anchors: String,
-    /// The chapter's text model.
-    pub(super) text: PageText,
+    anchors: Digest,
+    /// The chapter's text model (shared with the builds that reuse it).
+    pub(super) text: Arc<PageText>,
     /// One resolution per anchor looked for.
     pub(super) resolutions: Vec<Option<Resolution>>,
     /// Byte offset of every line start of the Markdown.
@@ -38,15 +39,12 @@ pub struct Reuse {
     last: LastBuild<(TextOptions, u64), Box<Anchored>>,
 }
 
-/// The key of the anchors looked for in a chapter: every field of each, in order.
-pub(super) fn anchors_key(anchors: &[Option<StoredAnchor>]) -> String {
-    let mut key = String::with_capacity(anchors.len() * 160);
-    for a in anchors {
-        // `Debug` writes every field, strings quoted and escaped: two lists with the same key
-        // are the same anchors.
-        let _ = write!(key, "{a:?};");
-    }
-    key
+/// The key of the anchors looked for in a chapter: the digest of every field of each, in
+/// order ([`super::feed_anchors`]).
+pub(super) fn anchors_key(anchors: &[Option<StoredAnchor>]) -> Digest {
+    let mut k = Key::new("anchors");
+    super::feed_anchors(&mut k, anchors);
+    k.finish()
 }
 
 impl Reuse {
@@ -87,22 +85,22 @@ impl Reuse {
 
 impl Anchored {
     /// This chapter's kept anchoring when it was computed from `content` and `anchors`.
-    pub(super) fn matches(&self, content: &str, anchors: &str) -> bool {
-        self.content == content && self.anchors == anchors
+    pub(super) fn matches(&self, content: &str, anchors: &Digest) -> bool {
+        self.content == content && self.anchors == *anchors
     }
 
     /// What to keep of a chapter anchored now.
     pub(super) fn new(
         content: &str,
-        anchors: String,
-        text: &PageText,
+        anchors: Digest,
+        text: &Arc<PageText>,
         resolutions: &[Option<Resolution>],
         lines: &[usize],
     ) -> Box<Anchored> {
         Box::new(Anchored {
             content: content.to_string(),
             anchors,
-            text: text.clone(),
+            text: Arc::clone(text),
             resolutions: resolutions.to_vec(),
             lines: lines.to_vec(),
         })

@@ -17,6 +17,11 @@ use std::collections::HashMap;
 #[derive(Debug, Default)]
 pub struct Reuse {
     pub(super) anchoring: resolve::Reuse,
+    /// The store's files as the last build read them.
+    pub(super) store: crate::base::store::Recent,
+    /// The memo kept in memory from build to build: what following decided, the views' data
+    /// (what the anchoring and injected chapters above do not hold).
+    memo: std::sync::Mutex<crate::base::util::memo::Memo>,
     /// The injected chapters, under the text options and `compress-above` they were
     /// injected with.
     injected: LastBuild<(TextOptions, usize), Box<InjectedChapter>>,
@@ -100,6 +105,22 @@ impl Reuse {
         left: impl IntoIterator<Item = (&'a str, Keep<Box<InjectedChapter>>)>,
     ) {
         self.injected.keep(settings, taken, left);
+    }
+
+    /// The memo a build starts with: the last build's, or a new one.
+    pub(super) fn take_memo(&self) -> crate::base::util::memo::Memo {
+        let mut slot = self.memo.lock().unwrap_or_else(|e| e.into_inner());
+        let memo = std::mem::take(&mut *slot);
+        if memo.is_on() {
+            memo
+        } else {
+            crate::base::util::memo::Memo::in_memory()
+        }
+    }
+
+    /// Keeps `memo` for the next build.
+    pub(super) fn keep_memo(&self, memo: crate::base::util::memo::Memo) {
+        *self.memo.lock().unwrap_or_else(|e| e.into_inner()) = memo;
     }
 
     /// What the last build did.

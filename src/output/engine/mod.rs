@@ -3,7 +3,8 @@
 //! preprocess-only pass `notabene anchors` uses — the book as the HTML renderer would see it,
 //! before our markers.
 //!
-//! `cli` and `serve` build books only through here.
+//! `cli` and `serve` build books only through here. [`pages`] holds `serve`'s rebuilds that
+//! render only the pages that changed.
 
 use crate::base::store::Store;
 use crate::base::util::term::say_err;
@@ -17,6 +18,10 @@ use mdbook_driver::book::BookItem;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+mod pages;
+
+pub use pages::{Change, Kept, Rebuilt};
 
 /// Loads the book at `root` with our preprocessor (and renderer) in process.
 pub fn load(root: &Path) -> Result<MDBook> {
@@ -58,16 +63,54 @@ pub fn build(root: &Path, dest: Option<&Path>) -> Result<PathBuf> {
     Ok(build_with(root, dest, Notabene::default())?.build_dir_for("html"))
 }
 
-/// Builds the book at `root` into `dest` and returns its chapters' page ids (what a served
-/// site holds) with the HTML files that show each, relative to `dest`. `serve` refreshes the
-/// client once, before its first build, and gives every build the same `reuse`: a chapter that
-/// did not change since the last build is not anchored or injected again.
-pub fn build_into(
+/// Builds the book at `root` into `dest`, whole, and returns its chapters' page ids (what a
+/// served site holds) with the HTML files that show each, relative to `dest`. `serve` refreshes
+/// the client once, before its first build, and gives every build the same `kept`: a chapter
+/// that did not change since the last build is not anchored or injected again, and the book
+/// rendered is kept for [`rebuild_into`].
+pub fn build_into(root: &Path, dest: &Path, kept: &Kept) -> Result<BTreeMap<String, Vec<String>>> {
+    let md = load_into(root, dest, kept)?;
+    pages::whole(&md, dest, kept)?;
+    pages_of(root, &md)
+}
+
+/// Rebuilds the book at `root` into `dest` after `change`: only the pages whose output changed
+/// when nothing but the store and chapters' Markdown did (the rest is the site at `current`,
+/// which the last build with `kept` made; `scratch` is a directory of the caller's the pages
+/// are rendered into first), else whole ([`pages`]).
+pub fn rebuild_into(
     root: &Path,
-    dest: &Path,
-    reuse: &Arc<Reuse>,
-) -> Result<BTreeMap<String, Vec<String>>> {
-    let md = build_with(root, Some(dest), Notabene::reusing(Arc::clone(reuse)))?;
+    (current, dest, scratch): (&Path, &Path, &Path),
+    kept: &Kept,
+    change: &Change,
+) -> Result<(BTreeMap<String, Vec<String>>, Rebuilt)> {
+    let t0 = std::time::Instant::now();
+    let md = load_into(root, dest, kept)?;
+    let t1 = std::time::Instant::now();
+    let rebuilt = pages::rebuild(&md, current, dest, scratch, kept, change)?;
+    let t2 = std::time::Instant::now();
+    let pages = pages_of(root, &md)?;
+    if std::env::var_os("NOTABENE_TIMINGS").is_some() {
+        say_err!(
+            "notabene: timings (ms): rebuild: loaded {:.1}, built {:.1}, listed {:.1}",
+            (t1 - t0).as_secs_f64() * 1e3,
+            (t2 - t1).as_secs_f64() * 1e3,
+            t2.elapsed().as_secs_f64() * 1e3
+        );
+    }
+    Ok((pages, rebuilt))
+}
+
+/// The book at `root`, loaded with the preprocessor that keeps `kept`, its build directory set
+/// to `dest`.
+fn load_into(root: &Path, dest: &Path, kept: &Kept) -> Result<MDBook> {
+    let mut md = load_with(root, Notabene::reusing(Arc::clone(&kept.reuse)))?;
+    md.config.build.build_dir = std::path::absolute(dest).unwrap_or_else(|_| dest.to_path_buf());
+    Ok(md)
+}
+
+/// The page ids of the chapters of `md` with the HTML files that show each.
+fn pages_of(root: &Path, md: &MDBook) -> Result<BTreeMap<String, Vec<String>>> {
     let ids = PageIds::new(&Book::load(root)?);
     let mut pages: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut first = true;
