@@ -680,8 +680,8 @@ fn markdown_bytes(book: &mdbook_preprocessor::book::Book) -> usize {
         .sum()
 }
 
-/// The median of `a[i] / b[i]` over rounds measured side by side.
-fn paired(a: &[Duration], b: &[Duration]) -> f64 {
+/// `a[i] / b[i]` over rounds measured side by side, sorted.
+fn ratios(a: &[Duration], b: &[Duration]) -> Vec<f64> {
     assert_eq!(a.len(), b.len());
     let mut r: Vec<f64> = a
         .iter()
@@ -689,18 +689,19 @@ fn paired(a: &[Duration], b: &[Duration]) -> f64 {
         .map(|(x, y)| x.as_secs_f64() / y.as_secs_f64())
         .collect();
     r.sort_by(f64::total_cmp);
+    r
+}
+
+/// The median of `a[i] / b[i]` over rounds measured side by side.
+fn paired(a: &[Duration], b: &[Duration]) -> f64 {
+    let r = ratios(a, b);
     r[r.len() / 2]
 }
 
 /// The first and third quartiles of `a[i] / b[i]` over rounds measured side by side: how far
 /// the machine's noise moved the ratio.
 fn quartiles(a: &[Duration], b: &[Duration]) -> (f64, f64) {
-    let mut r: Vec<f64> = a
-        .iter()
-        .zip(b)
-        .map(|(x, y)| x.as_secs_f64() / y.as_secs_f64())
-        .collect();
-    r.sort_by(f64::total_cmp);
+    let r = ratios(a, b);
     (r[r.len() / 4], r[(3 * r.len()) / 4])
 }
 

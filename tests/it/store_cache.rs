@@ -130,17 +130,44 @@ fn the_file(dir: &Path, prefix: &str) -> PathBuf {
     files[0].clone()
 }
 
-#[test]
-fn a_build_writes_the_same_bytes_whatever_the_cache_holds() {
-    let Some(mdbook) = mdbook_or_skip("the cache test") else {
-        return;
-    };
+/// `book-example` staged in a temporary directory, its store's files an hour old, and the
+/// directory for the cache beside it (not created).
+struct Staged {
+    tmp: tempfile::TempDir,
+    root: PathBuf,
+    store: PathBuf,
+    old: SystemTime,
+    cache: PathBuf,
+}
+
+fn staged() -> Staged {
     let tmp = common::tempdir();
     let root = stage(&book_example(), tmp.path(), "book-example");
     let store = root.join(".notabene");
     let old = SystemTime::now() - Duration::from_secs(3600);
     age(&store, old);
     let cache = tmp.path().join("cache");
+    Staged {
+        tmp,
+        root,
+        store,
+        old,
+        cache,
+    }
+}
+
+#[test]
+fn a_build_writes_the_same_bytes_whatever_the_cache_holds() {
+    let Some(mdbook) = mdbook_or_skip("the cache test") else {
+        return;
+    };
+    let Staged {
+        tmp,
+        root,
+        store,
+        old,
+        cache,
+    } = staged();
     let cache_arg = cache.to_str().unwrap();
     let out = |name: &str| tmp.path().join("out").join(name);
 
@@ -281,12 +308,13 @@ fn after_the_edits_people_make_a_build_through_the_memo_is_the_build_without_it(
     let Some(mdbook) = mdbook_or_skip("the memo test") else {
         return;
     };
-    let tmp = common::tempdir();
-    let root = stage(&book_example(), tmp.path(), "book-example");
-    let store = root.join(".notabene");
-    let old = SystemTime::now() - Duration::from_secs(3600);
-    age(&store, old);
-    let cache = tmp.path().join("cache");
+    let Staged {
+        tmp,
+        root,
+        store,
+        old,
+        cache,
+    } = staged();
     let cache_arg = cache.to_str().unwrap();
     let out = |name: &str| tmp.path().join("out").join(name);
     let (_, first) = build_timed(&mdbook, &root, &out("first"), cache_arg);

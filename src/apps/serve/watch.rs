@@ -402,7 +402,7 @@ impl Watcher {
             Ok((pages, rebuilt)) => {
                 *lock::lock(&site.last_build) = (site.kept.reuse.counts(), rebuilt);
                 self.whole_due = rebuilt != crate::output::engine::Rebuilt::Whole;
-                let quiet = catching_up && same_pages(&current, &dest);
+                let quiet = catching_up && shows_the_same(&current, &dest);
                 let old = std::mem::replace(&mut *lock::write(&site.dir), dest);
                 *lock::write(&site.pages) = pages;
                 if quiet {
@@ -541,9 +541,11 @@ fn changed_files(before: &Snapshot, after: &Snapshot) -> BTreeSet<PathBuf> {
     out
 }
 
-/// Whether the site at `new` has the pages the site at `old` has: every file but `print.html`
-/// and the search index, byte for byte.
-fn same_pages(old: &Path, new: &Path) -> bool {
+/// Whether the site at `new` shows what the site at `old` shows: every file but `print.html`
+/// and the search index byte for byte, once the new search index's name, where pages name it,
+/// is read as the old one's. When it does, the old search index is linked into `new` under its
+/// name (`new`'s pages name their own), so that the pages open before the swap keep searching.
+fn shows_the_same(old: &Path, new: &Path) -> bool {
     fn files(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, u64>) {
         for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
             let Ok(meta) = e.metadata() else { continue };
@@ -554,9 +556,9 @@ fn same_pages(old: &Path, new: &Path) -> bool {
             }
         }
     }
-    let skipped = |p: &Path| {
-        p == Path::new("print.html")
-            || p.file_name().is_some_and(|n| {
+    let index = |p: &Path| {
+        p.parent() == Some(Path::new(""))
+            && p.file_name().is_some_and(|n| {
                 let n = n.to_string_lossy();
                 n.starts_with("searchindex") && n.ends_with(".js")
             })
@@ -564,15 +566,39 @@ fn same_pages(old: &Path, new: &Path) -> bool {
     let (mut a, mut b) = (BTreeMap::new(), BTreeMap::new());
     files(old, old, &mut a);
     files(new, new, &mut b);
-    a.retain(|p, _| !skipped(p));
-    b.retain(|p, _| !skipped(p));
-    a == b
-        && a.keys().all(
-            |p| match (std::fs::read(old.join(p)), std::fs::read(new.join(p))) {
-                (Ok(x), Ok(y)) => x == y,
-                _ => false,
-            },
-        )
+    let name = |m: &BTreeMap<PathBuf, u64>| m.keys().find(|p| index(p)).cloned();
+    let (old_index, new_index) = (name(&a), name(&b));
+    a.retain(|p, _| p != Path::new("print.html") && !index(p));
+    b.retain(|p, _| p != Path::new("print.html") && !index(p));
+    // Sizes first (a search index's names are of one length, so they do not differ for it).
+    if a != b {
+        return false;
+    }
+    let rename = match (&old_index, &new_index) {
+        (Some(o), Some(n)) if o != n => Some((
+            n.to_string_lossy().into_owned(),
+            o.to_string_lossy().into_owned(),
+        )),
+        _ => None,
+    };
+    let same = a.keys().all(|p| {
+        let (Ok(x), Ok(y)) = (std::fs::read(old.join(p)), std::fs::read(new.join(p))) else {
+            return false;
+        };
+        match &rename {
+            Some((n, o)) if x != y => String::from_utf8(y)
+                .is_ok_and(|y| y.replace(n.as_str(), o) == *String::from_utf8_lossy(&x)),
+            _ => x == y,
+        }
+    });
+    if same
+        && let Some(o) = &old_index
+        && rename.is_some()
+    {
+        let _ = std::fs::hard_link(old.join(o), new.join(o))
+            .or_else(|_| std::fs::copy(old.join(o), new.join(o)).map(drop));
+    }
+    same
 }
 
 /// `hints` merged into `pages`: a hint with a key adds that comment's change to its page, one
@@ -634,5 +660,44 @@ mod tests {
             now
         );
         assert_eq!(refreshed(&now, Changed::All, &watched), snapshot(&watched));
+    }
+
+    #[test]
+    fn a_whole_build_shows_the_same_when_only_print_and_the_search_index_differ() {
+        let dir = tempfile::tempdir().unwrap();
+        let site = |name: &str, index: &str, page: &str, print: &str| {
+            let root = dir.path().join(name);
+            std::fs::create_dir_all(root.join("guide")).unwrap();
+            std::fs::write(
+                root.join("guide/a.html"),
+                format!("<script src=\"../{index}\"></script>{page}"),
+            )
+            .unwrap();
+            std::fs::write(root.join(index), format!("index of {name}")).unwrap();
+            std::fs::write(root.join("print.html"), print).unwrap();
+            root
+        };
+        // The pages served name the old index; the whole build's name its own, of one length.
+        let old = site("old", "searchindex-aaaa.js", "<p>edited</p>", "old print");
+        let new = site("new", "searchindex-bbbb.js", "<p>edited</p>", "new print");
+        assert!(shows_the_same(&old, &new));
+        // The old index is linked into the new site, for the pages open before the swap.
+        assert_eq!(
+            std::fs::read_to_string(new.join("searchindex-aaaa.js")).unwrap(),
+            "index of old"
+        );
+        // A page that reads otherwise is not the same (nor is the old index linked then).
+        let other = site(
+            "other",
+            "searchindex-cccc.js",
+            "<p>edited!</p>",
+            "new print",
+        );
+        assert!(!shows_the_same(&old, &other));
+        assert!(!other.join("searchindex-aaaa.js").exists());
+        // Nor is a site with a page more.
+        let more = site("more", "searchindex-dddd.js", "<p>edited</p>", "new print");
+        std::fs::write(more.join("b.html"), "b").unwrap();
+        assert!(!shows_the_same(&old, &more));
     }
 }

@@ -14,6 +14,7 @@ pub mod text;
 
 use crate::base::text::PageText;
 use crate::base::text::normalize::{Normalized, normalize};
+use crate::base::util::codec::{Reader, Writer};
 use serde::Serialize;
 use std::ops::Range;
 
@@ -102,120 +103,90 @@ impl Resolution {
 /// A page's resolutions in bytes, for the build's memo: exactly what [`decode_resolutions`]
 /// reads back (the confidence bit for bit).
 pub fn encode_resolutions(all: &[Option<Resolution>]) -> Vec<u8> {
-    fn word(out: &mut Vec<u8>, n: u64) {
-        out.extend_from_slice(&n.to_le_bytes());
-    }
-    fn place(out: &mut Vec<u8>, p: &Option<Place>) {
+    fn place(w: &mut Writer, p: &Option<Place>) {
         match p {
-            None => out.push(0),
+            None => {
+                w.byte(0);
+            }
             Some(p) => {
-                out.push(1);
-                for n in [p.text.start, p.text.end, p.source.start, p.source.end] {
-                    word(out, n as u64);
-                }
+                w.byte(1).range(&p.text).range(&p.source);
             }
         }
     }
-    let mut out = Vec::with_capacity(8 + all.len() * 48);
-    word(&mut out, all.len() as u64);
+    let mut w = Writer(Vec::with_capacity(8 + all.len() * 48));
+    w.size(all.len());
     for r in all {
         let Some(r) = r else {
-            out.push(0);
+            w.byte(0);
             continue;
         };
-        out.push(1);
-        out.push(r.status as u8);
-        word(&mut out, r.confidence.to_bits());
-        place(&mut out, &r.place);
+        w.byte(1).byte(r.status as u8).word(r.confidence.to_bits());
+        place(&mut w, &r.place);
         let f = r.flags;
-        out.push(
+        w.byte(
             u8::from(f.quote_changed)
                 | u8::from(f.context_changed) << 1
                 | u8::from(f.section_changed) << 2
                 | u8::from(f.ambiguous) << 3,
         );
-        place(&mut out, &r.suggestion);
+        place(&mut w, &r.suggestion);
         match r.block {
-            None => out.push(0),
-            Some(b) => {
-                out.push(1);
-                word(&mut out, b as u64);
-            }
-        }
+            None => w.byte(0),
+            Some(b) => w.byte(1).size(b),
+        };
     }
-    out
+    w.0
 }
 
 /// The resolutions [`encode_resolutions`] wrote into `bytes`; `None` when they are not such
 /// bytes, whole.
 pub fn decode_resolutions(bytes: &[u8]) -> Option<Vec<Option<Resolution>>> {
-    struct Reader<'a>(&'a [u8]);
-    impl Reader<'_> {
-        fn byte(&mut self) -> Option<u8> {
-            let (&b, rest) = self.0.split_first()?;
-            self.0 = rest;
-            Some(b)
-        }
-        fn word(&mut self) -> Option<u64> {
-            let (w, rest) = self.0.split_first_chunk::<8>()?;
-            self.0 = rest;
-            Some(u64::from_le_bytes(*w))
-        }
-        fn size(&mut self) -> Option<usize> {
-            usize::try_from(self.word()?).ok()
-        }
-        fn place(&mut self) -> Option<Option<Place>> {
-            Some(match self.byte()? {
-                0 => None,
-                1 => Some(Place {
-                    text: self.size()?..self.size()?,
-                    source: self.size()?..self.size()?,
-                }),
-                _ => return None,
-            })
-        }
+    fn place(r: &mut Reader) -> Option<Option<Place>> {
+        Some(match r.tag(2)? {
+            0 => None,
+            _ => Some(Place {
+                text: r.range()?,
+                source: r.range()?,
+            }),
+        })
     }
     let mut r = Reader(bytes);
-    let n = r.size()?;
-    let mut all = Vec::with_capacity(n.min(bytes.len()));
+    let n = r.count()?;
+    let mut all = Vec::with_capacity(n);
     for _ in 0..n {
-        all.push(match r.byte()? {
-            0 => None,
-            1 => {
-                let status = match r.byte()? {
-                    0 => Status::Exact,
-                    1 => Status::Fuzzy,
-                    2 => Status::Orphan,
-                    _ => return None,
-                };
-                let confidence = f64::from_bits(r.word()?);
-                let place = r.place()?;
-                let f = r.byte()?;
-                let flags = Flags {
-                    quote_changed: f & 1 != 0,
-                    context_changed: f & 2 != 0,
-                    section_changed: f & 4 != 0,
-                    ambiguous: f & 8 != 0,
-                };
-                let suggestion = r.place()?;
-                let block = match r.byte()? {
-                    0 => None,
-                    1 => Some(r.size()?),
-                    _ => return None,
-                };
-                Some(Resolution {
-                    status,
-                    confidence,
-                    place,
-                    flags,
-                    suggestion,
-                    block,
-                })
-            }
-            _ => return None,
-        });
+        if !r.flag()? {
+            all.push(None);
+            continue;
+        }
+        let status = match r.tag(3)? {
+            0 => Status::Exact,
+            1 => Status::Fuzzy,
+            _ => Status::Orphan,
+        };
+        let confidence = f64::from_bits(r.word()?);
+        let place_found = place(&mut r)?;
+        let f = r.byte()?;
+        let flags = Flags {
+            quote_changed: f & 1 != 0,
+            context_changed: f & 2 != 0,
+            section_changed: f & 4 != 0,
+            ambiguous: f & 8 != 0,
+        };
+        let suggestion = place(&mut r)?;
+        let block = match r.flag()? {
+            false => None,
+            true => Some(r.size()?),
+        };
+        all.push(Some(Resolution {
+            status,
+            confidence,
+            place: place_found,
+            flags,
+            suggestion,
+            block,
+        }));
     }
-    r.0.is_empty().then_some(all)
+    r.done().then_some(all)
 }
 
 /// A page prepared for anchoring: its text model and the normalised text with its map.

@@ -23,13 +23,13 @@
 //! FNV-1a hash of the rest of the line. The store contract is untouched: the cache is written
 //! beside no store file.
 //!
-//! Owns: the cache file's format, location, validation, pruning and atomic replacement.
+//! Owns: the cache file's format, name and validation (its pruning and atomic replacement are
+//! `util::memo`'s, shared with the memo).
 //! Calls: `util::memo` for the cache directory and the checksum; `tempfile` for the write. (The
 //! store's reader, `Store::load_for_build`, calls it from its threads.)
 
 use serde_json::Value;
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The first line of every cache file; another version's file is a miss.
@@ -133,7 +133,7 @@ pub enum Learnt {
 }
 
 pub use crate::base::util::memo::cache_dir;
-use crate::base::util::memo::{FnvBuild, fnv};
+use crate::base::util::memo::{FnvBuild, fnv, prune, write_file};
 
 impl Cache {
     /// The cache of the store at `root` (empty when there is none, it is off, or it is not
@@ -248,7 +248,11 @@ impl Cache {
             }
         }
         if write_file(path, out.as_bytes()).is_ok() {
-            prune(path.parent().unwrap_or(Path::new(".")), path);
+            prune(
+                path.parent().unwrap_or(Path::new(".")),
+                path,
+                ("store-", ".cache"),
+            );
         }
     }
 
@@ -282,55 +286,10 @@ fn parse_line(line: &str) -> Option<(String, FileKey, &str)> {
     Some((path, key, value))
 }
 
-/// At most this many stores' caches are kept in the cache directory…
-const KEEP_MAX: usize = 64;
-/// …and when there are more, the least recently written are removed down to this many.
-const KEEP_AFTER_PRUNE: usize = 32;
-
-/// Removes the least recently written store caches of `dir` (never `current`) when it holds
-/// more than [`KEEP_MAX`] (the stores of books long gone, of test runs).
-fn prune(dir: &Path, current: &Path) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut caches: Vec<(std::time::SystemTime, PathBuf)> = rd
-        .flatten()
-        .filter(|e| {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            name.starts_with("store-") && name.ends_with(".cache")
-        })
-        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
-        .collect();
-    if caches.len() <= KEEP_MAX {
-        return;
-    }
-    caches.sort();
-    let extra = caches.len() - KEEP_AFTER_PRUNE;
-    for (_, p) in caches.into_iter().take(extra) {
-        if p != current {
-            let _ = std::fs::remove_file(p);
-        }
-    }
-}
-
-/// Replaces `path` with `bytes` atomically (temp file beside it, fsync, rename).
-fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".store-")
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::util::memo::{KEEP_AFTER_PRUNE, KEEP_MAX};
 
     fn key(size: u64) -> FileKey {
         FileKey {
@@ -518,7 +477,7 @@ mod tests {
         }
         std::fs::write(dir.path().join("other.txt"), "kept").unwrap();
         let current = dir.path().join(format!("store-{:016x}.cache", 0));
-        prune(dir.path(), &current);
+        prune(dir.path(), &current, ("store-", ".cache"));
         let mut left: Vec<String> = std::fs::read_dir(dir.path())
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

@@ -21,8 +21,8 @@
 //! each the 32-byte digest, the value's length and an FNV-1a checksum of digest and value
 //! (8 bytes each, little-endian), then the value.
 //!
-//! Owns: the cache directory's location, the memo file's format, validation, pruning and
-//! atomic replacement. Calls: nothing of this crate; `sha2` for the digests, `tempfile` for the
+//! Owns: the cache directory's location, its files' pruning and atomic replacement (the
+//! store's cache's too), the memo file's format and validation. Calls: nothing of this crate; `sha2` for the digests, `tempfile` for the
 //! write.
 
 use sha2::Digest as _;
@@ -302,7 +302,11 @@ impl Memo {
             }
         }
         if write_file(path, &self.kept_bytes()).is_ok() {
-            prune(path.parent().unwrap_or(Path::new(".")), path);
+            prune(
+                path.parent().unwrap_or(Path::new(".")),
+                path,
+                ("memo-", ".bin"),
+            );
         }
     }
 
@@ -395,44 +399,56 @@ fn index(
     Some(entries)
 }
 
-/// At most this many memos are kept in the cache directory…
-const KEEP_MAX: usize = 64;
+/// At most this many files of one kind are kept in the cache directory…
+pub const KEEP_MAX: usize = 64;
 /// …and when there are more, the least recently written are removed down to this many.
-const KEEP_AFTER_PRUNE: usize = 32;
+pub const KEEP_AFTER_PRUNE: usize = 32;
 
-/// Removes the least recently written memos of `dir` (never `current`) when it holds more than
-/// [`KEEP_MAX`] (the books of test runs, of checkouts long gone).
-fn prune(dir: &Path, current: &Path) {
+/// Removes the least recently written files of `dir` named `<prefix>…<suffix>` (never
+/// `current`) when it holds more than [`KEEP_MAX`] of them (the stores and books of test runs,
+/// of checkouts long gone).
+pub fn prune(dir: &Path, current: &Path, (prefix, suffix): (&str, &str)) {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return;
     };
-    let mut memos: Vec<(std::time::SystemTime, PathBuf)> = rd
+    let mut files: Vec<(std::time::SystemTime, PathBuf)> = rd
         .flatten()
         .filter(|e| {
             let name = e.file_name();
             let name = name.to_string_lossy();
-            name.starts_with("memo-") && name.ends_with(".bin")
+            name.starts_with(prefix) && name.ends_with(suffix)
         })
         .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
         .collect();
-    if memos.len() <= KEEP_MAX {
+    if files.len() <= KEEP_MAX {
         return;
     }
-    memos.sort();
-    let extra = memos.len() - KEEP_AFTER_PRUNE;
-    for (_, p) in memos.into_iter().take(extra) {
+    files.sort();
+    let extra = files.len() - KEEP_AFTER_PRUNE;
+    for (_, p) in files.into_iter().take(extra) {
         if p != current {
             let _ = std::fs::remove_file(p);
         }
     }
 }
 
-/// Replaces `path` with `bytes` atomically (temp file beside it, fsync, rename).
-fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Replaces `path` with `bytes` atomically (a temp file beside it, `.<stem>-*.tmp`, fsync,
+/// rename).
+pub fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
+    let stem = path
+        .file_name()
+        .map(|n| {
+            n.to_string_lossy()
+                .split('-')
+                .next()
+                .unwrap_or("")
+                .to_string()
+        })
+        .unwrap_or_default();
     let mut tmp = tempfile::Builder::new()
-        .prefix(".memo-")
+        .prefix(&format!(".{stem}-"))
         .suffix(".tmp")
         .tempfile_in(dir)?;
     tmp.write_all(bytes)?;

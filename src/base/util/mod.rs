@@ -6,6 +6,7 @@
 //!
 //! Owns nothing of the product's data.
 
+pub mod codec;
 pub mod error;
 pub mod escape;
 pub mod failpoint;

@@ -26,6 +26,7 @@ use crate::base::anchor::{PageIndex, Resolution, Status, StoredAnchor, block, te
 use crate::base::store::Scope;
 use crate::base::text::TextOptions;
 use crate::base::text::normalize::normalize;
+use crate::base::util::codec::{Reader, Writer};
 use crate::base::util::memo::{Digest, Key, Memo};
 use crate::model::book::PageIds;
 use crate::model::book::git::{MoveKind, Repo};
@@ -189,24 +190,18 @@ fn memo_key(
 /// `decisions` in bytes, for the memo ([`decode_decisions`] reads them back): each comment by
 /// its place in `candidates` (sorted).
 fn encode_decisions(decisions: &[(usize, Decision)], candidates: &[usize]) -> Vec<u8> {
-    fn word(out: &mut Vec<u8>, n: usize) {
-        out.extend_from_slice(&(n as u64).to_le_bytes());
-    }
-    fn res(out: &mut Vec<u8>, r: Option<&Resolution>) {
-        let bytes = crate::base::anchor::encode_resolutions(&[r.cloned()]);
-        word(out, bytes.len());
-        out.extend_from_slice(&bytes);
-    }
-    let mut out = Vec::new();
-    word(&mut out, decisions.len());
+    let res = |w: &mut Writer, r: Option<&Resolution>| {
+        w.bytes(&crate::base::anchor::encode_resolutions(&[r.cloned()]));
+    };
+    let mut w = Writer::default();
+    w.size(decisions.len());
     for (ci, d) in decisions {
-        word(&mut out, candidates.binary_search(ci).unwrap_or(usize::MAX));
+        w.size(candidates.binary_search(ci).unwrap_or(usize::MAX));
         match d {
             Decision::Follow { to, resolution, by } => {
-                out.push(0);
-                word(&mut out, *to);
-                res(&mut out, resolution.as_ref());
-                out.push(match by {
+                w.byte(0).size(*to);
+                res(&mut w, resolution.as_ref());
+                w.byte(match by {
                     FollowedBy::Quote => 0,
                     FollowedBy::Git(MoveKind::Rename) => 1,
                     FollowedBy::Git(MoveKind::Copy) => 2,
@@ -214,94 +209,72 @@ fn encode_decisions(decisions: &[(usize, Decision)], candidates: &[usize]) -> Ve
                 });
             }
             Decision::Ambiguous(pages) => {
-                out.push(1);
-                word(&mut out, pages.len());
+                w.byte(1).size(pages.len());
                 for &p in pages {
-                    word(&mut out, p);
+                    w.size(p);
                 }
             }
-            Decision::Nowhere(None) => out.push(2),
+            Decision::Nowhere(None) => {
+                w.byte(2);
+            }
             Decision::Nowhere(Some((ch, r))) => {
-                out.push(3);
-                word(&mut out, *ch);
-                res(&mut out, Some(r));
+                w.byte(3).size(*ch);
+                res(&mut w, Some(r));
             }
             Decision::Suggest(ch, r) => {
-                out.push(4);
-                word(&mut out, *ch);
-                res(&mut out, Some(r));
+                w.byte(4).size(*ch);
+                res(&mut w, Some(r));
             }
         }
     }
-    out
+    w.0
 }
 
 /// The decisions [`encode_decisions`] wrote into `bytes` for `candidates`; `None` when they
 /// are not that, whole.
 fn decode_decisions(bytes: &[u8], candidates: &[usize]) -> Option<Vec<(usize, Decision)>> {
-    struct Reader<'a>(&'a [u8]);
-    impl Reader<'_> {
-        fn byte(&mut self) -> Option<u8> {
-            let (&b, rest) = self.0.split_first()?;
-            self.0 = rest;
-            Some(b)
-        }
-        fn word(&mut self) -> Option<usize> {
-            let (w, rest) = self.0.split_first_chunk::<8>()?;
-            self.0 = rest;
-            usize::try_from(u64::from_le_bytes(*w)).ok()
-        }
-        fn res(&mut self) -> Option<Option<Resolution>> {
-            let n = self.word()?;
-            if n > self.0.len() {
-                return None;
-            }
-            let (bytes, rest) = self.0.split_at(n);
-            self.0 = rest;
-            let mut one = crate::base::anchor::decode_resolutions(bytes)?;
-            (one.len() == 1).then(|| one.pop().flatten())
-        }
-    }
+    let res = |r: &mut Reader| -> Option<Option<Resolution>> {
+        let mut one = crate::base::anchor::decode_resolutions(r.bytes()?)?;
+        (one.len() == 1).then(|| one.pop().flatten())
+    };
     let mut r = Reader(bytes);
-    let n = r.word()?;
-    let mut out = Vec::with_capacity(n.min(bytes.len()));
+    let n = r.count()?;
+    let mut out = Vec::with_capacity(n);
     for _ in 0..n {
-        let ci = *candidates.get(r.word()?)?;
-        let d = match r.byte()? {
+        let ci = *candidates.get(r.size()?)?;
+        let d = match r.tag(5)? {
             0 => {
-                let to = r.word()?;
-                let resolution = r.res()?;
-                let by = match r.byte()? {
+                let to = r.size()?;
+                let resolution = res(&mut r)?;
+                let by = match r.tag(4)? {
                     0 => FollowedBy::Quote,
                     1 => FollowedBy::Git(MoveKind::Rename),
                     2 => FollowedBy::Git(MoveKind::Copy),
-                    3 => FollowedBy::Git(MoveKind::Merge),
-                    _ => return None,
+                    _ => FollowedBy::Git(MoveKind::Merge),
                 };
                 Decision::Follow { to, resolution, by }
             }
             1 => {
-                let k = r.word()?;
-                let mut pages = Vec::with_capacity(k.min(r.0.len()));
+                let k = r.count()?;
+                let mut pages = Vec::with_capacity(k);
                 for _ in 0..k {
-                    pages.push(r.word()?);
+                    pages.push(r.size()?);
                 }
                 Decision::Ambiguous(pages)
             }
             2 => Decision::Nowhere(None),
             3 => {
-                let ch = r.word()?;
-                Decision::Nowhere(Some((ch, r.res()??)))
+                let ch = r.size()?;
+                Decision::Nowhere(Some((ch, res(&mut r)??)))
             }
-            4 => {
-                let ch = r.word()?;
-                Decision::Suggest(ch, r.res()??)
+            _ => {
+                let ch = r.size()?;
+                Decision::Suggest(ch, res(&mut r)??)
             }
-            _ => return None,
         };
         out.push((ci, d));
     }
-    r.0.is_empty().then_some(out)
+    r.done().then_some(out)
 }
 
 /// A comment of this build's language whose page is not in the book, or a live text comment
