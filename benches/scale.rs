@@ -31,7 +31,7 @@
 //! 4. peak RSS of the preprocessor process with 20,000 comments against `mdbook build` of the
 //!    plain book (when an `mdbook` binary is on PATH).
 //!
-//! `cargo bench --bench scale`; `NB_RUNS=n` sets the rounds (default 5). `NB_PROFILE=n` runs
+//! `cargo bench --bench scale`; `NB_RUNS=n` sets the rounds (default 15: this machine's noise needs them). `NB_PROFILE=n` runs
 //! only the preprocessor's html pass on 10,000 open comments, n times (for `perf record`;
 //! `NB_COMMENTS=m` takes m comments instead, `NB_RESOLVED=k` resolves k of them, `NB_SIZES=1` prints the size of each island and
 //! generated page, `NB_FLOOR=1` first times the floor's parts, `NB_PIPE=1` instead times
@@ -109,7 +109,7 @@ fn main() {
     let runs: usize = std::env::var("NB_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(5);
+        .unwrap_or(15);
     let tmp = common::tempdir();
     // The builds' cache of the store's files goes in the bench's own directory.
     // SAFETY: no other thread runs yet.
@@ -483,12 +483,11 @@ fn main() {
         let r = t.ratio(&t.command);
         let cmd_vs_in = paired(&t.command, &t.with);
         println!(
-            "| {name} | {:.0} | {:.0} | {r:.3} | {:.0} | {:.3} | {cmd_vs_in:.3} {} | {:.0} | {:.3} |",
+            "| {name} | {:.0} | {:.0} | {r:.3} | {:.0} | {:.3} | {cmd_vs_in:.3} | {:.0} | {:.3} |",
             ms(median(&t.without)),
             ms(median(&t.command)),
             ms(median(&t.with)),
             t.ratio(&t.with),
-            if cmd_vs_in <= 1.05 { "✓" } else { "✗" },
             ms(median(&t.protocol)),
             t.ratio(&t.protocol),
         );
@@ -511,17 +510,8 @@ fn main() {
             )
         };
         println!(
-            "| {n} {status} | {:.1}{} | {per} | {} | {:.2}{} |",
+            "| {n} {status} | {:.1} | {per} | {} | {:.2}{} |",
             ms(*t),
-            if *n == 10_000 && *status == "open" {
-                if ms(*t) <= 150.0 {
-                    " (target ≤ 150 ✓)"
-                } else {
-                    " (target ≤ 150 ✗)"
-                }
-            } else {
-                ""
-            },
             added / 1000,
             *added as f64 / book_bytes as f64,
             if *n == 10_000 && *status == "open" {

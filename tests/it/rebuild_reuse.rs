@@ -248,6 +248,10 @@ fn assert_same(a: &BTreeMap<String, Vec<u8>>, b: &BTreeMap<String, Vec<u8>>, wha
 fn after_a_comment_or_an_edit_a_rebuild_renders_only_the_pages_that_changed() {
     let tmp = common::tempdir();
     let root = stage(&book_example(), tmp.path(), "book-example");
+    // The store's files an hour old, as a checkout's are once a build has read them: the
+    // builds keep what they read of them (a file modified just now is never kept).
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    set_modified(&common::files_under(&root.join(".notabene")), hour_ago);
     let out = tmp.path().join("out");
     let kept = Kept::default();
     engine::build_into(&root, &out.join("0"), &kept).unwrap();
@@ -409,4 +413,42 @@ fn after_a_comment_or_an_edit_a_rebuild_renders_only_the_pages_that_changed() {
         &pages(&fresh("8")),
         "an agent's edit",
     );
+
+    // A comment file another program rewrites (its body reworded), its modification time put
+    // back: named as changed, it is read again, while every file not named is taken from the
+    // last read without a `stat`.
+    let reworded = store.join("guide/configuration/c_mworge1zx4rb.json");
+    let mut comment: serde_json::Value = serde_json::from_str(&common::read(&reworded)).unwrap();
+    comment["body"] = "Reworded by another program.".into();
+    common::write(&reworded, &serde_json::to_string_pretty(&comment).unwrap());
+    set_modified(std::slice::from_ref(&reworded), hour_ago);
+    let rebuilt = rebuild(
+        &root,
+        &out,
+        ("8", "9"),
+        &kept,
+        Some(std::slice::from_ref(&reworded)),
+        &[],
+    );
+    assert!(matches!(rebuilt, Rebuilt::Pages { .. }), "{rebuilt:?}");
+    assert!(
+        common::read(&out.join("9/guide/configuration.html"))
+            .contains("Reworded by another program.")
+    );
+    assert_same(
+        &pages(&out.join("9")),
+        &pages(&fresh("9")),
+        "a comment file rewritten",
+    );
+}
+
+/// Sets the modification time of `files` to `when`.
+fn set_modified(files: &[PathBuf], when: std::time::SystemTime) {
+    for f in files {
+        std::fs::File::options()
+            .write(true)
+            .open(f)
+            .and_then(|file| file.set_modified(when))
+            .unwrap();
+    }
 }

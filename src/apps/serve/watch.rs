@@ -336,14 +336,15 @@ impl Watcher {
     /// has stopped.
     fn cycle(&mut self) -> bool {
         self.wait(POLL);
-        let now = match self.events.changed(&self.watched) {
-            Some(changed) => refreshed(&self.last, changed, &self.watched),
-            None => self.last.clone(),
-        };
-        if now == self.last {
+        // (Nothing heard is the idle case: nothing of the snapshot is copied or compared.)
+        let now = self
+            .events
+            .changed(&self.watched)
+            .map(|changed| refreshed(&self.last, changed, &self.watched));
+        let Some(now) = now.filter(|now| *now != self.last) else {
             // Quiet: the whole build a build of pages left due is made now.
             return !self.whole_due || self.rebuild(None);
-        }
+        };
         let last = std::mem::take(&mut self.last);
         self.quick(&last, &now);
         self.last = self.settle(now);
@@ -400,11 +401,12 @@ impl Watcher {
             &change,
         ) {
             Ok((pages, rebuilt)) => {
-                *lock::lock(&site.last_build) = (site.kept.reuse.counts(), rebuilt);
                 self.whole_due = rebuilt != crate::output::engine::Rebuilt::Whole;
                 let quiet = catching_up && shows_the_same(&current, &dest);
+                // The status names this build once its site is the one served.
                 let old = std::mem::replace(&mut *lock::write(&site.dir), dest);
                 *lock::write(&site.pages) = pages;
+                *lock::lock(&site.last_build) = (site.kept.reuse.counts(), rebuilt);
                 if quiet {
                     let g = *site.generation.borrow();
                     let mut b = lock::lock(&site.builds);

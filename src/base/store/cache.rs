@@ -378,6 +378,73 @@ mod tests {
         out
     }
 
+    /// Writes `text` to `path`, its modification time set to `when`.
+    fn write_aged(path: &Path, text: &str, when: std::time::SystemTime) {
+        std::fs::write(path, text).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(when)
+            .unwrap();
+    }
+
+    #[test]
+    fn a_read_told_what_changed_takes_the_other_files_from_the_last_read() {
+        use crate::base::store::{Recent, Store};
+        use std::collections::HashSet;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join(".notabene");
+        std::fs::create_dir_all(root.join("guide")).unwrap();
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        // A file rewritten by another program, its modification time put back.
+        let write = |name: &str, body: &str| {
+            let text = format!(
+                r#"{{"id":"{}","status":"open","body":"{body}"}}"#,
+                &name[..1]
+            );
+            write_aged(&root.join("guide").join(name), &text, old);
+        };
+        write("a.json", "a1");
+        write("b.json", "b1");
+        let store = Store::new(root.clone());
+        let recent = Recent::default();
+        let bodies = || -> Vec<String> {
+            let snap = store.load_for_build_recent("docs", &recent).unwrap();
+            snap.records
+                .iter()
+                .map(|r| r.comment.as_map()["body"].as_str().unwrap().to_string())
+                .collect()
+        };
+        let named = |names: &[&str]| -> Option<HashSet<String>> {
+            Some(names.iter().map(|n| format!("guide/{n}")).collect())
+        };
+        assert_eq!(bodies(), ["a1", "b1"], "the first read");
+        // Both rewritten, one named: the other is the last read's (no `stat` told it).
+        write("a.json", "a2");
+        write("b.json", "b2");
+        recent.expect_changed(named(&["a.json"]));
+        assert_eq!(bodies(), ["a2", "b1"], "only a named");
+        // What two calls name adds up (a build that failed before its read).
+        recent.expect_changed(named(&["b.json"]));
+        recent.expect_changed(named(&[]));
+        assert_eq!(bodies(), ["a2", "b2"], "b named by the first call");
+        // Not known, among calls that name files, stands: every file is checked.
+        write("a.json", "a3");
+        recent.expect_changed(named(&[]));
+        recent.expect_changed(None);
+        recent.expect_changed(named(&[]));
+        assert_eq!(bodies(), ["a3", "b2"], "not known");
+        // Told nothing: every file is checked.
+        write("b.json", "b3");
+        assert_eq!(bodies(), ["a3", "b3"], "told nothing");
+        // A file named that is new, or removed.
+        write("c.json", "c1");
+        std::fs::remove_file(root.join("guide/a.json")).unwrap();
+        recent.expect_changed(named(&["c.json", "a.json"]));
+        assert_eq!(bodies(), ["b3", "c1"], "one new, one removed");
+    }
+
     #[test]
     fn a_cached_load_is_the_files_whatever_the_cache_holds() {
         use crate::base::store::Store;
@@ -386,16 +453,7 @@ mod tests {
         let cache_dir = dir.path().join("cache");
         std::fs::create_dir_all(root.join("guide")).unwrap();
         let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
-        let write = |rel: &str, text: &str| {
-            let p = root.join(rel);
-            std::fs::write(&p, text).unwrap();
-            std::fs::File::options()
-                .write(true)
-                .open(&p)
-                .unwrap()
-                .set_modified(old)
-                .unwrap();
-        };
+        let write = |rel: &str, text: &str| write_aged(&root.join(rel), text, old);
         write(
             "guide/a.json",
             r#"{"id":"a","space":"docs","status":"resolved","thread":[{"body":"x"},{"body":"y"}],"n":1.5e3}"#,

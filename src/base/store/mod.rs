@@ -29,7 +29,7 @@ pub use page_id::validate_page_id;
 /// The store schema version this build reads and writes (`meta.json` `schemaVersion`).
 pub const SCHEMA_VERSION: u64 = 3;
 use serde_json::{Map, Value};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// Top-level file names that are not comments.
@@ -281,15 +281,32 @@ impl Store {
     /// taken from there, not read or parsed again; only the first build reads the cache on
     /// disk. The result is [`Store::load_for_build`]'s.
     pub fn load_for_build_recent(&self, space: &str, recent: &Recent) -> Result<Snapshot> {
+        // What the caller named as changed is taken (and stays taken if this read fails: the
+        // last read is dropped then, and the next one checks every file).
+        let changed = recent.take_changed();
         self.check_compatible()?;
-        let mut slot = recent.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut slot = recent.last.lock().unwrap_or_else(|e| e.into_inner());
         let last = slot.take().filter(|(s, _)| s == space).map(|(_, m)| m);
         let cache = match &last {
             Some(_) => cache::Cache::default(),
             None => cache::Cache::open(&self.root),
         };
-        let (snap, read) = self.read_listed(true, |f| {
-            let key = f.meta.as_ref().map(cache::FileKey::of);
+        // With the changed files named, the others are listed without a `stat`: their key is
+        // the last read's.
+        let named = changed.as_ref().filter(|_| last.is_some());
+        let (snap, read) = self.read_listed(named.is_none(), |f| {
+            let key = match (&f.meta, named, &last) {
+                (Some(meta), _, _) => Some(cache::FileKey::of(meta)),
+                (None, Some(named), Some(last)) if !named.contains(&f.rel) => {
+                    last.get(&f.rel).map(|(k, _)| *k)
+                }
+                _ => None,
+            }
+            .or_else(|| {
+                std::fs::metadata(&f.path)
+                    .ok()
+                    .map(|m| cache::FileKey::of(&m))
+            });
             if let (Some(last), Some(key)) = (&last, key)
                 && let Some((k, part)) = last.get(&f.rel)
                 && *k == key
@@ -712,9 +729,54 @@ struct Walk {
 
 /// What a long-lived process (`serve`) read of a store's comment files at its last build
 /// ([`Store::load_for_build_recent`]), for the book's `space`: each file's key and records, by
-/// store-relative name (a file modified just before it was read is not kept).
+/// store-relative name (a file modified just before it was read is not kept); and what its
+/// caller knows of the files changed since ([`Recent::expect_changed`]).
 #[derive(Debug, Default)]
-pub struct Recent(std::sync::Mutex<Option<(String, RecentFiles)>>);
+pub struct Recent {
+    last: std::sync::Mutex<Option<(String, RecentFiles)>>,
+    /// What the caller told of the files changed since the last read.
+    told: std::sync::Mutex<Told>,
+}
+
+/// What a [`Recent`]'s caller told of the files changed since its last read.
+#[derive(Debug, Default)]
+enum Told {
+    /// Nothing: every file is checked.
+    #[default]
+    Nothing,
+    /// These files (store-relative names) changed, and no other.
+    Changed(HashSet<String>),
+    /// Not known: every file is checked.
+    Unknown,
+}
+
+impl Recent {
+    /// Tells the next read what changed since the last one: `Some` of the store-relative names
+    /// of the files that changed (created, modified or removed: a file not named is taken
+    /// from the last read without a `stat`), or `None` when that is not known (every file is
+    /// checked, as when nothing is told). What several calls name before a read adds up, and
+    /// a `None` among them stands: a build that failed before its read leaves its changes to
+    /// the next.
+    pub fn expect_changed(&self, changed: Option<HashSet<String>>) {
+        let mut told = self.told.lock().unwrap_or_else(|e| e.into_inner());
+        *told = match (std::mem::take(&mut *told), changed) {
+            (Told::Nothing, Some(named)) => Told::Changed(named),
+            (Told::Changed(mut named), Some(more)) => {
+                named.extend(more);
+                Told::Changed(named)
+            }
+            _ => Told::Unknown,
+        };
+    }
+
+    /// What was told since the last read, taken: the files named as changed, if known.
+    fn take_changed(&self) -> Option<HashSet<String>> {
+        match std::mem::take(&mut *self.told.lock().unwrap_or_else(|e| e.into_inner())) {
+            Told::Changed(named) => Some(named),
+            Told::Nothing | Told::Unknown => None,
+        }
+    }
+}
 
 /// The files of a [`Recent`]: store-relative name → key and records.
 type RecentFiles = HashMap<String, (cache::FileKey, Snapshot)>;

@@ -107,6 +107,13 @@ impl Reuse {
         self.injected.keep(settings, taken, left);
     }
 
+    /// Tells the next build's read of the store which of its files changed since the last
+    /// build's (store-relative names; `None`: not known, every file is checked)
+    /// ([`crate::base::store::Recent::expect_changed`]).
+    pub fn expect_store_changes(&self, changed: Option<std::collections::HashSet<String>>) {
+        self.store.expect_changed(changed);
+    }
+
     /// The memo a build starts with: the last build's, or a new one.
     pub(super) fn take_memo(&self) -> crate::base::util::memo::Memo {
         let mut slot = self.memo.lock().unwrap_or_else(|e| e.into_inner());

@@ -70,6 +70,7 @@ pub fn build(root: &Path, dest: Option<&Path>) -> Result<PathBuf> {
 /// rendered is kept for [`rebuild_into`].
 pub fn build_into(root: &Path, dest: &Path, kept: &Kept) -> Result<BTreeMap<String, Vec<String>>> {
     let md = load_into(root, dest, kept)?;
+    kept.reuse.expect_store_changes(None);
     pages::whole(&md, dest, kept)?;
     pages_of(root, &md)
 }

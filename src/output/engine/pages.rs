@@ -163,6 +163,8 @@ pub fn rebuild(
     kept: &Kept,
     change: &Change,
 ) -> Result<Rebuilt> {
+    kept.reuse
+        .expect_store_changes(change.files.and_then(|files| store_names(md, files)));
     if let Some(files) = change.files
         && only_html(md)
         && let Some(done) = pages(md, current, dest, scratch, kept, files, change.touched)?
@@ -292,6 +294,40 @@ fn pages(
             ch.path = None;
         }
     });
+    // The new site, made once the pages rendered: the current one linked but for the pages
+    // written anew (a page is written as a new file where no link was made: never into a
+    // linked file, which is the current site's too; and not renamed into place, which makes
+    // some file systems write the data out at once), the summaries replaced.
+    let written: BTreeSet<String> = render_set
+        .iter()
+        .chain(patches.iter().map(|(i, _, _)| i))
+        .flat_map(|&i| files_of(i, new[i]))
+        .collect();
+    let write = |rel: &str, text: &str| -> Result<()> {
+        let path = dest.join(rel);
+        std::fs::write(&path, text).map_err(|e| Error::io("cannot write a page", &path, e))
+    };
+    let jobs: Vec<(String, &str, &str)> = patches
+        .iter()
+        .flat_map(|(i, old, new_summary)| {
+            files_of(*i, new[*i])
+                .into_iter()
+                .map(move |rel| (rel, old.as_str(), new_summary.as_str()))
+        })
+        .collect();
+    let make_site = || -> Result<()> {
+        link_tree(current, dest, "", &written)?;
+        let threads = crate::base::util::par::default_threads();
+        for done in crate::base::util::par::par_map(&jobs, threads, |(rel, old, new_summary)| {
+            let path = current.join(rel);
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| Error::io("cannot read a page", &path, e))?;
+            write(rel, &text.replacen(old, new_summary, 1))
+        }) {
+            done?;
+        }
+        Ok(())
+    };
     let t2 = std::time::Instant::now();
     render(md, trimmed, titles.clone(), scratch)?;
     let t3 = std::time::Instant::now();
@@ -332,16 +368,8 @@ fn pages(
             return Ok(None);
         }
     }
-    // The new site: the current one linked, the changed pages written over it.
-    link_tree(current, dest)?;
-    // `dest` is not served yet: a page is written as a new file in place of its link (never
-    // into the linked file, which is the current site's too; and not renamed over it, which
-    // makes some file systems write the data out at once).
-    let write = |rel: &str, text: &str| -> Result<()> {
-        let path = dest.join(rel);
-        let _ = std::fs::remove_file(&path);
-        std::fs::write(&path, text).map_err(|e| Error::io("cannot write a page", &path, e))
-    };
+    make_site()?;
+    // The rendered pages, naming the current site's search index and table of contents.
     for &i in &render_set {
         for rel in files_of(i, new[i]) {
             let path = scratch.join(&rel);
@@ -355,24 +383,6 @@ fn pages(
             write(&rel, &text)?;
         }
     }
-    // The summaries, replaced on two threads (a big book has hundreds of pages).
-    let jobs: Vec<(String, &str, &str)> = patches
-        .iter()
-        .flat_map(|(i, old, new_summary)| {
-            files_of(*i, new[*i])
-                .into_iter()
-                .map(move |rel| (rel, old.as_str(), new_summary.as_str()))
-        })
-        .collect();
-    let threads = crate::base::util::par::default_threads();
-    for done in crate::base::util::par::par_map(&jobs, threads, |(rel, old, new_summary)| {
-        let path = current.join(rel);
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| Error::io("cannot read a page", &path, e))?;
-        write(rel, &text.replacen(old, new_summary, 1))
-    }) {
-        done?;
-    }
     *last_slot = Some(Last {
         book,
         skeleton: shape,
@@ -381,7 +391,7 @@ fn pages(
     if std::env::var_os("NOTABENE_TIMINGS").is_some() {
         let ms = |a: std::time::Instant, b: std::time::Instant| (b - a).as_secs_f64() * 1e3;
         crate::base::util::term::say_err!(
-            "notabene: timings (ms): pages: preprocessed {:.1}, compared {:.1}, rendered {:.1}, written {:.1}",
+            "notabene: timings (ms): pages: preprocessed {:.1}, compared {:.1}, rendered {:.1}, checked and written {:.1}",
             ms(t0, t1),
             ms(t1, t2),
             ms(t2, t3),
@@ -392,6 +402,36 @@ fn pages(
         rendered: render_set.len(),
         patched: patches.len(),
     }))
+}
+
+/// The store-relative names of those of `files` that are in the store of the book `md`
+/// (`None` when its store cannot be found). Paths are compared as the file system resolves
+/// them (a removed file by its directory).
+fn store_names(
+    md: &MDBook,
+    files: &BTreeSet<PathBuf>,
+) -> Option<std::collections::HashSet<String>> {
+    let cfg = crate::model::book::Book::from_mdbook(&md.root, md.config.clone()).ok()?;
+    let store = std::fs::canonicalize(cfg.store().root()).ok()?;
+    let resolved = |f: &PathBuf| -> PathBuf {
+        std::fs::canonicalize(f)
+            .ok()
+            .or_else(|| {
+                let dir = std::fs::canonicalize(f.parent()?).ok()?;
+                Some(dir.join(f.file_name()?))
+            })
+            .unwrap_or_else(|| f.clone())
+    };
+    Some(
+        files
+            .iter()
+            .filter_map(|f| {
+                let f = resolved(f);
+                let rel = f.strip_prefix(&store).ok()?;
+                Some(crate::base::util::slash_path(rel))
+            })
+            .collect(),
+    )
 }
 
 /// The lock's value, also after a panic in another build (what it holds is whole: it is only
@@ -439,8 +479,9 @@ fn split_summary(content: &str) -> Option<(&str, &str)> {
 const SUMMARY_OPEN: &str = "<script type=\"application/json\" class=\"nb-summary\">";
 
 /// Makes `dest` a copy of the tree at `from` made of hard links (a copy where a link cannot be
-/// made): files written over later are replaced (renamed over), never written in place.
-fn link_tree(from: &Path, dest: &Path) -> Result<()> {
+/// made), but for the files named in `skipped` (relative to the tree; `rel` is where `from`
+/// is in it): those are written afterwards, as new files.
+fn link_tree(from: &Path, dest: &Path, rel: &str, skipped: &BTreeSet<String>) -> Result<()> {
     std::fs::create_dir_all(dest).map_err(|e| Error::io("cannot create", dest, e))?;
     let rd = std::fs::read_dir(from).map_err(|e| Error::io("cannot read", from, e))?;
     for entry in rd.flatten() {
@@ -448,8 +489,16 @@ fn link_tree(from: &Path, dest: &Path) -> Result<()> {
         let ft = entry
             .file_type()
             .map_err(|e| Error::io("cannot read", &src, e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let child = if rel.is_empty() {
+            name
+        } else {
+            format!("{rel}/{name}")
+        };
         if ft.is_dir() {
-            link_tree(&src, &to)?;
+            link_tree(&src, &to, &child, skipped)?;
+        } else if skipped.contains(&child) {
+            continue;
         } else if std::fs::hard_link(&src, &to).is_err() {
             std::fs::copy(&src, &to).map_err(|e| Error::io("cannot copy", &src, e))?;
         }
