@@ -1,5 +1,5 @@
 //! `anchors heal`: new anchors for confident, unambiguous fuzzy text anchors, and comments
-//! followed to another page re-keyed to it. [`plan`] reads the anchoring only; [`write`]
+//! followed to another page re-keyed to it. [`plan`] reads the anchoring only; [`write()`]
 //! writes the plan into the store, locked, each file atomically (a move writes the new file
 //! before it removes the old one).
 

@@ -16,7 +16,7 @@
 //! (SIGINT, SIGTERM) that end `run`; `serve` then removes its build directory.
 //!
 //! Each connection is served by the `routes` router (the guard in front of it); the connection's
-//! [`Slot`] rides along in each request's extensions, for a WebSocket to keep.
+//! `Slot` rides along in each request's extensions, for a WebSocket to keep.
 
 use axum::Router;
 use hyper::service::Service;

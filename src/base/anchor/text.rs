@@ -13,11 +13,11 @@
 //! 3. **Quote alone** (20+ characters): the quote searched approximately on its own.
 //! 4. **Decide**: one score for every candidate, `S = (1 − w)·E + w·H`, where `E` is the
 //!    length-weighted share of prefix + quote + suffix present at that spot, `H` the section
-//!    agreement and `w` = [`SECTION_WEIGHT`] (small: the section breaks ties between equal
+//!    agreement and `w` = `SECTION_WEIGHT` (small: the section breaks ties between equal
 //!    contexts, it never outweighs an edit in the context); accept the best if `S ≥ τ`, with
 //!    deterministic tie-breaks. A specific quote (3+ words) found exactly once outside code,
 //!    with both sides of its context changed, is placed `fuzzy` when nothing reached `τ`.
-//! 5. **Refuse to guess** ([`finish`]): a winner the evidence does not single out — context
+//! 5. **Refuse to guess** (`finish`): a winner the evidence does not single out — context
 //!    changed on both sides, a copy in code, an edited quote with no side verbatim, a spot
 //!    elsewhere with both sides verbatim, a tie — is the orphan's suggestion instead.
 //!

@@ -17,7 +17,7 @@ const PIPE_SIZE: usize = 1 << 20;
 const CHUNK: usize = 1 << 20;
 
 /// Reads all of stdin: in gathered batches ([`read_gathered`]) when it is a pipe that could be
-/// widened to [`PIPE_SIZE`], else plainly.
+/// widened to `PIPE_SIZE`, else plainly.
 pub fn read_stdin() -> std::io::Result<Vec<u8>> {
     let mut stdin = std::io::stdin().lock();
     match widen_stdin() {
@@ -46,7 +46,7 @@ fn widen_stdin() -> Option<usize> {
     None
 }
 
-/// Reads `r` to its end, pausing [`PAUSE`] after every read shorter than `full_read` bytes so
+/// Reads `r` to its end, pausing `PAUSE` after every read shorter than `full_read` bytes so
 /// that a writer making many small writes is not met by a waiting reader at each of them. The
 /// bytes are those of `read_to_end`; only the timing of the reads differs.
 pub fn read_gathered(r: &mut impl Read, full_read: usize) -> std::io::Result<Vec<u8>> {

@@ -3,7 +3,7 @@
 //! preprocess-only pass `notabene anchors` uses — the book as the HTML renderer would see it,
 //! before our markers.
 //!
-//! `cli` and `serve` build books only through here. [`pages`] holds `serve`'s rebuilds that
+//! `cli` and `serve` build books only through here. `pages` holds `serve`'s rebuilds that
 //! render only the pages that changed.
 
 use crate::base::store::Store;
@@ -78,7 +78,7 @@ pub fn build_into(root: &Path, dest: &Path, kept: &Kept) -> Result<BTreeMap<Stri
 /// Rebuilds the book at `root` into `dest` after `change`: only the pages whose output changed
 /// when nothing but the store and chapters' Markdown did (the rest is the site at `current`,
 /// which the last build with `kept` made; `scratch` is a directory of the caller's the pages
-/// are rendered into first), else whole ([`pages`]).
+/// are rendered into first), else whole (`pages`).
 pub fn rebuild_into(
     root: &Path,
     (current, dest, scratch): (&Path, &Path, &Path),

@@ -35,7 +35,7 @@ pub struct Replace {
     pub start: usize,
     /// The bytes found there (the quote's source).
     pub expected: String,
-    /// The bytes that followed them, up to the next edit (at most [`AFTER`] of them).
+    /// The bytes that followed them, up to the next edit (at most `AFTER` of them).
     #[serde(default)]
     pub after: String,
     /// The bytes put there.
