@@ -440,6 +440,43 @@ fn after_a_comment_or_an_edit_a_rebuild_renders_only_the_pages_that_changed() {
         &pages(&fresh("9")),
         "a comment file rewritten",
     );
+
+    // Rewritten again while book.toml is broken: the build that fails forgets nothing, and
+    // the one after it (told only of book.toml) reads the comment file again.
+    comment["body"] = "Reworded while the book was broken.".into();
+    common::write(&reworded, &serde_json::to_string_pretty(&comment).unwrap());
+    set_modified(std::slice::from_ref(&reworded), hour_ago);
+    let toml = root.join("book.toml");
+    let good = common::read(&toml);
+    common::write(&toml, &format!("{good}\n[broken"));
+    let named: BTreeSet<PathBuf> = [reworded.clone(), toml.clone()].into();
+    assert!(
+        engine::rebuild_into(
+            &root,
+            (&out.join("9"), &out.join("10"), &out.join("scratch")),
+            &kept,
+            &Change {
+                files: Some(&named),
+                touched: &BTreeSet::new(),
+            },
+        )
+        .is_err(),
+        "a broken book.toml fails the build"
+    );
+    common::write(&toml, &good);
+    rebuild(
+        &root,
+        &out,
+        ("9", "11"),
+        &kept,
+        Some(std::slice::from_ref(&toml)),
+        &[],
+    );
+    assert!(
+        common::read(&out.join("11/guide/configuration.html"))
+            .contains("Reworded while the book was broken."),
+        "the comment rewritten during the failed build"
+    );
 }
 
 /// Sets the modification time of `files` to `when`.

@@ -16,12 +16,13 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-/// The pages whose comment files differ between `before` and `after` (paths under the store),
+/// The pages whose comment files differ between `before` and `after` (paths under the store,
+/// each with what tells its versions apart),
 /// or `None` when anything else changed too (a chapter, the journal, `meta.json`, the
 /// book's config): then only a rebuild will do.
-pub(super) fn changed_pages(
-    before: &BTreeMap<PathBuf, (Option<std::time::SystemTime>, u64)>,
-    after: &BTreeMap<PathBuf, (Option<std::time::SystemTime>, u64)>,
+pub(super) fn changed_pages<V: PartialEq>(
+    before: &BTreeMap<PathBuf, V>,
+    after: &BTreeMap<PathBuf, V>,
     store: &Path,
 ) -> Option<Changes> {
     let mut pages = Changes::new();

@@ -33,9 +33,36 @@ pub(super) const BURST_GAP: Duration = Duration::from_millis(100);
 pub(super) const BURST_MAX: Duration = Duration::from_millis(400);
 
 /// File state the watcher compares: (modified, length) by path.
-pub(super) type Snapshot = BTreeMap<PathBuf, (Option<SystemTime>, u64)>;
+pub(super) type Snapshot = BTreeMap<PathBuf, Stamp>;
 
-/// Files whose changes trigger a rebuild: (path, modified, length), sorted.
+/// What tells a watched file's versions apart without reading it: its modification time, its
+/// length and (on Unix) its change time and inode, which a rewrite that keeps the first two
+/// (`cp -p`, `rsync -t`, an atomic rename of a file so made) still moves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Stamp {
+    modified: Option<SystemTime>,
+    len: u64,
+    changed: (i64, i64, u64),
+}
+
+impl Stamp {
+    fn of(meta: &std::fs::Metadata) -> Stamp {
+        #[cfg(unix)]
+        let changed = {
+            use std::os::unix::fs::MetadataExt;
+            (meta.ctime(), meta.ctime_nsec(), meta.ino())
+        };
+        #[cfg(not(unix))]
+        let changed = (0, 0, 0);
+        Stamp {
+            modified: meta.modified().ok(),
+            len: meta.len(),
+            changed,
+        }
+    }
+}
+
+/// Files whose changes trigger a rebuild, by path, sorted.
 pub(super) fn snapshot(paths: &[PathBuf]) -> Snapshot {
     let mut out = BTreeMap::new();
     fn walk(p: &Path, out: &mut Snapshot) {
@@ -55,7 +82,7 @@ pub(super) fn snapshot(paths: &[PathBuf]) -> Snapshot {
                 .unwrap_or_default();
             // Temp files of atomic writes come and go; only their result matters.
             if !name.ends_with(".tmp") {
-                out.insert(p.to_path_buf(), (meta.modified().ok(), meta.len()));
+                out.insert(p.to_path_buf(), Stamp::of(&meta));
             }
         }
     }
@@ -364,8 +391,12 @@ impl Watcher {
                 None => return settled,
                 Some(changed) => refreshed(&settled, changed, &self.watched),
             };
-            if again == settled || start.elapsed() > SETTLE_MAX {
+            if again == settled {
                 return settled;
+            }
+            if start.elapsed() > SETTLE_MAX {
+                // Still changing: built as it is now (the events heard are in `again` only).
+                return again;
             }
             self.quick(&settled, &again);
             settled = again;
@@ -662,6 +693,28 @@ mod tests {
             now
         );
         assert_eq!(refreshed(&now, Changed::All, &watched), snapshot(&watched));
+    }
+
+    #[test]
+    fn a_rewrite_that_keeps_the_modification_time_and_length_is_seen() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("c.json");
+        std::fs::write(&file, "aaaa").unwrap();
+        let when = std::fs::metadata(&file).unwrap().modified().unwrap();
+        let watched = vec![dir.path().to_path_buf()];
+        let before = snapshot(&watched);
+        // As `cp -p` or `rsync -t` writes it.
+        std::fs::write(&file, "bbbb").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&file)
+            .unwrap()
+            .set_modified(when)
+            .unwrap();
+        let after = snapshot(&watched);
+        assert_eq!(before[&file].modified, after[&file].modified);
+        assert_eq!(before[&file].len, after[&file].len);
+        assert_eq!(changed_files(&before, &after), [file].into());
     }
 
     #[test]

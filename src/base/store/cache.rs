@@ -443,6 +443,27 @@ mod tests {
         std::fs::remove_file(root.join("guide/a.json")).unwrap();
         recent.expect_changed(named(&["c.json", "a.json"]));
         assert_eq!(bodies(), ["b3", "c1"], "one new, one removed");
+        // Another store (book.toml moved it) with the same names: its own files, whatever
+        // was told.
+        let other = dir.path().join("other");
+        std::fs::create_dir_all(other.join("guide")).unwrap();
+        for (name, body) in [("b.json", "other b"), ("c.json", "other c")] {
+            let text = format!(
+                r#"{{"id":"{}","status":"open","body":"{body}"}}"#,
+                &name[..1]
+            );
+            write_aged(&other.join("guide").join(name), &text, old);
+        }
+        recent.expect_changed(named(&[]));
+        let snap = Store::new(other)
+            .load_for_build_recent("docs", &recent)
+            .unwrap();
+        let got: Vec<&str> = snap
+            .records
+            .iter()
+            .map(|r| r.comment.as_map()["body"].as_str().unwrap())
+            .collect();
+        assert_eq!(got, ["other b", "other c"], "another store");
     }
 
     #[test]

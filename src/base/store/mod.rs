@@ -278,15 +278,21 @@ impl Store {
 
     /// [`Store::load_for_build`] for a long-lived process (`serve`), through what its last
     /// build read ([`Recent`]): a file whose key (size, times, inode) is what it was then is
-    /// taken from there, not read or parsed again; only the first build reads the cache on
-    /// disk. The result is [`Store::load_for_build`]'s.
+    /// taken from there, not read or parsed again — and when the caller told which files
+    /// changed since ([`Recent::expect_changed`]), a file it did not name is taken from there
+    /// without a `stat`; only the first build reads the cache on disk. The result is
+    /// [`Store::load_for_build`]'s as far as the caller's account of the changes is true.
     pub fn load_for_build_recent(&self, space: &str, recent: &Recent) -> Result<Snapshot> {
-        // What the caller named as changed is taken (and stays taken if this read fails: the
-        // last read is dropped then, and the next one checks every file).
-        let changed = recent.take_changed();
         self.check_compatible()?;
+        // What the caller named as changed is taken, and so is the last read (a read that
+        // fails from here leaves none: the next one checks every file). The last read counts
+        // for the same space of the same store only.
+        let changed = recent.take_changed();
         let mut slot = recent.last.lock().unwrap_or_else(|e| e.into_inner());
-        let last = slot.take().filter(|(s, _)| s == space).map(|(_, m)| m);
+        let last = slot
+            .take()
+            .filter(|(s, root, _)| s == space && *root == self.root)
+            .map(|(_, _, m)| m);
         let cache = match &last {
             Some(_) => cache::Cache::default(),
             None => cache::Cache::open(&self.root),
@@ -341,7 +347,7 @@ impl Store {
             }
         }
         cache.write_back(&learnt, &self.root);
-        *slot = Some((space.to_string(), next));
+        *slot = Some((space.to_string(), self.root.clone(), next));
         Ok(snap)
     }
 
@@ -733,7 +739,8 @@ struct Walk {
 /// caller knows of the files changed since ([`Recent::expect_changed`]).
 #[derive(Debug, Default)]
 pub struct Recent {
-    last: std::sync::Mutex<Option<(String, RecentFiles)>>,
+    /// The last read: its space, its store's root and its files.
+    last: std::sync::Mutex<Option<(String, PathBuf, RecentFiles)>>,
     /// What the caller told of the files changed since the last read.
     told: std::sync::Mutex<Told>,
 }

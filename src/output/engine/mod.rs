@@ -86,9 +86,20 @@ pub fn rebuild_into(
     change: &Change,
 ) -> Result<(BTreeMap<String, Vec<String>>, Rebuilt)> {
     let t0 = std::time::Instant::now();
-    let md = load_into(root, dest, kept)?;
-    let t1 = std::time::Instant::now();
-    let rebuilt = pages::rebuild(&md, current, dest, scratch, kept, change)?;
+    let built = load_into(root, dest, kept).and_then(|md| {
+        let t1 = std::time::Instant::now();
+        let rebuilt = pages::rebuild(&md, current, dest, scratch, kept, change)?;
+        Ok((md, t1, rebuilt))
+    });
+    let (md, t1, rebuilt) = match built {
+        Ok(built) => built,
+        Err(e) => {
+            // The store's changes this build was told of may not have been read (the book
+            // did not load, the build failed): the next read checks every file.
+            kept.reuse.expect_store_changes(None);
+            return Err(e);
+        }
+    };
     let t2 = std::time::Instant::now();
     let pages = pages_of(root, &md)?;
     if std::env::var_os("NOTABENE_TIMINGS").is_some() {

@@ -340,12 +340,20 @@ fn pages(
         .enumerate()
         .flat_map(|(i, ch)| files_of(i, ch))
         .collect();
+    // (The newest of them: a site swapped in quietly also keeps the search index its
+    // predecessor's open pages name.)
     let named = |dir: &Path, stem: &str| -> Option<String> {
-        std::fs::read_dir(dir).ok()?.flatten().find_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let rest = name.strip_prefix(stem)?;
-            (rest.ends_with(".js") && (rest == ".js" || rest.starts_with('-'))).then_some(name)
-        })
+        std::fs::read_dir(dir)
+            .ok()?
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let rest = name.strip_prefix(stem)?;
+                let ours = rest.ends_with(".js") && (rest == ".js" || rest.starts_with('-'));
+                ours.then(|| (e.metadata().and_then(|m| m.modified()).ok(), name))
+            })
+            .max()
+            .map(|(_, name)| name)
     };
     let renamed: Vec<(String, String)> = ["searchindex", "toc"]
         .iter()
