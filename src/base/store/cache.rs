@@ -132,8 +132,11 @@ pub enum Learnt {
     Read(Option<(FileKey, String)>),
 }
 
+/// How a store cache file is named: `store-<hash of the store root>.cache`.
+const CACHE_FILE: (&str, &str) = ("store-", ".cache");
+
 pub use crate::base::util::memo::cache_dir;
-use crate::base::util::memo::{FnvBuild, fnv, prune, write_file};
+use crate::base::util::memo::{FnvBuild, file_for, fnv, prune, write_file};
 
 impl Cache {
     /// The cache of the store at `root` (empty when there is none, it is off, or it is not
@@ -147,12 +150,7 @@ impl Cache {
         let Some(dir) = dir else {
             return Cache::default();
         };
-        let store = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-        let name = format!(
-            "store-{:016x}.cache",
-            fnv(store.to_string_lossy().as_bytes())
-        );
-        let path = dir.join(name);
+        let (store, path) = file_for(&dir, root, CACHE_FILE);
         match std::fs::read_to_string(&path) {
             Ok(text) => Cache::from_text(path, text, &store),
             Err(_) => Cache {
@@ -248,11 +246,7 @@ impl Cache {
             }
         }
         if write_file(path, out.as_bytes()).is_ok() {
-            prune(
-                path.parent().unwrap_or(Path::new(".")),
-                path,
-                ("store-", ".cache"),
-            );
+            prune(path.parent().unwrap_or(Path::new(".")), path, CACHE_FILE);
         }
     }
 
@@ -556,7 +550,7 @@ mod tests {
         }
         std::fs::write(dir.path().join("other.txt"), "kept").unwrap();
         let current = dir.path().join(format!("store-{:016x}.cache", 0));
-        prune(dir.path(), &current, ("store-", ".cache"));
+        prune(dir.path(), &current, CACHE_FILE);
         let mut left: Vec<String> = std::fs::read_dir(dir.path())
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

@@ -205,11 +205,7 @@ impl Memo {
         let Some(dir) = dir else {
             return Memo::default();
         };
-        let book = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-        let path = dir.join(format!(
-            "memo-{:016x}.bin",
-            fnv(book.to_string_lossy().as_bytes())
-        ));
+        let (_, path) = file_for(&dir, root, MEMO_FILE);
         let identity = identity();
         let data = std::fs::read(&path).unwrap_or_default();
         let entries = index(&data, &identity).unwrap_or_default();
@@ -302,11 +298,7 @@ impl Memo {
             }
         }
         if write_file(path, &self.kept_bytes()).is_ok() {
-            prune(
-                path.parent().unwrap_or(Path::new(".")),
-                path,
-                ("memo-", ".bin"),
-            );
+            prune(path.parent().unwrap_or(Path::new(".")), path, MEMO_FILE);
         }
     }
 
@@ -397,6 +389,21 @@ fn index(
         at = end;
     }
     Some(entries)
+}
+
+/// How a memo file is named: `memo-<hash of the book root>.bin` ([`file_for`]).
+const MEMO_FILE: (&str, &str) = ("memo-", ".bin");
+
+/// The file of `dir` for the book or store at `root`: `<prefix><hash of root's canonical
+/// path><suffix>`, with that canonical path (what the file says it is for).
+pub fn file_for(dir: &Path, root: &Path, (prefix, suffix): (&str, &str)) -> (PathBuf, PathBuf) {
+    let canonical = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let name = format!(
+        "{prefix}{:016x}{suffix}",
+        fnv(canonical.to_string_lossy().as_bytes())
+    );
+    let path = dir.join(name);
+    (canonical, path)
 }
 
 /// At most this many files of one kind are kept in the cache directory…

@@ -294,40 +294,6 @@ fn pages(
             ch.path = None;
         }
     });
-    // The new site, made once the pages rendered: the current one linked but for the pages
-    // written anew (a page is written as a new file where no link was made: never into a
-    // linked file, which is the current site's too; and not renamed into place, which makes
-    // some file systems write the data out at once), the summaries replaced.
-    let written: BTreeSet<String> = render_set
-        .iter()
-        .chain(patches.iter().map(|(i, _, _)| i))
-        .flat_map(|&i| files_of(i, new[i]))
-        .collect();
-    let write = |rel: &str, text: &str| -> Result<()> {
-        let path = dest.join(rel);
-        std::fs::write(&path, text).map_err(|e| Error::io("cannot write a page", &path, e))
-    };
-    let jobs: Vec<(String, &str, &str)> = patches
-        .iter()
-        .flat_map(|(i, old, new_summary)| {
-            files_of(*i, new[*i])
-                .into_iter()
-                .map(move |rel| (rel, old.as_str(), new_summary.as_str()))
-        })
-        .collect();
-    let make_site = || -> Result<()> {
-        link_tree(current, dest, "", &written)?;
-        let threads = crate::base::util::par::default_threads();
-        for done in crate::base::util::par::par_map(&jobs, threads, |(rel, old, new_summary)| {
-            let path = current.join(rel);
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| Error::io("cannot read a page", &path, e))?;
-            write(rel, &text.replacen(old, new_summary, 1))
-        }) {
-            done?;
-        }
-        Ok(())
-    };
     let t2 = std::time::Instant::now();
     render(md, trimmed, titles.clone(), scratch)?;
     let t3 = std::time::Instant::now();
@@ -376,7 +342,38 @@ fn pages(
             return Ok(None);
         }
     }
-    make_site()?;
+    // The new site: the current one linked but for the pages written anew (a page is written
+    // as a new file where no link was made: never into a linked file, which is the current
+    // site's too; and not renamed into place, which makes some file systems write the data
+    // out at once), the summaries replaced.
+    let written: BTreeSet<String> = render_set
+        .iter()
+        .chain(patches.iter().map(|(i, _, _)| i))
+        .flat_map(|&i| files_of(i, new[i]))
+        .collect();
+    let write = |rel: &str, text: &str| -> Result<()> {
+        let path = dest.join(rel);
+        std::fs::write(&path, text).map_err(|e| Error::io("cannot write a page", &path, e))
+    };
+    let jobs: Vec<(String, &str, &str)> = patches
+        .iter()
+        .flat_map(|(i, old, new_summary)| {
+            files_of(*i, new[*i])
+                .into_iter()
+                .map(move |rel| (rel, old.as_str(), new_summary.as_str()))
+        })
+        .collect();
+    link_tree(current, dest, "", &written)?;
+    // The summaries, replaced on two threads (a big book has hundreds of pages).
+    let threads = crate::base::util::par::default_threads();
+    for done in crate::base::util::par::par_map(&jobs, threads, |(rel, old, new_summary)| {
+        let path = current.join(rel);
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| Error::io("cannot read a page", &path, e))?;
+        write(rel, &text.replacen(old, new_summary, 1))
+    }) {
+        done?;
+    }
     // The rendered pages, naming the current site's search index and table of contents.
     for &i in &render_set {
         for rel in files_of(i, new[i]) {
