@@ -106,10 +106,16 @@ fn a_planted_apply_record_never_writes_outside_the_book() {
     let record = r#"{"files":[{"path":"../outside.txt","edits":[{"start":0,"expected":"AAAA","text":"PWNED"}]}],"closes":[]}"#;
     write(&book_dir.join(".notabene/.apply-pending.tmp"), record);
     let id = suggest(&book_dir, "book-in-here/src/intro", "cats sat", "dogs sat");
-    run(&book_dir, &["comments", "apply", &id, "--journal", "j-1"]).fails_with(
-        "notabene: the record of an interrupted apply names a file outside the book; check it, then delete it (.apply-pending.tmp)",
-    );
+    // A record in the store came with the files: never carried out, reported by verify.
+    run(&book_dir, &["comments", "apply", &id, "--journal", "j-1"]).ok();
     assert_eq!(read(&victim), "AAAA rest\n");
+    assert_eq!(
+        read(&book_dir.join("src/intro.md")),
+        PROSE.replace("cats sat", "dogs sat")
+    );
+    let v = run(&book_dir, &["comments", "verify"]);
+    assert_eq!(v.code, 1, "{}", v.stdout);
+    assert!(v.stdout.contains("[apply-record-foreign]"), "{}", v.stdout);
 }
 
 /// A comment replied to between a killed `apply` and its re-run: the re-run closes it with

@@ -485,3 +485,133 @@ fn lines_appended_while_apply_runs_are_kept() {
         );
     }
 }
+
+/// An `apply` that writes its own journal entry (no `--journal`, as the browser and MCP do),
+/// killed during its edits or after them, then run again with the same ids: every resolution
+/// links to the entry the journal holds, and `verify` is clean.
+#[test]
+fn a_killed_apply_that_journals_itself_leaves_every_resolution_linked() {
+    let base = common::tempdir();
+    let ids = fifty(base.path());
+    let mut args = vec!["comments", "apply"];
+    args.extend(ids.iter().map(String::as_str));
+    // Writes: the record (1), the chapters (2..=6), the journal (7), the comments (8..=57).
+    for point in [
+        "apply-after-intent",
+        "before-rename@2",
+        "apply-after-file@1",
+        "before-rename@4",
+        "apply-after-file@5",
+        "before-rename@7",
+        "apply-after-journal",
+        "before-rename@8",
+        "apply-after-close@20",
+        "apply-before-cleanup",
+    ] {
+        let tmp = common::tempdir();
+        let d = tmp.path();
+        common::copy_dir(base.path(), d);
+        let crashed = run_with(d, &args, None, &[("NOTABENE_FAILPOINT", point)]);
+        assert_eq!(crashed.code, -1, "{point}: {}", crashed.stderr);
+        let again = run(d, &args);
+        assert_eq!(again.code, 0, "{point}: {}", again.stderr);
+        let journal: Value =
+            serde_json::from_str(&read(&d.join(".notabene/journal.json"))).expect("journal.json");
+        let entries = journal.as_array().expect("an array");
+        assert_eq!(entries.len(), 1, "{point}: one entry: {journal}");
+        let entry = entries[0]["id"].as_str().unwrap();
+        let listed: Vec<&str> = entries[0]["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["commentIds"][0].as_str().unwrap())
+            .collect();
+        assert_eq!(listed, ids, "{point}: the entry lists every comment");
+        for id in &ids {
+            let c: Value =
+                serde_json::from_str(run(d, &["comments", "show", id, "--json"]).ok()).unwrap();
+            assert_eq!(
+                c["resolution"]["journalEntryId"], entry,
+                "{point}: {id} links to the entry"
+            );
+        }
+        let v = run(d, &["comments", "verify"]);
+        assert_eq!(v.code, 0, "{point}: verify is clean: {}", v.stdout);
+    }
+}
+
+/// Runs `comments apply <id>` in `d` with the window between its last check of the chapter and
+/// the swap widened to 1.5 s; once the new text waits in the store (the window is open),
+/// `save` plays an editor saving the chapter. What the apply printed.
+fn apply_racing(d: &Path, id: &str, save: impl FnOnce()) -> Out {
+    let (dir, id) = (d.to_path_buf(), id.to_string());
+    let apply = std::thread::spawn(move || {
+        run_with(
+            &dir,
+            &["comments", "apply", &id, "--journal", "j-1"],
+            None,
+            &[("NOTABENE_WIDEN", "apply-before-swap:1500")],
+        )
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let waiting = || {
+        std::fs::read_dir(d.join(".notabene"))
+            .unwrap()
+            .filter_map(Result::ok)
+            .any(|e| e.file_name().to_string_lossy().starts_with(".ch0.md."))
+    };
+    while !waiting() {
+        assert!(!apply.is_finished(), "the apply ended before its window");
+        assert!(std::time::Instant::now() < deadline, "no window seen");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    save();
+    apply.join().unwrap()
+}
+
+#[test]
+fn an_editor_saving_while_apply_swaps_the_chapter_loses_nothing() {
+    // An editor that saves by rename (most do) adds a paragraph in the window: the apply
+    // makes its edit again on the editor's text, and both are in the file.
+    let tmp = common::tempdir();
+    let d = tmp.path();
+    let ids = fifty(d);
+    let chapter = d.join("src/ch0.md");
+    let original = read(&chapter);
+    let saved = format!("{original}An editor's new paragraph.\n");
+    let out = apply_racing(d, &ids[3], || {
+        let beside = d.join("src/.ch0.md.editor-save");
+        write(&beside, &saved);
+        std::fs::rename(&beside, &chapter).unwrap();
+    });
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        read(&chapter),
+        saved.replace("old words 0x3", "new \\*words\\* 0x3"),
+        "the editor's save and the suggestion are both in the file"
+    );
+
+    // An editor that saves in place and changes the quoted words: the apply is refused, says
+    // nothing was written, and the file is the editor's.
+    let tmp = common::tempdir();
+    let d = tmp.path();
+    let ids = fifty(d);
+    let chapter = d.join("src/ch0.md");
+    let saved = read(&chapter).replace("old words 0x3", "older words 0x3");
+    let out = apply_racing(d, &ids[3], || {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(&chapter)
+            .unwrap();
+        f.write_all(saved.as_bytes()).unwrap();
+    });
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains("nothing written"), "{}", out.stderr);
+    assert_eq!(read(&chapter), saved, "the file is the editor's");
+    let c: Value =
+        serde_json::from_str(run(d, &["comments", "show", &ids[3], "--json"]).ok()).unwrap();
+    assert_eq!(c["status"], "open");
+}

@@ -31,6 +31,7 @@ mod mcp;
 mod mdbook_serve;
 mod migrate;
 mod ops_rules;
+mod planted_record;
 
 mod apply_edges;
 mod preprocessor_cli;
@@ -45,5 +46,6 @@ mod store_cache;
 mod store_roundtrip;
 mod terminal_escape;
 mod text_model;
+mod undo_race;
 mod verify_codes;
 mod views;

@@ -19,7 +19,7 @@ use std::sync::OnceLock;
 const MCP_SDK: &str = "mcp==2.3.0";
 
 /// The Python of a virtual environment holding the SDK, or `None` where there is no python3.
-fn python() -> Option<PathBuf> {
+pub(crate) fn python() -> Option<PathBuf> {
     static PY: OnceLock<Option<PathBuf>> = OnceLock::new();
     PY.get_or_init(|| {
         if let Some(p) = std::env::var_os("NOTABENE_MCP_PYTHON") {
@@ -75,11 +75,16 @@ fn python() -> Option<PathBuf> {
 /// Runs `steps` on one MCP connection to `notabene mcp --book book-example` in `dir`, with the
 /// CLI tests' pinned environment; the results, one per step.
 fn mcp(py: &Path, dir: &Path, steps: &Value) -> Vec<Value> {
+    mcp_on(py, dir, "book-example", steps)
+}
+
+/// [`mcp`] on the book at `book` (relative to `dir`).
+pub(crate) fn mcp_on(py: &Path, dir: &Path, book: &str, steps: &Value) -> Vec<Value> {
     let script = common::repo_root().join("tests/mcp/client.py");
     let mut cmd = Command::new(py);
     cmd.arg(&script)
         .arg(common::bin())
-        .arg("book-example")
+        .arg(book)
         .current_dir(dir)
         .env("NOTABENE_NOW", NOW)
         .env("NOTABENE_AUTHOR", "Ada Agent")

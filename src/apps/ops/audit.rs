@@ -63,7 +63,7 @@ pub fn audit(store: &Store, book: Option<&Book>) -> Result<Option<Audit>> {
         &meta,
         checker.as_ref().map(|_| &exists as &dyn Fn(&str) -> bool),
     );
-    findings.extend(super::suggestions::interrupted(store, book));
+    findings.extend(super::suggestions::interrupted(store));
     let errors = findings
         .iter()
         .filter(|f| f.level == verify::Level::Error)

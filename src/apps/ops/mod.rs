@@ -37,6 +37,14 @@ pub enum Actor {
 }
 
 impl Actor {
+    /// The actor's name in a record (`person`, `agent`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Actor::Person => "person",
+            Actor::Agent => "agent",
+        }
+    }
+
     /// A held comment is one a reviewer is still working on. A person may close it (their
     /// own hold, or a reviewer's call); an agent may not, unless it forces (`--force`).
     pub fn may_close_held(self, force: bool) -> bool {
@@ -549,77 +557,27 @@ pub struct ApplyRequest {
 
 /// Applies suggested edits ([`apply`]) and, unless the request names a journal entry of its
 /// own, records them in one new journal entry that the resolutions link to: /review shows
-/// every applied edit with what changed and why, whoever applied it. The entry is written
-/// after the edits (an edit refused is never journaled); a crash between the two leaves
-/// resolutions linked to an entry that `comments verify` reports missing.
+/// every applied edit with what changed and why, whoever applied it. The entry is written by
+/// the apply itself, after the edits (an edit refused is never journaled) and before the
+/// closes, and is part of its record: a run killed anywhere and finished by the next leaves
+/// every resolution linked to an entry the journal holds.
 pub fn apply_suggestions(
     book: &crate::model::book::Book,
     store: &Store,
     req: &ApplyRequest,
 ) -> Result<Vec<Applied>> {
-    let entry_id = match &req.journal {
-        Some(j) => j.clone(),
-        None => ids::journal_id(ids::now()?),
+    let (journal, write_journal) = match &req.journal {
+        Some(j) => (j.clone(), None),
+        None => (ids::journal_id(ids::now()?), Some(req.actor)),
     };
     let opts = ApplyOptions {
         author: req.author.clone(),
-        journal: Some(entry_id.clone()),
+        journal,
+        write_journal,
         note: req.note.clone(),
         force: req.force,
     };
-    let done = apply(book, store, &req.ids, &opts)?;
-    if req.journal.is_some() {
-        return Ok(done);
-    }
-    let mine: Vec<&Comment> = done
-        .iter()
-        .map(|a| &a.comment)
-        .filter(|c| req.ids.iter().any(|i| c.id() == Some(i.as_str())))
-        .collect();
-    let what_of = |c: &Comment| match c.suggestion() {
-        Some(s) if s.text.is_empty() => format!("Deleted “{}”.", s.quote),
-        Some(s) => format!("Replaced “{}” with “{}”.", s.quote, s.text),
-        None => String::new(),
-    };
-    let changes: Vec<Value> = mine
-        .iter()
-        .map(|c| {
-            let why = c
-                .thread()
-                .first()
-                .and_then(|m| m.get("body"))
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            json!({ "page": c.page(), "commentIds": [c.id()], "what": what_of(c), "why": why })
-        })
-        .collect();
-    let how = match req.actor {
-        Actor::Person => "from the browser",
-        Actor::Agent => "with `comments apply`",
-    };
-    let what = match mine.as_slice() {
-        [one] => what_of(one),
-        many => format!("Applied {} suggested edits.", many.len()),
-    };
-    let title = match mine.len() {
-        1 => "Applied a suggested edit",
-        _ => "Applied suggested edits",
-    };
-    let entry = json!({
-        "id": entry_id,
-        "title": title,
-        "summary": format!("{what} Applied by {} {how}.", req.author),
-        "changes": changes,
-    });
-    journal::prepare_entry(entry)
-        .and_then(|e| journal::append(store, e, &[]))
-        .map_err(|e| {
-            Error::new(format!(
-                "applied, but the journal entry failed: {}",
-                e.message()
-            ))
-        })?;
-    Ok(done)
+    apply(book, store, &req.ids, &opts)
 }
 
 /// An operation's error as an agent reads it, through the CLI or the MCP server alike: the

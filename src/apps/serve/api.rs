@@ -12,8 +12,7 @@ use crate::apps::ops::{self, Actor, Anchor, Change, NewComment, Resolution, limi
 use crate::base::store::{Comment, Scope, Status, Store, ids, journal};
 use crate::model::book::{PageIds, Repo};
 use serde_json::{Map, Value, json};
-use std::collections::{BTreeMap, VecDeque};
-use std::sync::Mutex;
+use std::collections::BTreeMap;
 
 pub use crate::apps::ops::limits::{MAX_BODY, MAX_FIELD, MAX_REQUEST};
 /// Most distinct pages one `GET diff` may name (each runs git); more is a 400.
@@ -174,44 +173,8 @@ pub struct Api<'a> {
     pub undos: &'a Undos,
 }
 
-/// How many recent changes `POST undo` can take back (older ones are forgotten).
-pub const UNDO_DEPTH: usize = 64;
-
-/// The comments as they were before this server's recent PATCHes and DELETEs, so that the
-/// browser's Undo puts one back exactly (its thread, status, resolution and hold, byte for
-/// byte as the store writes them). Kept in memory only: a restarted server offers no undo.
-#[derive(Debug, Default)]
-pub struct Undos(Mutex<VecDeque<Undo>>);
-
-/// One change that can be taken back.
-#[derive(Debug, Clone)]
-struct Undo {
-    /// The comment's `updatedAt` as the change wrote it; `None`: the change deleted it.
-    after: Option<String>,
-    /// The comment before the change.
-    before: crate::base::store::Record,
-}
-
-impl Undos {
-    fn remember(&self, after: Option<String>, before: crate::base::store::Record) {
-        let mut q = super::lock::lock(&self.0);
-        if q.len() == UNDO_DEPTH {
-            q.pop_front();
-        }
-        q.push_back(Undo { after, before });
-    }
-
-    /// The latest change of comment `id` on `page` that ended at `after` (a deletion: `None`).
-    fn take(&self, page: &str, id: &str, after: Option<&str>) -> Option<Undo> {
-        let mut q = super::lock::lock(&self.0);
-        let at = q.iter().rposition(|u| {
-            u.before.comment.id() == Some(id)
-                && u.before.comment.page() == Some(page)
-                && u.after.as_deref() == after
-        })?;
-        q.remove(at)
-    }
-}
+pub use super::undo::{UNDO_DEPTH, Undos};
+use super::undo::{Undo, later_than, undone};
 
 fn string_field<'v>(
     o: &'v Map<String, Value>,
@@ -429,8 +392,8 @@ impl Api<'_> {
             return all(err(409, e.message()));
         }
         let mut records: Vec<(crate::base::store::Record, bool)> = Vec::new();
-        // Each record as it was before this group, for `POST undo`.
-        let mut originals: Vec<crate::base::store::Record> = Vec::new();
+        // Each action with the comment just before it and just after it, for `POST undo`.
+        let mut actions: Vec<(usize, Undo)> = Vec::new();
         let mut out: Vec<Result<Reply, Reply>> = Vec::with_capacity(jobs.len());
         let mut touched: Vec<Option<usize>> = Vec::with_capacity(jobs.len());
         for job in jobs {
@@ -442,7 +405,6 @@ impl Api<'_> {
                 Some(i) => i,
                 None => match self.store.find_on_page(&job.page, &job.id) {
                     Ok(Some(rec)) => {
-                        originals.push(rec.clone());
                         records.push((rec, false));
                         records.len() - 1
                     }
@@ -458,8 +420,9 @@ impl Api<'_> {
                     }
                 },
             };
+            // Each action on a comment ends at an instant of its own: Undo names it so.
             let ts = match ids::now() {
-                Ok(t) => ids::iso(t),
+                Ok(t) => later_than(t, records[at].0.comment.updated_at()),
                 Err(e) => {
                     out.push(Err(err(500, e.message())));
                     touched.push(None);
@@ -470,6 +433,14 @@ impl Api<'_> {
             match job.patch.apply(&mut c, &ts) {
                 Ok(()) => {
                     out.push(Ok((200, Value::Object(c.as_map().clone()))));
+                    let before = records[at].0.clone();
+                    actions.push((
+                        at,
+                        Undo {
+                            before,
+                            after: Some(c.as_map().clone()),
+                        },
+                    ));
                     records[at].0.comment = c;
                     records[at].1 = true;
                     touched.push(Some(at));
@@ -491,8 +462,9 @@ impl Api<'_> {
                     if !syncs.iter().any(|s| s.dir() == sync.dir()) {
                         syncs.push(sync);
                     }
-                    let after = rec.comment.updated_at().to_string();
-                    self.undos.remember(Some(after), originals[i].clone());
+                    for (_, undo) in actions.iter().filter(|(at, _)| *at == i) {
+                        self.undos.remember(undo.clone());
+                    }
                 }
                 Err(e) => failed.push((i, err(500, e.message()))),
             }
@@ -537,7 +509,10 @@ impl Api<'_> {
         };
         let done = match ops::apply_suggestions(&book, self.store, &req) {
             Ok(done) => done,
-            Err(e) if e.message().starts_with("applied, but") => return Err(err(500, e.message())),
+            // Failed after the Markdown was written (the journal, a close): not a refusal.
+            Err(e) if e.kind() == crate::base::util::error::ErrorKind::Io => {
+                return Err(err(500, e.message()));
+            }
             Err(e) => return Err(err(409, e.message())),
         };
         // An apply interrupted earlier is finished first and listed too: answer with this one.
@@ -559,7 +534,10 @@ impl Api<'_> {
                 // A member of a legacy array has no file of its own to put back.
                 let undo = rec.location == crate::base::store::Location::File;
                 if undo {
-                    self.undos.remember(None, rec);
+                    self.undos.remember(Undo {
+                        before: rec,
+                        after: None,
+                    });
                 }
                 Ok((200, json!({ "deleted": true, "undo": undo })))
             }
@@ -568,10 +546,11 @@ impl Api<'_> {
         }
     }
 
-    /// `POST undo {page, id, updatedAt?}`: the comment put back as it was before the change
-    /// that left it at `updatedAt` (without `updatedAt`: before its deletion). 409 when it
-    /// changed since (or, for a deletion, exists again), 404 when this server recorded no such
-    /// change. The answer is the comment as put back.
+    /// `POST undo {page, id, updatedAt?}`: the action that left the comment at `updatedAt`
+    /// taken back (without `updatedAt`: its deletion): the fields it changed put back, the
+    /// messages it added removed, everything written since kept (see `undo`). 409 when
+    /// something written since holds what the Undo would put back, 404 when this server
+    /// recorded no such action. The answer is the comment as put back.
     pub fn undo(&self, o: &Map<String, Value>) -> Result<Reply, Reply> {
         let (Some(page), Some(id)) = (
             string_field(o, "page", limits::MAX_PAGE_ID)?,
@@ -588,18 +567,18 @@ impl Api<'_> {
         let Some(undo) = self.undos.take(page, id, after) else {
             return Err(err(404, "nothing to undo"));
         };
-        let unchanged = match (&now, after) {
-            (Some(rec), Some(at)) => rec.comment.updated_at() == at,
-            (None, None) => true,
-            _ => false,
+        let current = now.as_ref().map(|r| &r.comment);
+        let ts = ids::now().map_err(|e| err(500, e.message()))?;
+        let ts = later_than(ts, current.map_or("", |c| c.updated_at()));
+        let map = undone(&undo, current, &ts).map_err(|why| err(409, &why.message()))?;
+        let record = crate::base::store::Record {
+            comment: Comment::from_map(map),
+            ..now.unwrap_or(undo.before)
         };
-        if !unchanged {
-            return Err(err(409, "the comment changed since; nothing was undone"));
-        }
         self.store
-            .write_record(&undo.before)
+            .write_record(&record)
             .map_err(|e| err(500, e.message()))?;
-        Ok((200, Value::Object(undo.before.comment.as_map().clone())))
+        Ok((200, Value::Object(record.comment.as_map().clone())))
     }
 
     /// `GET diff?page=…`: one entry per distinct page, in the order first named; more than

@@ -14,6 +14,7 @@ mod islands;
 mod lock;
 mod queue;
 mod routes;
+mod undo;
 mod watch;
 
 use crate::base::store::Store;

@@ -267,6 +267,12 @@ impl Comment {
         }
     }
 
+    /// Removes `key`, keeping the order of the others.
+    pub fn remove(&mut self, key: &str) {
+        self.1 = None;
+        std::sync::Arc::make_mut(&mut self.0).shift_remove(key);
+    }
+
     /// Appends a thread message (creating the thread when absent).
     pub fn push_message(&mut self, author: &str, body: &str, ts: &str) {
         self.1 = None;

@@ -177,7 +177,18 @@ pub fn generated_keys(input: &Value) -> &'static [&'static str] {
 /// [`prepare_entry`] filled in (an entry sent without an id): an entry equal to an existing
 /// one apart from those is the same entry sent again, and is not appended twice.
 pub fn append(store: &Store, entry: Map<String, Value>, generated: &[&str]) -> Result<Appended> {
-    let _lock = store.lock()?;
+    let lock = store.lock()?;
+    append_locked(store, entry, generated, &lock)
+}
+
+/// [`append`] by a writer that holds the store lock already (an `apply`, which writes its
+/// journal entry between its Markdown edits and its closes).
+pub fn append_locked(
+    store: &Store,
+    entry: Map<String, Value>,
+    generated: &[&str],
+    _lock: &fsx::StoreLock,
+) -> Result<Appended> {
     store.check_compatible()?;
     let mut id = entry
         .get("id")

@@ -34,3 +34,27 @@ pub fn hit(point: &str) {
 #[cfg(not(feature = "failpoints"))]
 #[inline(always)]
 pub fn hit(_point: &str) {}
+
+/// The environment variable that widens a race window: `NOTABENE_WIDEN=NAME:MS` sleeps `MS`
+/// milliseconds each time point `NAME` is reached (feature `failpoints`), so a test can write
+/// into a window that is otherwise microseconds wide.
+pub const WIDEN_ENV: &str = "NOTABENE_WIDEN";
+
+/// Sleeps at `point` when `NOTABENE_WIDEN` names it (see [`WIDEN_ENV`]).
+#[cfg(feature = "failpoints")]
+pub fn widen(point: &str) {
+    let Ok(want) = std::env::var(WIDEN_ENV) else {
+        return;
+    };
+    if let Some((name, ms)) = want.split_once(':')
+        && name == point
+        && let Ok(ms) = ms.parse::<u64>()
+    {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
+}
+
+/// Without the `failpoints` feature: nothing.
+#[cfg(not(feature = "failpoints"))]
+#[inline(always)]
+pub fn widen(_point: &str) {}

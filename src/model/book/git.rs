@@ -423,6 +423,15 @@ pub fn git_toplevel(dir: &Path) -> Option<PathBuf> {
     Some(PathBuf::from(s.trim()))
 }
 
+/// The git directory of the repository whose work tree holds `dir` (a linked work tree's own
+/// one), absolute: where state local to a clone is kept, which git never carries.
+pub fn git_dir(dir: &Path) -> Option<PathBuf> {
+    match git(dir, &["rev-parse", "--absolute-git-dir"]) {
+        Some((0, out)) if !out.trim().is_empty() => Some(PathBuf::from(out.trim_end_matches('\n'))),
+        _ => None,
+    }
+}
+
 /// The repository-local value of a git config `key` in the repository holding `dir`.
 pub fn local_config(dir: &Path, key: &str) -> Option<String> {
     match git(dir, &["config", "--local", "--get", key]) {

@@ -1,32 +1,44 @@
 //! The record of an `apply` in progress, so that a run killed at any point is finished by the next
-//! one. Before any Markdown is written, the whole plan is written to the store as [`FILE`] (atomic,
-//! fsynced): for each Markdown file the edits (offset, the bytes expected there and those that
-//! followed them, the bytes to put there), and for each comment its state before and its closed
-//! state after. Then the Markdown files are written, then the comments, and last the record is
-//! removed. Any later `apply` finds the record first and carries it out to the end, step by step
-//! from what it finds on disk, so the end state is byte for byte the one an uninterrupted run
-//! gives; `verify` reports a record left behind (a Markdown edit made whose comment may still be
-//! open).
+//! one. Before any Markdown is written, the plan is recorded (atomic, fsynced): the comments it
+//! closes, for each Markdown file the edits as they were traced (offset, the bytes expected there
+//! and those that followed them, the bytes to put there), when it happened, who applied it and the
+//! journal entry it links to (and writes, when the apply writes its own). Then the Markdown files
+//! are written, then the journal entry, then the comments, and last the record is removed. Any
+//! later `apply` finds the record first and carries it out to the end from what it finds on disk,
+//! so the end state is the one an uninterrupted run gives; `verify` reports a record left behind.
 //!
-//! The name does not end in `.json`, so no reader of the store takes it for a comment file, and
-//! ends in `.tmp`, so the store's `.gitignore` keeps it local to its work tree; readers do not list
-//! it as a leftover, and `clean` leaves it. A record is still checked before it is carried out
-//! ([`Intent::check`]): a file inside the book, reached through no symlink, named by a comment of
-//! the record, and no mdBook directive in what it writes.
+//! **The record is local state, never data.** It lives where git never carries it: in the git
+//! directory of the repository holding the store (`<git dir>/notabene/apply-<key>.json`), or,
+//! outside git, in the user's state directory; `<key>` names the store's canonical path, so each
+//! store of a machine has its own. A record in the store itself (the name earlier versions used,
+//! [`FOREIGN`]) came with the files — through a merge, a copy, an archive — and is never read:
+//! `verify` reports it. Even a local record is not trusted with what is written: finishing it
+//! writes only what the comments it names still ask for, traced again in the book
+//! (`suggestions::write`); the record only says which comments, and lets a run recognise an edit
+//! already made.
+//!
+//! May call: the store (`base::store`), git (`model::book::git`), the suggestion's text rules.
 
-use crate::base::store::fsx;
-use crate::{Error, Result};
+use crate::base::store::verify::{Finding, Level};
+use crate::base::store::{Store, fsx};
+use crate::{Error, Result, bail};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// The record's file name, in the store directory.
-pub const FILE: &str = crate::base::store::APPLY_RECORD;
+/// The name earlier versions gave the record, in the store directory. A file of that name is
+/// never carried out: it was not written by an `apply` of this work tree.
+pub const FOREIGN: &str = crate::base::store::APPLY_RECORD;
+
+/// The record's format; a record of another format is refused, not guessed at.
+const VERSION: u32 = 2;
 
 /// How many bytes after an edit's expected text the record keeps, to tell a file that holds
 /// the edit from one that does not when the new text is a prefix of the old (a shortening or
 /// a deletion).
 const AFTER: usize = 64;
+
+/// The largest record read (a plan of many comments is a few hundred kilobytes).
+const MAX_RECORD: u64 = 16 << 20;
 
 /// One planned replacement in a Markdown file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,23 +82,44 @@ pub struct FileEdits {
 }
 
 /// One comment to close.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Close {
     /// The comment's id.
     pub id: String,
-    /// The comment as it was when the plan was made.
-    pub before: Map<String, Value>,
-    /// The comment closed.
-    pub after: Map<String, Value>,
     /// `applied.file`: the Markdown file written, relative to the book root.
     pub file: String,
     /// The 1-based line where the replacement starts.
     pub line: usize,
+    /// The suggestion as it was planned (`quote`, `text`): a comment whose suggestion changed
+    /// since is not closed as applied.
+    pub quote: String,
+    /// See `quote`.
+    pub text: String,
 }
 
-/// A whole `apply`: its Markdown edits and its closes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The journal entry an `apply` links its resolutions to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JournalPlan {
+    /// The entry's id (`resolution.journalEntryId`).
+    pub id: String,
+    /// `Some`: the apply writes the entry itself, saying it was done by this actor
+    /// (`person` or `agent`); `None`: the entry is the caller's (`--journal`).
+    pub write: Option<String>,
+}
+
+/// A whole `apply`: its Markdown edits, its journal entry and its closes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Intent {
+    /// The record's format ([`VERSION`]).
+    pub version: u32,
+    /// When it was planned (`updatedAt`, `applied.at`).
+    pub at: String,
+    /// Who applied it (`applied.by`).
+    pub author: String,
+    /// `resolution.note`, when the caller gave one.
+    pub note: Option<String>,
+    /// The journal entry.
+    pub journal: JournalPlan,
     /// The Markdown files, each once.
     pub files: Vec<FileEdits>,
     /// The comments, in the order they were asked for.
@@ -140,61 +173,212 @@ impl FileEdits {
 }
 
 impl Intent {
-    /// Refuses a record that could write anything an `apply` would not: a file outside the
-    /// book or through a symlink, a file no comment of the record names, a replacement holding
-    /// an mdBook directive. (A record is local, but a store is shared through git, and a file
-    /// can always be put there by hand.)
-    pub fn check(&self, book_root: &Path) -> Result<()> {
-        let bad = |why: &str| {
-            Error::new(format!(
-                "the record of an interrupted apply {why}; check it, then delete it ({FILE})"
-            ))
-        };
-        for fe in &self.files {
-            let rel = Path::new(&fe.path);
-            fsx::contained(book_root, rel).map_err(|_| bad("names a file outside the book"))?;
-            fsx::check_no_symlink(book_root, rel)
-                .map_err(|_| bad("names a file reached through a symlink"))?;
-            if !self.closes.iter().any(|c| c.file == fe.path) {
-                return Err(bad("names a file none of its comments was applied in"));
-            }
-            if fe
-                .edits
-                .iter()
-                .any(|e| super::safe_text::has_directive(&e.text))
-            {
-                return Err(bad("writes an mdBook directive"));
-            }
+    /// A record of the current format.
+    pub fn new(
+        at: String,
+        author: String,
+        note: Option<String>,
+        journal: JournalPlan,
+        files: Vec<FileEdits>,
+        closes: Vec<Close>,
+    ) -> Intent {
+        Intent {
+            version: VERSION,
+            at,
+            author,
+            note,
+            journal,
+            files,
+            closes,
         }
-        Ok(())
+    }
+
+    /// The ids of the comments whose edits go into `file`.
+    pub fn ids_in(&self, file: &str) -> Vec<String> {
+        self.closes
+            .iter()
+            .filter(|c| c.file == file)
+            .map(|c| c.id.clone())
+            .collect()
     }
 }
 
-/// The record left in `store`, if any.
-pub fn read(store: &Path) -> Result<Option<Intent>> {
-    let path = store.join(FILE);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io("cannot read the interrupted apply", &path, e)),
+/// Where the record of `store` lives: `<git dir>/notabene/apply-<key>.json` when the store is
+/// in a git work tree, else `<state dir>/mdbook-notabene/apply-<key>.json`; `<key>` is a digest of
+/// the store's canonical path.
+pub fn location(store: &Store) -> Result<PathBuf> {
+    let root = store
+        .root()
+        .canonicalize()
+        .unwrap_or_else(|_| store.root().to_path_buf());
+    let key = crate::base::util::memo::fnv(root.to_string_lossy().as_bytes());
+    let name = format!("apply-{key:016x}.json");
+    if let Some(git) = crate::model::book::git::git_dir(store.root()) {
+        return Ok(git.join("notabene").join(name));
+    }
+    state_dir()
+        .map(|d| d.join(name))
+        .ok_or_else(|| {
+            Error::new(
+                "no place for the record of an apply: the store is not in a git work tree and neither XDG_STATE_HOME nor HOME is set (store)",
+            )
+        })
+}
+
+/// The user's state directory for the tool: `$XDG_STATE_HOME/mdbook-notabene`, else
+/// `~/.local/state/mdbook-notabene` (`~/Library/Application Support` on macOS,
+/// `%LOCALAPPDATA%` on Windows).
+fn state_dir() -> Option<PathBuf> {
+    let home = || {
+        std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from)
     };
-    serde_json::from_str(&text).map(Some).map_err(|e| {
+    let base = if cfg!(windows) {
+        std::env::var_os("LOCALAPPDATA").map(PathBuf::from)
+    } else if cfg!(target_os = "macos") {
+        home().map(|h| h.join("Library/Application Support"))
+    } else {
+        std::env::var_os("XDG_STATE_HOME")
+            .filter(|d| Path::new(d).is_absolute())
+            .map(PathBuf::from)
+            .or_else(|| home().map(|h| h.join(".local/state")))
+    };
+    base.map(|b| b.join("mdbook-notabene"))
+}
+
+/// The record left for `store`, if any.
+pub fn read(store: &Store) -> Result<Option<Intent>> {
+    let path = location(store)?;
+    let Some(bytes) = read_local(&path)? else {
+        return Ok(None);
+    };
+    let unreadable = |why: String| {
         Error::new(format!(
-            "the record of an interrupted apply is not readable: {e}; check the Markdown and the comments it names, then delete it ({})",
+            "the record of an interrupted apply is not readable: {why}; check the Markdown and the comments it names, then delete it ({})",
             path.display()
         ))
-    })
+    };
+    let intent: Intent = serde_json::from_slice(&bytes).map_err(|e| unreadable(e.to_string()))?;
+    if intent.version != VERSION {
+        return Err(unreadable(format!(
+            "format {} is not {VERSION}",
+            intent.version
+        )));
+    }
+    Ok(Some(intent))
+}
+
+/// The bytes of the record at `path` (`None`: there is none), not through a symlink, at most
+/// [`MAX_RECORD`] of them.
+fn read_local(path: &Path) -> Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    let mut open = std::fs::OpenOptions::new();
+    open.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut open, libc::O_NOFOLLOW);
+    let file = match open.open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io("cannot read the record of an apply", path, e)),
+    };
+    let meta = file
+        .metadata()
+        .map_err(|e| Error::io("cannot read the record of an apply", path, e))?;
+    if !meta.is_file() || meta.len() > MAX_RECORD {
+        bail!(
+            "the record of an interrupted apply is not a regular file of at most {MAX_RECORD} bytes; check the Markdown and the comments it names, then delete it ({})",
+            path.display()
+        );
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_RECORD)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io("cannot read the record of an apply", path, e))?;
+    Ok(Some(bytes))
 }
 
 /// Writes the record (atomically, fsynced) before anything else is written.
-pub fn write(store: &Path, intent: &Intent) -> Result<()> {
-    let json = serde_json::to_string(intent).map_err(|e| Error::new(format!("{e} ({FILE})")))?;
-    fsx::write_atomic(store, Path::new(FILE), json.as_bytes())
+pub fn write(store: &Store, intent: &Intent) -> Result<()> {
+    let path = location(store)?;
+    let (dir, name) = split(&path)?;
+    std::fs::create_dir_all(dir).map_err(|e| Error::io("cannot create", dir, e))?;
+    let json = serde_json::to_string(intent).map_err(|e| Error::new(format!("{e} (apply)")))?;
+    fsx::write_atomic(dir, Path::new(name), json.as_bytes())
 }
 
 /// Removes the record: the apply it described is finished.
-pub fn remove(store: &Path) -> Result<()> {
-    fsx::remove_file(store, Path::new(FILE))
+pub fn remove(store: &Store) -> Result<()> {
+    let path = location(store)?;
+    let (dir, name) = split(&path)?;
+    fsx::remove_file(dir, Path::new(name))
+}
+
+fn split(path: &Path) -> Result<(&Path, &str)> {
+    match (path.parent(), path.file_name().and_then(|n| n.to_str())) {
+        (Some(dir), Some(name)) => Ok((dir, name)),
+        _ => Err(Error::new(format!(
+            "no place for the record of an apply ({})",
+            path.display()
+        ))),
+    }
+}
+
+/// What `verify` reports of records: a record in the store ([`FOREIGN`]), which came with the
+/// files and is never carried out, and each comment of this work tree's own record that is not
+/// closed yet. A check only: nothing is repaired here; running the same `apply` again finishes
+/// an interrupted one.
+pub fn findings(store: &Store) -> Vec<Finding> {
+    let mut out = Vec::new();
+    if std::fs::symlink_metadata(store.root().join(FOREIGN)).is_ok() {
+        out.push(Finding {
+            level: Level::Error,
+            code: "apply-record-foreign",
+            message: format!(
+                "{FOREIGN} is the record of an apply that was not written here (it came with the store's files, through git or a copy); it is never carried out: delete it"
+            ),
+            file: Some(FOREIGN.into()),
+            id: None,
+        });
+    }
+    let shown = location(store)
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    let plan = match read(store) {
+        Ok(Some(plan)) => plan,
+        Ok(None) => return out,
+        Err(e) => {
+            out.push(Finding {
+                level: Level::Error,
+                code: "apply-interrupted",
+                message: e.message().to_string(),
+                file: Some(shown),
+                id: None,
+            });
+            return out;
+        }
+    };
+    let snap = store.load_unchecked().unwrap_or_default();
+    for cl in &plan.closes {
+        let applied = snap
+            .comments()
+            .find(|r| r.comment.id() == Some(cl.id.as_str()))
+            .is_some_and(|r| r.comment.suggestion().is_some_and(|s| s.applied));
+        if applied {
+            continue;
+        }
+        out.push(Finding {
+            level: Level::Error,
+            code: "apply-interrupted",
+            message: format!(
+                "an apply was interrupted: the suggestion of {} goes into {} while the comment is still open — run `notabene comments apply {}` again to finish it.",
+                cl.id, cl.file, cl.id
+            ),
+            file: Some(shown.clone()),
+            id: Some(cl.id.clone()),
+        });
+    }
+    out
 }
 
 #[cfg(test)]

@@ -14,39 +14,45 @@
 //! its context, and the edited chapter must parse to the same structure.
 //!
 //! Crash safety ([`intent`]): every id is checked and every edit traced before anything is written;
-//! the plan is recorded in the store, then each Markdown file is written, then the comments, all
-//! under the store lock, then the record is removed. A killed run is finished by the next `apply`.
-//! Temp files live in the store directory (where `verify` and `clean` find them, and mdBook never
-//! looks), never beside the chapter. A chapter changed by another program while it is written is
-//! never overwritten: it is read again and the edit made on the new text, or the apply is refused
-//! when the quoted bytes themselves changed.
+//! the plan is recorded where git never carries it (the git directory), then each Markdown file
+//! is written, then the journal entry, then the comments, all under the store lock, then the
+//! record is removed. A killed run is finished by the next `apply`, which writes only what the
+//! comments still ask for, traced again ([`write`]). Temp files live in the store directory (where
+//! `verify` and `clean` find them, and mdBook never looks), never beside the chapter. A chapter
+//! changed by another program while it is written is never overwritten: on Linux the new file is
+//! swapped in atomically and what it replaced is compared with what was checked; anything else is
+//! swapped back and the edit made again on the new text, or the apply refused when the quoted
+//! bytes themselves changed. Whatever a record says, nothing is written but a chapter source:
+//! never under `.git`, to `book.toml`, the theme, the store, or outside the book.
 
 use crate::base::anchor::Status;
-use crate::base::store::Scope;
-use crate::base::store::verify::{Finding, Level};
-use crate::base::store::{Comment, Record, Store, fsx, ids};
+use crate::base::store::{Comment, Record, Scope, Store, ids};
 use crate::base::text::{PageText, SegKind, TextOptions};
 use crate::base::util::failpoint;
 use crate::model::book::Book;
 use crate::model::resolve::{BookAnchors, Chapter};
 use crate::{Error, Result, bail};
 use serde_json::{Map, Value, json};
-use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 pub mod intent;
 pub mod safe_text;
+mod write;
 
-use intent::{Close, FileEdits, Intent, Replace, State};
+use intent::{Close, FileEdits, Intent, JournalPlan, Replace};
 use safe_text::Context;
 
 /// How `apply` closes the comments it applied.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     /// The journal entry recording the change (`resolution.journalEntryId`).
-    pub journal: Option<String>,
+    pub journal: String,
+    /// `Some`: the apply writes that entry itself (between its edits and its closes, so a run
+    /// killed at any point and finished by the next leaves every resolution linked to an entry
+    /// the journal holds), saying the edits were applied by this actor; `None`: the entry is
+    /// the caller's.
+    pub write_journal: Option<super::Actor>,
     /// `resolution.note` (default: says what was replaced).
     pub note: Option<String>,
     /// Apply a held comment's suggestion too.
@@ -75,18 +81,11 @@ struct Edit {
     text: String,
 }
 
-/// How often a chapter that keeps changing under `apply` is read again before it gives up.
-const ATTEMPTS: usize = 8;
-
-/// How often, just before the rename, a chapter that grew is read again to carry the lines
-/// appended to it.
-const APPEND_CHECKS: usize = 1000;
-
 /// Applies the suggestions of comments `ids` of `book`'s store (see the module docs).
 ///
-/// An `apply` interrupted earlier (its record, [`intent::FILE`], is in the store) is finished
-/// first; ids it covered are not applied twice, so re-running a killed `apply` with the same
-/// ids brings the book and the store to the state an uninterrupted run gives.
+/// An `apply` interrupted earlier (its record is in the git directory, see [`intent`]) is
+/// finished first; ids it covered are not applied twice, so re-running a killed `apply` with
+/// the same ids brings the book and the store to the state an uninterrupted run gives.
 pub fn apply(
     book: &Book,
     store: &Store,
@@ -99,14 +98,11 @@ pub fn apply(
             unique.push(id.clone());
         }
     }
-    let _lock = store.lock()?;
+    let lock = store.lock()?;
     store.check_compatible()?;
     sweep(store)?;
-    let mut out = match intent::read(store.root())? {
-        Some(pending) => {
-            pending.check(&book.root)?;
-            finish(book, store, &pending)?
-        }
+    let mut out = match intent::read(store)? {
+        Some(pending) => write::finish(book, store, &lock, &pending, write::Traced::Again)?,
         None => Vec::new(),
     };
     unique.retain(|id| !out.iter().any(|a| a.comment.id() == Some(id.as_str())));
@@ -114,9 +110,15 @@ pub fn apply(
         return Ok(out);
     }
     let plan = plan(book, store, &unique, opts)?;
-    intent::write(store.root(), &plan)?;
+    intent::write(store, &plan)?;
     failpoint::hit("apply-after-intent");
-    out.extend(finish(book, store, &plan)?);
+    out.extend(write::finish(
+        book,
+        store,
+        &lock,
+        &plan,
+        write::Traced::Now,
+    )?);
     Ok(out)
 }
 
@@ -125,70 +127,36 @@ pub fn apply(
 /// Call with the store lock held.
 fn sweep(store: &Store) -> Result<()> {
     for rel in store.leftovers()? {
-        fsx::remove_leftover(store.root(), Path::new(&rel))?;
+        crate::base::store::fsx::remove_leftover(store.root(), Path::new(&rel))?;
     }
     Ok(())
 }
 
-/// What `verify` reports of an `apply` that was interrupted: each comment of its record that
-/// is not closed yet, with the Markdown file its edit is (or is about to be) written in. A
-/// check only: nothing is repaired here; running the same `apply` again finishes it.
-pub fn interrupted(store: &Store, book: Option<&Book>) -> Vec<Finding> {
-    let plan = match intent::read(store.root()) {
-        Ok(Some(plan)) => plan,
-        Ok(None) => return Vec::new(),
-        Err(e) => {
-            return vec![Finding {
-                level: Level::Error,
-                code: "apply-interrupted",
-                message: e.message().to_string(),
-                file: Some(intent::FILE.into()),
-                id: None,
-            }];
-        }
-    };
-    let snap = store.load_unchecked().unwrap_or_default();
-    let mut out = Vec::new();
-    for cl in &plan.closes {
-        let now = snap
-            .comments()
-            .find(|r| r.comment.id() == Some(cl.id.as_str()));
-        if now.is_some_and(|r| *r.comment.as_map() == cl.after) {
-            continue;
-        }
-        let written = book.is_some_and(|b| {
-            plan.files.iter().any(|fe| {
-                fe.path == cl.file
-                    && std::fs::read_to_string(b.root.join(&fe.path))
-                        .is_ok_and(|t| fe.state(&t) == State::Done)
-            })
-        });
-        let what = if written {
-            "is written in"
-        } else {
-            "is planned for"
-        };
-        out.push(Finding {
-            level: Level::Error,
-            code: "apply-interrupted",
-            message: format!(
-                "an apply was interrupted: the suggestion of {} {what} {} while the comment is still open — run `notabene comments apply {}` again to finish it.",
-                cl.id, cl.file, cl.id
-            ),
-            file: Some(intent::FILE.into()),
-            id: Some(cl.id.clone()),
-        });
-    }
-    out
+/// What `verify` reports of `apply` records: one in the store, which came with the files and
+/// is never carried out, and the comments of this work tree's interrupted `apply` that are not
+/// closed yet. A check only; running the same `apply` again finishes an interrupted one.
+pub fn interrupted(store: &Store) -> Vec<crate::base::store::verify::Finding> {
+    intent::findings(store)
 }
 
-/// Every check, every edit traced and every closed comment computed, before anything is
-/// written: the plan [`finish`] carries out.
-fn plan(book: &Book, store: &Store, ids: &[String], opts: &Options) -> Result<Intent> {
+/// The comments of `ids` (in that order) with their edits traced and checked, grouped by
+/// file, before anything is written.
+struct Traced {
+    /// The comments.
+    records: Vec<Record>,
+    /// Each file's edits, each file once, in path order.
+    files: Vec<FileEdits>,
+    /// Each comment's file (`applied.file`) and the 1-based line its edit starts on.
+    places: Vec<(String, usize)>,
+}
+
+/// Traces the suggestions of `ids` in the book as it is now: every check, every edit located,
+/// every file read and its edits checked against it. `force`: held comments too.
+fn trace(book: &Book, store: &Store, ids: &[String], force: bool) -> Result<Traced> {
     let snap = store.load()?;
     let records: Vec<Record> = store.find(&snap, ids)?.into_iter().cloned().collect();
     for r in &records {
-        precheck(&r.comment, opts.force)?;
+        precheck(&r.comment, force)?;
     }
     let (anchors, _) = crate::output::engine::anchor_current(book, store)?;
     let options = TextOptions::from_config(&book.mdbook)?;
@@ -214,11 +182,11 @@ fn plan(book: &Book, store: &Store, ids: &[String], opts: &Options) -> Result<In
     let mut paths: Vec<PathBuf> = edits.iter().map(|(_, e)| e.path.clone()).collect();
     paths.sort();
     paths.dedup();
-    let mut lines = vec![0usize; records.len()];
+    let mut places = vec![(String::new(), 0usize); records.len()];
     let mut files = Vec::with_capacity(paths.len());
     for path in &paths {
         let shown = display(book, path);
-        temp_dir(store, path, &shown)?;
+        write::temp_dir(store, path, &shown)?;
         let text = std::fs::read_to_string(path).map_err(|e| Error::io("cannot read", path, e))?;
         let mut here: Vec<&(usize, Edit)> = edits.iter().filter(|(_, e)| &e.path == path).collect();
         here.sort_by_key(|(_, e)| e.range.start);
@@ -229,7 +197,10 @@ fn plan(book: &Book, store: &Store, ids: &[String], opts: &Options) -> Result<In
                     records[*k].comment.id().unwrap_or_default()
                 );
             }
-            lines[*k] = text[..e.range.start].matches('\n').count() + 1;
+            places[*k] = (
+                shown.clone(),
+                text[..e.range.start].matches('\n').count() + 1,
+            );
         }
         let fe = FileEdits {
             path: shown.clone(),
@@ -263,39 +234,55 @@ fn plan(book: &Book, store: &Store, ids: &[String], opts: &Options) -> Result<In
         }
         files.push(fe);
     }
-    let ts = ids::iso(ids::now()?);
-    let status = book.config.review.done_status();
-    let mut closes = Vec::with_capacity(records.len());
-    for (k, rec) in records.into_iter().enumerate() {
-        let file = display(book, &edits[k].1.path);
-        let before = rec.comment.as_map().clone();
-        let mut c = rec.comment;
-        close(&mut c, &file, &ts, status, opts);
-        closes.push(Close {
-            id: c.id().unwrap_or_default().to_string(),
-            before,
-            after: c.as_map().clone(),
-            file,
-            line: lines[k],
-        });
-    }
-    Ok(Intent { files, closes })
+    Ok(Traced {
+        records,
+        files,
+        places,
+    })
 }
 
-/// Comment `c` closed as `done` closes it, its suggestion marked applied.
-fn close(
-    c: &mut Comment,
-    file: &str,
-    ts: &str,
-    status: crate::base::store::Status,
-    opts: &Options,
-) {
+/// Every check, every edit traced, before anything is written: the plan [`write::finish`]
+/// carries out.
+fn plan(book: &Book, store: &Store, ids: &[String], opts: &Options) -> Result<Intent> {
+    let traced = trace(book, store, ids, opts.force)?;
+    let closes = traced
+        .records
+        .iter()
+        .zip(&traced.places)
+        .map(|(rec, (file, line))| {
+            let s = rec.comment.suggestion().expect("checked by precheck");
+            Close {
+                id: rec.comment.id().unwrap_or_default().to_string(),
+                file: file.clone(),
+                line: *line,
+                quote: s.quote.to_string(),
+                text: s.text.to_string(),
+            }
+        })
+        .collect();
+    let journal = JournalPlan {
+        id: opts.journal.clone(),
+        write: opts.write_journal.map(|a| a.as_str().to_string()),
+    };
+    Ok(Intent::new(
+        ids::iso(ids::now()?),
+        opts.author.clone(),
+        opts.note.clone(),
+        journal,
+        traced.files,
+        closes,
+    ))
+}
+
+/// Comment `c` closed as `done` closes it, its suggestion marked applied: in `file`, at `ts`,
+/// by the plan's author, with its note and journal entry.
+fn close(c: &mut Comment, file: &str, status: crate::base::store::Status, plan: &Intent) {
     let (quote, text) = {
         let s = c.suggestion().expect("checked by precheck");
         (s.quote.to_string(), s.text.to_string())
     };
     let mut res = Map::new();
-    let note = opts.note.clone().unwrap_or_else(|| {
+    let note = plan.note.clone().unwrap_or_else(|| {
         if text.is_empty() {
             format!("Applied the suggested edit: deleted “{quote}” in {file}.")
         } else {
@@ -303,9 +290,7 @@ fn close(
         }
     });
     res.insert("note".into(), note.into());
-    if let Some(j) = &opts.journal {
-        res.insert("journalEntryId".into(), j.clone().into());
-    }
+    res.insert("journalEntryId".into(), plan.journal.id.clone().into());
     c.set("status", status.into());
     c.set("resolution", Value::Object(res));
     let mut suggestion = c
@@ -315,7 +300,7 @@ fn close(
         .unwrap_or_default();
     suggestion.insert(
         "applied".into(),
-        json!({ "at": ts, "by": opts.author, "file": file }),
+        json!({ "at": plan.at, "by": plan.author, "file": file }),
     );
     c.set("suggestion", Value::Object(suggestion));
     // The comment now marks the text it put there.
@@ -325,269 +310,7 @@ fn close(
         anchor.insert("quote".into(), text.into());
         c.set("anchor", Value::Object(anchor));
     }
-    c.set("updatedAt", ts.to_string().into());
-}
-
-/// Carries out `plan` from wherever an earlier run stopped: each Markdown file written unless
-/// it already holds its edits, each comment closed unless it already is, then the record
-/// removed. Call with the store lock held.
-fn finish(book: &Book, store: &Store, plan: &Intent) -> Result<Vec<Applied>> {
-    for fe in &plan.files {
-        write_file(book, store, fe)?;
-        failpoint::hit("apply-after-file");
-    }
-    store.ensure_meta()?;
-    let ids: Vec<String> = plan.closes.iter().map(|c| c.id.clone()).collect();
-    let snap = store.load()?;
-    let records: Vec<Record> = store.find(&snap, &ids)?.into_iter().cloned().collect();
-    let mut applied = Vec::with_capacity(records.len());
-    // A comment changed by someone else since the plan stops nothing but itself: the others
-    // are closed, and the record stays until it is settled.
-    let mut stuck: Option<Error> = None;
-    for (rec, cl) in records.into_iter().zip(&plan.closes) {
-        let now = rec.comment.as_map();
-        let closed = if *now == cl.after {
-            None
-        } else if *now == cl.before {
-            Some(cl.after.clone())
-        } else {
-            match merge_close(&cl.before, &cl.after, now) {
-                Merged::Closed(m) => Some(m),
-                Merged::ClosedElsewhere => None,
-                Merged::Conflict(key) => {
-                    stuck.get_or_insert_with(|| {
-                        Error::new(format!(
-                            "comment {:?} changed ({key}) while its suggestion was being applied; the Markdown holds the edit: close the comment with `notabene comments done {}`, then run the same `apply` again ({})",
-                            cl.id, cl.id, rec.file
-                        ))
-                    });
-                    continue;
-                }
-            }
-        };
-        let comment = match closed {
-            Some(m) => {
-                let record = Record {
-                    comment: Comment::from_map(m),
-                    ..rec
-                };
-                store.write_record(&record).map_err(|e| {
-                    Error::new(format!(
-                        "the Markdown was changed, but closing comment {} failed: {}; run the same `apply` again ({})",
-                        cl.id,
-                        e.message(),
-                        cl.file
-                    ))
-                })?;
-                failpoint::hit("apply-after-close");
-                record.comment
-            }
-            None => rec.comment,
-        };
-        applied.push(Applied {
-            comment,
-            file: cl.file.clone(),
-            line: cl.line,
-        });
-    }
-    if let Some(e) = stuck {
-        return Err(e);
-    }
-    failpoint::hit("apply-before-cleanup");
-    intent::remove(store.root())?;
-    Ok(applied)
-}
-
-/// What closing a comment comes to when someone else changed it since the plan was made.
-#[derive(Debug, PartialEq)]
-enum Merged {
-    /// The close, with the other change kept (a reply, a hold, a field of its own).
-    Closed(Map<String, Value>),
-    /// Someone else closed it: theirs stands.
-    ClosedElsewhere,
-    /// The other change touched what the close sets, differently (the key named).
-    Conflict(String),
-}
-
-/// Merges the planned close (`before` → `after`) with the change someone else made
-/// (`before` → `now`), field by field as the store's merge does: a field changed on one side
-/// takes that side; `updatedAt` the later; changed on both sides differently, a conflict.
-fn merge_close(
-    before: &Map<String, Value>,
-    after: &Map<String, Value>,
-    now: &Map<String, Value>,
-) -> Merged {
-    let open = |m: &Map<String, Value>| {
-        m.get("status").and_then(Value::as_str) == Some(crate::base::store::Status::Open.as_str())
-    };
-    if open(before) && !open(now) {
-        return Merged::ClosedElsewhere;
-    }
-    let mut out = Map::new();
-    let keys = after
-        .keys()
-        .chain(now.keys().filter(|k| !after.contains_key(*k)));
-    for k in keys {
-        let (b, a, n) = (before.get(k), after.get(k), now.get(k));
-        let v = if k == "updatedAt" {
-            let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").to_string();
-            if text(n) > text(a) { n } else { a }
-        } else if n == b || a == n {
-            a
-        } else if a == b {
-            n
-        } else {
-            return Merged::Conflict(k.clone());
-        };
-        if let Some(v) = v {
-            out.insert(k.clone(), v.clone());
-        }
-    }
-    Merged::Closed(out)
-}
-
-/// Writes the edits `fe` into their file, never over a change made by someone else. The file
-/// is read and edited, the new text written and fsynced beside the store; then, just before
-/// the rename, the file is checked to be the same file with the same bytes. Lines another
-/// program appended meanwhile are carried into the new text as they are (a change anywhere
-/// else starts again from a new read); after the rename, the replaced file is read once more,
-/// and a write that reached it in between is carried over the same way. The edited bytes
-/// themselves changed: refused. A file that keeps changing is given up after [`ATTEMPTS`].
-fn write_file(book: &Book, store: &Store, fe: &FileEdits) -> Result<()> {
-    let rel = Path::new(&fe.path);
-    let shown = &fe.path;
-    fsx::check_no_symlink(&book.root, rel).map_err(|_| {
-        Error::new(format!(
-            "{shown} is a symlink or is reached through one; apply the suggestion by hand; nothing written ({shown})"
-        ))
-    })?;
-    let path = book.root.join(rel);
-    let tmp_dir = temp_dir(store, &path, shown)?;
-    let changed = || {
-        Error::new(format!(
-            "{shown} changed where the suggestion goes since it was traced; nothing written ({shown})"
-        ))
-    };
-    // After a write reached the file we replaced: (what we put in place, its last text).
-    let mut carried: Option<(String, String)> = None;
-    for _ in 0..ATTEMPTS {
-        let file = File::open(&path).map_err(|e| Error::io("cannot read", &path, e))?;
-        let cur = read_all(&file, &path)?;
-        let want = match carried.take() {
-            Some((wrote, old)) => {
-                let Some(later) = cur.strip_prefix(wrote.as_str()) else {
-                    bail!(
-                        "{shown} was changed by another program while the suggestion was written; check it and apply again ({shown})"
-                    );
-                };
-                if fe.state(&old) != State::Before {
-                    return Err(changed());
-                }
-                fe.applied_to(&old) + later
-            }
-            None => match fe.state(&cur) {
-                State::Done => return Ok(()),
-                State::Before => fe.applied_to(&cur),
-                State::Changed => return Err(changed()),
-            },
-        };
-        if want == cur {
-            return Ok(());
-        }
-        let mut prepared = fsx::prepare_in(&tmp_dir, &path, want.as_bytes())?;
-        let (mut wrote, mut seen) = (want, cur);
-        let mut stable = false;
-        for _ in 0..APPEND_CHECKS {
-            if !same_file(&file, &path) {
-                break;
-            }
-            let now = read_all(&file, &path)?;
-            if now == seen {
-                stable = true;
-                break;
-            }
-            let Some(extra) = now.strip_prefix(seen.as_str()) else {
-                break;
-            };
-            prepared.append(extra.as_bytes())?;
-            wrote.push_str(extra);
-            seen = now;
-        }
-        if !stable {
-            drop(prepared);
-            continue;
-        }
-        prepared.replace()?.finish();
-        let old = read_all(&file, &path)?;
-        if old == seen {
-            return Ok(());
-        }
-        carried = Some((wrote, old));
-    }
-    bail!("{shown} keeps changing while the suggestion is written; try again later ({shown})")
-}
-
-fn read_all(mut file: &File, path: &Path) -> Result<String> {
-    let mut text = String::new();
-    file.seek(SeekFrom::Start(0))
-        .and_then(|_| file.read_to_string(&mut text))
-        .map_err(|e| Error::io("cannot read", path, e))?;
-    Ok(text)
-}
-
-/// Whether `path` still names the open `file`.
-fn same_file(file: &File, path: &Path) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        match (file.metadata(), std::fs::symlink_metadata(path)) {
-            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-            _ => false,
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = (file, path);
-        true
-    }
-}
-
-/// Where the new text of the Markdown file `path` is written before it is renamed over it:
-/// the store directory (where `verify` and `clean` find a leftover, which git ignores and
-/// mdBook never reads), or, when the store is on another file system (a rename cannot cross
-/// it), the `.git` directory of the repository holding the file. Never beside the file.
-fn temp_dir(store: &Store, path: &Path, shown: &str) -> Result<PathBuf> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    if same_device(store.root(), dir) {
-        return Ok(store.root().to_path_buf());
-    }
-    dir.ancestors()
-        .map(|a| a.join(".git"))
-        .find(|g| g.is_dir())
-        .filter(|g| same_device(g, dir))
-        .ok_or_else(|| {
-            Error::new(format!(
-                "the store ({}) is on another file system than {shown}, and no git directory beside it can hold the new text while it is written; keep the store beside the book or apply the suggestion by hand; nothing written ({shown})",
-                store.root().display()
-            ))
-        })
-}
-
-/// Whether two directories are on one file system (a rename between them works).
-fn same_device(a: &Path, b: &Path) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        match (std::fs::metadata(a), std::fs::metadata(b)) {
-            (Ok(x), Ok(y)) => x.dev() == y.dev(),
-            _ => false,
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = (a, b);
-        true
-    }
+    c.set("updatedAt", plan.at.clone().into());
 }
 
 /// The checks that need no book: a suggestion is there, not applied yet, the comment open
