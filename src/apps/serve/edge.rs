@@ -8,15 +8,14 @@
 //!   refusal is a 403 with its reason. Nothing past it runs for a refused request.
 //! * [`Query`]: the one query decoder (axum's, percent-decoding, `+` a space) into a typed
 //!   struct; a query that does not fit is a 400 with the reason.
-//! * [`JsonBody`]: a request body of at most [`api::MAX_REQUEST`] bytes (413 when it says it is
-//!   longer or turns out to be: axum's length-limit error, told by its type), a JSON object
+//! * [`JsonBody`]: a request body of at most [`api::MAX_REQUEST`] bytes, read within
+//!   [`http::BODY_DEADLINE`] (else a 413 or a 408 that close the connection: [`super::body`]), a JSON object
 //!   (else 400 "expected a JSON object"), decoded into a typed struct. Any `Content-Type` is
 //!   taken, as the original notabene's API does.
 //! * [`json`]: a JSON answer that is never cached or sniffed.
 
-use super::{Context, api, guard, http};
-use axum::body::{Body, HttpBody};
-use axum::extract::rejection::{BytesRejection, FailedToBufferBody};
+use super::{Context, api, body, guard, http};
+use axum::body::Body;
 use axum::extract::{FromRequest, FromRequestParts, Request, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, Response, StatusCode, header};
@@ -149,19 +148,8 @@ pub(super) struct JsonBody<T>(pub T);
 impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
     type Rejection = Response<Body>;
 
-    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let too_large = || error(413, "payload too large");
-        // A body that says it is longer (Content-Length) is refused before it is read.
-        if req.body().size_hint().lower() > api::MAX_REQUEST as u64 {
-            return Err(too_large());
-        }
-        let bytes = match axum::body::Bytes::from_request(req, state).await {
-            Ok(b) => b,
-            Err(BytesRejection::FailedToBufferBody(FailedToBufferBody::LengthLimitError(_))) => {
-                return Err(too_large());
-            }
-            Err(_) => return Err(error(400, "cannot read the request body")),
-        };
+    async fn from_request(req: Request, _: &S) -> Result<Self, Self::Rejection> {
+        let bytes = body::read(req.into_body(), api::MAX_REQUEST).await?;
         let Ok(Value::Object(object)) = serde_json::from_slice::<Value>(&bytes) else {
             return Err(error(400, "expected a JSON object"));
         };

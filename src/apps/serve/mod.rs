@@ -7,6 +7,7 @@
 //! build directory (the system's temporary directory, `notabene-serve-*`).
 
 pub mod api;
+mod body;
 mod edge;
 pub mod guard;
 pub mod http;

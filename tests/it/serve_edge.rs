@@ -1,0 +1,89 @@
+//! `serve`'s edge over real HTTP, against slow and oversized bodies: a body trickled byte by
+//! byte loses its connection at the body deadline, a body over the cap gets a 413 its client
+//! can read.
+
+use crate::support::serve::{self, Server};
+
+use pretty_assertions::assert_eq;
+use std::io::{ErrorKind, Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+const API: &str = "/__notabene/api/comments";
+/// `serve`'s body deadline (`http::BODY_DEADLINE`).
+const BODY_DEADLINE: Duration = Duration::from_secs(10);
+/// `serve`'s cap on an API body (`api::MAX_REQUEST`).
+const MAX_REQUEST: usize = 1024 * 1024;
+
+/// A `POST` head for the API saying the body is `len` bytes long.
+fn post_head(port: u16, len: usize) -> String {
+    format!(
+        "POST {API} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nContent-Length: {len}\r\n\r\n"
+    )
+}
+
+/// A body of 100 bytes trickled one byte a second (it would take 100 s) loses its connection
+/// at the body deadline, with a 408, instead of holding it for as long as it trickles.
+#[test]
+fn a_trickled_body_is_cut_off_at_the_deadline() {
+    let server = Server::start(&[], |_| {});
+    let mut s = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+    s.write_all(post_head(server.port, 100).as_bytes()).unwrap();
+    let start = Instant::now();
+    let limit = BODY_DEADLINE + Duration::from_secs(5);
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 4096];
+    // One byte, then a read of up to a second, until the server closes or the limit passes.
+    let closed = loop {
+        let _ = s.write_all(b" ");
+        match s.read(&mut buf) {
+            Ok(0) => break true,
+            Ok(n) => answer.extend_from_slice(&buf[..n]),
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+            Err(_) => break true,
+        }
+        if start.elapsed() > limit {
+            break false;
+        }
+    };
+    let took = start.elapsed();
+    assert!(
+        closed,
+        "the connection was still open after {took:?} of a trickled body"
+    );
+    let (code, text) = serve::parse_answer(&answer);
+    assert_eq!(code, 408, "after {took:?}: {text}");
+    assert!(took >= BODY_DEADLINE - Duration::from_secs(1), "{took:?}");
+}
+
+/// A body over the cap (2 MiB, the cap being 1 MiB) is read to its end and answered 413 with
+/// `Connection: close`: its client, sending it whole, is not reset before it reads the answer.
+#[test]
+fn a_body_over_the_cap_gets_a_413_it_can_read() {
+    let server = Server::start(&[], |_| {});
+    let mut s = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    s.set_write_timeout(Some(Duration::from_secs(20))).unwrap();
+    let len = 2 * MAX_REQUEST;
+    let mut request = post_head(server.port, len).into_bytes();
+    request.extend(std::iter::repeat_n(b' ', len));
+    let sent = s.write_all(&request);
+    let mut answer = Vec::new();
+    let read = s.read_to_end(&mut answer);
+    let head = String::from_utf8_lossy(&answer[..answer.len().min(200)]).into_owned();
+    assert!(
+        sent.is_ok(),
+        "the body could not be sent whole ({sent:?}); answer so far: {head:?}"
+    );
+    assert!(read.is_ok(), "reading the answer: {read:?}; {head:?}");
+    assert!(head.starts_with("HTTP/1.1 413 "), "{head:?}");
+    assert!(
+        head.to_ascii_lowercase().contains("connection: close"),
+        "{head:?}"
+    );
+    assert_eq!(
+        serve::parse_answer(&answer).1,
+        r#"{"error":"payload too large"}"#
+    );
+}
