@@ -1,6 +1,7 @@
-//! `serve`'s edge over real HTTP, against slow and oversized bodies: a body trickled byte by
-//! byte loses its connection at the body deadline, a body over the cap gets a 413 its client
-//! can read.
+//! `serve`'s edge over real HTTP, against slow and oversized bodies and foreign names: a body
+//! trickled byte by byte loses its connection at the body deadline, a body over the cap gets a
+//! 413 its client can read, and with `--host` static pages answer only to the names the server
+//! was told or to the token.
 
 use crate::support::serve::{self, Server};
 
@@ -86,4 +87,99 @@ fn a_body_over_the_cap_gets_a_413_it_can_read() {
         serve::parse_answer(&answer).1,
         r#"{"error":"payload too large"}"#
     );
+}
+
+/// `(status, whole answer)` of `GET path` with `headers`.
+fn get(port: u16, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    s.write_all(&serve::request_bytes(port, "GET", path, headers, b""))
+        .unwrap();
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw);
+    (
+        serve::parse_answer(&raw).0,
+        String::from_utf8_lossy(&raw).into_owned(),
+    )
+}
+
+/// With `--host`, a static page under a name the server was not told — a DNS-rebinding page's
+/// — is refused (403), while loopback names and a request with the token pass; the token of
+/// the printed URL (`?nb-token=`) gives the browser a cookie that lets the page's other files
+/// and the next pages through under the same name.
+#[test]
+fn host_mode_pages_refuse_a_foreign_host_without_the_token() {
+    let server = Server::start_with(&["--host"], &[], |_| {});
+    let p = server.port;
+    let token = server
+        .url_token
+        .clone()
+        .expect("a token in the printed URL");
+    let rebind = format!("rebind.example:{p}");
+    let refused = (
+        403,
+        r#"{"error":"read refused: Host not allowed (--allowed-host, or the token)"}"#,
+    );
+    let (code, raw) = get(p, "/index.html", &[("Host", &rebind)]);
+    assert_eq!(
+        (code, serve::parse_answer(raw.as_bytes()).1.as_str()),
+        refused
+    );
+    let loopback = format!("localhost:{p}");
+    assert_eq!(get(p, "/index.html", &[("Host", &loopback)]).0, 200);
+    assert_eq!(
+        get(
+            p,
+            "/index.html",
+            &[("Host", &rebind), ("x-notabene-token", &token)]
+        )
+        .0,
+        200
+    );
+    // The printed URL's token: the page, and a cookie for what follows.
+    let (code, raw) = get(p, &format!("/?nb-token={token}"), &[("Host", &rebind)]);
+    assert_eq!(code, 200);
+    let cookie = format!("nb-token-{p}={token}");
+    let set = raw
+        .lines()
+        .find(|l| l.to_ascii_lowercase().starts_with("set-cookie:"))
+        .unwrap_or_default();
+    assert!(set.contains(&cookie), "{set:?}");
+    assert!(
+        set.contains("HttpOnly") && set.contains("SameSite=Strict"),
+        "{set:?}"
+    );
+    let with_cookie = format!("other=1; {cookie}");
+    assert_eq!(
+        get(
+            p,
+            "/guide/sensors.html",
+            &[("Host", &rebind), ("Cookie", &with_cookie)]
+        )
+        .0,
+        200
+    );
+    let wrong = format!("nb-token-{p}=0123456789abcdef0123456789abcdef");
+    let (code, raw) = get(p, "/index.html", &[("Host", &rebind), ("Cookie", &wrong)]);
+    assert_eq!(
+        (code, serve::parse_answer(raw.as_bytes()).1.as_str()),
+        refused
+    );
+    let (code, raw) = get(p, "/?nb-token=wrong", &[("Host", &rebind)]);
+    assert_eq!(
+        (code, serve::parse_answer(raw.as_bytes()).1.as_str()),
+        refused
+    );
+}
+
+/// With `--host`, a name given with `--allowed-host` serves pages without the token; others
+/// still need it.
+#[test]
+fn host_mode_pages_answer_to_allowed_hosts() {
+    let server = Server::start_with(&["--host", "--allowed-host", "Review.Example"], &[], |_| {});
+    let p = server.port;
+    let allowed = format!("review.example:{p}");
+    assert_eq!(get(p, "/index.html", &[("Host", &allowed)]).0, 200);
+    let other = format!("rebind.example:{p}");
+    assert_eq!(get(p, "/index.html", &[("Host", &other)]).0, 403);
 }
