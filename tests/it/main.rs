@@ -39,6 +39,7 @@ mod preprocessor_e2e;
 mod preprocessor_invariants;
 mod rebuild_reuse;
 mod serve_api;
+mod serve_edge;
 mod serve_hostile;
 mod serve_http;
 mod serve_load;

@@ -356,11 +356,12 @@ fn malformed_framing_gets_a_4xx_and_writes_nothing() {
             .into_bytes(),
             400,
         ),
+        // Past the bound of what is read and discarded (4 MiB): refused before it is read.
         (
-            "a body over 1 MiB",
+            "a body said to be 64 MiB",
             format!(
                 "{}{}",
-                head(&format!("Content-Length: {}\r\n", 2 << 20)),
+                head(&format!("Content-Length: {}\r\n", 64 << 20)),
                 "x".repeat(1024)
             )
             .into_bytes(),

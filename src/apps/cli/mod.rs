@@ -78,9 +78,12 @@ enum Command {
         /// Port (default: the first free one from 3000).
         #[arg(long)]
         port: Option<u16>,
-        /// Listen on every interface; the API then needs a token (NOTABENE_TOKEN, or one printed in the URL).
+        /// Listen on every interface; the API, and pages under a name not loopback nor --allowed-host, then need a token (NOTABENE_TOKEN, or one printed in the URL).
         #[arg(long)]
         host: bool,
+        /// With --host: a name pages are served under without the token, besides loopback (repeatable).
+        #[arg(long = "allowed-host", value_name = "NAME", requires = "host")]
+        allowed_host: Vec<String>,
         /// Open a browser.
         #[arg(long)]
         open: bool,
@@ -207,6 +210,7 @@ fn dispatch(command: Command, book: Option<&Path>, store: Option<&Path>) -> Resu
             dir,
             port,
             host,
+            allowed_host,
             open,
         } => {
             let root = match (dir, book) {
@@ -220,6 +224,10 @@ fn dispatch(command: Command, book: Option<&Path>, store: Option<&Path>) -> Resu
             let opts = crate::apps::serve::Options {
                 port: *port,
                 host: *host,
+                allowed_hosts: allowed_host
+                    .iter()
+                    .map(|a| crate::apps::serve::guard::allowed_host(a))
+                    .collect::<Result<_>>()?,
                 open: *open,
             };
             crate::apps::serve::serve(&root, &opts, &|url| {

@@ -4,19 +4,20 @@
 //! * [`checks`], the middleware in front of the router: a request head over
 //!   [`super::http::MAX_HEAD`] bytes is a 431; then the guard ([`super::guard`]) — the API and
 //!   the live-reload socket get [`guard::check_api`] (the WebSocket's token, which it cannot
-//!   send as a header, comes from its query), any other path [`guard::check_page`] — and a
-//!   refusal is a 403 with its reason. Nothing past it runs for a refused request.
+//!   send as a header, comes from its query), any other path [`guard::check_page`] (with
+//!   `--host`, the token of a page comes from `x-notabene-token`, the printed URL's `nb-token=`,
+//!   or the cookie a page let in by that query is given) — and a refusal is a 403 with its
+//!   reason. Nothing past it runs for a refused request.
 //! * [`Query`]: the one query decoder (axum's, percent-decoding, `+` a space) into a typed
 //!   struct; a query that does not fit is a 400 with the reason.
-//! * [`JsonBody`]: a request body of at most [`api::MAX_REQUEST`] bytes (413 when it says it is
-//!   longer or turns out to be: axum's length-limit error, told by its type), a JSON object
+//! * [`JsonBody`]: a request body of at most [`api::MAX_REQUEST`] bytes, read within
+//!   [`http::BODY_DEADLINE`] (else a 413 or a 408 that close the connection: [`super::body`]), a JSON object
 //!   (else 400 "expected a JSON object"), decoded into a typed struct. Any `Content-Type` is
 //!   taken, as the original notabene's API does.
 //! * [`json`]: a JSON answer that is never cached or sniffed.
 
-use super::{Context, api, guard, http};
-use axum::body::{Body, HttpBody};
-use axum::extract::rejection::{BytesRejection, FailedToBufferBody};
+use super::{Context, api, body, guard, http};
+use axum::body::Body;
 use axum::extract::{FromRequest, FromRequestParts, Request, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, Response, StatusCode, header};
@@ -77,21 +78,80 @@ struct SocketQuery {
     token: Option<String>,
 }
 
+/// The query of a page, for the guard with `--host`: the token of the printed URL.
+#[derive(serde::Deserialize)]
+struct PageQuery {
+    #[serde(rename = "nb-token")]
+    token: Option<String>,
+}
+
+/// The name of the cookie that carries the token for pages with `--host` (the port in it
+/// keeps two servers on one machine apart).
+fn cookie_name(port: u16) -> String {
+    format!("nb-token-{port}")
+}
+
+/// The value of the cookie `name` in the request's `Cookie` header.
+fn cookie<'r>(req: &'r Request, name: &str) -> Option<&'r str> {
+    let cookies = req.headers().get(header::COOKIE)?.to_str().ok()?;
+    cookies
+        .split(';')
+        .filter_map(|c| c.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v)
+}
+
+/// The `Set-Cookie` that lets the page opened with `?nb-token=` load the rest of the site (its
+/// styles and scripts, then the next page) under the same name: the browser keeps it for that
+/// name alone, sends it to that site alone (`SameSite=Strict`), and no script reads it. None
+/// for a token a cookie cannot hold as it is.
+fn token_cookie(port: u16, token: &str) -> Option<HeaderValue> {
+    let plain = token
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"-_.~".contains(&b));
+    let cookie = format!(
+        "{}={token}; Path=/; HttpOnly; SameSite=Strict",
+        cookie_name(port)
+    );
+    plain.then(|| HeaderValue::from_str(&cookie).ok()).flatten()
+}
+
 /// The guard's verdict on `req`: the API and the socket are checked as API requests, anything
-/// else as a page.
-fn guard_verdict(req: &Request, policy: &guard::Policy) -> Result<(), String> {
+/// else as a page. A page let through by the token of the printed URL (`--host`) gets the
+/// cookie that carries it to the next requests.
+fn guard_verdict(req: &Request, policy: &guard::Policy) -> Result<Option<HeaderValue>, String> {
     let path = req.uri().path();
     let host = header_text(req, "host");
+    let token_header = header_text(req, "x-notabene-token");
     let is_socket = path == SOCKET;
     let Some(rest) = path.strip_prefix(API).or(is_socket.then_some("")) else {
-        let g = guard::Request {
+        let query_token = match policy.host_mode {
+            true => Query::<PageQuery>::decode(req.uri())
+                .ok()
+                .and_then(|q| q.token),
+            false => None,
+        };
+        let by_query = guard::Request {
             host: host.as_deref(),
+            token: query_token.as_deref(),
             ..guard::Request::default()
         };
-        return guard::check_page(&g, policy);
+        if policy.host_mode && guard::check_page(&by_query, policy).is_ok() {
+            let cookie = guard::carries_token(&by_query, policy)
+                .then(|| policy.token.and_then(|t| token_cookie(policy.port, t)))
+                .flatten();
+            return Ok(cookie);
+        }
+        let g = guard::Request {
+            host: host.as_deref(),
+            token: token_header
+                .as_deref()
+                .or_else(|| cookie(req, &cookie_name(policy.port))),
+            ..guard::Request::default()
+        };
+        return guard::check_page(&g, policy).map(|()| None);
     };
     let origin = header_text(req, "origin");
-    let token_header = header_text(req, "x-notabene-token");
     let socket_token = match is_socket && token_header.is_none() {
         true => Query::<SocketQuery>::decode(req.uri())
             .ok()
@@ -103,7 +163,7 @@ fn guard_verdict(req: &Request, policy: &guard::Policy) -> Result<(), String> {
         host: host.as_deref(),
         token: token_header.as_deref().or(socket_token.as_deref()),
     };
-    guard::check_api(&g, policy, api::access(req.method().as_str(), rest))
+    guard::check_api(&g, policy, api::access(req.method().as_str(), rest)).map(|()| None)
 }
 
 /// The middleware in front of every route: the head's size, then the guard.
@@ -115,10 +175,15 @@ pub(super) async fn checks(
     if head_size(&req) > http::MAX_HEAD {
         return error(431, "request head too large");
     }
-    if let Err(reason) = guard_verdict(&req, &ctx.policy()) {
-        return error(403, &reason);
+    let cookie = match guard_verdict(&req, &ctx.policy()) {
+        Ok(cookie) => cookie,
+        Err(reason) => return error(403, &reason),
+    };
+    let mut response = next.run(req).await;
+    if let Some(c) = cookie {
+        response.headers_mut().append(header::SET_COOKIE, c);
     }
-    next.run(req).await
+    response
 }
 
 /// A query decoded into `T` by axum's decoder; one that does not fit is a 400.
@@ -149,19 +214,8 @@ pub(super) struct JsonBody<T>(pub T);
 impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
     type Rejection = Response<Body>;
 
-    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let too_large = || error(413, "payload too large");
-        // A body that says it is longer (Content-Length) is refused before it is read.
-        if req.body().size_hint().lower() > api::MAX_REQUEST as u64 {
-            return Err(too_large());
-        }
-        let bytes = match axum::body::Bytes::from_request(req, state).await {
-            Ok(b) => b,
-            Err(BytesRejection::FailedToBufferBody(FailedToBufferBody::LengthLimitError(_))) => {
-                return Err(too_large());
-            }
-            Err(_) => return Err(error(400, "cannot read the request body")),
-        };
+    async fn from_request(req: Request, _: &S) -> Result<Self, Self::Rejection> {
+        let bytes = body::read(req.into_body(), api::MAX_REQUEST).await?;
         let Ok(Value::Object(object)) = serde_json::from_slice::<Value>(&bytes) else {
             return Err(error(400, "expected a JSON object"));
         };

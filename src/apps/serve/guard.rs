@@ -25,7 +25,12 @@
 //! or the token. Requiring the token of every read instead would leave loopback, where there is no
 //! token by default, without a working client.
 //!
-//! Static pages get the Host check only.
+//! Static pages get the Host check only ([`check_page`]) — and with `--host`, where any name
+//! reaches the port, a DNS-rebinding page would pass it: there, a page's `Host` must also name
+//! the server as it was told (a loopback name, or an `--allowed-host`), or the request carry
+//! the token (`x-notabene-token`, the `nb-token=` of the printed URL, or the cookie a page so
+//! opened is given, which the browser keeps for the server's name: a rebinding page, under its
+//! own name, has none). A refusal is a 403, as every refusal of the guard.
 
 /// What a request does, for the guard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,7 +51,8 @@ pub struct Request<'a> {
     pub origin: Option<&'a str>,
     /// The `Host` header.
     pub host: Option<&'a str>,
-    /// The `x-notabene-token` header (or the WebSocket's `token=`).
+    /// The `x-notabene-token` header (or the WebSocket's `token=`; for a page, also its
+    /// `nb-token=` or its cookie).
     pub token: Option<&'a str>,
 }
 
@@ -59,6 +65,9 @@ pub struct Policy<'a> {
     pub port: u16,
     /// The token every API request must carry, when there is one.
     pub token: Option<&'a str>,
+    /// `--allowed-host`: with `--host`, the names besides loopback pages are served under
+    /// without the token (lower case; an IPv6 address in brackets).
+    pub allowed: &'a [String],
 }
 
 /// The loopback names the server answers to.
@@ -135,9 +144,52 @@ pub fn check_api(req: &Request, policy: &Policy, access: Access) -> Result<(), S
     Ok(())
 }
 
-/// Checks a request for a static page: the Host check (against DNS rebinding).
+/// Whether `req` carries the policy's token (compared in constant time).
+pub fn carries_token(req: &Request, policy: &Policy) -> bool {
+    policy
+        .token
+        .is_some_and(|t| req.token.is_some_and(|r| same_secret(r, t)))
+}
+
+/// Checks a request for a static page: the Host check (against DNS rebinding); with `--host`,
+/// a name the server was told (loopback, `--allowed-host`) or the token.
 pub fn check_page(req: &Request, policy: &Policy) -> Result<(), String> {
-    host_ok(req.host, policy).map_err(|r| format!("read refused: {r}"))
+    host_ok(req.host, policy).map_err(|r| format!("read refused: {r}"))?;
+    if !policy.host_mode {
+        return Ok(());
+    }
+    let name = req.host.and_then(split_host).map_or("", |(n, _)| n);
+    let told = LOOPBACK
+        .iter()
+        .copied()
+        .chain(policy.allowed.iter().map(String::as_str))
+        .any(|n| n.eq_ignore_ascii_case(name));
+    if told || carries_token(req, policy) {
+        return Ok(());
+    }
+    Err("read refused: Host not allowed (--allowed-host, or the token)".into())
+}
+
+/// An `--allowed-host` value as the guard compares it: a host name or an IP address, no port
+/// (an IPv6 address with or without brackets), in lower case.
+pub fn allowed_host(arg: &str) -> crate::Result<String> {
+    let name = arg.trim().to_ascii_lowercase();
+    let bare = name.trim_start_matches('[').trim_end_matches(']');
+    if bare.parse::<std::net::Ipv6Addr>().is_ok() {
+        return Ok(format!("[{bare}]"));
+    }
+    let ok = !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.' || b == b'_');
+    if !ok {
+        return Err(crate::Error::of(
+            crate::base::util::error::ErrorKind::Invalid,
+            format!("not a host name (a name or an IP address, no port): {arg}"),
+            "--allowed-host",
+        ));
+    }
+    Ok(name)
 }
 
 #[cfg(test)]
@@ -168,6 +220,7 @@ mod tests {
             host_mode: false,
             port: PORT,
             token: None,
+            allowed: &[],
         }
     }
 
@@ -257,6 +310,7 @@ mod tests {
             host_mode: true,
             port: PORT,
             token: Some("s3cret"),
+            allowed: &[],
         };
         let host = "rebind.example:3005";
         let origin = "http://rebind.example:3005";
@@ -334,6 +388,72 @@ mod tests {
         );
         assert_eq!(read(None, Some("s3cret"), tokened), Ok(()));
         assert_eq!(read(Some(own.as_str()), None, tokened), Ok(()));
+    }
+
+    #[test]
+    fn host_mode_pages_need_a_told_name_or_the_token() {
+        let allowed = ["review.example".to_string(), "[fd00::1]".to_string()];
+        let policy = Policy {
+            host_mode: true,
+            port: PORT,
+            token: Some("s3cret"),
+            allowed: &allowed,
+        };
+        let page = |host: &str, token| {
+            check_page(
+                &Request {
+                    origin: None,
+                    host: Some(host),
+                    token,
+                },
+                &policy,
+            )
+        };
+        for host in [
+            "127.0.0.1:3005",
+            "LOCALHOST:3005",
+            "[::1]:3005",
+            "Review.Example:3005",
+            "[fd00::1]:3005",
+        ] {
+            assert_eq!(page(host, None), Ok(()), "{host}");
+        }
+        let refused = Err("read refused: Host not allowed (--allowed-host, or the token)".into());
+        assert_eq!(page("rebind.example:3005", None), refused);
+        assert_eq!(page("rebind.example:3005", Some("s3creT")), refused);
+        assert_eq!(page("rebind.example:3005", Some("s3cret")), Ok(()));
+        assert_eq!(
+            page("review.example:8080", Some("s3cret")),
+            Err("read refused: Host is not this server".into())
+        );
+        // On loopback, as before: loopback names only, token or not.
+        let local = Policy {
+            allowed: &allowed,
+            ..local()
+        };
+        let g = Request {
+            host: Some("review.example:3005"),
+            ..Request::default()
+        };
+        assert_eq!(
+            check_page(&g, &local),
+            Err("read refused: non-loopback Host".into())
+        );
+    }
+
+    #[test]
+    fn allowed_hosts_are_names_or_addresses_without_a_port() {
+        let ok = |a: &str| allowed_host(a).map_err(|e| e.to_string());
+        assert_eq!(ok("Review.Example"), Ok("review.example".into()));
+        assert_eq!(ok("192.0.2.7"), Ok("192.0.2.7".into()));
+        assert_eq!(ok("fd00::1"), Ok("[fd00::1]".into()));
+        assert_eq!(ok("[FD00::1]"), Ok("[fd00::1]".into()));
+        for bad in ["", "review.example:3000", "http://review.example", "a b"] {
+            assert!(
+                ok(bad).is_err_and(|e| e.contains("(--allowed-host)")),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

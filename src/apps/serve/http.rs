@@ -5,8 +5,9 @@
 //! (else the connection is closed), at most [`MAX_CONNECTIONS`] connections at once, a live-reload
 //! WebSocket included: it holds its connection's slot until it closes. A connection past the cap is
 //! closed as soon as it is accepted rather than queued, so sockets a page keeps open cannot pile up
-//! in the server's memory. An API body is at most [`super::api::MAX_REQUEST`] (413, `edge`). hyper
-//! answers malformed framing — two different `Content-Length`s, an invalid one, bad chunking —
+//! in the server's memory. An API body is at most [`super::api::MAX_REQUEST`] bytes (else 413), read
+//! within [`BODY_DEADLINE`] (else 408); one over the cap is read on and discarded, up to
+//! [`DRAIN_MAX`] bytes, so that its client can read the 413 (`body`). hyper answers malformed framing — two different `Content-Length`s, an invalid one, bad chunking —
 //! with a 400 before any handler runs, so nothing is written. Static paths are percent-decoded by
 //! `ServeDir` (`+` stays a plus), which refuses traversal.
 //!
@@ -28,6 +29,17 @@ use tokio::net::TcpListener;
 pub const MAX_HEAD: usize = 64 * 1024;
 /// Time a client has to send a whole request head.
 pub const HEAD_DEADLINE: Duration = Duration::from_secs(10);
+/// Time a client has to send a whole request body (the API's; no other route reads one), from
+/// the moment it is read, just after the head. Of the head's order, for the same reason: a
+/// client that trickles its body must not hold a connection slot for longer. The largest body
+/// taken, [`super::api::MAX_REQUEST`] (1 MiB), needs under 10 s at 1 Mbit/s; the reader
+/// client's are a few KiB.
+pub const BODY_DEADLINE: Duration = Duration::from_secs(10);
+/// How many bytes of a body over the cap are read and discarded, within [`BODY_DEADLINE`],
+/// before its 413: a socket closed with bytes still unread sends a reset, and a client still
+/// sending would see that instead of the answer. A body that says it is longer gets its 413 at
+/// once.
+pub const DRAIN_MAX: usize = 4 * super::api::MAX_REQUEST;
 /// Connections served at once (a live-reload socket is one until it closes).
 pub const MAX_CONNECTIONS: usize = 1024;
 /// The first pause of the accept loop after an `accept` that failed for want of resources.

@@ -7,6 +7,7 @@
 //! build directory (the system's temporary directory, `notabene-serve-*`).
 
 pub mod api;
+mod body;
 mod edge;
 pub mod guard;
 pub mod http;
@@ -33,6 +34,9 @@ pub struct Options {
     /// Bind every interface instead of loopback (requires a token: `NOTABENE_TOKEN`, or one
     /// generated and printed in the URL to open).
     pub host: bool,
+    /// `--allowed-host`: with `host`, the names besides loopback that pages are served under
+    /// without the token (as [`guard::allowed_host`] makes them).
+    pub allowed_hosts: Vec<String>,
     /// Open a browser once serving.
     pub open: bool,
 }
@@ -50,6 +54,8 @@ pub(crate) struct Context {
     host_mode: bool,
     /// The bound port.
     port: u16,
+    /// `--allowed-host`: names pages are served under with `--host` (besides loopback).
+    allowed_hosts: Vec<String>,
     /// Author of a write that names none.
     author: String,
     /// The book's `space`, for new comments.
@@ -70,6 +76,7 @@ impl Context {
             host_mode: self.host_mode,
             port: self.port,
             token: self.token.as_deref(),
+            allowed: &self.allowed_hosts,
         }
     }
 }
@@ -103,10 +110,13 @@ struct Site {
     stopped: Mutex<bool>,
 }
 
-/// A token for `--host` without `NOTABENE_TOKEN`: 128 random bits, hex.
-fn generated_token() -> String {
-    let mut rng = fastrand::Rng::new();
-    (0..4).map(|_| format!("{:08x}", rng.u32(..))).collect()
+/// A token for `--host` without `NOTABENE_TOKEN`: 128 bits from the operating system's
+/// CSPRNG, in hex (32 characters).
+fn generated_token() -> Result<String> {
+    let mut bits = [0u8; 16];
+    getrandom::fill(&mut bits)
+        .map_err(|e| Error::new(format!("cannot generate a token: {e} (--host)")))?;
+    Ok(bits.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// The paths whose changes trigger a rebuild: the sources, the theme, book.toml, the store,
@@ -131,19 +141,19 @@ fn watched_paths(book: &Book, root: &Path, store: &Store) -> Vec<PathBuf> {
 
 /// The token API requests must carry (`NOTABENE_TOKEN`, or one generated for `--host`) and
 /// the URL to open (a generated token is printed once, inside it; the page keeps it).
-fn token_and_url(host: bool, port: u16) -> (Option<String>, String) {
+fn token_and_url(host: bool, port: u16) -> Result<(Option<String>, String)> {
     let env_token = std::env::var("NOTABENE_TOKEN")
         .ok()
         .filter(|t| !t.is_empty());
     let token = match (&env_token, host) {
-        (None, true) => Some(generated_token()),
+        (None, true) => Some(generated_token()?),
         _ => env_token.clone(),
     };
     let url = match (&token, &env_token) {
         (Some(t), None) => format!("http://127.0.0.1:{port}/?nb-token={t}"),
         _ => format!("http://127.0.0.1:{port}/"),
     };
-    (token, url)
+    Ok((token, url))
 }
 
 /// Runs the server until SIGINT or SIGTERM, then removes its build directory.
@@ -197,7 +207,7 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
         .local_addr()
         .map(|a| a.port())
         .map_err(|e| Error::new(format!("cannot read the bound port: {e}")))?;
-    let (token, url) = token_and_url(options.host, port);
+    let (token, url) = token_and_url(options.host, port)?;
     if options.host {
         say_err!(
             "notabene: WARNING: --host binds every interface: anyone on this network can read the book. The review API requires the token."
@@ -232,6 +242,7 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
         token,
         host_mode: options.host,
         port,
+        allowed_hosts: options.allowed_hosts.clone(),
         author: crate::base::store::ids::resolve_author(None, root),
         space: book.config.space.clone(),
         root: root.to_path_buf(),
@@ -248,4 +259,20 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
     work.close()
         .map_err(|e| Error::new(format!("cannot remove the build directory: {e} ({dir})")))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The generated token is 128 bits or more, in hex, and new each time.
+    #[test]
+    fn generated_tokens_are_128_random_bits() {
+        let (a, b) = (generated_token().unwrap(), generated_token().unwrap());
+        for t in [&a, &b] {
+            assert!(t.len() >= 32, "{t}");
+            assert!(t.bytes().all(|c| c.is_ascii_hexdigit()), "{t}");
+        }
+        assert_ne!(a, b);
+    }
 }

@@ -362,6 +362,7 @@ mod tests {
             token: None,
             host_mode: false,
             port: PORT,
+            allowed_hosts: Vec::new(),
             author: "Sam Server".into(),
             space: book.config.space.clone(),
             root,
