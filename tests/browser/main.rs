@@ -10,4 +10,5 @@ mod harness;
 mod support;
 
 mod browser;
+mod corpus_book;
 mod serve_browser;
