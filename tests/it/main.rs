@@ -24,6 +24,7 @@ mod concurrency;
 mod following;
 mod gettext;
 mod git_merge;
+mod hostile_store;
 mod install;
 mod layers;
 mod marks;

@@ -173,12 +173,13 @@ impl Intent {
 /// The record left in `store`, if any.
 pub fn read(store: &Path) -> Result<Option<Intent>> {
     let path = store.join(FILE);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io("cannot read the interrupted apply", &path, e)),
+    // Read as every store file is: never through a symlink, a regular file, capped.
+    let bytes = match fsx::read_in(store, Path::new(FILE), fsx::MAX_COMMENT_FILE) {
+        Ok(read) => read.bytes,
+        Err(fsx::ReadFailure::Missing) => return Ok(None),
+        Err(e) => return Err(e.to_error(FILE)),
     };
-    serde_json::from_str(&text).map(Some).map_err(|e| {
+    serde_json::from_slice(&bytes).map(Some).map_err(|e| {
         Error::new(format!(
             "the record of an interrupted apply is not readable: {e}; check the Markdown and the comments it names, then delete it ({})",
             path.display()
