@@ -29,6 +29,7 @@ mod install;
 mod layers;
 mod marks;
 mod mcp;
+mod mcp_stdio;
 mod mdbook_serve;
 mod migrate;
 mod ops_rules;
