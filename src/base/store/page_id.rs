@@ -89,7 +89,7 @@ const DEVICES: &[&str] = &[
     "LPT\u{b3}",
 ];
 
-/// The Windows device (upper case, as [`DEVICES`] spells it) that `segment` names, if any:
+/// The Windows device (upper case) that `segment` names, if any:
 /// its name before the first dot (the rest is an extension Windows ignores for a device), with
 /// trailing spaces and dots dropped, compared in any case. `con`, `Com1.md`, `nul.tar.gz`,
 /// `aux .txt` are devices; `console`, `com10`, `.con` are not.
