@@ -206,6 +206,45 @@ fn traversal_page_ids_are_refused() {
     );
 }
 
+/// Names Windows resolves to `.git` or to a device (trailing dots and spaces dropped, any case,
+/// a device with any extension) are refused as page ids, by writers and by the journal.
+#[test]
+fn git_and_windows_device_lookalike_page_ids_are_refused() {
+    let (tmp, _store) = setup();
+    for (page, why) in [
+        (".git.", "it contains a '.git' segment"),
+        (".git ", "it contains a '.git' segment"),
+        ("src/.GIT", "it contains a '.git' segment"),
+        (
+            "con",
+            "it contains a segment Windows reads as the device CON",
+        ),
+        (
+            "src/Com1.md",
+            "it contains a segment Windows reads as the device COM1",
+        ),
+        (
+            "src/nul.txt/x",
+            "it contains a segment Windows reads as the device NUL",
+        ),
+    ] {
+        refused(
+            &tmp,
+            &["comments", "add", "--page", page, "--body", "hi"],
+            None,
+            &format!("notabene: invalid page id {page:?}: {why} (--page)"),
+        );
+    }
+    refused(
+        &tmp,
+        &["journal", "add"],
+        Some(
+            r#"{"id":"j-t","date":"2026-07-28","title":"t","summary":"s","changes":[{"page":"a/.git. ","commentIds":[],"what":"w","why":"y"}]}"#,
+        ),
+        "notabene: invalid page id \"a/.git. \": it contains a '.git' segment (changes[0].page)",
+    );
+}
+
 #[test]
 fn unknown_id_is_refused() {
     let (tmp, store) = setup();

@@ -4,9 +4,11 @@
 //! `notabene://protocol.md`; the prompt `address-open-comments` walks an agent through a pass.
 //!
 //! A tool that fails answers a tool error (`isError: true`) whose text is the CLI's message —
-//! an unknown tool and bad arguments included — and the server goes on serving. Nothing is
-//! written on stdout but the protocol. Calls [`tools`], `ops`, `model::book`, `base::store`.
+//! an unknown tool and bad arguments included — and the server goes on serving; a line that is
+//! not JSON, or is over the cap, gets a JSON-RPC error ([`lines`]). Nothing is written on stdout
+//! but the protocol. Calls [`tools`], `ops`, `model::book`, `base::store`.
 
+pub mod lines;
 pub mod tools;
 
 use crate::base::store::Store;
@@ -320,14 +322,22 @@ pub fn serve_stdio(book: Option<&Path>, store: Option<&Path>) -> Result<()> {
         .build()
         .map_err(|e| Error::new(format!("cannot start the MCP server: {e}")))?;
     rt.block_on(async move {
+        // Through the line layer: every line gets an answer, stdout has one writer.
+        let lines::Lines {
+            read,
+            write,
+            writer,
+        } = lines::stdio();
         let running = server
-            .serve(rmcp::transport::stdio())
+            .serve((read, write))
             .await
             .map_err(|e| Error::new(format!("MCP initialisation failed: {e} (stdin)")))?;
         running
             .waiting()
             .await
             .map_err(|e| Error::new(format!("the MCP server stopped: {e}")))?;
+        // Everything rmcp answered is written before the process ends.
+        let _ = writer.await;
         Ok(())
     })
 }

@@ -11,6 +11,11 @@ pub const MAX_REQUEST: usize = 1024 * 1024;
 pub const MAX_BODY: usize = 64 * 1024;
 /// Largest accepted quote, prefix, suffix, section, block key, label, author or suggestion.
 pub const MAX_FIELD: usize = 8 * 1024;
+/// Largest accepted MCP message (one line on `notabene mcp`'s stdin). A tool call carries a few
+/// texts of at most [`MAX_BODY`] and fields of at most [`MAX_FIELD`], so a valid one is far
+/// smaller; it stays under rmcp's own line cap (16 MiB), past which rmcp drops a line without
+/// an answer. A line over it is answered with an error and skipped.
+pub const MAX_MCP_MESSAGE: usize = 8 * 1024 * 1024;
 /// Largest accepted page id.
 pub const MAX_PAGE_ID: usize = 1024;
 /// Largest accepted comment id or journal entry id.

@@ -1,11 +1,13 @@
 //! Safe file operations for the store: atomic writes (temp file in the same directory, fsync,
 //! rename, directory fsync; for the git merge driver, a temp file in the store renamed onto git's
-//! own file), directory creation that never follows a symlink, and the store-wide OS advisory lock
-//! that serialises every read-modify-write.
+//! own file), directory creation that never follows a symlink, the store-wide OS advisory lock
+//! that serialises every read-modify-write, and the one bounded read of a store file
+//! ([`read_file`], [`read_in`]) every reader of comment files, `journal.json` and `meta.json`
+//! goes through: never through a symlink, regular files only, at most a cap.
 
 use crate::{Error, Result, bail};
 use std::fs::{self, File};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Component, Path, PathBuf};
 
 /// An exclusive advisory lock on the store directory, held until dropped. It is an OS lock
@@ -449,5 +451,248 @@ fn sync_dir(dir: &Path) {
     // Makes the rename durable. Best effort: not every platform can open a directory.
     if let Ok(d) = File::open(dir) {
         let _ = d.sync_all();
+    }
+}
+
+/// The largest comment file a reader takes (a v3 file, or a legacy v1 array of a whole page):
+/// a message is at most 64 KiB (`limits::MAX_BODY`), so this holds a thread of some 250
+/// full-length messages or a v1 page of thousands of comments, while one hostile file cannot make
+/// a build allocate more than this (and its parse a few times this).
+pub const MAX_COMMENT_FILE: u64 = 16 << 20;
+/// The largest `journal.json` read: it only grows (an entry of about 1 KiB per pass), so it gets
+/// room for tens of thousands of entries — years of passes — and no more.
+pub const MAX_JOURNAL: u64 = 64 << 20;
+/// The largest `meta.json` read: it holds one number.
+pub const MAX_META: u64 = 64 << 10;
+
+/// Why [`read_file`] did not read a store file.
+#[derive(Debug)]
+pub enum ReadFailure {
+    /// Nothing there.
+    Missing,
+    /// A symlink: never followed.
+    Symlink,
+    /// Not a regular file: what it is (`a directory`, `a FIFO`, `a device`, `a socket`).
+    NotRegular(&'static str),
+    /// Larger than the cap (in bytes).
+    TooLarge(u64),
+    /// Any other I/O error.
+    Io(std::io::Error),
+}
+
+impl ReadFailure {
+    /// What the file is, as the rest of a sentence naming it: `is over 64 MiB`, `is a symlink,
+    /// which the store never follows`, `cannot be read: <error>`.
+    pub fn describe(&self) -> String {
+        match self {
+            ReadFailure::Missing => "does not exist".into(),
+            ReadFailure::Symlink => "is a symlink, which the store never follows".into(),
+            ReadFailure::NotRegular(what) => format!("is {what}, not a regular file"),
+            ReadFailure::TooLarge(cap) => format!("is over {}", size_words(*cap)),
+            ReadFailure::Io(e) => format!("cannot be read: {e}"),
+        }
+    }
+
+    /// The one-line error for the store file `name` (store-relative):
+    /// `journal.json is over 64 MiB (journal.json)`.
+    pub fn to_error(&self, name: &str) -> Error {
+        Error::new(format!("{name} {} ({name})", self.describe()))
+    }
+}
+
+/// `64 MiB`, `64 KiB`, or bytes.
+fn size_words(n: u64) -> String {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
+        format!("{} MiB", n >> 20)
+    } else if n >= 1 << 10 && n.is_multiple_of(1 << 10) {
+        format!("{} KiB", n >> 10)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+/// A store file read whole by [`read_file`], its handle still open.
+#[derive(Debug)]
+pub struct StoreFile {
+    /// Its bytes.
+    pub bytes: Vec<u8>,
+    file: File,
+}
+
+impl StoreFile {
+    /// The metadata of the file read (`fstat` of the open handle, now: after the read), whatever
+    /// its path names since.
+    pub fn metadata(&self) -> std::io::Result<fs::Metadata> {
+        self.file.metadata()
+    }
+}
+
+/// Reads the file at `path` whole, as every reader of the store does: opened without following
+/// a symlink (`O_NOFOLLOW`, and `O_NONBLOCK` so that a FIFO cannot hold the open; elsewhere
+/// than on Unix, a symlink is refused by its metadata first), refused unless the opened file is
+/// a regular file (its `fstat`), and at most `cap` bytes (refused past it, before or while it is
+/// read). The directories on the way are the caller's to have checked (the store's walk never
+/// enters a symlink; [`read_in`] checks them).
+pub fn read_file(path: &Path, cap: u64) -> std::result::Result<StoreFile, ReadFailure> {
+    let file = open_no_follow(path)?;
+    let meta = file.metadata().map_err(ReadFailure::Io)?;
+    if !meta.is_file() {
+        return Err(ReadFailure::NotRegular(kind_of(&meta.file_type())));
+    }
+    if meta.len() > cap {
+        return Err(ReadFailure::TooLarge(cap));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    (&file)
+        .take(cap.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(ReadFailure::Io)?;
+    if bytes.len() as u64 > cap {
+        return Err(ReadFailure::TooLarge(cap));
+    }
+    Ok(StoreFile { bytes, file })
+}
+
+/// [`read_file`] of `root/rel`, refused as a [`ReadFailure::Symlink`] when a directory of `rel`
+/// below `root` is a symlink; a regular file's metadata is checked before it is opened, so a
+/// device is never opened.
+pub fn read_in(root: &Path, rel: &Path, cap: u64) -> std::result::Result<StoreFile, ReadFailure> {
+    let mut cur = root.to_path_buf();
+    for c in rel.components() {
+        let Component::Normal(name) = c else {
+            return Err(ReadFailure::Io(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "not a path inside the store",
+            )));
+        };
+        cur.push(name);
+        match fs::symlink_metadata(&cur) {
+            Ok(m) if m.file_type().is_symlink() => return Err(ReadFailure::Symlink),
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ReadFailure::Missing),
+            Err(e) => return Err(ReadFailure::Io(e)),
+        }
+    }
+    match fs::symlink_metadata(&cur) {
+        Ok(m) if !m.is_file() => Err(ReadFailure::NotRegular(kind_of(&m.file_type()))),
+        _ => read_file(&cur, cap),
+    }
+}
+
+/// Whether `root/rel` is reached without a symlink (the last component included); a missing
+/// component counts as reached (nothing there to follow).
+pub fn no_symlink_on_the_way(root: &Path, rel: &Path) -> bool {
+    check_no_symlink(root, rel).is_ok()
+}
+
+fn open_no_follow(path: &Path) -> std::result::Result<File, ReadFailure> {
+    let mut opts = fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    #[cfg(not(unix))]
+    if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(ReadFailure::Symlink);
+    }
+    match opts.open(path) {
+        Ok(f) => Ok(f),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(ReadFailure::Missing),
+        // `O_NOFOLLOW` on a symlink: ELOOP (EMLINK on FreeBSD); told by the link itself.
+        Err(e) => match fs::symlink_metadata(path) {
+            Ok(m) if m.file_type().is_symlink() => Err(ReadFailure::Symlink),
+            _ => Err(ReadFailure::Io(e)),
+        },
+    }
+}
+
+/// What a file that is not a regular file is, in words.
+fn kind_of(ft: &fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if ft.is_fifo() {
+            return "a FIFO";
+        }
+        if ft.is_char_device() || ft.is_block_device() {
+            return "a device";
+        }
+        if ft.is_socket() {
+            return "a socket";
+        }
+    }
+    if ft.is_dir() {
+        "a directory"
+    } else if ft.is_symlink() {
+        "a symlink"
+    } else {
+        "not a file"
+    }
+}
+
+#[cfg(all(test, unix))]
+mod read_tests {
+    use super::*;
+
+    #[test]
+    fn reads_regular_files_only_never_through_a_link_and_at_most_the_cap() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        fs::write(root.join("a.json"), b"{}").unwrap();
+        assert_eq!(read_file(&root.join("a.json"), 2).unwrap().bytes, b"{}");
+        assert!(matches!(
+            read_file(&root.join("a.json"), 1),
+            Err(ReadFailure::TooLarge(1))
+        ));
+        std::os::unix::fs::symlink(root.join("a.json"), root.join("l.json")).unwrap();
+        assert!(matches!(
+            read_file(&root.join("l.json"), 10),
+            Err(ReadFailure::Symlink)
+        ));
+        std::os::unix::fs::symlink("/dev/zero", root.join("z.json")).unwrap();
+        assert!(matches!(
+            read_file(&root.join("z.json"), 10),
+            Err(ReadFailure::Symlink)
+        ));
+        assert!(matches!(
+            read_file(Path::new("/dev/zero"), 10),
+            Err(ReadFailure::NotRegular("a device"))
+        ));
+        fs::create_dir(root.join("d.json")).unwrap();
+        assert!(matches!(
+            read_file(&root.join("d.json"), 10),
+            Err(ReadFailure::NotRegular("a directory"))
+        ));
+        let fifo = root.join("f.json");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(matches!(
+            read_file(&fifo, 10),
+            Err(ReadFailure::NotRegular("a FIFO"))
+        ));
+        assert!(matches!(
+            read_file(&root.join("none.json"), 10),
+            Err(ReadFailure::Missing)
+        ));
+        // A symlinked directory on the way.
+        fs::create_dir(root.join("real")).unwrap();
+        fs::write(root.join("real/c.json"), b"[]").unwrap();
+        std::os::unix::fs::symlink(root.join("real"), root.join("page")).unwrap();
+        assert!(matches!(
+            read_in(root, Path::new("page/c.json"), 10),
+            Err(ReadFailure::Symlink)
+        ));
+        assert_eq!(
+            read_in(root, Path::new("real/c.json"), 10).unwrap().bytes,
+            b"[]"
+        );
+        assert_eq!(
+            ReadFailure::TooLarge(MAX_JOURNAL)
+                .to_error("journal.json")
+                .message(),
+            "journal.json is over 64 MiB (journal.json)"
+        );
     }
 }

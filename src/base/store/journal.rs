@@ -18,6 +18,10 @@ pub enum Journal {
     Missing,
     /// The file does not parse (the parser's message).
     Unreadable(String),
+    /// Not read: not a regular file (a symlink, a directory…), over [`fsx::MAX_JOURNAL`], or an
+    /// I/O error — what it is, as the rest of a sentence naming it
+    /// ([`fsx::ReadFailure::describe`]).
+    Refused(String),
     /// The file parses but is not an array.
     NotArray,
     /// The entries.
@@ -40,18 +44,18 @@ impl Journal {
             Journal::Missing => Ok(&[]),
             Journal::Entries(e) => Ok(e),
             Journal::Unreadable(err) => bail!("journal.json is not valid JSON: {err} ({FILE})"),
+            Journal::Refused(what) => bail!("journal.json {what} ({FILE})"),
             Journal::NotArray => bail!("journal.json must be a JSON array of entries ({FILE})"),
         }
     }
 }
 
-/// Reads the journal of `store`.
+/// Reads the journal of `store` (as every store file is read: [`fsx::read_in`]).
 pub fn read(store: &Store) -> Journal {
-    let path = store.root().join(FILE);
-    match std::fs::read(&path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Journal::Missing,
-        Err(e) => Journal::Unreadable(e.to_string()),
-        Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
+    match fsx::read_in(store.root(), Path::new(FILE), fsx::MAX_JOURNAL) {
+        Err(fsx::ReadFailure::Missing) => Journal::Missing,
+        Err(e) => Journal::Refused(e.describe()),
+        Ok(read) => match serde_json::from_slice::<Value>(&read.bytes) {
             Ok(Value::Array(a)) => Journal::Entries(a),
             Ok(_) => Journal::NotArray,
             Err(e) => Journal::Unreadable(e.to_string()),

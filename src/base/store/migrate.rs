@@ -43,6 +43,8 @@ pub fn migrate(store: &Store, dry_run: bool) -> Result<Report> {
     report.meta_raised = match store.meta() {
         Meta::Version(v) => v < SCHEMA_VERSION as f64,
         Meta::Missing | Meta::Invalid => true,
+        // Refused by `load` above; never reached.
+        Meta::Unreadable(_) => false,
     };
     if report.meta_raised && !dry_run {
         let meta = serde_json::json!({ "schemaVersion": SCHEMA_VERSION });
@@ -141,9 +143,10 @@ fn move_member(
         return Ok(Member::Kept(value));
     }
     let target = format!("{page_dir}/{name}.json");
-    let existing = std::fs::read(store.root().join(&target)).ok();
-    if let Some(bytes) = existing {
-        if serde_json::from_slice::<Value>(&bytes).ok().as_ref() != Some(&value) {
+    let existing = fsx::read_in(store.root(), Path::new(&target), fsx::MAX_COMMENT_FILE);
+    if !matches!(existing, Err(fsx::ReadFailure::Missing)) {
+        let existing = existing.ok().map(|r| r.bytes).unwrap_or_default();
+        if serde_json::from_slice::<Value>(&existing).ok().as_ref() != Some(&value) {
             kept.push((
                 file.to_string(),
                 format!("comment {id:?} in its array: it differs from the existing {target} — reconcile the two by hand and re-run migrate"),
@@ -165,9 +168,9 @@ fn move_member(
 
 /// The members of the legacy array `file` that are not objects: (index from 0, what it is).
 fn non_objects(store: &Store, file: &str) -> Result<Vec<(usize, &'static str)>> {
-    let path = store.root().join(file);
-    let bytes = std::fs::read(&path).map_err(|e| crate::Error::io("cannot read", &path, e))?;
-    let Ok(Value::Array(items)) = serde_json::from_slice::<Value>(&bytes) else {
+    let read = fsx::read_in(store.root(), Path::new(file), fsx::MAX_COMMENT_FILE)
+        .map_err(|e| e.to_error(file))?;
+    let Ok(Value::Array(items)) = serde_json::from_slice::<Value>(&read.bytes) else {
         crate::bail!("legacy file is no longer a JSON array; nothing migrated ({file})");
     };
     Ok(items

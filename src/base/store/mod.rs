@@ -17,6 +17,7 @@ pub mod journal;
 pub mod json;
 pub mod lean;
 pub mod merge;
+pub mod meta;
 pub mod migrate;
 pub mod page_id;
 pub mod verify;
@@ -24,6 +25,7 @@ pub mod verify;
 use crate::base::util::term::say_err;
 use crate::{Error, Result, bail};
 pub use comment::{Comment, Scope, Status};
+pub use meta::Meta;
 pub use page_id::validate_page_id;
 
 /// The store schema version this build reads and writes (`meta.json` `schemaVersion`).
@@ -101,6 +103,8 @@ pub struct Snapshot {
     pub leftovers: Vec<String>,
     /// Directories and `*.json` files skipped because their names are not UTF-8.
     pub not_utf8: Vec<NotUtf8>,
+    /// Symlinks in the store, store-relative: never followed, skipped by every reader.
+    pub symlinks: Vec<String>,
 }
 
 impl Snapshot {
@@ -143,19 +147,12 @@ impl Snapshot {
                 n.file
             )
         });
-        unreadable.chain(not_utf8).collect()
+        let links = self
+            .symlinks
+            .iter()
+            .map(|l| format!("notabene: skipping a symlink in the store (never followed) ({l})"));
+        unreadable.chain(not_utf8).chain(links).collect()
     }
-}
-
-/// What `meta.json` says.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Meta {
-    /// No `meta.json`.
-    Missing,
-    /// Present but unparseable or without a numeric `schemaVersion`.
-    Invalid,
-    /// The numeric `schemaVersion`.
-    Version(f64),
 }
 
 impl Store {
@@ -181,58 +178,6 @@ impl Store {
                 "no store at {}. Run `notabene init` first.",
                 self.root.display()
             );
-        }
-        Ok(())
-    }
-
-    /// Reads `meta.json`.
-    pub fn meta(&self) -> Meta {
-        let path = self.root.join("meta.json");
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            return if path.exists() {
-                Meta::Invalid
-            } else {
-                Meta::Missing
-            };
-        };
-        match serde_json::from_str::<Value>(&text) {
-            Ok(v) => match v.get("schemaVersion").and_then(Value::as_f64) {
-                Some(n) => Meta::Version(n),
-                None => Meta::Invalid,
-            },
-            Err(_) => Meta::Invalid,
-        }
-    }
-
-    /// Refuses a store whose `schemaVersion` is newer than this build understands.
-    pub fn check_compatible(&self) -> Result<()> {
-        if let Meta::Version(v) = self.meta()
-            && v > SCHEMA_VERSION as f64
-        {
-            bail!(
-                "store schemaVersion {} is newer than this mdbook-notabene supports ({SCHEMA_VERSION}) — upgrade mdbook-notabene; refusing to read or write an unknown store shape ({})",
-                json::js_number(v),
-                self.root.join("meta.json").display()
-            );
-        }
-        Ok(())
-    }
-
-    /// Raises `meta.json` to the current schema version (never lowers it; leaves an invalid
-    /// file alone for `verify` to report). Call with the lock held.
-    pub fn ensure_meta(&self) -> Result<()> {
-        let raise = match self.meta() {
-            Meta::Missing => true,
-            Meta::Version(v) => v < SCHEMA_VERSION as f64,
-            Meta::Invalid => false,
-        };
-        if raise {
-            let meta = serde_json::json!({ "schemaVersion": SCHEMA_VERSION });
-            fsx::write_atomic(
-                &self.root,
-                Path::new("meta.json"),
-                json::to_js_pretty(&meta).as_bytes(),
-            )?;
         }
         Ok(())
     }
@@ -309,7 +254,7 @@ impl Store {
                 _ => None,
             }
             .or_else(|| {
-                std::fs::metadata(&f.path)
+                std::fs::symlink_metadata(&f.path)
                     .ok()
                     .map(|m| cache::FileKey::of(&m))
             });
@@ -370,6 +315,7 @@ impl Store {
             files,
             leftovers,
             not_utf8,
+            symlinks,
             ..
         } = walk;
         let threads = if files.len() > 256 {
@@ -381,6 +327,7 @@ impl Store {
         let mut snap = Snapshot {
             leftovers,
             not_utf8,
+            symlinks,
             ..Snapshot::default()
         };
         let mut extra = Vec::with_capacity(files.len());
@@ -427,7 +374,9 @@ impl Store {
                 continue;
             };
             let child_rel = join(name);
-            if ft.is_dir() {
+            if ft.is_symlink() {
+                out.symlinks.push(child_rel);
+            } else if ft.is_dir() {
                 self.walk(&entry.path(), &child_rel, out)?;
             } else if ft.is_file()
                 && name.ends_with(".tmp")
@@ -462,7 +411,9 @@ impl Store {
         validate_page_id(page)?;
         let mut out = Vec::new();
         let dir = self.root.join(page);
-        if let Ok(rd) = std::fs::read_dir(&dir) {
+        // A symlinked directory on the way is skipped, as a full read skips it.
+        let rd = std::fs::read_dir(&dir).ok();
+        if let Some(rd) = rd.filter(|_| fsx::no_symlink_on_the_way(&self.root, Path::new(page))) {
             let mut names: Vec<String> = rd
                 .filter_map(|e| e.ok())
                 .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
@@ -476,9 +427,10 @@ impl Store {
                 out.extend(snap.records.into_iter().map(|r| r.comment));
             }
         }
-        let legacy = self.root.join(format!("{page}.json"));
-        if legacy.is_file() {
-            let snap = read_comment_file(&legacy, format!("{page}.json"));
+        let legacy = format!("{page}.json");
+        let read = fsx::read_in(&self.root, Path::new(&legacy), fsx::MAX_COMMENT_FILE);
+        if !matches!(read, Err(fsx::ReadFailure::Missing)) {
+            let snap = file_snapshot(parse(read), legacy);
             out.extend(snap.records.into_iter().map(|r| r.comment));
         }
         out.retain(|c| c.id().is_some() && c.page() == Some(page));
@@ -492,8 +444,8 @@ impl Store {
         if key.is_empty() || ids::sanitize_id(key) != key {
             return None;
         }
-        let bytes = std::fs::read(self.root.join(page).join(format!("{key}.json"))).ok()?;
-        let comment = Comment::from_value(serde_json::from_slice(&bytes).ok()?);
+        let rel = format!("{page}/{key}.json");
+        let comment = Comment::from_value(parse(self.read(&rel)).ok()?);
         (comment.id().is_some() && comment.page() == Some(page)).then_some(comment)
     }
 
@@ -521,8 +473,7 @@ impl Store {
         self.check_compatible()?;
         let file = format!("{page}/{}.json", ids::sanitize_id(id));
         if validate_page_id(page).is_ok()
-            && let Ok(bytes) = std::fs::read(self.root.join(&file))
-            && let Ok(Value::Object(m)) = serde_json::from_slice::<Value>(&bytes)
+            && let Ok(Value::Object(m)) = parse(self.read(&file))
         {
             let comment = Comment::from_map(m);
             if comment.id() == Some(id) && comment.page() == Some(page) {
@@ -545,12 +496,8 @@ impl Store {
     /// record found before it was taken.
     pub fn reread(&self, rec: &Record) -> Result<Option<Record>> {
         self.check_compatible()?;
-        let Ok(bytes) = std::fs::read(self.root.join(&rec.file)) else {
+        let Ok(value) = parse(self.read(&rec.file)) else {
             return Ok(None);
-        };
-        let value = match serde_json::from_slice::<Value>(&bytes) {
-            Ok(v) => v,
-            Err(_) => return Ok(None),
         };
         let comment = match (&rec.location, value) {
             (Location::File, v @ Value::Object(_)) => Comment::from_value(v),
@@ -706,11 +653,15 @@ impl Store {
         )
     }
 
+    /// The comment file `rel` (store-relative), read as every reader reads it ([`fsx::read_in`]).
+    fn read(&self, rel: &str) -> std::result::Result<fsx::StoreFile, fsx::ReadFailure> {
+        fsx::read_in(&self.root, Path::new(rel), fsx::MAX_COMMENT_FILE)
+    }
+
     fn read_array(&self, rel: &Path) -> Result<Vec<Value>> {
-        let path = self.root.join(rel);
-        let text =
-            std::fs::read_to_string(&path).map_err(|e| Error::io("cannot read", &path, e))?;
-        match serde_json::from_str(&text) {
+        let name = rel.to_string_lossy();
+        let read = self.read(&name).map_err(|e| e.to_error(&name))?;
+        match serde_json::from_slice(&read.bytes) {
             Ok(Value::Array(a)) => Ok(a),
             _ => bail!(
                 "legacy file is no longer a JSON array; nothing written ({})",
@@ -731,6 +682,8 @@ struct Walk {
     leftovers: Vec<String>,
     /// Names skipped because they are not UTF-8.
     not_utf8: Vec<NotUtf8>,
+    /// Symlinks, store-relative.
+    symlinks: Vec<String>,
 }
 
 /// What a long-lived process (`serve`) read of a store's comment files at its last build
@@ -813,10 +766,15 @@ fn escape_name(name: &std::ffi::OsStr) -> String {
 }
 
 fn read_comment_file(path: &Path, file: String) -> Snapshot {
-    let parsed = std::fs::read(path)
-        .map_err(|e| e.to_string())
-        .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).map_err(|e| e.to_string()));
-    file_snapshot(parsed, file)
+    file_snapshot(parse(fsx::read_file(path, fsx::MAX_COMMENT_FILE)), file)
+}
+
+/// The JSON of a comment file read by [`fsx::read_file`], or why there is none (a sentence).
+fn parse(
+    read: std::result::Result<fsx::StoreFile, fsx::ReadFailure>,
+) -> std::result::Result<Value, String> {
+    let read = read.map_err(|e| format!("the file {}", e.describe()))?;
+    serde_json::from_slice::<Value>(&read.bytes).map_err(|e| e.to_string())
 }
 
 /// The records (or the error) of comment file `file`, parsed into `parsed`.
@@ -854,7 +812,11 @@ fn read_comment_file_for_build(
     space: &str,
 ) -> (Snapshot, cache::Learnt) {
     let (path, file) = (f.path.as_path(), f.rel.clone());
-    let Some(meta) = f.meta.clone().or_else(|| std::fs::metadata(path).ok()) else {
+    let Some(meta) = f
+        .meta
+        .clone()
+        .or_else(|| std::fs::symlink_metadata(path).ok())
+    else {
         return (
             read_comment_file(path, file).thinned(space),
             cache::Learnt::Read(None),
@@ -866,13 +828,14 @@ fn read_comment_file_for_build(
     {
         return (snap, cache::Learnt::Cached);
     }
-    let parsed = std::fs::read(path)
-        .map_err(|e| e.to_string())
-        .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).map_err(|e| e.to_string()));
-    // Cached only when the file was not modified just now, and is still what was stat'ed.
-    let cacheable = parsed.is_ok()
-        && cache::Cache::cacheable(&key)
-        && std::fs::metadata(path).is_ok_and(|m| cache::FileKey::of(&m) == key);
+    let read = fsx::read_file(path, fsx::MAX_COMMENT_FILE);
+    // Cached only when the file was not modified just now, and the file read (its `fstat`
+    // after the read) is still what was stat'ed.
+    let same = read
+        .as_ref()
+        .is_ok_and(|r| r.metadata().is_ok_and(|m| cache::FileKey::of(&m) == key));
+    let parsed = parse(read);
+    let cacheable = parsed.is_ok() && cache::Cache::cacheable(&key) && same;
     let whole = cacheable.then(|| parsed.as_ref().map(Value::to_string).unwrap_or_default());
     let snap = file_snapshot(parsed, file).thinned(space);
     let value = whole.map(|json| match snap.records.as_slice() {

@@ -130,6 +130,13 @@ fn check_meta(meta: &Meta, out: &mut Vec<Finding>) {
             Some("meta.json"),
             None,
         )),
+        Meta::Unreadable(what) => out.push(f(
+            E,
+            "store-meta-unreadable",
+            format!("meta.json {what}: its schema version cannot be checked, so every command refuses the store — make it a regular file (`notabene init` writes one)."),
+            Some("meta.json"),
+            None,
+        )),
         Meta::Version(_) => {}
     }
 }
@@ -142,10 +149,14 @@ fn check_journal(journal: &Journal, out: &mut Vec<Finding>) -> JournalIndex {
         members: BTreeMap::new(),
     };
     if !index.ok {
+        let message = match journal {
+            Journal::Refused(what) => format!("journal.json {what}."),
+            _ => "journal.json must be a JSON array of entries.".into(),
+        };
         out.push(f(
             Level::Error,
             "journal-invalid",
-            "journal.json must be a JSON array of entries.".into(),
+            message,
             Some(journal::FILE),
             None,
         ));
@@ -270,6 +281,15 @@ fn check_files(snap: &Snapshot, out: &mut Vec<Finding>) {
             "comment-unreadable",
             message.into(),
             Some(&n.file),
+            None,
+        ));
+    }
+    for link in &snap.symlinks {
+        out.push(f(
+            Level::Error,
+            "store-symlink",
+            "symlink in the store: readers never follow it (nor what it points to) — replace it with the file or directory itself, or remove it.".into(),
+            Some(link),
             None,
         ));
     }

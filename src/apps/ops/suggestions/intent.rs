@@ -272,30 +272,15 @@ pub fn read(store: &Store) -> Result<Option<Intent>> {
 /// The bytes of the record at `path` (`None`: there is none), not through a symlink, at most
 /// [`MAX_RECORD`] of them.
 fn read_local(path: &Path) -> Result<Option<Vec<u8>>> {
-    use std::io::Read;
-    let mut open = std::fs::OpenOptions::new();
-    open.read(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut open, libc::O_NOFOLLOW);
-    let file = match open.open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io("cannot read the record of an apply", path, e)),
-    };
-    let meta = file
-        .metadata()
-        .map_err(|e| Error::io("cannot read the record of an apply", path, e))?;
-    if !meta.is_file() || meta.len() > MAX_RECORD {
-        bail!(
-            "the record of an interrupted apply is not a regular file of at most {MAX_RECORD} bytes; check the Markdown and the comments it names, then delete it ({})",
+    match fsx::read_file(path, MAX_RECORD) {
+        Ok(f) => Ok(Some(f.bytes)),
+        Err(fsx::ReadFailure::Missing) => Ok(None),
+        Err(why) => bail!(
+            "the record of an interrupted apply {}; check the Markdown and the comments it names, then delete it ({})",
+            why.describe(),
             path.display()
-        );
+        ),
     }
-    let mut bytes = Vec::new();
-    file.take(MAX_RECORD)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::io("cannot read the record of an apply", path, e))?;
-    Ok(Some(bytes))
 }
 
 /// Writes the record (atomically, fsynced) before anything else is written.
