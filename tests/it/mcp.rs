@@ -288,7 +288,7 @@ fn the_review_loop_through_a_real_mcp_client_leaves_the_bytes_the_cli_leaves() {
     for (i, line) in [
         (
             2,
-            "notabene: replied to c_mworge1zx4rb (by Ada Agent <ada@example.com>).\n",
+            "notabene: replied to c_mworge1zx4rb (by Test Agent (agent)).\n",
         ),
         (3, "notabene: appended journal entry j-2026-07-28-mcp001.\n"),
         (5, "notabene: 1 comment(s) → addressed (review: approve).\n"),
@@ -303,7 +303,7 @@ fn the_review_loop_through_a_real_mcp_client_leaves_the_bytes_the_cli_leaves() {
     assert_eq!(r[4]["isError"], false, "{}", r[4]["text"]);
     assert_eq!(
         r[4]["structured"]["comments"][0]["suggestion"]["applied"]["by"],
-        "Ada Agent <ada@example.com>"
+        "Test Agent (agent)"
     );
     // The guard: the applied suggestion changed its own text only (closed: expected).
     assert_eq!(r[6]["structured"]["bystanders"], 0, "{}", r[6]["text"]);
@@ -319,12 +319,15 @@ fn the_review_loop_through_a_real_mcp_client_leaves_the_bytes_the_cli_leaves() {
         let out = run(b.path(), &full);
         assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
     };
+    // The MCP client wrote as itself, an agent: the CLI names the same author.
     cli(&[
         "comments",
         "reply",
         "c_mworge1zx4rb",
         "--body",
         "Yes: HTTP 429 counts as a network error and is retried.",
+        "--author",
+        "Test Agent (agent)",
     ]);
     let out = run_with(
         b.path(),
@@ -339,6 +342,8 @@ fn the_review_loop_through_a_real_mcp_client_leaves_the_bytes_the_cli_leaves() {
         "c_mwt1s7r4gz7k",
         "--journal",
         JOURNAL_ID,
+        "--author",
+        "Test Agent (agent)",
     ]);
     cli(&[
         "comments",
@@ -452,5 +457,36 @@ fn protocol_errors_are_tool_errors_with_the_cli_line_and_the_server_serves_on() 
         listed,
         Vec::<&str>::new(),
         "installing's open comment is held: not on the roster"
+    );
+}
+
+#[test]
+fn a_reply_through_mcp_is_by_the_client_marked_as_an_agent() {
+    let Some(py) = python() else { return };
+    let (a, book) = repo();
+    // NOTABENE_AUTHOR is the person's (the test pins it): the agent does not write as them.
+    let r = mcp(
+        &py,
+        a.path(),
+        &json!([
+            { "tool": "reply", "args": { "id": "c_mworge1zx4rb", "body": "An agent's answer." } },
+            { "tool": "reply", "args": { "id": "c_mworge1zx4rb", "body": "Signed.", "author": "Ada <ada@example.com>" } },
+        ]),
+    );
+    assert_eq!(r[0]["isError"], false, "{}", r[0]["text"]);
+    let c: Value =
+        serde_json::from_str(run(&book, &["comments", "show", "c_mworge1zx4rb", "--json"]).ok())
+            .unwrap();
+    let thread = c["thread"].as_array().unwrap();
+    let last_two: Vec<(&str, &str)> = thread[thread.len() - 2..]
+        .iter()
+        .map(|m| (m["author"].as_str().unwrap(), m["body"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        last_two,
+        [
+            ("Test Agent (agent)", "An agent's answer."),
+            ("Ada (agent) <ada@example.com>", "Signed.")
+        ]
     );
 }

@@ -11,7 +11,8 @@ calls.json is a JSON array of steps, run in order on one connection:
   {"op": "list_prompts"}             -> {"prompts": [names]}
   {"op": "get_prompt", "name": N}    -> {"text": str}
 The results are printed as one JSON array. The server's environment is this process's
-NOTABENE_*, GIT_* and PATH variables (the test pins them), and its stderr is ours.
+NOTABENE_*, GIT_* and PATH variables (the test pins them), and its stderr is ours. The
+client introduces itself as "Test Agent" (CLIENT_INFO).
 """
 
 import asyncio
@@ -21,6 +22,10 @@ import sys
 
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.types import Implementation
+
+# What the client calls itself in `initialize` (its clientInfo): the server writes as it.
+CLIENT_INFO = Implementation(name="notabene-tests", title="Test Agent", version="1.0")
 
 
 async def main() -> None:
@@ -29,7 +34,7 @@ async def main() -> None:
     env = {k: v for k, v in os.environ.items() if k.startswith(("NOTABENE_", "GIT_")) or k in ("PATH", "HOME")}
     params = StdioServerParameters(command=binary, args=["mcp", "--book", book], env=env, cwd=os.getcwd())
     out = []
-    async with Client(params) as client:
+    async with Client(params, client_info=CLIENT_INFO) as client:
         for step in steps:
             if "tool" in step:
                 r = await client.call_tool(step["tool"], step.get("args", {}))

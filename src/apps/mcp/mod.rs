@@ -126,7 +126,12 @@ impl Server {
                 ))
             })?;
         Ok(Server {
-            session: Session { book, store, cwd },
+            session: Session {
+                book,
+                store,
+                cwd,
+                client: std::sync::Mutex::new(None),
+            },
         })
     }
 
@@ -214,9 +219,25 @@ impl ServerHandler for Server {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> std::result::Result<CallToolResponse, ErrorData> {
         let args = Value::Object(request.arguments.unwrap_or_default());
+        // Writes are by the client (an agent), under the name it gave: in this request's
+        // `_meta` (the stateless lifecycle), else in `initialize`.
+        let info = context
+            .meta
+            .client_info()
+            .or_else(|| context.peer.peer_info().map(|p| p.client_info.clone()));
+        if let Some(c) = info {
+            let name = c.title.as_deref().unwrap_or(&c.name).trim();
+            if !name.is_empty() {
+                *self
+                    .session
+                    .client
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(name.to_string());
+            }
+        }
         // The tools read and write files and run git: off the runtime's async threads, and a
         // tool that panics answers an error instead of taking the server down.
         let answer = tokio::task::block_in_place(|| {

@@ -22,9 +22,28 @@ pub struct Session {
     pub store: Store,
     /// The working directory paths are shown relative to.
     pub cwd: PathBuf,
+    /// The MCP client's name, from its `initialize` (`clientInfo`: its title, else its name).
+    pub client: std::sync::Mutex<Option<String>>,
 }
 
 impl Session {
+    /// Who a write through MCP is by: the `author` the call names, else the MCP client's name,
+    /// else `NOTABENE_AUTHOR` or git's identity — always marked as an agent's
+    /// ([`ids::agent_author`]), so a thread never shows an agent's words under a person's name.
+    pub fn author(&self, given: Option<&str>) -> String {
+        let client = self
+            .client
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        let name = match (given.map(str::trim).filter(|a| !a.is_empty()), client) {
+            (Some(a), _) => a.to_string(),
+            (None, Some(c)) => c,
+            (None, None) => ids::resolve_author(None, self.work_dir()),
+        };
+        ids::agent_author(&name)
+    }
+
     fn work_dir(&self) -> &Path {
         self.book
             .as_ref()
@@ -110,7 +129,7 @@ pub struct ReplyRequest {
     pub id: String,
     /// The reply's text.
     pub body: String,
-    /// Its author (default: NOTABENE_AUTHOR, else git's identity).
+    /// Its author (default: the MCP client's name), marked as an agent's.
     pub author: Option<String>,
 }
 
@@ -141,7 +160,7 @@ pub struct ReopenRequest {
     pub ids: Vec<String>,
     /// A reply saying why.
     pub reply: Option<String>,
-    /// The reply's author (default: NOTABENE_AUTHOR, else git's identity).
+    /// The reply's author (default: the MCP client's name), marked as an agent's.
     pub author: Option<String>,
 }
 
@@ -301,7 +320,7 @@ pub fn show(s: &Session, r: ShowRequest) -> Result<Answer> {
 /// `reply`.
 pub fn reply(s: &Session, r: ReplyRequest) -> Result<Answer> {
     let body = flagged(limits::text(&r.body, "body"))?;
-    let author = ids::resolve_author(r.author.as_deref(), s.work_dir());
+    let author = s.author(r.author.as_deref());
     let change = Change::Reply {
         author: author.clone(),
         body: body.to_string(),
@@ -378,7 +397,7 @@ pub fn reopen(s: &Session, r: ReopenRequest) -> Result<Answer> {
             .map(|t| limits::text(t, "reply"))
             .transpose(),
     )?;
-    let author = ids::resolve_author(r.author.as_deref(), s.work_dir());
+    let author = s.author(r.author.as_deref());
     let mut changes = vec![Change::Reopen];
     if let Some(t) = reply {
         changes.push(Change::Reply {
@@ -436,7 +455,7 @@ pub fn apply(s: &Session, r: ApplyRequest) -> Result<Answer> {
     let book = s.book("comments apply")?;
     let req = ops::ApplyRequest {
         ids: r.ids,
-        author: ids::resolve_author(r.author.as_deref(), s.work_dir()),
+        author: s.author(r.author.as_deref()),
         actor: Actor::Agent,
         journal: r.journal.clone(),
         note: r.note,

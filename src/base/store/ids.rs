@@ -86,6 +86,27 @@ pub fn display_name(author: &str) -> &str {
     author
 }
 
+/// The mark an agent's name carries in a thread (`Claude Code (agent)`): the store contract's
+/// author is a string, and this is how a reader tells an agent's message from a person's.
+pub const AGENT_MARK: &str = " (agent)";
+
+/// `author` (a name, or `Name <email>`) marked as an agent's: `Name (agent) <email>`; an author
+/// that carries the mark already is returned as it is.
+pub fn agent_author(author: &str) -> String {
+    let author = author.trim();
+    let (name, email) = match author.rsplit_once(" <") {
+        Some((n, e)) if e.ends_with('>') => (n.trim(), Some(e)),
+        _ => (author, None),
+    };
+    if name.ends_with(AGENT_MARK.trim_start()) {
+        return author.to_string();
+    }
+    match email {
+        Some(e) => format!("{name}{AGENT_MARK} <{e}"),
+        None => format!("{name}{AGENT_MARK}"),
+    }
+}
+
 /// The author of a CLI write: `--author`, else `NOTABENE_AUTHOR` (+ `NOTABENE_AUTHOR_EMAIL`),
 /// else `git config user.name` / `user.email` run in `dir`, else `you`.
 pub fn resolve_author(flag: Option<&str>, dir: &Path) -> String {
@@ -130,6 +151,17 @@ mod tests {
         assert!(j.starts_with("j-2026-07-28-") && j.len() == "j-2026-07-28-".len() + 6);
         assert_eq!(base36(35), "z");
         assert_eq!(base36(36), "10");
+    }
+
+    #[test]
+    fn agents_are_marked_once() {
+        assert_eq!(agent_author("Claude Code"), "Claude Code (agent)");
+        assert_eq!(agent_author("Ada <a@x.org>"), "Ada (agent) <a@x.org>");
+        assert_eq!(
+            agent_author("Ada (agent) <a@x.org>"),
+            "Ada (agent) <a@x.org>"
+        );
+        assert_eq!(agent_author("Claude Code (agent)"), "Claude Code (agent)");
     }
 
     #[test]
