@@ -263,7 +263,7 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::apps::serve::generated_token;
 
     /// The generated token is 128 bits or more, in hex, and new each time.
     #[test]
