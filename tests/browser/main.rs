@@ -11,3 +11,4 @@ mod support;
 
 mod browser;
 mod serve_browser;
+mod smoke;
