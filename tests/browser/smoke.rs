@@ -36,11 +36,39 @@ pub fn set_review(book: &Path, mode: &str) {
     .unwrap();
 }
 
-/// book-example in `review = "<mode>"`, built with the current client into `<tmp>/out`.
-pub fn built_example(tmp: &Path, mode: &str) -> PathBuf {
+/// Marks every comment of the book's store that waits for approval (`addressed`) as approved
+/// (`resolved`): a book where nothing waits, as a new user's is.
+pub fn approve_all(book: &Path) {
+    let mut n = 0;
+    for f in files_under(&book.join(".notabene")) {
+        let text = std::fs::read_to_string(&f).unwrap();
+        if f.extension().is_some_and(|e| e == "json") && text.contains("\"status\": \"addressed\"")
+        {
+            n += 1;
+            std::fs::write(
+                &f,
+                text.replace("\"status\": \"addressed\"", "\"status\": \"resolved\""),
+            )
+            .unwrap();
+        }
+    }
+    assert!(n > 0, "book-example has comments waiting for approval");
+}
+
+/// book-example as a scenario has it: `review = "<mode>"`, and nothing waiting for approval
+/// when `nothing_waits`.
+fn prepare(book: &Path, mode: &str, nothing_waits: bool) {
+    set_review(book, mode);
+    if nothing_waits {
+        approve_all(book);
+    }
+}
+
+/// book-example prepared as above, built with the current client into `<tmp>/out`.
+fn built_example(tmp: &Path, mode: &str, nothing_waits: bool) -> PathBuf {
     let book = tmp.join("book-example");
     copy_book(&book_example(), &book);
-    set_review(&book, mode);
+    prepare(&book, mode, nothing_waits);
     install(&book);
     git_commit_all(tmp, "book");
     let out = tmp.join("out");
@@ -130,10 +158,10 @@ fn walk(p: &mut Page, base: &str, pages: &[String], mode: &str, how: &str) {
 }
 
 /// Walks the built book, then the same book served.
-fn smoke(mode: &str) {
+fn smoke(mode: &str, nothing_waits: bool) {
     let mut p = page!(1280, 900);
     let tmp = tempdir();
-    let out = built_example(tmp.path(), mode);
+    let out = built_example(tmp.path(), mode, nothing_waits);
     let pages = pages_of(&out);
     walk(
         &mut p,
@@ -142,17 +170,25 @@ fn smoke(mode: &str) {
         mode,
         "built",
     );
-    let server = book_example_with(|book| set_review(book, mode));
+    let server = book_example_with(|book| prepare(book, mode, nothing_waits));
     let base = format!("http://127.0.0.1:{}/", server.port);
     walk(&mut p, &base, &pages, mode, "served");
 }
 
 #[test]
 fn every_page_in_review_auto_built_and_served_loads_clean_and_its_panel_opens_and_closes() {
-    smoke("auto");
+    smoke("auto", false);
+}
+
+/// A new user's book: the default `review = "auto"` and nothing waiting for approval (no
+/// review link; the panel toggle all the same).
+#[test]
+fn every_page_in_review_auto_with_nothing_to_approve_built_and_served_loads_clean_and_its_panel_opens_and_closes()
+ {
+    smoke("auto", true);
 }
 
 #[test]
 fn every_page_in_review_approve_built_and_served_loads_clean_and_its_panel_opens_and_closes() {
-    smoke("approve");
+    smoke("approve", false);
 }
