@@ -9,6 +9,7 @@ mod harness;
 #[path = "../support/mod.rs"]
 mod support;
 
+mod axe;
 mod browser;
 mod serve_browser;
 mod smoke;
