@@ -16,7 +16,7 @@ use crate::{Error, Result, bail};
 use std::path::Path;
 
 /// The client script: `theme/js/` in one function scope that runs once per page. Each file
-/// declares one namespace (`Locale`, `Dom`, `Words`, `TextModel`, `Paint`, `Print`, `Live`, `Panel`,
+/// declares one namespace (`Locale`, `Dom`, `Words`, `TextModel`, `Paint`, `Print`, `Toolbar`, `Live`, `Panel`,
 /// `Views`, `Compose`, `Actions`, `Start`) and refers only to those before it in this order;
 /// `start.js` wires up the few calls that go the other way and starts the client.
 pub const JS: &str = concat!(
@@ -33,6 +33,8 @@ pub const JS: &str = concat!(
     include_str!("../../theme/js/paint.js"),
     "\n",
     include_str!("../../theme/js/print.js"),
+    "\n",
+    include_str!("../../theme/js/toolbar.js"),
     "\n",
     include_str!("../../theme/js/live.js"),
     "\n",

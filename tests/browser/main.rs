@@ -9,6 +9,8 @@ mod harness;
 #[path = "../support/mod.rs"]
 mod support;
 
+mod axe;
 mod browser;
 mod corpus_book;
 mod serve_browser;
+mod smoke;

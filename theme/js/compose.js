@@ -10,6 +10,7 @@ const Compose = (() => {
   const { h, obj, safely, saveHint, scopeOf, statusOf, str, truncate } = Dom;
   const { captureAnchor, inUI, mainEl } = TextModel;
   const { S, decorateMark, wrapRange } = Paint;
+  const { icon } = Toolbar;
   const { W, api, busy, maybeReload, showError, withAuthor, wroteSomething } = Live;
   const { closeThread, placeFloating, renderPanelList } = Panel;
 
@@ -24,7 +25,7 @@ const Compose = (() => {
       'aria-label': t('commentOnSel'),
       'aria-keyshortcuts': 'Control+Alt+M Meta+Alt+M',
       title: t('commentOnSel') + ' (Ctrl+Alt+M)'
-    }, h('span', { 'aria-hidden': 'true', text: '💬' }), ' ' + t('commentVerb'));
+    }, icon('comment'), ' ' + t('commentVerb'));
     D.body.appendChild(btn);
     W.selBtn = btn;
     // Keep the selection alive while the button is pressed.

@@ -79,11 +79,13 @@ const Dom = (() => {
       console.warn.apply(console, ['notabene:'].concat([].slice.call(arguments)));
     } catch { /* no console */ }
   }
+  /** Runs one part of the client on its own: a part that throws leaves the others running,
+   * and is reported as the error it is (console.error). */
   function safely(label, fn) {
     try {
       return fn();
     } catch (e) {
-      warn(label, e);
+      try { console.error('notabene:', label, e); } catch { /* no console */ }
       return undefined;
     }
   }

@@ -9,7 +9,7 @@ const Paint = (() => {
   const D = document;
   const { t, tn } = Locale;
   const { anch, arr, cssEscape, displayName, firstMessage, h, num, obj, readJSON, safely, scopeOf,
-    statusLabel, statusOf, str, truncate, unlean } = Dom;
+    statusLabel, statusOf, str, unlean } = Dom;
   const { inUI, mainEl, textModel } = TextModel;
 
   /* ======================================================== chapter pages */
@@ -89,9 +89,9 @@ const Paint = (() => {
       m.setAttribute('tabindex', '0');
       m.setAttribute('role', 'button');
       m.setAttribute('aria-haspopup', 'dialog');
-      m.setAttribute('aria-label', t('markLabel', {
+      // Its name is its visible text (WCAG 2.5.3); who commented and the status describe it.
+      m.setAttribute('aria-description', t('markLabel', {
         name: displayName(firstMessage(c).author),
-        text: truncate(m.textContent, 60),
         status: statusLabel(statusOf(c)) + (c.hold === true ? ', ' + t('onHold') : '')
       }));
     })();

@@ -3,7 +3,7 @@
  * counts, the side panel with its filters, flash and jump, the popover / bottom sheet, pointer
  * and keyboard events, deep links (?nb=ID). The thread actions and the Apply button are the
  * write side's (Actions): Start hands them over (useWriteTools), drawn once W.on. Uses:
- * Locale, Dom, Words, Paint, Print ("Print with comments"), Live (W). */
+ * Locale, Dom, Words, Paint, Print ("Print with comments"), Toolbar (icons), Live (W). */
 
 /* exported Panel */
 const Panel = (() => {
@@ -15,6 +15,7 @@ const Panel = (() => {
   const { appendWords, wordDiff } = Words;
   const { S, codeIdsAt, idsAt, isOrphan, located, narrow } = Paint;
   const { W } = Live;
+  const { icon } = Toolbar;
 
   const threadOpts = new WeakMap();
   // The write side's thread actions and Apply button (actions.js, a later layer): start.js
@@ -186,7 +187,7 @@ const Panel = (() => {
       'data-nb-ui': ''
     });
     section.appendChild(h('div', { class: 'nb-discussion-title', role: 'heading', 'aria-level': '2' },
-      '💬 ' + t('pageDiscussion')));
+      icon('comment'), ' ' + t('pageDiscussion')));
     section.appendChild(h('ol', { class: 'nb-discussion-list' }));
     isl.parentNode.insertBefore(section, isl.nextSibling);
     if (!S.discussion) S.discussion = section;
@@ -197,49 +198,6 @@ const Panel = (() => {
     if (c.hold === true) li.classList.add('nb-held');
     li.appendChild(renderThread(c, {}));
     return li;
-  }
-
-  /* ----- header */
-
-  function headerSlot() {
-    return D.querySelector('#mdbook-menu-bar .right-buttons') || D.querySelector('.menu-bar .right-buttons');
-  }
-
-  function setupHeader() {
-    const slot = headerSlot();
-    if (!slot) return;
-    const box = h('span', { class: 'nb-header nb-ui', 'data-nb-ui': '' });
-    const pageOpen = S.order.filter(function (c) { return statusOf(c) !== 'resolved'; }).length;
-    const openN = S.summary && typeof S.summary.open === 'number' ? S.summary.open : pageOpen;
-    const label = S.summary ? t('openInBook', { n: openN }) : t('openOnPage', { n: openN });
-    const toggle = h('button', {
-      type: 'button',
-      id: 'nb-panel-toggle',
-      class: 'icon-button nb-toggle',
-      'aria-controls': 'nb-panel',
-      'aria-expanded': 'false',
-      title: t('togglePanel') + ' — ' + label,
-      'aria-label': t('togglePanel') + ' — ' + label
-    }, h('span', { class: 'nb-toggle-icon', 'aria-hidden': 'true', text: '💬' }));
-    if (openN > 0) toggle.appendChild(h('span', { class: 'nb-count', 'aria-hidden': 'true', text: String(openN) }));
-    box.appendChild(toggle);
-    S.toggle = toggle;
-    const addr = S.summary && typeof S.summary.addressed === 'number'
-      ? S.summary.addressed
-      : S.order.filter(function (c) { return statusOf(c) === 'addressed'; }).length;
-    box.appendChild(reviewLink(addr, S.mode === 'approve'));
-    slot.insertBefore(box, slot.firstChild);
-  }
-  function reviewLink(addressed, force) {
-    if (!(addressed > 0) && !force) return null;
-    const a = h('a', {
-      class: 'nb-review-link',
-      href: ROOT + 'review.html',
-      title: t('reviewLink', { n: addressed }),
-      'aria-label': t('reviewLink', { n: addressed })
-    }, h('span', { 'aria-hidden': 'true', text: '✓' }),
-    h('span', { class: 'nb-count nb-count-addressed', 'aria-hidden': 'true', text: String(addressed || 0) }));
-    return a;
   }
 
   /* ----- panel */
@@ -306,7 +264,7 @@ const Panel = (() => {
       foot.appendChild(dl);
     }
     foot.appendChild(h('a', { class: 'nb-all-link', href: ROOT + 'comments.html', text: t('allComments') + ' →' }));
-    const printB = h('button', { type: 'button', class: 'nb-print-btn', text: '🖨 ' + t('printWith') });
+    const printB = h('button', { type: 'button', class: 'nb-print-btn' }, icon('print'), ' ' + t('printWith'));
     printB.addEventListener('click', function () { Print.printWithComments(); });
     foot.appendChild(printB);
     panel.appendChild(foot);
@@ -743,7 +701,7 @@ const Panel = (() => {
     if (entry) entry.focus({ preventScroll: true });
   }
 
-  return { changedNote, closeThread, reopen, discussionSection, headerSlot, placeFloating,
-    renderPanelList, renderThread, reviewLink, sameTextNote, setupDeepLink, setupDiscussion,
-    setupEvents, setupHeader, setupPanel, threadOptsOf, useWriteTools };
+  return { changedNote, closeThread, reopen, discussionSection, placeFloating,
+    renderPanelList, renderThread, sameTextNote, setupDeepLink, setupDiscussion,
+    setupEvents, setupPanel, threadOptsOf, useWriteTools };
 })();

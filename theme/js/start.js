@@ -13,8 +13,8 @@ const Start = (() => {
   const { captureAnchor, mainEl, textModel } = TextModel;
   const { S, markPending, setupBlocks, setupCode, setupMarks } = Paint;
   const { W, probe, restoreScroll, setupIdentityControl, takeDone, tellDone, toast, whenSettled } = Live;
-  const { reopen, setupDeepLink, setupDiscussion, setupEvents, setupHeader, setupPanel,
-    threadOptsOf } = Panel;
+  const { reopen, setupDeepLink, setupDiscussion, setupEvents, setupPanel, threadOptsOf } = Panel;
+  const { setupHeader } = Toolbar;
   const { initView, reviewComment, viewHeader } = Views;
   const { setupSelection } = Compose;
   const { addApply, setupBlockTools, setupPageComposer, threadActions } = Actions;

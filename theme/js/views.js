@@ -1,7 +1,7 @@
 /* Views — the generated chapters: /review (cards, diffs, approve / reject through the API
  * when served, else the commands to run), /comments (search and filters) and /journal, and
  * the header link of those pages. Uses: Locale, Dom, Words, Live (W and the API), Panel
- * (threads, notes, header slot). */
+ * (threads, notes), Toolbar (the header link). */
 
 /* exported Views */
 const Views = (() => {
@@ -11,7 +11,8 @@ const Views = (() => {
     resolutionLabel, credits, safely, siteHref, statusLabel, statusOf, str, truncate, unlean, withParam } = Dom;
   const { appendWords, wordDiff } = Words;
   const { W, api, busy, didSomething, holdReload, showError, withAuthor } = Live;
-  const { changedNote, headerSlot, renderThread, reviewLink, sameTextNote } = Panel;
+  const { changedNote, renderThread, sameTextNote } = Panel;
+  const { mount, reviewLink } = Toolbar;
 
   /* ========================================================= generated views */
 
@@ -25,9 +26,8 @@ const Views = (() => {
     return view;
   }
 
+  /** The header of a generated view: the review link, when one is due. */
   function viewHeader(view, data) {
-    const slot = headerSlot();
-    if (!slot || slot.querySelector('.nb-header')) return;
     let addressed = 0;
     let force = false;
     if (view === 'review') {
@@ -36,9 +36,7 @@ const Views = (() => {
     } else if (view === 'comments') {
       addressed = arr(data.comments).filter(function (c) { return statusOf(c) === 'addressed'; }).length;
     }
-    const link = reviewLink(addressed, force);
-    if (!link) return;
-    slot.insertBefore(h('span', { class: 'nb-header nb-ui', 'data-nb-ui': '' }, link), slot.firstChild);
+    mount([reviewLink(addressed, force)]);
   }
 
   /* ----- review */
@@ -63,7 +61,7 @@ const Views = (() => {
     const suggestions = arr(data.suggestions).filter(function (c) { return c && typeof c === 'object'; });
     reviewDiffs = arr(data.diffs);
     cards.forEach(function (card) {
-      if (card && typeof card.comment === 'object') {
+      if (card && card.comment && typeof card.comment === 'object') {
         unlean(card.comment, data);
         reviewComments.set(str(card.comment.id), card.comment);
       }

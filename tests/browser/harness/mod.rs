@@ -74,6 +74,10 @@ pub struct Cdp {
     next: u64,
     /// Events received while waiting for responses, oldest first.
     pub events: Vec<Value>,
+    /// Every uncaught exception (`Runtime.exceptionThrown`) and `console.error` call
+    /// (`Runtime.consoleAPICalled` of type `error`) received, kept apart from `events` (which
+    /// drops its oldest): a `Page` fails its test on any it has not been told to expect.
+    pub errors: Vec<String>,
 }
 
 impl Cdp {
@@ -92,6 +96,7 @@ impl Cdp {
             ws,
             next: 0,
             events: Vec::new(),
+            errors: Vec::new(),
         })
     }
 
@@ -120,12 +125,50 @@ impl Cdp {
                 return Ok(v.get("result").cloned().unwrap_or(Value::Null));
             }
             if v.get("method").is_some() {
+                if let Some(e) = page_error(&v) {
+                    self.errors.push(e);
+                }
                 if self.events.len() > 5000 {
                     self.events.drain(..1000);
                 }
                 self.events.push(v);
             }
         }
+    }
+}
+
+/// The text of an uncaught exception or a `console.error` call, from its CDP event; `None` for
+/// any other event.
+fn page_error(event: &Value) -> Option<String> {
+    let params = &event["params"];
+    match event["method"].as_str()? {
+        "Runtime.exceptionThrown" => {
+            let d = &params["exceptionDetails"];
+            let what = d
+                .pointer("/exception/description")
+                .and_then(Value::as_str)
+                .or_else(|| d["text"].as_str())
+                .unwrap_or_default();
+            let url = d["url"].as_str().unwrap_or_default();
+            Some(format!(
+                "uncaught exception at {url}:{}: {what}",
+                d["lineNumber"]
+            ))
+        }
+        "Runtime.consoleAPICalled" if params["type"] == "error" => {
+            let args: Vec<String> = params["args"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|a| match a.get("value") {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(v) => v.to_string(),
+                    None => a["description"].as_str().unwrap_or_default().to_string(),
+                })
+                .collect();
+            Some(format!("console.error: {}", args.join(" ")))
+        }
+        _ => None,
     }
 }
 
@@ -266,6 +309,8 @@ pub struct Page {
     context: String,
     pub width: u32,
     pub height: u32,
+    /// Substrings of the page errors a test provokes on purpose (`expect_error`).
+    expected_errors: Vec<String>,
 }
 
 impl Page {
@@ -295,6 +340,7 @@ impl Page {
             context,
             width,
             height,
+            expected_errors: Vec::new(),
         };
         for m in ["Page.enable", "Runtime.enable", "Network.enable"] {
             page.cdp.call(m, json!({})).expect(m);
@@ -526,6 +572,37 @@ impl Page {
             .collect()
     }
 
+    /// Tells the page that errors containing `needle` (an uncaught exception or a
+    /// `console.error`) are provoked on purpose: they do not fail the test.
+    pub fn expect_error(&mut self, needle: &str) {
+        self.expected_errors.push(needle.to_string());
+    }
+
+    /// The page errors so far (uncaught exceptions, `console.error`) that no `expect_error`
+    /// names.
+    pub fn unexpected_errors(&mut self) -> Vec<String> {
+        let _ = self.try_eval("0"); // flush pending events
+        self.cdp
+            .errors
+            .iter()
+            .filter(|e| !self.expected_errors.iter().any(|n| e.contains(n.as_str())))
+            .cloned()
+            .collect()
+    }
+
+    /// Fails on any page error so far that no `expect_error` names. Every `Page` does this
+    /// when it is dropped (unless its test is already failing), so no test passes on a page
+    /// that threw or logged an error.
+    pub fn assert_no_errors(&mut self) {
+        let errors = self.unexpected_errors();
+        assert!(
+            errors.is_empty(),
+            "the page reported {} error(s):\n{}",
+            errors.len(),
+            errors.join("\n")
+        );
+    }
+
     /// Uncaught exceptions reported since the page was opened.
     pub fn exceptions(&mut self) -> Vec<String> {
         self.eval("0");
@@ -562,12 +639,23 @@ impl Page {
 
 impl Drop for Page {
     fn drop(&mut self) {
+        let errors = if std::thread::panicking() {
+            Vec::new()
+        } else {
+            self.unexpected_errors()
+        };
         let _ = self
             .browser
             .call("Target.closeTarget", json!({ "targetId": self.target }));
         let _ = self.browser.call(
             "Target.disposeBrowserContext",
             json!({ "browserContextId": self.context }),
+        );
+        assert!(
+            errors.is_empty(),
+            "the page reported {} error(s) (uncaught exceptions, console.error):\n{}",
+            errors.len(),
+            errors.join("\n")
         );
     }
 }

@@ -21,6 +21,14 @@ pub fn book_example() -> Server {
     Server::start(&[], install)
 }
 
+/// `serve` on a copy of book-example changed by `prepare`, with the current client installed.
+pub fn book_example_with(prepare: impl FnOnce(&Path)) -> Server {
+    Server::start(&[], |book| {
+        prepare(book);
+        install(book);
+    })
+}
+
 /// The base URL of a server.
 pub fn base(port: u16) -> String {
     format!("http://127.0.0.1:{port}/")
