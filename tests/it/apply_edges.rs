@@ -6,7 +6,7 @@
 
 use crate::support::common::{self, build, read, reviewed_book, run, suggest, write};
 use pretty_assertions::assert_eq;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// A git repository holding a book whose `SUMMARY.md` is `summary`, with `files`, and a store.
 fn book(summary: &str, files: &[(&str, &str)]) -> tempfile::TempDir {
@@ -164,4 +164,37 @@ fn a_reply_between_a_crash_and_the_rerun_is_kept() {
         .map(|m| m["body"].as_str().unwrap())
         .collect();
     assert_eq!(bodies.last(), Some(&"Why dogs?"));
+}
+
+/// A quote inside `{{#include}}`d code has its source place in the included file (`anchors
+/// --json`, which the MCP tools share): its page-relative path, line, column and byte range.
+#[test]
+fn a_quote_in_included_code_has_its_place_in_the_included_file() {
+    let code =
+        "fn main() {\n    let answer = compute_the_answer();\n    println!(\"{answer}\");\n}\n";
+    let tmp = book(
+        "# Summary\n\n- [Intro](intro.md)\n",
+        &[
+            (
+                "src/intro.md",
+                "# Intro\n\nThe example:\n\n```rust\n{{#include ../examples/main.rs}}\n```\n",
+            ),
+            ("examples/main.rs", code),
+        ],
+    );
+    let d = tmp.path();
+    let id = suggest(d, "src/intro", "compute_the_answer()", "compute_it()");
+    let doc: Value =
+        serde_json::from_str(run(d, &["anchors", "--json", "--page", "src/intro"]).ok()).unwrap();
+    let c = doc["comments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == id.as_str())
+        .unwrap();
+    let at = code.find("compute_the_answer()").unwrap();
+    assert_eq!(
+        c["anchoring"]["source"],
+        json!({ "path": "examples/main.rs", "start": at, "end": at + 20, "line": 2, "column": 18 })
+    );
 }

@@ -141,6 +141,7 @@ pub fn anchor_reusing(
         which,
         earlier,
     );
+    anchors.sources = Some(super::source_map::Sources::of(book_cfg));
     for (ci, c) in anchors.comments.iter().enumerate() {
         let l = &mut anchors.located[ci];
         if l.chapter.is_none()

@@ -7,6 +7,7 @@ pub mod chapters;
 pub mod follow;
 pub mod report;
 pub mod reuse;
+pub mod source_map;
 
 pub use reuse::Reuse;
 
@@ -134,6 +135,9 @@ pub struct BookAnchors {
     pub mismatch: Option<chapters::Mismatch>,
     /// Which comments were looked for.
     pub which: Which,
+    /// Where the book's files are, when the chapters came from a book on disk: source places
+    /// are traced through `{{#include}}` ([`source_map`]).
+    pub sources: Option<source_map::Sources>,
     /// Byte offset of every line start of each chapter's Markdown.
     line_starts: Vec<Vec<usize>>,
     /// The SHA-256 of each chapter's Markdown, once asked for ([`BookAnchors::content_digest`]).
@@ -294,6 +298,7 @@ pub fn anchor_book_reusing(
         ambiguous: Vec::new(),
         mismatch: None,
         which,
+        sources: None,
         line_starts,
         digests,
     }
@@ -458,6 +463,17 @@ impl BookAnchors {
     /// the text comes from an included file).
     fn source_json(&self, ch: usize, place: &Place) -> Value {
         let chapter = &self.chapters[ch];
+        // Text an include brought in: its place in the included file.
+        if let (Some(sources), Some(_)) = (&self.sources, &chapter.disk)
+            && let Ok(t) = source_map::trace(sources, chapter, place.source.clone())
+            && let Some(path) = sources.included(chapter, &t.path)
+        {
+            let pos = t.range.start.min(t.text.len());
+            let line_start = t.text[..pos].rfind('\n').map_or(0, |i| i + 1);
+            let line = t.text[..pos].matches('\n').count() + 1;
+            let column = t.text[line_start..pos].chars().count() + 1;
+            return json!({ "path": path, "start": t.range.start, "end": t.range.end, "line": line, "column": column });
+        }
         let range = match &chapter.disk {
             None => Some(place.source.clone()),
             Some(disk) => {
