@@ -88,9 +88,9 @@ pub fn check_no_symlink(root: &Path, rel: &Path) -> Result<()> {
 /// A new file written and fsynced under a temporary name, to be put in place with
 /// [`Prepared::create`] — the slow part of a write done before the store lock is taken.
 pub struct Prepared {
-    tmp: tempfile::NamedTempFile,
-    target: PathBuf,
-    dir: PathBuf,
+    pub(super) tmp: tempfile::NamedTempFile,
+    pub(super) target: PathBuf,
+    pub(super) dir: PathBuf,
 }
 
 /// Writes `contents` to a temp file beside `root/rel` and fsyncs it (see [`Prepared`]).
@@ -197,130 +197,11 @@ impl Prepared {
     }
 }
 
-/// What [`Prepared::exchange`] did.
-pub enum Exchange {
-    /// The new file is in place; what it replaced is kept under the temp name until the
-    /// caller has looked at it.
-    Swapped(Swapped),
-    /// No atomic swap here (not Linux, or a file system without it): nothing was done.
-    Unsupported(Prepared),
-}
-
-/// A new file swapped in by [`Prepared::exchange`], the file it replaced kept under the temp
-/// name: compare it with what was checked, then keep the new file or swap back.
-pub struct Swapped {
-    /// Names the replaced file now (the handle inside is the new file's). Dropped: removed.
-    tmp: tempfile::NamedTempFile,
-    target: PathBuf,
-    dir: PathBuf,
-}
-
-impl Prepared {
-    /// Swaps the new file and the target atomically (Linux `renameat2(RENAME_EXCHANGE)`), so
-    /// no save by another program between a check and the swap is lost: it is what comes out,
-    /// and [`Swapped::swap_back`] puts it back. The new file keeps the old one's permissions.
-    ///
-    /// The failpoint `before-rename` (feature `failpoints`) aborts the process before the swap.
-    pub fn exchange(self) -> Result<Exchange> {
-        #[cfg(target_os = "linux")]
-        {
-            crate::base::util::failpoint::hit("before-rename");
-            use std::os::unix::fs::PermissionsExt;
-            let mode = fs::metadata(&self.target)
-                .map(|m| m.permissions().mode() & 0o777)
-                .unwrap_or(0o644);
-            fs::set_permissions(self.tmp.path(), fs::Permissions::from_mode(mode))
-                .map_err(|e| Error::io("cannot set permissions", self.tmp.path(), e))?;
-            match swap(self.tmp.path(), &self.target) {
-                Ok(()) => Ok(Exchange::Swapped(Swapped {
-                    tmp: self.tmp,
-                    target: self.target,
-                    dir: self.dir,
-                })),
-                Err(e)
-                    if matches!(
-                        e.raw_os_error(),
-                        Some(libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP)
-                    ) =>
-                {
-                    Ok(Exchange::Unsupported(self))
-                }
-                Err(e) => Err(Error::io("cannot replace", &self.target, e)),
-            }
-        }
-        #[cfg(not(target_os = "linux"))]
-        {
-            Ok(Exchange::Unsupported(self))
-        }
-    }
-}
-
-impl Swapped {
-    /// The bytes of the file the new one replaced.
-    pub fn replaced(&self) -> Result<Vec<u8>> {
-        fs::read(self.tmp.path()).map_err(|e| Error::io("cannot read", self.tmp.path(), e))
-    }
-
-    /// Keeps the new file in place, removes the replaced one; the directory's fsync is returned.
-    pub fn keep_ours(self) -> DirSync {
-        let Swapped { tmp, dir, .. } = self;
-        drop(tmp);
-        DirSync(dir)
-    }
-
-    /// Puts the replaced file back in place and removes the new one. When yet another file took
-    /// the target's name between the two swaps, that newest file is put in place instead.
-    pub fn swap_back(self) -> Result<()> {
-        #[cfg(target_os = "linux")]
-        {
-            swap(self.tmp.path(), &self.target)
-                .map_err(|e| Error::io("cannot put back", &self.target, e))?;
-            // Ours came back under the temp name, unless a rename replaced it meanwhile.
-            if !still_named(self.tmp.as_file(), self.tmp.path()) {
-                swap(self.tmp.path(), &self.target)
-                    .map_err(|e| Error::io("cannot put back", &self.target, e))?;
-            }
-            sync_dir(&self.dir);
-        }
-        Ok(())
-    }
-}
-
-/// Exchanges the names `a` and `b` atomically (both must exist, on one file system).
-#[cfg(target_os = "linux")]
-fn swap(a: &Path, b: &Path) -> std::io::Result<()> {
-    use std::os::unix::ffi::OsStrExt;
-    /// `RENAME_EXCHANGE` of `<linux/fs.h>`.
-    const RENAME_EXCHANGE: libc::c_uint = 2;
-    let c = |p: &Path| {
-        std::ffi::CString::new(p.as_os_str().as_bytes())
-            .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))
-    };
-    let (a, b) = (c(a)?, c(b)?);
-    // SAFETY: both paths are valid NUL-terminated strings that outlive the call; the syscall
-    // reads them and nothing else.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_renameat2,
-            libc::AT_FDCWD,
-            a.as_ptr(),
-            libc::AT_FDCWD,
-            b.as_ptr(),
-            RENAME_EXCHANGE,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
-}
-
 /// The suffix of every temp file a write makes (`.<name>.<random>.tmp`).
 pub const TEMP_SUFFIX: &str = ".tmp";
 
 /// Whether `path` still names the open `file` (a `clean` may have removed it).
-fn still_named(file: &File, path: &Path) -> bool {
+pub(super) fn still_named(file: &File, path: &Path) -> bool {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
@@ -402,7 +283,7 @@ pub fn write_atomic(root: &Path, rel: &Path, contents: &[u8]) -> Result<()> {
 /// store lock releases it first (the rename is what other writers see; the directory's fsync
 /// only makes it durable, and is done before the write is reported).
 #[must_use = "finish() makes the rename durable"]
-pub struct DirSync(PathBuf);
+pub struct DirSync(pub(super) PathBuf);
 
 impl DirSync {
     /// The directory to fsync.
@@ -447,7 +328,7 @@ pub fn remove_empty_dirs(root: &Path, rel: &Path) {
     }
 }
 
-fn sync_dir(dir: &Path) {
+pub(super) fn sync_dir(dir: &Path) {
     // Makes the rename durable. Best effort: not every platform can open a directory.
     if let Ok(d) = File::open(dir) {
         let _ = d.sync_all();

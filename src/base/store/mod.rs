@@ -20,6 +20,7 @@ pub mod merge;
 pub mod meta;
 pub mod migrate;
 pub mod page_id;
+pub mod swap;
 pub mod verify;
 
 use crate::base::util::term::say_err;

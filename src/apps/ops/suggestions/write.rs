@@ -8,7 +8,8 @@
 
 use super::intent::{FileEdits, Intent, State};
 use super::{Applied, close, trace};
-use crate::base::store::fsx::{self, Exchange, StoreLock};
+use crate::base::store::fsx::{self, StoreLock};
+use crate::base::store::swap::Exchange;
 use crate::base::store::{Comment, Record, Status, Store, journal};
 use crate::base::util::failpoint;
 use crate::model::book::Book;
