@@ -43,6 +43,7 @@ mod serve_edge;
 mod serve_hostile;
 mod serve_http;
 mod serve_load;
+mod serve_outputs;
 mod store_cache;
 mod store_roundtrip;
 mod terminal_escape;
