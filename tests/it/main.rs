@@ -21,6 +21,7 @@ mod bad_input;
 mod cli_setup;
 mod comments_json;
 mod concurrency;
+mod config_warnings;
 mod following;
 mod gettext;
 mod git_merge;

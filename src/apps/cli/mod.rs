@@ -131,9 +131,7 @@ impl Ctx {
             .map_err(|e| Error::new(format!("cannot read the working directory: {e}")))?;
         let book = Book::discover(book_flag)?;
         if let Some(b) = &book {
-            for w in &b.warnings {
-                say_err!("notabene: warning: {w}");
-            }
+            crate::model::book::warn_config(b);
         }
         let store = crate::model::book::config::locate_store(store_flag, book.as_ref())
             .ok_or_else(|| {
