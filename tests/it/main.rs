@@ -26,6 +26,7 @@ mod following;
 mod gettext;
 mod git_merge;
 mod install;
+mod journal_rules;
 mod layers;
 mod marks;
 mod mcp;

@@ -118,6 +118,24 @@ struct MigrateArgs {
     dry_run: bool,
 }
 
+/// Refuses a `--store` directory that does not exist for the commands that read or change
+/// comments and the journal (`comments verify` reports a missing store itself, exit 2):
+/// a mistyped path would read as an empty store, or start a new one.
+fn require_store(flag: &Path, command: &Command) -> Result<()> {
+    let reads = match command {
+        Command::Comments(c) => !matches!(c, comments::CommentsCmd::Verify { .. }),
+        Command::Journal(_) | Command::Migrate(_) | Command::Clean(_) => true,
+        _ => false,
+    };
+    if reads && !flag.is_dir() {
+        return Err(Error::new(format!(
+            "no store at {} (--store)",
+            flag.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Where the command runs: the book (if any) and the store.
 pub(crate) struct Ctx {
     pub book: Option<Book>,
@@ -248,6 +266,9 @@ fn dispatch(command: Command, book: Option<&Path>, store: Option<&Path>) -> Resu
         _ => {}
     }
     let ctx = Ctx::resolve(book, store)?;
+    if let Some(flag) = store {
+        require_store(flag, &command)?;
+    }
     match command {
         Command::Init(a) => setup::init(&ctx, &a),
         Command::Protocol(a) => setup::protocol(&ctx, &a),
