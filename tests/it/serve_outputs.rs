@@ -42,3 +42,17 @@ fn a_second_output_serves_the_html_at_the_root_and_keeps_mdbooks_hint() {
         "mdBook's note about the missing backend: {said}"
     );
 }
+
+/// `/review`, `/comments` and `/journal` answer as their `.html` pages, as the README says to
+/// open them.
+#[test]
+fn the_review_views_answer_under_their_short_names() {
+    let server = Server::start(&[], |_| {});
+    for name in ["review", "comments", "journal"] {
+        let (code, long) = serve::request(server.port, "GET", &format!("/{name}.html"), &[], b"");
+        assert_eq!(code, 200, "/{name}.html");
+        let (code, short) = serve::request(server.port, "GET", &format!("/{name}"), &[], b"");
+        assert_eq!(code, 200, "/{name}: {short:.200}");
+        assert_eq!(short, long, "/{name} is {name}.html");
+    }
+}
