@@ -154,3 +154,15 @@ fn mcp_done_and_apply_refuse_a_journal_entry_that_does_not_exist() {
         "the MCP server wrote after a refusal"
     );
 }
+
+/// A second `install` in the book's own directory names it `.`, not an empty path.
+#[test]
+fn a_second_install_names_the_book_it_found_set_up() {
+    let tmp = book();
+    let d = tmp.path();
+    run(d, &["install"]).ok();
+    assert_eq!(
+        run(d, &["install"]).ok(),
+        "notabene: . is already set up — nothing changed.\n"
+    );
+}

@@ -161,11 +161,14 @@ impl Ctx {
         Ok(Ctx { book, store, cwd })
     }
 
-    /// `path` relative to the working directory when below it, else absolute.
+    /// `path` relative to the working directory when below it (`.` for the directory itself),
+    /// else absolute.
     pub fn show(&self, path: &Path) -> String {
-        path.strip_prefix(&self.cwd)
-            .map(|p| p.display().to_string())
-            .unwrap_or_else(|_| path.display().to_string())
+        match path.strip_prefix(&self.cwd) {
+            Ok(p) if p.as_os_str().is_empty() => ".".into(),
+            Ok(p) => p.display().to_string(),
+            Err(_) => path.display().to_string(),
+        }
     }
 
     /// The review mode of the book's config.
