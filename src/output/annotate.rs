@@ -152,6 +152,7 @@ fn run_reusing(
     if !works_on(&cfg, &ctx.renderer) {
         return Ok(book);
     }
+    crate::model::book::warn_config(&cfg);
     let t0 = std::time::Instant::now();
     let store = cfg.store();
     let comments = match prefetched {

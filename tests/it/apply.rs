@@ -39,6 +39,7 @@ fn book() -> tempfile::TempDir {
 const PAGE: &str = "src/guide";
 
 fn apply(dir: &Path, id: &str, extra: &[&str]) -> Out {
+    crate::support::common::journal_entry(dir, "j-1", &[id]);
     let mut args = vec!["comments", "apply", id, "--journal", "j-1"];
     args.extend_from_slice(extra);
     run(dir, &args)
@@ -148,6 +149,7 @@ fn in_an_included_file() {
 /// nothing written under `dir`.
 #[track_caller]
 fn apply_refused(dir: &Path, id: &str, extra: &[&str], line: &str) {
+    crate::support::common::journal_entry(dir, "j-1", &[id]);
     let before = tree(dir);
     apply(dir, id, extra).fails_with(line);
     assert_eq!(tree(dir), before, "nothing written");
@@ -290,6 +292,7 @@ fn every_id_is_checked_before_any_file_is_written() {
     assert_eq!(tree(d), before, "nothing written");
     // Both in one go when both can be applied.
     let other = suggest(d, PAGE, "link text", "the guide");
+    crate::support::common::journal_entry(d, "j-1", &[&good, &other]);
     let out = run(d, &["comments", "apply", &good, &other, "--journal", "j-1"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(

@@ -29,6 +29,7 @@ fn a_suggestion_that_shortens_its_quote_is_written() {
     );
     let d = tmp.path();
     let id = suggest(d, "src/intro", "cats sat", "cats");
+    crate::support::common::journal_entry(d, "j-1", &[&id]);
     let out = run(d, &["comments", "apply", &id, "--journal", "j-1"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(
@@ -46,6 +47,7 @@ fn a_deletion_suggestion_is_written() {
     let d = tmp.path();
     // The quote is stored trimmed, as the CLI takes it: the word goes, its spaces stay.
     let id = suggest(d, "src/intro", "today", "");
+    crate::support::common::journal_entry(d, "j-1", &[&id]);
     let out = run(d, &["comments", "apply", &id, "--journal", "j-1"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(
@@ -74,6 +76,7 @@ fn a_code_suggestion_in_a_shared_include_never_becomes_html_elsewhere() {
         "hello world line",
         "<img src=x onerror=alert(1)>",
     );
+    crate::support::common::journal_entry(d, "j-1", &[&id]);
     run(d, &["comments", "apply", &id, "--journal", "j-1"]).fails_with(&format!(
         "notabene: the quote of {id:?} comes from src/snippet.txt, which src/b.md includes too (an edit checked on this page could render differently there); apply the suggestion by hand; nothing written (anchor.quote)"
     ));
@@ -107,6 +110,7 @@ fn a_planted_apply_record_never_writes_outside_the_book() {
     write(&book_dir.join(".notabene/.apply-pending.tmp"), record);
     let id = suggest(&book_dir, "book-in-here/src/intro", "cats sat", "dogs sat");
     // A record in the store came with the files: never carried out, reported by verify.
+    crate::support::common::journal_entry(&book_dir, "j-1", &[&id]);
     run(&book_dir, &["comments", "apply", &id, "--journal", "j-1"]).ok();
     assert_eq!(read(&victim), "AAAA rest\n");
     assert_eq!(
@@ -129,6 +133,7 @@ fn a_reply_between_a_crash_and_the_rerun_is_kept() {
     let d = tmp.path();
     let a = suggest(d, "src/intro", "cats sat", "dogs sat");
     let b = suggest(d, "src/intro", "the mat", "the rug");
+    common::journal_entry(d, "j-1", &[&a, &b]);
     let args = [
         "comments",
         "apply",

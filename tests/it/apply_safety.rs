@@ -49,6 +49,7 @@ fn code_book() -> tempfile::TempDir {
 }
 
 fn apply(dir: &Path, ids: &[&str]) -> Out {
+    common::journal_entry(dir, "j-1", ids);
     let mut args = vec!["comments", "apply"];
     args.extend_from_slice(ids);
     args.extend_from_slice(&["--journal", "j-1"]);
@@ -58,6 +59,7 @@ fn apply(dir: &Path, ids: &[&str]) -> Out {
 /// `comments apply ID` refused with exactly `line`, nothing written under `dir`.
 #[track_caller]
 fn refused(dir: &Path, id: &str, line: &str) {
+    common::journal_entry(dir, "j-1", &[id]);
     let before = tree(dir);
     apply(dir, &[id]).fails_with(line);
     assert_eq!(tree(dir), before, "nothing written");
@@ -363,7 +365,9 @@ fn an_apply_killed_at_any_point_is_finished_by_the_next_one() {
     let base = common::tempdir();
     let ids = fifty(base.path());
     let id_refs: Vec<&str> = ids.iter().map(String::as_str).collect();
-    // A journal entry of its own: the writes counted below are the apply's only.
+    // A journal entry of its own, written before: the writes counted below are the apply's only.
+    common::journal_entry(base.path(), "j-crash", &id_refs);
+    common::git_commit_all(base.path(), "journal");
     let mut args = vec!["comments", "apply", "--journal", "j-crash"];
     args.extend_from_slice(&id_refs);
     // The uninterrupted run.
@@ -544,6 +548,7 @@ fn a_killed_apply_that_journals_itself_leaves_every_resolution_linked() {
 /// the swap widened to 1.5 s; once the new text waits in the store (the window is open),
 /// `save` plays an editor saving the chapter. What the apply printed.
 fn apply_racing(d: &Path, id: &str, save: impl FnOnce()) -> Out {
+    common::journal_entry(d, "j-1", &[id]);
     let (dir, id) = (d.to_path_buf(), id.to_string());
     let apply = std::thread::spawn(move || {
         run_with(

@@ -148,10 +148,10 @@ fn done_on_legacy_member_updates_it_in_its_array() {
             "--note",
             "Formula added.",
             "--journal",
-            "j-2026-07-28-new",
+            "j-2026-07-20-rt0001",
         ],
         "notabene: 1 comment(s) → addressed (review: auto).\n",
-        "notabene: journal entry \"j-2026-07-28-new\" doesn't exist (yet) — append it with `journal add`.\n",
+        "",
     );
 }
 

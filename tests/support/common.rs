@@ -510,3 +510,35 @@ pub fn git_commit_all(dir: &Path, message: &str) {
     git(dir, &["add", "-A"]);
     git(dir, &["commit", "-qm", message]);
 }
+
+/// Appends journal entry `id` listing `comments` (on their pages as `comments show` gives
+/// them) to the store of the book at `dir`, unless the journal holds `id` already: a close or
+/// an apply may link only to an entry the journal holds.
+#[track_caller]
+pub fn journal_entry(dir: &Path, id: &str, comments: &[&str]) {
+    let listed = run(dir, &["journal", "ls", "--json"]);
+    if serde_json::from_str::<serde_json::Value>(&listed.stdout)
+        .ok()
+        .and_then(|v| v.as_array().cloned())
+        .unwrap_or_default()
+        .iter()
+        .any(|e| e["id"] == id)
+    {
+        return;
+    }
+    let changes: Vec<serde_json::Value> = comments
+        .iter()
+        .map(|c| {
+            let shown = run(dir, &["comments", "show", c, "--json"]);
+            let page = serde_json::from_str::<serde_json::Value>(&shown.stdout)
+                .ok()
+                .and_then(|v| v["page"].as_str().map(str::to_string))
+                .unwrap_or_else(|| "src/unknown".into());
+            serde_json::json!({ "page": page, "commentIds": [c], "what": "w", "why": "y" })
+        })
+        .collect();
+    let entry =
+        serde_json::json!({ "id": id, "date": "2026-07-28", "title": "T", "changes": changes });
+    let out = run_with(dir, &["journal", "add"], Some(&entry.to_string()), &[]);
+    assert_eq!(out.code, 0, "journal add: {}", out.stderr);
+}

@@ -55,6 +55,19 @@ impl Server {
         server
     }
 
+    /// [`Server::start`], its stderr written to `log` (what it says, read after a wait).
+    pub fn start_logging(log: &Path, prepare: impl FnOnce(&Path)) -> Server {
+        let tmp = common::tempdir();
+        let book = tmp.path().join("book-example");
+        copy_book(&common::book_example(), &book);
+        git_commit_all(tmp.path(), "book");
+        prepare(&book);
+        let stderr = std::fs::File::create(log).expect("create the server's log");
+        let mut server = Server::spawn_to(&book, &[], &AUTHOR, stderr.into());
+        server._tmp = Some(tmp);
+        server
+    }
+
     /// `serve` on the book at `dir` as it is (no copy; for the benchmarks' own books).
     pub fn start_dir(dir: &Path) -> Server {
         Server::spawn(dir, &[], &[])
@@ -77,11 +90,16 @@ impl Server {
     /// `mdbook-notabene serve <dir> --port 0 args…` with `env` (no inherited token or store),
     /// once it has printed the URL it serves at.
     fn spawn(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Server {
+        Server::spawn_to(dir, args, env, Stdio::null())
+    }
+
+    /// [`Server::spawn`] with its stderr sent to `stderr`.
+    fn spawn_to(dir: &Path, args: &[&str], env: &[(&str, &str)], stderr: Stdio) -> Server {
         let mut child = Command::new(common::plugin_bin())
             .args(["serve", dir.to_str().unwrap(), "--port", "0"])
             .args(args)
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .env_remove("NOTABENE_TOKEN")
             .env_remove("NOTABENE_STORE")
             .envs(env.iter().copied())

@@ -9,9 +9,25 @@ use clap::Subcommand;
 use serde_json::Value;
 use std::io::Read;
 
+/// What `journal add --help` says of the entry it reads.
+const ADD_HELP: &str = "\
+The entry is one JSON object on stdin:
+  {\"id\": \"j-…\" (optional: generated when absent),
+   \"date\": \"YYYY-MM-DD\" (optional: today),
+   \"title\": \"what was done\", \"summary\": \"why\" (a title, a summary or both),
+   \"changes\": [{\"page\": \"<page id>\", \"commentIds\": [\"c_…\"],
+                \"what\": \"the change\", \"why\": \"the reason\",
+                \"ref\": \"<commit>\" (optional)}]}
+changes[] has one record per page touched (at least one); what, why and ref are strings;
+other keys are kept as given. Adding the same entry again changes nothing; another entry
+under an id the journal holds is refused. Close the comments it lists with `comments done ID… --journal <id>`.
+Example:
+  echo '{\"title\":\"Named the policy\",\"changes\":[{\"page\":\"src/intro\",\"commentIds\":[\"c_abc\"],\"what\":\"Named it\",\"why\":\"Asked\"}]}' | notabene journal add --json";
+
 #[derive(Subcommand, Debug)]
 pub(crate) enum JournalCmd {
     /// Append one entry read as JSON from stdin.
+    #[command(after_help = ADD_HELP)]
     Add {
         /// Print `{"id": …}`.
         #[arg(long)]
@@ -19,7 +35,7 @@ pub(crate) enum JournalCmd {
     },
     /// List entries, newest first.
     Ls {
-        /// The journal array as stored.
+        /// The entries as JSON, newest first (journal.json holds them oldest first).
         #[arg(long)]
         json: bool,
     },
@@ -53,7 +69,8 @@ pub(crate) fn run(ctx: &Ctx, cmd: JournalCmd) -> Result<i32> {
             let journal = journal::read(&ctx.store);
             let entries = journal.require_entries()?;
             if as_json {
-                print!("{}", json::to_js_pretty(entries));
+                let newest_first: Vec<&Value> = entries.iter().rev().collect();
+                print!("{}", json::to_js_pretty(&newest_first));
                 return Ok(0);
             }
             if entries.is_empty() {

@@ -118,6 +118,24 @@ struct MigrateArgs {
     dry_run: bool,
 }
 
+/// Refuses a `--store` directory that does not exist for the commands that read or change
+/// comments and the journal (`comments verify` reports a missing store itself, exit 2):
+/// a mistyped path would read as an empty store, or start a new one.
+fn require_store(flag: &Path, command: &Command) -> Result<()> {
+    let reads = match command {
+        Command::Comments(c) => !matches!(c, comments::CommentsCmd::Verify { .. }),
+        Command::Journal(_) | Command::Migrate(_) | Command::Clean(_) => true,
+        _ => false,
+    };
+    if reads && !flag.is_dir() {
+        return Err(Error::new(format!(
+            "no store at {} (--store)",
+            flag.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Where the command runs: the book (if any) and the store.
 pub(crate) struct Ctx {
     pub book: Option<Book>,
@@ -131,9 +149,7 @@ impl Ctx {
             .map_err(|e| Error::new(format!("cannot read the working directory: {e}")))?;
         let book = Book::discover(book_flag)?;
         if let Some(b) = &book {
-            for w in &b.warnings {
-                say_err!("notabene: warning: {w}");
-            }
+            crate::model::book::warn_config(b);
         }
         let store = crate::model::book::config::locate_store(store_flag, book.as_ref())
             .ok_or_else(|| {
@@ -145,11 +161,14 @@ impl Ctx {
         Ok(Ctx { book, store, cwd })
     }
 
-    /// `path` relative to the working directory when below it, else absolute.
+    /// `path` relative to the working directory when below it (`.` for the directory itself),
+    /// else absolute.
     pub fn show(&self, path: &Path) -> String {
-        path.strip_prefix(&self.cwd)
-            .map(|p| p.display().to_string())
-            .unwrap_or_else(|_| path.display().to_string())
+        match path.strip_prefix(&self.cwd) {
+            Ok(p) if p.as_os_str().is_empty() => ".".into(),
+            Ok(p) => p.display().to_string(),
+            Err(_) => path.display().to_string(),
+        }
     }
 
     /// The review mode of the book's config.
@@ -250,6 +269,9 @@ fn dispatch(command: Command, book: Option<&Path>, store: Option<&Path>) -> Resu
         _ => {}
     }
     let ctx = Ctx::resolve(book, store)?;
+    if let Some(flag) = store {
+        require_store(flag, &command)?;
+    }
     match command {
         Command::Init(a) => setup::init(&ctx, &a),
         Command::Protocol(a) => setup::protocol(&ctx, &a),

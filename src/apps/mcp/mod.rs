@@ -118,6 +118,9 @@ impl Server {
         let cwd = std::env::current_dir()
             .map_err(|e| Error::new(format!("cannot read the working directory: {e}")))?;
         let book = Book::discover(book)?;
+        if let Some(b) = &book {
+            crate::model::book::warn_config(b);
+        }
         let store: Store = crate::model::book::config::locate_store(store, book.as_ref())
             .ok_or_else(|| {
                 Error::new(format!(

@@ -375,7 +375,7 @@ pub fn done(s: &Session, r: DoneRequest) -> Result<Answer> {
             )
         })
         .collect();
-    if let Some(nudge) = ops::journal_nudge(&s.store, r.journal.as_deref()) {
+    if let Some(nudge) = ops::journal_nudge(&s.store, r.journal.as_deref(), &r.ids) {
         notes.push(format!("notabene: {nudge}"));
     }
     notes.push(format!(
@@ -462,7 +462,12 @@ pub fn apply(s: &Session, r: ApplyRequest) -> Result<Answer> {
         force: r.force,
     };
     let done = flagged(ops::apply_suggestions(book, &s.store, &req))?;
-    let notes = ops::applied_lines(&done, r.journal.is_some());
+    let mut notes = ops::applied_lines(&done, r.journal.is_some());
+    if let Some(j) = r.journal.as_deref()
+        && let Some(nudge) = ops::journal_nudge(&s.store, Some(j), &req.ids)
+    {
+        notes.push(format!("notabene: {nudge}"));
+    }
     let list: Vec<&Map<String, Value>> = done.iter().map(|d| d.comment.as_map()).collect();
     Ok(Answer {
         value: json!({ "comments": list }),

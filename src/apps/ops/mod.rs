@@ -10,6 +10,7 @@
 pub mod audit;
 pub mod check;
 pub mod heal;
+mod journal_link;
 pub mod limits;
 pub mod suggestions;
 
@@ -20,6 +21,7 @@ use crate::base::text;
 use crate::base::util::error::{Error, ErrorKind};
 use serde_json::{Map, Value, json};
 
+pub use journal_link::{check_link as check_journal_link, journal_nudge};
 pub use suggestions::{Applied, Options as ApplyOptions, apply};
 
 /// The agent protocol shipped with this build (`notabene protocol`, `<store>/protocol.md`, the
@@ -230,6 +232,18 @@ pub fn change(
     let snap = store.load()?;
     snap.warn_unreadable();
     let located: Vec<Record> = store.find(&snap, &unique)?.into_iter().cloned().collect();
+    // The journal entry a close links to must exist (before the lock: the journal only grows).
+    for c in changes {
+        if let Change::Close {
+            resolution: Some(Resolution {
+                journal: Some(j), ..
+            }),
+            ..
+        } = c
+        {
+            journal_link::check_link(store, j)?;
+        }
+    }
     let _lock = store.lock()?;
     let mut found: Vec<Record> = Vec::with_capacity(located.len());
     for r in &located {
@@ -517,27 +531,6 @@ fn quote_on_page(markdown: &str, quote: &str) -> bool {
     norm(&page.text).contains(&norm(quote))
 }
 
-/// The nudge for a close that links journal entry `entry` (or none): the protocol links
-/// every resolution to one, written before or after the close.
-pub fn journal_nudge(store: &Store, entry: Option<&str>) -> Option<String> {
-    match entry {
-        None => Some(
-            "no --journal <entryId> — the protocol links every resolution to a journal entry."
-                .into(),
-        ),
-        Some(j) => {
-            let journal = journal::read(store);
-            let known = journal
-                .entries()
-                .iter()
-                .any(|e| e.get("id").and_then(Value::as_str) == Some(j));
-            (!known).then(|| {
-                format!("journal entry {j:?} doesn't exist (yet) — append it with `journal add`.")
-            })
-        }
-    }
-}
-
 /// A request to apply suggested edits.
 #[derive(Debug, Clone)]
 pub struct ApplyRequest {
@@ -567,7 +560,10 @@ pub fn apply_suggestions(
     req: &ApplyRequest,
 ) -> Result<Vec<Applied>> {
     let (journal, write_journal) = match &req.journal {
-        Some(j) => (j.clone(), None),
+        Some(j) => {
+            journal_link::check_link(store, j)?;
+            (j.clone(), None)
+        }
         None => (ids::journal_id(ids::now()?), Some(req.actor)),
     };
     let opts = ApplyOptions {

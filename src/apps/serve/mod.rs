@@ -161,6 +161,7 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
     // Before the first snapshot: writing the client must not look like an edit.
     crate::output::engine::refresh_client(root)?;
     let book = Book::load(root)?;
+    crate::model::book::warn_config(&book);
     let ids = PageIds::new(&book);
     let store = book.store();
     // Before the server is announced: what git runs to find the repository is done by then.

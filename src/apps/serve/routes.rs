@@ -289,7 +289,8 @@ async fn diff(
     blocking(ctx, move |_, api| api.diff(pages)).await
 }
 
-/// A file of the current build (`index.html` for a directory, the book's `404.html` with a
+/// A file of the current build (`index.html` for a directory, `review.html`, `comments.html`
+/// and `journal.html` for `/review`, `/comments` and `/journal`, the book's `404.html` with a
 /// 404 for anything missing).
 ///
 /// Every response names the build it came from in a `Server-Timing` entry (`nb-generation`,
@@ -297,9 +298,19 @@ async fn diff(
 /// just before a build finished, whose first status already says the next generation, still
 /// knows it is stale. The generation is read before the site directory, and a build swaps the
 /// directory before it counts, so a page is never older than the generation it names.
-async fn static_file(State(ctx): State<Arc<Context>>, req: Request) -> Response<Body> {
+async fn static_file(State(ctx): State<Arc<Context>>, mut req: Request) -> Response<Body> {
     let generation = *ctx.site.generation.borrow();
     let dir = lock::read(&ctx.site.dir).clone();
+    // The review views answer under their short names too (`/review` is `review.html`).
+    let short = ["/review", "/comments", "/journal"]
+        .into_iter()
+        .find(|p| req.uri().path() == *p);
+    if let Some(p) = short
+        && dir.join(format!("{}.html", &p[1..])).is_file()
+        && let Ok(uri) = format!("{p}.html").parse()
+    {
+        *req.uri_mut() = uri;
+    }
     let mut files = tower_http::services::ServeDir::new(&dir)
         .not_found_service(tower_http::services::ServeFile::new(dir.join("404.html")));
     let mut response = match files.try_call(req).await {

@@ -6,8 +6,10 @@
 
 pub mod config;
 pub mod git;
+pub mod notices;
 pub mod pages;
 
 pub use config::{Book, Config, FailOn, LocaleStrategy, Review};
 pub use git::Repo;
+pub use notices::warn_config;
 pub use pages::PageIds;

@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+mod log;
 mod pages;
 
 pub use pages::{Change, Kept, Rebuilt};
@@ -30,6 +31,7 @@ pub fn load(root: &Path) -> Result<MDBook> {
 
 /// [`load`], with the preprocessor given (one that keeps what builds can reuse).
 fn load_with(root: &Path, preprocessor: Notabene) -> Result<MDBook> {
+    log::install();
     let mut md = MDBook::load(root).map_err(|e| {
         Error::new(format!(
             "cannot load the book: {e:#} ({})",

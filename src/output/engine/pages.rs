@@ -133,9 +133,9 @@ fn render(md: &MDBook, book: MdBook, titles: HashMap<PathBuf, String>, dest: &Pa
 pub fn whole(md: &MDBook, dest: &Path, kept: &Kept) -> Result<()> {
     if !only_html(md) {
         *lock(&kept.last) = None;
-        return md
-            .build()
-            .map_err(|e| Error::new(format!("build failed: {e:#}")));
+        md.build()
+            .map_err(|e| Error::new(format!("build failed: {e:#}")))?;
+        return html_at(md, dest);
     }
     let html = mdbook_html::HtmlHandlebars::new();
     let (book, ctx) = md
@@ -149,6 +149,29 @@ pub fn whole(md: &MDBook, dest: &Path, kept: &Kept) -> Result<()> {
     };
     render(md, book, titles, dest)?;
     *lock(&kept.last) = Some(last);
+    Ok(())
+}
+
+/// With more than one output, mdBook writes each into its own directory (`dest/html`,
+/// `dest/linkcheck`): the HTML output is moved to `dest` itself, the site served at `/` as
+/// `mdbook serve` serves it, and the other outputs are dropped (nothing serves them).
+fn html_at(md: &MDBook, dest: &Path) -> Result<()> {
+    let html = md.build_dir_for("html");
+    if html == dest || !html.starts_with(dest) {
+        return Ok(());
+    }
+    let moved = |e: std::io::Error| {
+        Error::new(format!(
+            "cannot move the HTML output: {e} ({})",
+            html.display()
+        ))
+    };
+    let all = dest.with_extension("outputs");
+    let _ = std::fs::remove_dir_all(&all);
+    std::fs::rename(dest, &all).map_err(moved)?;
+    let inner = all.join(html.strip_prefix(dest).unwrap_or(&html));
+    std::fs::rename(&inner, dest).map_err(moved)?;
+    let _ = std::fs::remove_dir_all(&all);
     Ok(())
 }
 

@@ -288,7 +288,7 @@ fn done(ctx: &Ctx, a: &DoneArgs) -> Result<i32> {
             "notabene: warning: comment {id:?} was already addressed; its earlier note is replaced."
         );
     }
-    if let Some(nudge) = ops::journal_nudge(&ctx.store, a.journal.as_deref()) {
+    if let Some(nudge) = ops::journal_nudge(&ctx.store, a.journal.as_deref(), &a.ids) {
         say_err!("notabene: {nudge}");
     }
     let records = out.records;
@@ -315,6 +315,11 @@ fn apply(ctx: &Ctx, a: &ApplyArgs) -> Result<i32> {
         force: a.force,
     };
     let done = ops::apply_suggestions(book, &ctx.store, &req).map_err(flagged)?;
+    if let Some(j) = a.journal.as_deref()
+        && let Some(nudge) = ops::journal_nudge(&ctx.store, Some(j), &a.ids)
+    {
+        say_err!("notabene: {nudge}");
+    }
     if a.json {
         let arr: Vec<&Map<String, Value>> = done.iter().map(|d| d.comment.as_map()).collect();
         print!("{}", json::to_js_pretty(&arr));

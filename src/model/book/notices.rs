@@ -1,0 +1,24 @@
+//! The configuration's warnings (an unknown key in `[preprocessor.notabene]`), printed once per
+//! process by every entry point that reads the book: the CLIs, the preprocessor under
+//! `mdbook build`, `serve` (whose rebuilds read the book again and say nothing new).
+//!
+//! Owns: the set of warnings already printed. Calls: [`crate::base::util::term`].
+
+use super::Book;
+use crate::base::util::term::say_err;
+use std::collections::BTreeSet;
+use std::sync::Mutex;
+
+/// The warnings this process has printed.
+static SAID: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+
+/// Prints each of `book`'s configuration warnings on stderr (`notabene: warning: …`), unless
+/// this process has printed it already.
+pub fn warn_config(book: &Book) {
+    let mut said = SAID.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    for w in &book.warnings {
+        if said.insert(w.clone()) {
+            say_err!("notabene: warning: {w}");
+        }
+    }
+}
