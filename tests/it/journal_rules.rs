@@ -123,9 +123,9 @@ fn a_store_flag_naming_no_directory_is_an_error() {
     let tmp = book();
     let d = tmp.path();
     run(d, &["comments", "ls", "--store", "WRONG"])
-        .fails_with("notabene: no store at WRONG (--store)");
+        .fails_with("notabene: no store at WRONG; check the path, or run `notabene init` to start one (--store)");
     run(d, &["journal", "ls", "--store", "WRONG"])
-        .fails_with("notabene: no store at WRONG (--store)");
+        .fails_with("notabene: no store at WRONG; check the path, or run `notabene init` to start one (--store)");
 }
 
 #[test]

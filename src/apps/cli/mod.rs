@@ -119,17 +119,17 @@ struct MigrateArgs {
 }
 
 /// Refuses a `--store` directory that does not exist for the commands that read or change
-/// comments and the journal (`comments verify` reports a missing store itself, exit 2):
-/// a mistyped path would read as an empty store, or start a new one.
+/// comments and the journal (`comments verify` and `migrate` report a missing store
+/// themselves): a mistyped path would read as an empty store, or start a new one.
 fn require_store(flag: &Path, command: &Command) -> Result<()> {
     let reads = match command {
         Command::Comments(c) => !matches!(c, comments::CommentsCmd::Verify { .. }),
-        Command::Journal(_) | Command::Migrate(_) | Command::Clean(_) => true,
+        Command::Journal(_) | Command::Clean(_) => true,
         _ => false,
     };
     if reads && !flag.is_dir() {
         return Err(Error::new(format!(
-            "no store at {} (--store)",
+            "no store at {}; check the path, or run `notabene init` to start one (--store)",
             flag.display()
         )));
     }
