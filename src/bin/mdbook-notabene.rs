@@ -1,7 +1,7 @@
 //! `mdbook-notabene`: the mdBook plugin binary. With no arguments it speaks mdBook's preprocessor
 //! (or renderer) protocol on stdin/stdout; with a subcommand it is the agent CLI.
 //!
-//! The protocol dispatch lives here; the work on a book is the library's (`preprocess::run`,
+//! The protocol dispatch lives here; the work on a book is the library's (`output::annotate::run_with`,
 //! `render::render_input`). Its error lines go through `util::term` (escaped for the terminal); the
 //! book on stdout is raw JSON.
 
@@ -104,8 +104,10 @@ fn protocol() -> i32 {
             }
             0
         }
+        // The same line the embedded engine's build prints (`notabene: build failed: …`),
+        // the one a CI log is searched for.
         Err(e) => {
-            err_line(&format!("notabene: {e}"));
+            err_line(&format!("notabene: build failed: {e}"));
             1
         }
     }

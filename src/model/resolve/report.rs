@@ -216,6 +216,9 @@ fn languages_line(anchors: &BookAnchors, out: &mut Vec<String>) {
     }
 }
 
+/// mdBook's environment override of `fail-on`.
+const FAIL_ON_ENV: &str = "MDBOOK_PREPROCESSOR__NOTABENE__FAIL_ON";
+
 /// The `fail-on` error, when any anchor fails the build.
 fn check_fail_on(counts: super::Counts, fail_on: FailOn) -> Result<()> {
     let failing = failing(counts, fail_on);
@@ -230,8 +233,14 @@ fn check_fail_on(counts: super::Counts, fail_on: FailOn) -> Result<()> {
         } else {
             "fuzzy"
         };
+        // Where the setting came from: mdBook's environment override wins over book.toml.
+        let from = if std::env::var_os(FAIL_ON_ENV).is_some() {
+            FAIL_ON_ENV
+        } else {
+            "book.toml [preprocessor.notabene] fail-on"
+        };
         return Err(Error::new(format!(
-            "{failing} {what} anchor(s) and fail-on = \"{key}\" (book.toml [preprocessor.notabene] fail-on)"
+            "{failing} {what} anchor(s) and fail-on = \"{key}\" ({from})"
         )));
     }
     Ok(())
