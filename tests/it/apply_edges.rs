@@ -203,3 +203,27 @@ fn a_quote_in_included_code_has_its_place_in_the_included_file() {
         json!({ "path": "examples/main.rs", "start": at, "end": at + 20, "line": 2, "column": 18 })
     );
 }
+
+/// `comments ls` says which comments carry a suggested edit, and when it was applied.
+#[test]
+fn comments_ls_shows_a_suggestion_and_that_it_was_applied() {
+    let tmp = book(
+        "# Summary\n\n- [Intro](intro.md)\n",
+        &[("src/intro.md", PROSE)],
+    );
+    let d = tmp.path();
+    let id = suggest(d, "src/intro", "cats sat", "dogs sat");
+    let line = |d: &std::path::Path| {
+        run(d, &["comments", "ls"])
+            .ok()
+            .lines()
+            .find(|l| l.contains("✎"))
+            .map(str::to_string)
+    };
+    assert_eq!(line(d).as_deref(), Some("  ✎ suggests «dogs sat»"));
+    run(d, &["comments", "apply", &id]).ok();
+    assert_eq!(
+        line(d).as_deref(),
+        Some("  ✎ suggests «dogs sat» (applied)")
+    );
+}

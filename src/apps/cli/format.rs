@@ -27,8 +27,25 @@ fn anchor_line(c: &Comment) -> Option<String> {
     Some(format!("§{section}: «{}»", quote.replace('\n', " ")))
 }
 
+/// The suggested-edit line: `✎ suggests «<text[:100]>»` (`✎ suggests deleting the quote`),
+/// `(applied)` once it was; `None` without a suggestion.
+fn suggestion_line(c: &Comment) -> Option<String> {
+    let s = c.suggestion()?;
+    let what = if s.text.is_empty() {
+        "deleting the quote".to_string()
+    } else {
+        let t: String = s.text.chars().take(100).collect();
+        format!("«{}»", t.replace('\n', " "))
+    };
+    Some(format!(
+        "✎ suggests {what}{}",
+        if s.applied { " (applied)" } else { "" }
+    ))
+}
+
 /// The `comments ls` block of one comment, line by line:
-/// `[id] status[ ⏸] scope page=<page>`, the anchor line, then `• author: body` and
+/// `[id] status[ ⏸] scope page=<page>`, the anchor line, the suggestion line
+/// ([`suggestion_line`]), then `• author: body` and
 /// `↳ author: body` for replies, a body's further lines indented below it.
 pub fn comment_block(c: &Comment) -> Vec<String> {
     let mut out = vec![format!(
@@ -40,6 +57,9 @@ pub fn comment_block(c: &Comment) -> Vec<String> {
         c.page().unwrap_or("?")
     )];
     if let Some(line) = anchor_line(c) {
+        out.push(format!("  {line}"));
+    }
+    if let Some(line) = suggestion_line(c) {
         out.push(format!("  {line}"));
     }
     for (i, m) in c.thread().iter().enumerate() {
