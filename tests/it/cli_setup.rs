@@ -352,7 +352,7 @@ fn doctor_json_shape_and_values() {
             ".git: isRepo,root",
             ".book: root,title,language,src,srcExists",
             ".config: path,table,space,pagePrefix,review,enable,warnings",
-            ".store: path,exists,schemaVersion,comments,openComments,mismatch",
+            ".store: path,exists,schemaVersion,comments,openComments,unreadable,mismatch",
             ".protocol: path,present,version,current",
             ".agents: path,present,block",
             ".mcp: path,present,server",
@@ -371,7 +371,7 @@ fn doctor_json_shape_and_values() {
                 "path": "book/book.toml", "table": "[preprocessor.notabene]", "space": "book",
                 "pagePrefix": "book/src", "review": "auto", "enable": true, "warnings": []
             },
-            "store": { "path": "book/.notabene", "exists": false, "schemaVersion": null, "comments": 0, "openComments": 0, "mismatch": null },
+            "store": { "path": "book/.notabene", "exists": false, "schemaVersion": null, "comments": 0, "openComments": 0, "unreadable": 0, "mismatch": null },
             "protocol": { "path": "book/.notabene/protocol.md", "present": false, "version": null, "current": false },
             "agents": { "path": "AGENTS.md", "present": false, "block": false },
             "mcp": { "path": ".mcp.json", "present": false, "server": false },
@@ -412,7 +412,7 @@ fn doctor_json_shape_and_values() {
         serde_json::from_str(nb(&tmp, &["doctor", "--json"]).ok()).unwrap();
     assert_eq!(
         report["store"],
-        serde_json::json!({ "path": "book/.notabene", "exists": true, "schemaVersion": 3, "comments": 3, "openComments": 1, "mismatch": null })
+        serde_json::json!({ "path": "book/.notabene", "exists": true, "schemaVersion": 3, "comments": 3, "openComments": 1, "unreadable": 0, "mismatch": null })
     );
     assert_eq!(
         report["protocol"],
@@ -816,4 +816,29 @@ fn init_merges_the_mcp_server_into_an_existing_mcp_json() {
         out.stdout
     );
     assert_eq!(read(&tmp.path().join(".mcp.json")), "{ \"mcpServers\": ");
+}
+
+/// `doctor` does not say all is well when a comment file cannot be read (one `verify`
+/// rejects): it says how many, points to `verify`, and exits 1.
+#[test]
+fn doctor_reports_a_truncated_comment_file() {
+    let tmp = book();
+    nb(&tmp, &["init", "--no-agents-md"]).ok();
+    let dir = tmp.path().join("book/.notabene/book/src/intro");
+    std::fs::create_dir_all(&dir).unwrap();
+    common::write(
+        &dir.join("c_truncated.json"),
+        "{\n  \"id\": \"c_truncated\",\n  \"pa",
+    );
+    let out = nb(&tmp, &["doctor"]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(
+        out.stdout.lines().any(|l| l
+            == "          error: 1 store file(s) cannot be read as comments: run `notabene comments verify`"),
+        "{}",
+        out.stdout
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&nb(&tmp, &["doctor", "--json"]).stdout).unwrap();
+    assert_eq!(report["store"]["unreadable"], 1);
 }

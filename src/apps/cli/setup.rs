@@ -214,7 +214,8 @@ pub(crate) fn doctor(ctx: &Ctx, as_json: bool) -> Result<i32> {
     } else {
         d.print(ctx);
     }
-    Ok(0)
+    // A store file no reader takes is an error (`verify` says which): not "all is well".
+    Ok(i32::from(d.unreadable > 0))
 }
 
 /// What `doctor` finds, read once; printed as JSON or as lines.
@@ -223,6 +224,8 @@ struct Doctor<'a> {
     book: Option<&'a crate::model::book::Book>,
     open: usize,
     total: usize,
+    /// Store files no reader takes (unparsable, not UTF-8 named, symlinks): `verify` errors.
+    unreadable: usize,
     meta: Meta,
     mismatch: Option<String>,
     proto_path: PathBuf,
@@ -241,8 +244,11 @@ impl<'a> Doctor<'a> {
         let store = &ctx.store;
         let git_root = crate::model::book::git::git_toplevel(ctx.work_dir());
         let book = ctx.book.as_ref();
-        let (open, total, meta, mismatch) = if store.exists() {
+        let (open, total, unreadable, meta, mismatch) = if store.exists() {
             let snap = store.load_unchecked()?;
+            let unreadable = snap.unreadable.len()
+                + snap.not_utf8.iter().filter(|n| !n.dir).count()
+                + snap.symlinks.len();
             let open = snap
                 .comments()
                 .filter(|r| r.comment.is_actionable())
@@ -257,9 +263,15 @@ impl<'a> Doctor<'a> {
                 )
                 .map(|m| m.message(&ids))
             });
-            (open, snap.comments().count(), store.meta(), mismatch)
+            (
+                open,
+                snap.comments().count(),
+                unreadable,
+                store.meta(),
+                mismatch,
+            )
         } else {
-            (0, 0, Meta::Missing, None)
+            (0, 0, 0, Meta::Missing, None)
         };
         let proto_path = store.root().join("protocol.md");
         let proto_text = std::fs::read_to_string(&proto_path).ok();
@@ -281,6 +293,7 @@ impl<'a> Doctor<'a> {
             book,
             open,
             total,
+            unreadable,
             meta,
             mismatch,
             proto_path,
@@ -328,6 +341,7 @@ impl<'a> Doctor<'a> {
                 "schemaVersion": schema,
                 "comments": self.total,
                 "openComments": self.open,
+                "unreadable": self.unreadable,
                 "mismatch": self.mismatch,
             },
             "protocol": {
@@ -371,6 +385,12 @@ impl<'a> Doctor<'a> {
             say!(
                 "store     {} — missing: run `notabene init`",
                 ctx.show(store.root())
+            );
+        }
+        if self.unreadable > 0 {
+            say!(
+                "          error: {} store file(s) cannot be read as comments: run `notabene comments verify`",
+                self.unreadable
             );
         }
         if let Some(m) = &self.mismatch {
