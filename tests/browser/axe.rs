@@ -1,8 +1,9 @@
 //! Accessibility: axe-core on the pages the plugin changes — a chapter (panel closed, panel
-//! open, a thread open), /review and /comments — in mdBook's light theme and a dark one. mdBook's
-//! own page has violations of its own; the test fails only on those the plugin adds: each page
-//! is checked first in a copy of the build with the plugin's assets (`notabene.js`,
-//! `notabene.css`) emptied, then as built, and a violation (rule id + target) found only with them fails.
+//! open, a thread open), /review and /comments — in each of mdBook's five themes (light, rust,
+//! coal, navy, ayu). mdBook's own page has violations of its own; the test fails only on those
+//! the plugin adds, with no exception: each page is checked first in a copy of the build with
+//! the plugin's assets (`notabene.js`, `notabene.css`) emptied, then as built, and any violation
+//! (rule id + target) found only with them fails.
 //!
 //! axe-core is the npm package pinned in `.ci/axe` (`.ci/run` installs it with `npm ci`);
 //! without `.ci/axe/node_modules/axe-core/axe.min.js` these tests print a note and pass, unless
@@ -188,4 +189,19 @@ fn the_plugin_adds_no_accessibility_violation_in_the_light_theme() {
 #[test]
 fn the_plugin_adds_no_accessibility_violation_in_the_navy_theme() {
     check_theme("navy");
+}
+
+#[test]
+fn the_plugin_adds_no_accessibility_violation_in_the_coal_theme() {
+    check_theme("coal");
+}
+
+#[test]
+fn the_plugin_adds_no_accessibility_violation_in_the_ayu_theme() {
+    check_theme("ayu");
+}
+
+#[test]
+fn the_plugin_adds_no_accessibility_violation_in_the_rust_theme() {
+    check_theme("rust");
 }
