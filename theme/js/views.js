@@ -94,7 +94,7 @@ const Views = (() => {
       return;
     }
     const toolbar = h('div', { class: 'nb-review-toolbar' },
-      h('span', { class: 'nb-count-text', text: t('cardsCount', { n: cards.length }) }));
+      h('h2', { class: 'nb-count-text', text: t('cardsCount', { n: cards.length }) }));
     const modes = h('div', { class: 'nb-diff-modes', role: 'group', 'aria-label': t('diffView') });
     [['unified', 'unified'], ['split', 'split'], ['rendered', 'asRendered']].forEach(function (m) {
       const b = h('button', { type: 'button', class: 'nb-diff-mode', 'data-mode': m[0], 'aria-pressed': 'false', text: t(m[1]) });
@@ -190,7 +190,7 @@ const Views = (() => {
   function changeBlock(ch) {
     const sec = h('section', { class: 'nb-change' });
     const url = siteHref(ch.url);
-    const title = h('h4', { class: 'nb-change-head' },
+    const title = h('h3', { class: 'nb-change-head' },
       pageRef(url, ch.chapter, str(ch.page) || str(ch.file)),
       ch.what ? ' — ' + str(ch.what) : '');
     sec.appendChild(title);
