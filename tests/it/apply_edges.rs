@@ -227,3 +227,33 @@ fn comments_ls_shows_a_suggestion_and_that_it_was_applied() {
         Some("  ✎ suggests «dogs sat» (applied)")
     );
 }
+
+/// A comment closed by someone else between a killed `apply` (before any Markdown was written)
+/// and its re-run is left as it is, its edit not made; the other comment is applied.
+#[test]
+fn a_comment_closed_between_a_crash_and_the_rerun_is_left_as_it_is() {
+    let tmp = book(
+        "# Summary\n\n- [Intro](intro.md)\n",
+        &[("src/intro.md", PROSE)],
+    );
+    let d = tmp.path();
+    let a = suggest(d, "src/intro", "cats sat", "dogs sat");
+    let b = suggest(d, "src/intro", "the mat", "the rug");
+    let args = ["comments", "apply", a.as_str(), b.as_str()];
+    let crashed = common::run_with(
+        d,
+        &args,
+        None,
+        &[("NOTABENE_FAILPOINT", "apply-after-intent")],
+    );
+    assert_eq!(crashed.code, -1, "{}", crashed.stderr);
+    assert_eq!(run(d, &["comments", "done", &a, "--note", "Not needed."]).code, 0);
+    let out = run(d, &args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        read(&d.join("src/intro.md")),
+        "# Intro\n\nThe cats sat on the rug today.\n"
+    );
+    let v = run(d, &["comments", "verify"]);
+    assert!(!v.stdout.contains("apply-interrupted"), "{}", v.stdout);
+}

@@ -570,7 +570,14 @@ impl Api<'_> {
         let current = now.as_ref().map(|r| &r.comment);
         let ts = ids::now().map_err(|e| err(500, e.message()))?;
         let ts = later_than(ts, current.map_or("", |c| c.updated_at()));
-        let map = undone(&undo, current, &ts).map_err(|why| err(409, &why.message()))?;
+        let map = match undone(&undo, current, &ts) {
+            Ok(map) => map,
+            Err(why) => {
+                // Refused, not used up: the same Undo can be asked again.
+                self.undos.remember(undo);
+                return Err(err(409, &why.message()));
+            }
+        };
         let record = crate::base::store::Record {
             comment: Comment::from_map(map),
             ..now.unwrap_or(undo.before)

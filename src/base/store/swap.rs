@@ -76,6 +76,12 @@ impl Swapped {
         fs::read(self.tmp.path()).map_err(|e| Error::io("cannot read", self.tmp.path(), e))
     }
 
+    /// Whether the target still names the new file (no other program renamed its own over it
+    /// since the swap).
+    pub fn in_place(&self) -> bool {
+        super::fsx::still_named(self.tmp.as_file(), &self.target)
+    }
+
     /// Keeps the new file in place, removes the replaced one; the directory's fsync is returned.
     pub fn keep_ours(self) -> DirSync {
         let Swapped { tmp, dir, .. } = self;

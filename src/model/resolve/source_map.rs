@@ -55,25 +55,35 @@ impl Sources {
         }
         let root = canon(&self.root);
         let in_root = path.strip_prefix(&root).ok()?;
+        // The path from the src directory (`../examples/a.rs` for a file beside it)...
         let src_in_root = canon(&self.src_dir)
             .strip_prefix(&root)
             .map(Path::to_path_buf)
             .unwrap_or_default();
-        // The prefix names the src directory; climb from it to the book root, then down.
-        let mut parts: Vec<String> = self
+        let names = |p: &Path| -> Vec<String> {
+            p.components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect()
+        };
+        let (src, file) = (names(&src_in_root), names(in_root));
+        let common = src.iter().zip(&file).take_while(|(a, b)| a == b).count();
+        let mut from_src: Vec<String> = vec!["..".to_string(); src.len() - common];
+        from_src.extend(file[common..].iter().cloned());
+        // ...after the prefix that names the src directory, `..` taken back lexically.
+        let mut parts: Vec<String> = Vec::new();
+        for part in self
             .prefix
             .split('/')
             .filter(|p| !p.is_empty())
             .map(str::to_string)
-            .collect();
-        for _ in src_in_root.components() {
-            parts.pop();
+            .chain(from_src)
+        {
+            if part == ".." && parts.last().is_some_and(|p| p != "..") {
+                parts.pop();
+            } else {
+                parts.push(part);
+            }
         }
-        parts.extend(
-            in_root
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy().into_owned()),
-        );
         Some(parts.join("/"))
     }
 
@@ -330,5 +340,60 @@ mod tests {
         assert_eq!(include_target("{{#rustdoc_include src/a.rs:2}}"), None);
         assert_eq!(include_target("{{#title T}}"), None);
         assert_eq!(include_target("{{#includes x}}"), None);
+    }
+}
+
+#[cfg(test)]
+mod included_tests {
+    use super::{Chapter, Sources};
+
+    #[test]
+    fn an_included_file_is_named_from_the_prefix() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        for dir in ["src/inc", "examples"] {
+            std::fs::create_dir_all(root.join(dir)).unwrap();
+        }
+        for file in ["src/a.md", "src/inc/x.md", "examples/e.rs"] {
+            std::fs::write(root.join(file), "x").unwrap();
+        }
+        let chapter = |source: &str| Chapter {
+            page: String::new(),
+            name: String::new(),
+            url: String::new(),
+            source: source.into(),
+            content: String::new(),
+            disk: None,
+        };
+        for (prefix, source, file, want) in [
+            ("src", "src/a.md", "src/inc/x.md", Some("src/inc/x.md")),
+            ("src", "src/a.md", "examples/e.rs", Some("examples/e.rs")),
+            (
+                "guide",
+                "guide/a.md",
+                "src/inc/x.md",
+                Some("guide/inc/x.md"),
+            ),
+            (
+                "book/src",
+                "book/src/a.md",
+                "examples/e.rs",
+                Some("book/examples/e.rs"),
+            ),
+            ("src", "src/a.md", "src/a.md", None),
+        ] {
+            let sources = Sources {
+                root: root.clone(),
+                src_dir: root.join("src"),
+                prefix: prefix.into(),
+            };
+            assert_eq!(
+                sources
+                    .included(&chapter(source), &root.join(file))
+                    .as_deref(),
+                want,
+                "{prefix} {file}"
+            );
+        }
     }
 }

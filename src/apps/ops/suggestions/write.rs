@@ -58,7 +58,17 @@ pub(super) fn finish(
     let ids: Vec<String> = plan.closes.iter().map(|c| c.id.clone()).collect();
     let snap = store.load()?;
     let records: Vec<Record> = store.find(&snap, &ids)?.into_iter().cloned().collect();
-    if let Some(actor) = &plan.journal.write {
+    // An entry of that id already there is this apply's, written by the run that was killed
+    // (its text is rebuilt from comments that may have changed since: it is not written twice).
+    let written = || {
+        journal::read(store)
+            .entries()
+            .iter()
+            .any(|e| e.get("id").and_then(Value::as_str) == Some(plan.journal.id.as_str()))
+    };
+    if let Some(actor) = &plan.journal.write
+        && !written()
+    {
         let entry = journal_entry(plan, &records, actor);
         journal::prepare_entry(entry)
             .and_then(|e| journal::append_locked(store, e, &[], lock))
@@ -73,8 +83,9 @@ pub(super) fn finish(
     }
     let status = book.config.review.done_status();
     let mut applied = Vec::with_capacity(records.len());
-    // A comment changed by someone else since the plan stops nothing but itself: the others
-    // are closed, and the record stays until it is settled.
+    // A comment whose suggestion someone changed since the plan is not closed as applied
+    // (the Markdown holds the edit planned, not the new suggestion); the others are closed,
+    // the record removed, and the apply says so.
     let mut stuck: Option<Error> = None;
     for (rec, cl) in records.into_iter().zip(&plan.closes) {
         let place = |comment: Comment| Applied {
@@ -83,26 +94,21 @@ pub(super) fn finish(
             line: cl.line,
         };
         let c = &rec.comment;
-        match c.suggestion() {
-            // Closed by an earlier run of this apply.
-            Some(s) if s.applied => {
-                applied.push(place(rec.comment));
-                continue;
-            }
-            Some(s) if s.quote == cl.quote && s.text == cl.text => {}
-            _ => {
-                stuck.get_or_insert_with(|| {
-                    Error::new(format!(
-                        "comment {:?} changed (suggestion) while its suggestion was being applied; the Markdown holds the edit as planned: close the comment with `notabene comments done {}`, then run the same `apply` again ({})",
-                        cl.id, cl.id, rec.file
-                    ))
-                });
-                continue;
-            }
-        }
-        // Someone else closed it: theirs stands.
-        if c.status() != Some(Status::Open) {
+        // Closed by an earlier run of this apply, or by someone else: theirs stands.
+        if c.suggestion().is_some_and(|s| s.applied) || c.status() != Some(Status::Open) {
             applied.push(place(rec.comment));
+            continue;
+        }
+        if !c
+            .suggestion()
+            .is_some_and(|s| s.quote == cl.quote && s.text == cl.text)
+        {
+            stuck.get_or_insert_with(|| {
+                Error::new(format!(
+                    "comment {:?} changed (suggestion) while its suggestion was being applied; {} holds the edit as planned and the comment stays open: check both, then close it by hand ({})",
+                    cl.id, cl.file, rec.file
+                ))
+            });
             continue;
         }
         let mut closed = rec.comment.clone();
@@ -123,18 +129,30 @@ pub(super) fn finish(
         failpoint::hit("apply-after-close");
         applied.push(place(record.comment));
     }
-    if let Some(e) = stuck {
-        return Err(e);
-    }
     failpoint::hit("apply-before-cleanup");
     super::intent::remove(store)?;
-    Ok(applied)
+    match stuck {
+        Some(e) => Err(e),
+        None => Ok(applied),
+    }
 }
 
 /// The edits still to make of a recorded plan, traced again: a file that holds its edits needs
 /// none; one that holds the bytes the plan found gets the edits its comments give now, which
 /// must be the ones recorded; any other change is refused.
 fn retrace(book: &Book, store: &Store, plan: &Intent) -> Result<Vec<FileEdits>> {
+    let record = || {
+        super::intent::location(store)
+            .map(|p| p.display().to_string())
+            .unwrap_or_default()
+    };
+    let refused = |why: String| {
+        Error::new(format!(
+            "the record of an interrupted apply {why}; nothing written: check the comments it names, then delete it ({})",
+            record()
+        ))
+    };
+    check_shape(plan).map_err(refused)?;
     let mut todo: Vec<&FileEdits> = Vec::new();
     for fe in &plan.files {
         let path = writable(book, store, &fe.path)?;
@@ -143,37 +161,79 @@ fn retrace(book: &Book, store: &Store, plan: &Intent) -> Result<Vec<FileEdits>> 
         match fe.state(&text) {
             State::Done => {}
             State::Before => todo.push(fe),
-            State::Changed => bail!(
-                "{} changed where the suggestion goes since an interrupted apply traced it; check it, close its comments by hand, then delete the record of the apply ({})",
-                fe.path,
-                super::intent::location(store)?.display()
-            ),
+            State::Changed => {
+                return Err(refused(format!(
+                    "plans an edit of {} where the file changed since",
+                    fe.path
+                )));
+            }
         }
     }
-    if todo.is_empty() {
+    // Comments closed or deleted since are left as they are: their edits are not made.
+    let snap = store.load()?;
+    let open = |id: &str| {
+        snap.comments().any(|r| {
+            r.comment.id() == Some(id)
+                && r.comment.status() == Some(Status::Open)
+                && r.comment.suggestion().is_some_and(|s| !s.applied)
+        })
+    };
+    let ids: Vec<String> = todo
+        .iter()
+        .flat_map(|fe| plan.ids_in(&fe.path))
+        .filter(|id| open(id))
+        .collect();
+    if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let ids: Vec<String> = todo.iter().flat_map(|fe| plan.ids_in(&fe.path)).collect();
-    let again = trace(book, store, &ids, true)?;
-    let same = |a: &FileEdits, b: &FileEdits| {
-        a.path == b.path
-            && a.edits.len() == b.edits.len()
-            && a.edits
-                .iter()
-                .zip(&b.edits)
-                .all(|(x, y)| (x.start, &x.expected, &x.text) == (y.start, &y.expected, &y.text))
+    let again = trace(book, store, &ids, true)
+        .map_err(|e| refused(format!("cannot be carried out: {}", e.message())))?;
+    // Every edit traced again is one the record planned, in a file it planned to write.
+    let planned = |g: &FileEdits| {
+        todo.iter().any(|fe| {
+            fe.path == g.path
+                && g.edits.iter().all(|y| {
+                    fe.edits
+                        .iter()
+                        .any(|x| (x.start, &x.expected, &x.text) == (y.start, &y.expected, &y.text))
+                })
+        })
     };
-    let matches = again.files.len() == todo.len()
-        && todo
-            .iter()
-            .all(|fe| again.files.iter().any(|g| same(fe, g)));
-    if !matches {
-        bail!(
-            "the record of an interrupted apply does not match what its comments ask for now; nothing written: check the comments it names, then delete it ({})",
-            super::intent::location(store)?.display()
-        );
+    if !again.files.iter().all(planned) {
+        return Err(refused(
+            "does not match what its comments ask for now".to_string(),
+        ));
     }
     Ok(again.files)
+}
+
+/// A record's plan is whole: each comment once, each file once, and each file with exactly
+/// one edit per comment that names it.
+fn check_shape(plan: &Intent) -> std::result::Result<(), String> {
+    let mut ids: Vec<&str> = plan.closes.iter().map(|c| c.id.as_str()).collect();
+    ids.sort_unstable();
+    if ids.windows(2).any(|w| w[0] == w[1]) {
+        return Err("names a comment twice".into());
+    }
+    let mut paths: Vec<&str> = plan.files.iter().map(|f| f.path.as_str()).collect();
+    paths.sort_unstable();
+    if paths.windows(2).any(|w| w[0] == w[1]) {
+        return Err("names a file twice".into());
+    }
+    for fe in &plan.files {
+        let named = plan.closes.iter().filter(|c| c.file == fe.path).count();
+        if named == 0 || named != fe.edits.len() {
+            return Err(format!("does not plan one edit per comment in {}", fe.path));
+        }
+    }
+    if plan
+        .closes
+        .iter()
+        .any(|c| !plan.files.iter().any(|f| f.path == c.file))
+    {
+        return Err("closes a comment whose file it does not plan to write".into());
+    }
+    Ok(())
 }
 
 /// The journal entry an apply writes itself: one change record per comment, saying what was
@@ -214,6 +274,7 @@ fn journal_entry(plan: &Intent, records: &[Record], actor: &str) -> Value {
     };
     json!({
         "id": plan.journal.id,
+        "date": plan.at.get(..10).unwrap_or_default(),
         "title": title,
         "summary": format!("{what} Applied by {} {how}.", plan.author),
         "changes": changes,
@@ -270,6 +331,15 @@ fn writable(book: &Book, store: &Store, rel: &str) -> Result<PathBuf> {
         .unwrap_or_else(|| PathBuf::from("theme"));
     if under(&theme) {
         return Err(refused("it is in the theme"));
+    }
+    let html = book.mdbook.html_config().unwrap_or_default();
+    if html
+        .additional_css
+        .iter()
+        .chain(&html.additional_js)
+        .any(|f| path == root.join(f))
+    {
+        return Err(refused("it is a script or style sheet of the book's pages"));
     }
     let store_root = store
         .root()
@@ -357,8 +427,14 @@ fn write_file(book: &Book, store: &Store, fe: &FileEdits) -> Result<()> {
         match prepared.exchange()? {
             Exchange::Swapped(out) => {
                 if out.replaced()? == seen.as_bytes() {
-                    out.keep_ours().finish();
-                    return Ok(());
+                    if out.in_place() {
+                        out.keep_ours().finish();
+                        return Ok(());
+                    }
+                    // Another program renamed its file over ours just after the swap: theirs
+                    // stands, and the edit is made again on it.
+                    drop(out);
+                    continue;
                 }
                 // Another program saved the file between the check and the swap: its file
                 // goes back in place, and the edit is made again on what it wrote.
