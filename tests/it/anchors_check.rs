@@ -216,3 +216,39 @@ fn bad_revisions_and_a_book_outside_git_are_one_line_errors() {
         out.stderr
     );
 }
+
+/// A plain rename of a chapter (git mv, SUMMARY.md updated): its comments are followed to the
+/// new page exactly, and nothing got worse.
+#[test]
+fn a_chapter_renamed_with_its_comments_followed_exactly_is_clean() {
+    let (tmp, book) = repo();
+    git(
+        tmp.path(),
+        &[
+            "mv",
+            "book-example/src/reference/cli.md",
+            "book-example/src/reference/commands.md",
+        ],
+    );
+    edit(
+        &book,
+        "src/SUMMARY.md",
+        "reference/cli.md",
+        "reference/commands.md",
+    );
+    let head = git(tmp.path(), &["rev-parse", "HEAD"]);
+    let out = check(tmp.path(), &[]);
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (
+            0,
+            format!(
+                "notabene: none of the 14 comment(s) open at HEAD ({}) anchors worse in the working tree.\n",
+                &head[..12]
+            )
+            .as_str()
+        ),
+        "{}",
+        out.stderr
+    );
+}

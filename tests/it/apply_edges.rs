@@ -247,7 +247,10 @@ fn a_comment_closed_between_a_crash_and_the_rerun_is_left_as_it_is() {
         &[("NOTABENE_FAILPOINT", "apply-after-intent")],
     );
     assert_eq!(crashed.code, -1, "{}", crashed.stderr);
-    assert_eq!(run(d, &["comments", "done", &a, "--note", "Not needed."]).code, 0);
+    assert_eq!(
+        run(d, &["comments", "done", &a, "--note", "Not needed."]).code,
+        0
+    );
     let out = run(d, &args);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(

@@ -10,7 +10,7 @@
 use crate::Result;
 use crate::base::store::{Comment, Status, Store};
 use crate::model::book::Book;
-use crate::model::book::git;
+use crate::model::book::git::{self, MoveKind};
 use crate::model::resolve::BookAnchors;
 use serde::Serialize;
 use serde_json::Value;
@@ -26,6 +26,9 @@ pub struct Grade {
     /// The page it was found on when that is not its own (followed).
     #[serde(rename = "followedTo")]
     pub followed_to: Option<String>,
+    /// How it was followed (`git rename`, `git copy`, `git merge`, `quote`).
+    #[serde(skip)]
+    pub followed_by: Option<String>,
     /// Another place matches about as well.
     pub ambiguous: bool,
 }
@@ -37,6 +40,7 @@ impl Grade {
             status: anchors.status(ci).to_string(),
             confidence: j["confidence"].as_f64(),
             followed_to: j["followed"]["to"].as_str().map(str::to_string),
+            followed_by: j["followed"]["by"].as_str().map(str::to_string),
             ambiguous: j["flags"]["ambiguous"].as_bool() == Some(true),
         }
     }
@@ -232,7 +236,10 @@ fn reasons(before: &Grade, after: &Grade) -> Vec<String> {
     {
         out.push(format!("{} → {}", before.status, after.status));
     }
-    if after.followed_to.is_some() && after.followed_to != before.followed_to {
+    // A chapter git renamed, its comment found exactly on the new page: nothing got worse.
+    let renamed =
+        after.followed_by.as_deref() == Some(MoveKind::Rename.as_str()) && after.status == "exact";
+    if after.followed_to.is_some() && after.followed_to != before.followed_to && !renamed {
         out.push(format!(
             "followed to {}",
             after.followed_to.as_deref().unwrap_or_default()
@@ -258,6 +265,7 @@ mod tests {
             status: status.into(),
             confidence: None,
             followed_to: followed.map(str::to_string),
+            followed_by: None,
             ambiguous,
         }
     }
@@ -277,6 +285,21 @@ mod tests {
         assert_eq!(
             reasons(&g("exact", None, false), &g("exact", Some("src/b"), true)),
             ["followed to src/b", "now ambiguous"]
+        );
+        // A chapter git renamed, the comment exact on the new page: not worse; followed by its
+        // quote, or fuzzy after the rename: worse.
+        let moved = |by: &str, status: &str| Grade {
+            followed_by: Some(by.into()),
+            ..g(status, Some("src/b"), false)
+        };
+        assert!(reasons(&g("exact", None, false), &moved("git rename", "exact")).is_empty());
+        assert_eq!(
+            reasons(&g("exact", None, false), &moved("quote", "exact")),
+            ["followed to src/b"]
+        );
+        assert_eq!(
+            reasons(&g("exact", None, false), &moved("git rename", "fuzzy")),
+            ["exact → fuzzy", "followed to src/b"]
         );
         // Followed already at the revision, to the same page: not worse.
         assert!(
