@@ -59,22 +59,7 @@ fn the_async_book_installed_served_commented_and_built_with_mdbook() {
     p.expect_error("at fetch_with_timeout");
     p.goto(&format!("{}intro.html", base(server.port)));
     wait_writable(&mut p);
-    let pts = p.eval(&format!(
-        "(() => {{ const r = {RANGE_OF}({s}); if (!r) return null;
-           r.startContainer.parentElement.scrollIntoView({{block: 'center'}});
-           const first = document.createRange(); first.setStart(r.startContainer, r.startOffset); first.setEnd(r.startContainer, r.startOffset + 1);
-           const last = document.createRange(); last.setStart(r.endContainer, r.endOffset - 1); last.setEnd(r.endContainer, r.endOffset);
-           const a = first.getClientRects()[0], b = last.getClientRects()[0];
-           return [a.left + 1, a.top + a.height / 2, b.right - 1, b.top + b.height / 2]; }})()",
-        s = serde_json::to_string(QUOTE).unwrap()
-    ));
-    let pts: Vec<f64> = pts
-        .as_array()
-        .expect("the quote is on the page")
-        .iter()
-        .map(|v| v.as_f64().unwrap())
-        .collect();
-    drag(&mut p, (pts[0], pts[1]), (pts[2], pts[3]));
+    drag_over_text(&mut p, QUOTE);
     p.wait_for(
         "!document.querySelector('.nb-sel-btn').hidden",
         Duration::from_secs(10),

@@ -44,6 +44,13 @@ pub fn cache_dir() -> Option<PathBuf> {
         }
         return Some(PathBuf::from(dir));
     }
+    user_dir("XDG_CACHE_HOME", ".cache", "Library/Caches")
+}
+
+/// The tool's directory of one kind in the user's home: `$<xdg>/mdbook-notabene` (an absolute
+/// `xdg`), else `~/<unix>/mdbook-notabene`; `~/<macos>/…` on macOS, `%LOCALAPPDATA%\…` on
+/// Windows. `None` without a home.
+pub fn user_dir(xdg: &str, unix: &str, macos: &str) -> Option<PathBuf> {
     let home = || {
         std::env::var_os("HOME")
             .filter(|h| !h.is_empty())
@@ -52,12 +59,12 @@ pub fn cache_dir() -> Option<PathBuf> {
     let base = if cfg!(windows) {
         std::env::var_os("LOCALAPPDATA").map(PathBuf::from)
     } else if cfg!(target_os = "macos") {
-        home().map(|h| h.join("Library/Caches"))
+        home().map(|h| h.join(macos))
     } else {
-        std::env::var_os("XDG_CACHE_HOME")
+        std::env::var_os(xdg)
             .filter(|d| Path::new(d).is_absolute())
             .map(PathBuf::from)
-            .or_else(|| home().map(|h| h.join(".cache")))
+            .or_else(|| home().map(|h| h.join(unix)))
     };
     base.map(|b| b.join("mdbook-notabene"))
 }

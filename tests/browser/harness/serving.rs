@@ -423,3 +423,24 @@ pub fn static_site(dir: &Path) -> StaticSite {
     });
     StaticSite { port, stop }
 }
+
+/// Scrolls `text` (a run of `main` text) into view and selects it with a real mouse drag from
+/// its first character to its last.
+pub fn drag_over_text(p: &mut Page, text: &str) {
+    let pts = p.eval(&format!(
+        "(() => {{ const r = {RANGE_OF}({s}); if (!r) return null;
+           r.startContainer.parentElement.scrollIntoView({{block: 'center'}});
+           const first = document.createRange(); first.setStart(r.startContainer, r.startOffset); first.setEnd(r.startContainer, r.startOffset + 1);
+           const last = document.createRange(); last.setStart(r.endContainer, r.endOffset - 1); last.setEnd(r.endContainer, r.endOffset);
+           const a = first.getClientRects()[0], b = last.getClientRects()[0];
+           return [a.left + 1, a.top + a.height / 2, b.right - 1, b.top + b.height / 2]; }})()",
+        s = serde_json::to_string(text).unwrap()
+    ));
+    let pts: Vec<f64> = pts
+        .as_array()
+        .expect("the text is on the page")
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    drag(p, (pts[0], pts[1]), (pts[2], pts[3]));
+}

@@ -229,22 +229,11 @@ pub fn location(store: &Store) -> Result<PathBuf> {
 /// `~/.local/state/mdbook-notabene` (`~/Library/Application Support` on macOS,
 /// `%LOCALAPPDATA%` on Windows).
 fn state_dir() -> Option<PathBuf> {
-    let home = || {
-        std::env::var_os("HOME")
-            .filter(|h| !h.is_empty())
-            .map(PathBuf::from)
-    };
-    let base = if cfg!(windows) {
-        std::env::var_os("LOCALAPPDATA").map(PathBuf::from)
-    } else if cfg!(target_os = "macos") {
-        home().map(|h| h.join("Library/Application Support"))
-    } else {
-        std::env::var_os("XDG_STATE_HOME")
-            .filter(|d| Path::new(d).is_absolute())
-            .map(PathBuf::from)
-            .or_else(|| home().map(|h| h.join(".local/state")))
-    };
-    base.map(|b| b.join("mdbook-notabene"))
+    crate::base::util::memo::user_dir(
+        "XDG_STATE_HOME",
+        ".local/state",
+        "Library/Application Support",
+    )
 }
 
 /// The record left for `store`, if any.
