@@ -878,7 +878,13 @@ fn suggest_a_change_apply_it_and_see_it_rebuilt_and_on_review() {
         !p.eval_bool(&format!("!!document.querySelector('{pending}')")),
         "applied: no longer pending"
     );
-    // The person who applied it is named, never "the agent".
+    // The person who applied it is named, never "the agent". (The apply writes its journal
+    // entry, then closes the comment: a rebuild between the two shows the card before its
+    // resolution, and the next one shows both.)
+    p.wait_for(
+        &format!("document.querySelector('{card} .nb-proposed .nb-resolution-label')"),
+        WRITE,
+    );
     assert_eq!(
         p.eval_str(&format!(
             "document.querySelector('{card} .nb-proposed .nb-resolution-label').textContent"
