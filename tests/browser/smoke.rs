@@ -140,6 +140,15 @@ fn walk(p: &mut Page, base: &str, pages: &[String], mode: &str, how: &str) {
             // not closed it); then closed and opened again from the header.
             for _ in 0..2 {
                 let open = p.eval_bool("!document.getElementById('nb-panel').hidden");
+                // The header as a reader reaches it: at the top of the page (mdBook slides the
+                // menu bar away while a page scrolls down, as a restored scroll position does).
+                p.eval("window.scrollTo(0, 0)");
+                p.wait_for(
+                    "(() => { const b = document.getElementById('nb-panel-toggle').getBoundingClientRect();
+                       const at = document.elementFromPoint(b.left + b.width / 2, b.top + b.height / 2);
+                       return !!at && document.getElementById('nb-panel-toggle').contains(at); })()",
+                    SECS,
+                );
                 p.click("#nb-panel-toggle");
                 let want = !open;
                 p.wait_for(
@@ -171,6 +180,9 @@ fn smoke(mode: &str, nothing_waits: bool) {
         "built",
     );
     let server = book_example_with(|book| prepare(book, mode, nothing_waits));
+    // Walked once the server is quiet: a rebuild swapped in mid-walk would reload a page
+    // between a click on its toggle and the look at its panel.
+    crate::harness::serving::settle(server.port, 0, Duration::from_millis(1500));
     let base = format!("http://127.0.0.1:{}/", server.port);
     walk(&mut p, &base, &pages, mode, "served");
 }
