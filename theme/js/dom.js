@@ -1,7 +1,8 @@
 /* Dom — DOM and data helpers: type-safe readers of island JSON (plain, or deflated and
  * inflated once at start), lean-comment defaults, h() (every attribute through setAttribute,
  * every text through textContent), formatting of authors, dates and statuses, anchor heads,
- * safe site-relative links, CSS escaping, safely() and warnings. Uses: Locale. */
+ * safe site-relative links, CSS escaping, copying to the clipboard, safely() and warnings.
+ * Uses: Locale. */
 
 /* exported Dom */
 const Dom = (() => {
@@ -256,7 +257,31 @@ const Dom = (() => {
     return statusOf(c) === 'addressed' ? t('proposed') : t('resolution');
   }
 
-  return { anch, append, arr, credits, cssEscape, displayName, firstMessage, fmtDay, fmtTs, h, headEl,
+  /** Copies `text` to the clipboard, else selects `node` and copies the selection; says how it
+   * went on `button`. */
+  function copyText(text, node, button) {
+    const ok = function () { button.textContent = t('copied'); };
+    const fallback = function () {
+      try {
+        const sel = window.getSelection();
+        const r = D.createRange();
+        r.selectNodeContents(node);
+        sel.removeAllRanges();
+        sel.addRange(r);
+        if (D.execCommand && D.execCommand('copy')) ok();
+        else button.textContent = t('copyFailed');
+      } catch {
+        button.textContent = t('copyFailed');
+      }
+    };
+    if (navigator.clipboard && navigator.clipboard.writeText) {
+      navigator.clipboard.writeText(text).then(ok, fallback);
+    } else {
+      fallback();
+    }
+  }
+
+  return { anch, append, arr, copyText, credits, cssEscape, displayName, firstMessage, fmtDay, fmtTs, h, headEl,
     inflateAll, num, obj, readJSON, repliesText, resolutionLabel, safely, saveHint, scopeOf, siteHref, statusLabel, statusOf,
     str, truncate, unlean, withParam };
 })();

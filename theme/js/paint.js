@@ -1,8 +1,8 @@
 /* Paint — the chapter page's state (S, filled from the islands by load()) and what is
  * painted into the text: marks (and the marks of pending comments, found in the text model),
  * block badges on images and diagrams, code-block matches (CSS Custom Highlight API), and
- * which comments are where (idsAt, codeIdsAt, located, isOrphan). Uses: Locale, Dom,
- * TextModel. */
+ * which comments are where (idsAt, codeIdsAt, located, isOrphan), and a place flashed for a
+ * moment (flash, flashCode). Uses: Locale, Dom, TextModel. */
 
 /* exported Paint */
 const Paint = (() => {
@@ -392,6 +392,27 @@ const Paint = (() => {
     return ids;
   }
 
-  return { S, codeIdsAt, decorateMark, idsAt, isOrphan, load, located, markPending, narrow,
+  /* ----- flash: a comment's place drawn to the eye for a moment */
+
+  const flashTimers = new WeakMap();
+  function flash(els, ms) {
+    els.forEach(function (el) {
+      if (!el) return;
+      el.classList.remove('nb-flash');
+      void el.offsetWidth; // restart the animation
+      el.classList.add('nb-flash');
+      clearTimeout(flashTimers.get(el));
+      flashTimers.set(el, setTimeout(function () { el.classList.remove('nb-flash'); }, ms || 2500));
+    });
+  }
+  let codeFlashTimer = 0;
+  function flashCode(range, ms) {
+    if (!S.hasHighlights || !range) return;
+    CSS.highlights.set('nb-code-flash', Object.assign(new Highlight(range), { priority: 2 }));
+    clearTimeout(codeFlashTimer);
+    codeFlashTimer = setTimeout(function () { CSS.highlights.delete('nb-code-flash'); }, ms || 2500);
+  }
+
+  return { S, codeIdsAt, decorateMark, flash, flashCode, idsAt, isOrphan, load, located, markPending, narrow,
     setupBlocks, setupCode, setupMarks, wrapRange };
 })();

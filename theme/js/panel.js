@@ -13,7 +13,7 @@ const Panel = (() => {
   const { anch, append, arr, cssEscape, displayName, firstMessage, fmtTs, h, headEl, obj,
     repliesText, resolutionLabel, safely, scopeOf, siteHref, statusLabel, statusOf, str, truncate } = Dom;
   const { appendWords, wordDiff } = Words;
-  const { S, codeIdsAt, idsAt, isOrphan, located, narrow } = Paint;
+  const { S, codeIdsAt, flash, flashCode, idsAt, isOrphan, located, narrow } = Paint;
   const { W } = Live;
   const { icon } = Toolbar;
 
@@ -382,26 +382,7 @@ const Panel = (() => {
     main.setAttribute('aria-expanded', expand ? 'true' : 'false');
   }
 
-  /* ----- flash, jump */
-
-  const flashTimers = new WeakMap();
-  function flash(els, ms) {
-    els.forEach(function (el) {
-      if (!el) return;
-      el.classList.remove('nb-flash');
-      void el.offsetWidth; // restart the animation
-      el.classList.add('nb-flash');
-      clearTimeout(flashTimers.get(el));
-      flashTimers.set(el, setTimeout(function () { el.classList.remove('nb-flash'); }, ms || 2500));
-    });
-  }
-  let codeFlashTimer = 0;
-  function flashCode(range, ms) {
-    if (!S.hasHighlights || !range) return;
-    CSS.highlights.set('nb-code-flash', Object.assign(new Highlight(range), { priority: 2 }));
-    clearTimeout(codeFlashTimer);
-    codeFlashTimer = setTimeout(function () { CSS.highlights.delete('nb-code-flash'); }, ms || 2500);
-  }
+  /* ----- jump (the flash is Paint's) */
 
   /** Scrolls to and flashes a comment's place. Returns the element to anchor its thread to. */
   function jumpTo(id, ms) {

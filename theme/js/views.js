@@ -7,7 +7,7 @@
 const Views = (() => {
   const D = document;
   const { ROOT, t, tn } = Locale;
-  const { anch, arr, displayName, firstMessage, fmtDay, fmtTs, h, headEl, num, obj, repliesText,
+  const { anch, arr, copyText, displayName, firstMessage, fmtDay, fmtTs, h, headEl, num, obj, repliesText,
     resolutionLabel, credits, safely, siteHref, statusLabel, statusOf, str, truncate, unlean, withParam } = Dom;
   const { appendWords, wordDiff } = Words;
   const { W, api, busy, didSomething, holdReload, showError, withAuthor } = Live;
@@ -513,28 +513,6 @@ const Views = (() => {
     reasonBox.addEventListener('input', update);
     copyB.addEventListener('click', function () { copyText(cmdCode.textContent, cmdCode, copyB); });
     return box;
-  }
-
-  function copyText(text, node, button) {
-    const ok = function () { button.textContent = t('copied'); };
-    const fallback = function () {
-      try {
-        const sel = window.getSelection();
-        const r = D.createRange();
-        r.selectNodeContents(node);
-        sel.removeAllRanges();
-        sel.addRange(r);
-        if (D.execCommand && D.execCommand('copy')) ok();
-        else button.textContent = t('copyFailed');
-      } catch {
-        button.textContent = t('copyFailed');
-      }
-    };
-    if (navigator.clipboard && navigator.clipboard.writeText) {
-      navigator.clipboard.writeText(text).then(ok, fallback);
-    } else {
-      fallback();
-    }
   }
 
   /* ----- comments view */

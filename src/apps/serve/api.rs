@@ -2,8 +2,8 @@
 //! shapes: `GET/POST/PATCH/DELETE comments`, `GET journal`, `GET diff` (each distinct page diffed
 //! once, at most [`MAX_DIFF_PAGES`] of them), plus `GET status` (the client's probe and live-reload
 //! long-poll), `POST apply` (a suggested edit applied, as `comments apply` does) and `POST undo`
-//! (the browser's Undo: the comment put back as it was before its last change or deletion,
-//! when nothing changed it since; see [`Undos`]). Every write
+//! (the browser's Undo: one action taken back, its own fields only, while they still hold what
+//! it wrote; see [`Undos`]). Every write
 //! goes through the store library (locked, atomic) and changes only the one comment file concerned.
 //! Bodies are validated. Requests reach these operations through `routes` (the router, the typed
 //! queries and bodies); the group commit of PATCHes is `queue`'s.

@@ -200,8 +200,9 @@ impl Prepared {
 /// The suffix of every temp file a write makes (`.<name>.<random>.tmp`).
 pub const TEMP_SUFFIX: &str = ".tmp";
 
-/// Whether `path` still names the open `file` (a `clean` may have removed it).
-pub(super) fn still_named(file: &File, path: &Path) -> bool {
+/// Whether `path` still names the open `file` (a `clean` may have removed it, another program
+/// renamed its own file over it).
+pub fn still_named(file: &File, path: &Path) -> bool {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;

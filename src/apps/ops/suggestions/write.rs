@@ -403,7 +403,7 @@ fn write_file(book: &Book, store: &Store, fe: &FileEdits) -> Result<()> {
         let (mut wrote, mut seen) = (want, cur);
         let mut stable = false;
         for _ in 0..APPEND_CHECKS {
-            if !same_file(&file, &path) {
+            if !fsx::still_named(&file, &path) {
                 break;
             }
             let now = read_all(&file, &path)?;
@@ -459,23 +459,6 @@ fn read_all(mut file: &File, path: &Path) -> Result<String> {
         .and_then(|_| file.read_to_string(&mut text))
         .map_err(|e| Error::io("cannot read", path, e))?;
     Ok(text)
-}
-
-/// Whether `path` still names the open `file`.
-fn same_file(file: &File, path: &Path) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        match (file.metadata(), std::fs::symlink_metadata(path)) {
-            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-            _ => false,
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = (file, path);
-        true
-    }
 }
 
 /// Where the new text of the Markdown file `path` is written before it is swapped in: the
