@@ -464,15 +464,12 @@ impl BookAnchors {
     fn source_json(&self, ch: usize, place: &Place) -> Value {
         let chapter = &self.chapters[ch];
         // Text an include brought in: its place in the included file.
-        if let (Some(sources), Some(_)) = (&self.sources, &chapter.disk)
-            && let Ok(t) = source_map::trace(sources, chapter, place.source.clone())
-            && let Some(path) = sources.included(chapter, &t.path)
+        if let Some(place) = self
+            .sources
+            .as_ref()
+            .and_then(|src| src.included_place(chapter, place.source.clone()))
         {
-            let pos = t.range.start.min(t.text.len());
-            let line_start = t.text[..pos].rfind('\n').map_or(0, |i| i + 1);
-            let line = t.text[..pos].matches('\n').count() + 1;
-            let column = t.text[line_start..pos].chars().count() + 1;
-            return json!({ "path": path, "start": t.range.start, "end": t.range.end, "line": line, "column": column });
+            return place;
         }
         let range = match &chapter.disk {
             None => Some(place.source.clone()),

@@ -87,6 +87,26 @@ impl Sources {
         Some(parts.join("/"))
     }
 
+    /// The source place (`{path, start, end, line, column}`, as `anchors --json` gives it) of
+    /// `range` of `chapter`'s rendered Markdown when an include brought that text in; `None`
+    /// when it is the chapter's own text or cannot be traced.
+    pub fn included_place(
+        &self,
+        chapter: &Chapter,
+        range: Range<usize>,
+    ) -> Option<serde_json::Value> {
+        chapter.disk.as_ref()?;
+        let t = trace(self, chapter, range).ok()?;
+        let path = self.included(chapter, &t.path)?;
+        let pos = t.range.start.min(t.text.len());
+        let line_start = t.text[..pos].rfind('\n').map_or(0, |i| i + 1);
+        let line = t.text[..pos].matches('\n').count() + 1;
+        let column = t.text[line_start..pos].chars().count() + 1;
+        Some(
+            serde_json::json!({ "path": path, "start": t.range.start, "end": t.range.end, "line": line, "column": column }),
+        )
+    }
+
     /// `path` for a message: relative to the book root when below it.
     pub fn display(&self, path: &Path) -> String {
         let canon = self
