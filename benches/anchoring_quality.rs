@@ -23,13 +23,13 @@ mod anchoring;
 mod support;
 
 use anchoring::*;
-use mdbook_notabene::base::anchor::text::resolve;
-use mdbook_notabene::base::anchor::{DEFAULT_THRESHOLD, PageIndex, Resolution, Status};
-use mdbook_notabene::base::store::{Fresh, Scope, new_comment};
-use mdbook_notabene::base::text::normalize::normalize;
-use mdbook_notabene::base::text::{PageText, SegKind, TextOptions, page_text};
 use mdbook_notabene::model::book::{LocaleStrategy, PageIds};
 use mdbook_notabene::model::resolve::{Chapter, Which, anchor_book, follow};
+use notabene_anchoring::quote::resolve;
+use notabene_anchoring::text::normalize::normalize;
+use notabene_anchoring::text::{PageText, SegKind, TextOptions, page_text};
+use notabene_anchoring::{DEFAULT_THRESHOLD, PageIndex, Resolution, Status};
+use notabene_store::{Fresh, Scope, new_comment};
 use serde_json::json;
 use std::ops::Range;
 
@@ -706,7 +706,7 @@ impl WholeBook {
                 src_dir: root.clone(),
             },
             root,
-            threads: mdbook_notabene::base::util::par::default_threads(),
+            threads: notabene_core::par::default_threads(),
         }
     }
 
@@ -1254,7 +1254,7 @@ fn near_fn_main(text: &str, p: usize) -> bool {
 /// adjacent list items or table rows do). No anchor can tell such places apart once the
 /// original is edited or deleted.
 fn lookalike(p: &PageData, c: &Captured) -> bool {
-    use mdbook_notabene::base::anchor::myers;
+    use notabene_anchoring::myers;
     let w: Vec<u32> = window_norm(c).chars().map(|c| c as u32).collect();
     let m = normalize(&c.quote).chars.len();
     let k = w.len() / 4;

@@ -17,9 +17,9 @@ mod anchoring;
 mod support;
 
 use anchoring::*;
-use mdbook_notabene::base::anchor::text::TextAnchor;
-use mdbook_notabene::base::anchor::{DEFAULT_THRESHOLD, PageIndex, StoredAnchor, resolve_page};
-use mdbook_notabene::base::text::{PageText, TextOptions, page_text};
+use notabene_anchoring::quote::TextAnchor;
+use notabene_anchoring::text::{PageText, TextOptions, page_text};
+use notabene_anchoring::{DEFAULT_THRESHOLD, PageIndex, StoredAnchor, resolve_page};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 

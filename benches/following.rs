@@ -17,11 +17,11 @@ mod anchoring;
 #[path = "../tests/support/mod.rs"]
 mod support;
 
-use mdbook_notabene::base::anchor::DEFAULT_THRESHOLD;
-use mdbook_notabene::base::store::{Comment, Fresh, Scope, new_comment};
-use mdbook_notabene::base::text::{TextOptions, page_text};
 use mdbook_notabene::model::book::{LocaleStrategy, PageIds};
 use mdbook_notabene::model::resolve::{BookAnchors, Chapter, anchor_book, follow};
+use notabene_anchoring::DEFAULT_THRESHOLD;
+use notabene_anchoring::text::{TextOptions, page_text};
+use notabene_store::{Comment, Fresh, Scope, new_comment};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -55,7 +55,7 @@ fn main() {
         }
     }
     let options = TextOptions::default();
-    let threads = mdbook_notabene::base::util::par::default_threads();
+    let threads = notabene_core::par::default_threads();
     let ids = PageIds {
         prefix: "book/src".into(),
         language: "en".into(),

@@ -162,7 +162,7 @@ fn main() {
                 .and_then(|file| file.set_modified(old))
                 .unwrap();
         }
-        let store = mdbook_notabene::base::store::Store::new(root.join(".notabene"));
+        let store = notabene_store::Store::new(root.join(".notabene"));
         for round in 0..=n {
             let t = Instant::now();
             let (c, _) =
@@ -257,16 +257,16 @@ fn main() {
             return;
         }
         if std::env::var_os("NB_FLOOR").is_some() {
-            let options = mdbook_notabene::base::text::TextOptions::from_config(&base).unwrap();
+            let options = mdbook_notabene::model::book::text_options(&base).unwrap();
             let f = floor_parts(&root, &base, &plain, &options, n);
             let (r, p, t, w) = (f.read, f.store, f.text, f.islands);
             let chars: Vec<usize> = plain
                 .iter()
                 .filter_map(|i| match i {
                     mdbook_preprocessor::book::BookItem::Chapter(c) => Some(
-                        mdbook_notabene::base::anchor::PageIndex::new(
-                            &mdbook_notabene::base::text::page_text(&c.content, &options),
-                        )
+                        notabene_anchoring::PageIndex::new(&notabene_anchoring::text::page_text(
+                            &c.content, &options,
+                        ))
                         .len(),
                     ),
                     _ => None,
@@ -412,7 +412,7 @@ fn main() {
     }
 
     // The least each scenario's build must do besides mdBook's own work, part by part.
-    let options = mdbook_notabene::base::text::TextOptions::from_config(&base).unwrap();
+    let options = mdbook_notabene::model::book::text_options(&base).unwrap();
     let mut floors = Vec::new();
     for &(name, n, resolved, _) in &SCENARIOS {
         fill_store(&master, &root.join(".notabene"), n, resolved, "open");
@@ -423,7 +423,7 @@ fn main() {
     let mut reading = Vec::new();
     for n in [10_000, 20_000] {
         fill_store(&master, &root.join(".notabene"), n, 0, "open");
-        let store = mdbook_notabene::base::store::Store::new(root.join(".notabene"));
+        let store = notabene_store::Store::new(root.join(".notabene"));
         let space = mdbook_notabene::model::book::Book::from_mdbook(&root, base.clone())
             .unwrap()
             .config
@@ -886,17 +886,17 @@ fn floor_parts(
     root: &Path,
     config: &Config,
     book: &mdbook_preprocessor::book::Book,
-    options: &mdbook_notabene::base::text::TextOptions,
+    options: &notabene_anchoring::text::TextOptions,
     runs: usize,
 ) -> Floor {
-    use mdbook_notabene::base::util::par::{default_threads, par_map};
     use mdbook_notabene::output::inject::island;
+    use notabene_core::par::{default_threads, par_map};
     let threads = default_threads();
     let store = root.join(".notabene");
     let store = store.as_path();
     let (mut read, mut whole, mut text, mut islands) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let store_handle = mdbook_notabene::base::store::Store::new(store.to_path_buf());
+    let store_handle = notabene_store::Store::new(store.to_path_buf());
     // The anchoring the islands are written from (not timed).
     let cfg = mdbook_notabene::model::book::Book::from_mdbook(root, config.clone()).unwrap();
     let (comments, _) = mdbook_notabene::model::resolve::chapters::read_comments_for_build(
@@ -932,8 +932,8 @@ fn floor_parts(
         assert!(!comments.is_empty() && comments.len() <= bytes.len());
         let t = Instant::now();
         let n = par_map(&chapters, threads, |md| {
-            let page = mdbook_notabene::base::text::page_text(md, options);
-            mdbook_notabene::base::anchor::PageIndex::new(&page).len()
+            let page = notabene_anchoring::text::page_text(md, options);
+            notabene_anchoring::PageIndex::new(&page).len()
         });
         let t_text = t.elapsed();
         assert_eq!(n.len(), chapters.len());

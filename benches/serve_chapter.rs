@@ -99,12 +99,11 @@ fn main() {
         // The chapter's island, plain or deflated.
         let attrs = format!(
             " data-nb-page=\"{}\"",
-            mdbook_notabene::base::util::escape::escape_html(page.as_str())
+            notabene_core::escape::escape_html(page.as_str())
         );
         loop {
             let (_, body) = server.request("GET", html, &[], b"");
-            let island =
-                mdbook_notabene::base::util::payload::find_data_script(&body, "nb-data", &attrs);
+            let island = mdbook_notabene::util::payload::find_data_script(&body, "nb-data", &attrs);
             if island.is_some_and(|i| i.json.contains(&needle)) {
                 patched.push(t.elapsed());
                 break;

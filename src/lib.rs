@@ -1,11 +1,14 @@
 //! mdbook-notabene: review comments anchored to the rendered text of an mdBook book.
 //!
-//! # Tiers and layers
+//! # Crates, tiers and layers
 //!
-//! The code follows the data flow, in four tiers, each a folder of `src/`:
+//! What knows nothing of mdBook is in crates of its own, which Cargo keeps from calling up:
+//! `notabene_core` (the one-line error, escaping, the cache directory's files), `notabene_store`
+//! (the `.notabene` store, contract v3) and `notabene_anchoring` (the text model of a chapter and
+//! anchoring on one page). This package builds on them, following the data flow, in four tiers,
+//! each a folder of `src/`:
 //!
-//! - [`base`]: what knows nothing of mdBook: the shared helpers, the `.notabene` store, the
-//!   text model of a chapter, and anchoring on one page.
+//! - [`util`]: this package's helpers: the build's memo, data scripts, reading a pipe.
 //! - [`model`]: a book as mdBook and git see it (`book.toml`, page ids, the repository), and
 //!   the whole store anchored in it.
 //! - [`output`]: what a build writes: markers and data islands, the generated pages, the
@@ -16,20 +19,23 @@
 //! only from the layers before its own, and `tests/it/layers.rs` holds the code to it.
 
 pub mod apps;
-pub mod base;
 pub mod model;
 pub mod output;
+pub mod util;
 
-pub use base::util::error::{Error, Result};
+pub use notabene_core::{Error, ErrorKind, Result, bail};
 
 /// The crate's layers, bottom up, as `tier::module` paths (and `bin`, the binaries under
 /// `src/bin/`). A module may import from the layers before its own, never from its own
 /// layer's other modules or from a later one. Tiers are contiguous, in the order of the list.
 pub const LAYERS: &[&[&str]] = &[
-    &["base::util"],
-    &["base::store"],
-    &["base::text"],
-    &["base::anchor"],
+    &[
+        "util::last_build",
+        "util::lcs",
+        "util::memo",
+        "util::payload",
+        "util::pipe",
+    ],
     &["model::book"],
     &["model::resolve"],
     &["output::inject", "output::views", "output::assets"],

@@ -5,7 +5,7 @@
 
 #![allow(dead_code)]
 
-use mdbook_notabene::base::text::{PageText, SegKind, TextOptions, page_text};
+use notabene_anchoring::text::{PageText, SegKind, TextOptions, page_text};
 use std::ops::Range;
 
 /// One corpus chapter: its path relative to `tests/corpus` (`name`) and its Markdown (`md`).
@@ -212,8 +212,8 @@ pub struct Captured {
 }
 
 impl Captured {
-    pub fn anchor(&self) -> mdbook_notabene::base::anchor::text::TextAnchor<'_> {
-        mdbook_notabene::base::anchor::text::TextAnchor {
+    pub fn anchor(&self) -> notabene_anchoring::quote::TextAnchor<'_> {
+        notabene_anchoring::quote::TextAnchor {
             quote: &self.quote,
             prefix: &self.prefix,
             suffix: &self.suffix,

@@ -5,8 +5,8 @@
 //! `render::render_input`). Its error lines go through `util::term` (escaped for the terminal); the
 //! book on stdout is raw JSON.
 
-use mdbook_notabene::base::util::term::err_line;
 use mdbook_notabene::model::book::config::{SUPPORTED_MDBOOK, check_mdbook_version};
+use notabene_core::term::err_line;
 use std::io::{IsTerminal, Write};
 
 /// mimalloc: builds make millions of short-lived allocations (see `Cargo.toml`).
@@ -41,7 +41,7 @@ fn protocol() -> i32 {
         })
         .ok();
     // mdBook writes the input in one small write per JSON token: read in gathered batches.
-    let input = match mdbook_notabene::base::util::pipe::read_stdin() {
+    let input = match mdbook_notabene::util::pipe::read_stdin() {
         Ok(input) => input,
         Err(e) => {
             err_line(&format!("notabene: cannot read stdin: {e} (stdin)"));

@@ -9,16 +9,16 @@
 //! is the binary's (`src/bin/mdbook-notabene.rs`); this is the work on one book.
 
 use crate::Result;
-use crate::base::store::Comment;
-use crate::base::text::TextOptions;
-use crate::base::util::last_build::Keep;
-use crate::base::util::memo::{Key, Memo};
-use crate::base::util::term::say_err;
 use crate::model::book::Book;
 use crate::model::resolve::{self, report};
 use crate::output::inject::{self, island};
+use crate::util::last_build::Keep;
+use crate::util::memo::{Key, Memo};
 use mdbook_preprocessor::book::Book as MdBook;
 use mdbook_preprocessor::{Preprocessor, PreprocessorContext};
+use notabene_anchoring::text::TextOptions;
+use notabene_core::say_err;
+use notabene_store::Comment;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -198,7 +198,7 @@ fn run_reusing(
         report::report(&anchors, &ids, &cfg)?;
     }
     let t2 = std::time::Instant::now();
-    let options = TextOptions::from_config(&cfg.mdbook)?;
+    let options = crate::model::book::text_options(&cfg.mdbook)?;
     let dropped = inject_chapters(&mut book, &anchors, &ids, &cfg, &options, reuse, &memo);
     let t3 = std::time::Instant::now();
     // The report (one thread, written to stderr at once, `fail-on` applied) while the
@@ -253,7 +253,7 @@ fn inject_chapters(
     reuse: Option<&Reuse>,
     memo: &Memo,
 ) -> Vec<String> {
-    let threads = crate::base::util::par::default_threads();
+    let threads = notabene_core::par::default_threads();
     let summary = island::summary_script(anchors, &cfg.config);
     let settings = (options.clone(), cfg.config.compress_above);
     let kept = reuse
@@ -261,7 +261,7 @@ fn inject_chapters(
         .unwrap_or_default();
     // Every chapter's new content, computed in parallel, then put back in book order.
     let jobs: Vec<usize> = (0..anchors.chapters.len()).collect();
-    let results = crate::base::util::par::par_map(&jobs, threads, |&i| {
+    let results = notabene_core::par::par_map(&jobs, threads, |&i| {
         let chapter = &anchors.chapters[i];
         let (mut injection, json) = island::injection_for(anchors, i, &cfg.config);
         if let Some(k) = kept.get(&chapter.source)

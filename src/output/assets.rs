@@ -10,9 +10,9 @@
 //! only the namespaces before it (`.ci/eslint/eslint.config.mjs` checks that, file by file, against
 //! this order).
 
-use crate::base::util::term::say_err;
 use crate::model::book::Book;
 use crate::{Error, Result, bail};
+use notabene_core::say_err;
 use std::path::Path;
 
 /// The client script: `theme/js/` in one function scope that runs once per page. Each file
@@ -92,7 +92,7 @@ pub fn write_client_file(root: &Path, rel: &str, body: &str) -> Result<bool> {
     if std::fs::read_to_string(root.join(rel)).ok().as_deref() == Some(contents.as_str()) {
         return Ok(false);
     }
-    crate::base::store::fsx::write_atomic(root, Path::new(rel), contents.as_bytes())?;
+    notabene_store::fsx::write_atomic(root, Path::new(rel), contents.as_bytes())?;
     Ok(true)
 }
 

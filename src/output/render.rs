@@ -2,11 +2,11 @@
 //! fields unchanged, plus its `anchoring` in the book being built — into its destination.
 //! `notabene anchors --json` prints the same document.
 
-use crate::base::store::json::to_js_pretty;
 use crate::model::book::Book;
 use crate::model::resolve::{self, BookAnchors};
 use crate::{Error, Result};
 use mdbook_renderer::{RenderContext, Renderer};
+use notabene_store::json::to_js_pretty;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -29,7 +29,7 @@ pub fn document(anchors: &BookAnchors, cfg: &Book, page_prefix: &str) -> Value {
         .iter()
         .map(|k| (*k, 0))
         .collect();
-    let mut by_status: BTreeMap<String, usize> = crate::base::store::Status::ALL
+    let mut by_status: BTreeMap<String, usize> = notabene_store::Status::ALL
         .iter()
         .map(|k| (k.as_str().to_string(), 0))
         .collect();
@@ -80,7 +80,7 @@ pub fn render(ctx: &RenderContext) -> Result<()> {
     let doc = document(&anchors, &cfg, &ids.prefix);
     std::fs::create_dir_all(&ctx.destination)
         .map_err(|e| Error::io("cannot create the output directory", &ctx.destination, e))?;
-    crate::base::store::fsx::write_atomic(
+    notabene_store::fsx::write_atomic(
         &ctx.destination,
         std::path::Path::new("comments.json"),
         to_js_pretty(&doc).as_bytes(),

@@ -3,13 +3,13 @@
 //! Each is a small Markdown chapter holding a mount point and a JSON data island that the reader
 //! client renders with `textContent` — comment text never becomes markup.
 
-use crate::base::store::{Comment, Status};
-use crate::base::text::{PageText, TextOptions, page_text};
-use crate::base::util::memo::{Key, Memo};
-use crate::base::util::payload::data_script;
 use crate::model::book::{Book, PageIds, Repo};
 use crate::model::resolve::{BookAnchors, Lean};
+use crate::util::memo::{Key, Memo};
+use crate::util::payload::data_script;
 use mdbook_preprocessor::book::{Book as MdBook, BookItem};
+use notabene_anchoring::text::{PageText, TextOptions, page_text};
+use notabene_store::{Comment, Status};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -34,12 +34,12 @@ fn text_of(v: Option<&Value>) -> &str {
     v.and_then(Value::as_str).unwrap_or("")
 }
 
-/// The first 40 characters of the text naming comment `c` ([`crate::base::store::lean::naming`]), whitespace runs
+/// The first 40 characters of the text naming comment `c` ([`notabene_store::lean::naming`]), whitespace runs
 /// as one space.
 fn snippet(c: &Comment) -> String {
     let raw = match c.prerendered() {
         Some(p) => p.naming.as_str(),
-        None => crate::base::store::lean::naming(c.as_map()),
+        None => notabene_store::lean::naming(c.as_map()),
     };
     let flat = raw.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.chars().count() > 40 {
@@ -96,7 +96,7 @@ pub fn rendered_changes(old: &str, new: &str, options: &TextOptions) -> Vec<Valu
     let (la, lb) = (lines(&a), lines(&b));
     let ta: Vec<&str> = la.iter().map(|l| l.1.as_str()).collect();
     let tb: Vec<&str> = lb.iter().map(|l| l.1.as_str()).collect();
-    let mut pairs = crate::base::util::lcs::matches(&ta, &tb);
+    let mut pairs = crate::util::lcs::matches(&ta, &tb);
     pairs.push((ta.len(), tb.len()));
     let (mut i, mut j) = (0, 0);
     let mut out = Vec::new();
@@ -214,7 +214,7 @@ impl ViewInput<'_> {
             .collect();
         order.sort_by_key(|&ci| self.card_order(ci));
         let mut diffs: BTreeMap<(String, Option<String>), (usize, Value)> = BTreeMap::new();
-        let options = TextOptions::from_config(&self.book.mdbook).unwrap_or_default();
+        let options = crate::model::book::text_options(&self.book.mdbook).unwrap_or_default();
         let cards: Vec<Value> = order
             .into_iter()
             .map(|ci| {
@@ -337,7 +337,7 @@ impl ViewInput<'_> {
     /// other languages' pages are left out (their text is in those builds, never an orphan
     /// here) and counted by language in `otherLanguages`.
     pub fn comments(&self) -> String {
-        use crate::base::store::json::ObjectWriter;
+        use notabene_store::json::ObjectWriter;
         let comments = &self.anchors.comments;
         let other_languages = self.anchors.other_languages();
         // Sort keys read once (a comment field lookup hashes the key).
@@ -356,11 +356,11 @@ impl ViewInput<'_> {
         });
         let space = &self.book.config.space;
         // Entries written in parallel chunks, joined in order.
-        let threads = crate::base::util::par::default_threads();
+        let threads = notabene_core::par::default_threads();
         let chunks: Vec<&[usize]> = order
             .chunks(order.len().div_ceil(threads).max(64))
             .collect();
-        let parts = crate::base::util::par::par_map(&chunks, threads, |chunk| {
+        let parts = notabene_core::par::par_map(&chunks, threads, |chunk| {
             let mut part = Vec::with_capacity(400 * chunk.len());
             for (n, &ci) in chunk.iter().enumerate() {
                 if n > 0 {
@@ -421,7 +421,7 @@ impl ViewInput<'_> {
     /// The three generated chapters.
     pub fn chapters(&self, taken: &dyn Fn(&str) -> bool) -> Vec<View> {
         let fr = french(self.book);
-        let js = crate::base::store::json::to_js_compact;
+        let js = notabene_store::json::to_js_compact;
         let specs: [(&'static str, &str, &str, &str); 3] = [
             (
                 "review",
@@ -444,18 +444,15 @@ impl ViewInput<'_> {
         ];
         // Each view's data (the /comments list of a big store is the largest) on its own
         // thread; results in the order above.
-        let data = crate::base::util::par::par_map(
-            &specs,
-            crate::base::util::par::default_threads(),
-            |s| {
+        let data =
+            notabene_core::par::par_map(&specs, notabene_core::par::default_threads(), |s| {
                 let json = match s.0 {
                     "review" => js(&self.review()),
                     "comments" => self.comments(),
                     _ => js(&self.journal()),
                 };
                 memo_data_script(self.memo, &json, self.book.config.compress_above)
-            },
-        );
+            });
         specs
             .into_iter()
             .zip(data)
@@ -496,7 +493,7 @@ fn memo_data_script(memo: &Memo, json: &str, compress_above: usize) -> String {
 /// Appends the /review, /comments and /journal chapters after the book's own chapters.
 pub fn append_to(book: &mut MdBook, anchors: &BookAnchors, ids: &PageIds, cfg: &Book, memo: &Memo) {
     let store = cfg.store();
-    let journal = crate::base::store::journal::read(&store);
+    let journal = notabene_store::journal::read(&store);
     let repo = Repo::discover(&cfg.root);
     let input = ViewInput {
         anchors,
@@ -509,7 +506,7 @@ pub fn append_to(book: &mut MdBook, anchors: &BookAnchors, ids: &PageIds, cfg: &
     let taken: std::collections::BTreeSet<String> = book
         .iter()
         .filter_map(|i| match i {
-            BookItem::Chapter(ch) => ch.path.as_ref().map(|p| crate::base::util::slash_path(p)),
+            BookItem::Chapter(ch) => ch.path.as_ref().map(|p| notabene_core::slash_path(p)),
             _ => None,
         })
         .collect();

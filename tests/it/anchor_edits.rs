@@ -120,8 +120,8 @@ const ID: &str = "c_edits00001";
 impl Nomicon {
     /// `before` runs on the book before the first commit (text that stood there all along).
     fn new(chapter: &str, quote: &str, before: impl FnOnce(&Path)) -> Nomicon {
-        use mdbook_notabene::base::store::{Fresh, Location, Record, Scope, Store, new_comment};
-        use mdbook_notabene::base::text::{TextOptions, page_text};
+        use notabene_anchoring::text::{TextOptions, page_text};
+        use notabene_store::{Fresh, Location, Record, Scope, Store, new_comment};
         let tmp = common::tempdir();
         let repo = tmp.path().to_path_buf();
         let book = stage(&crate::support::common::corpus("nomicon"), &repo, "nomicon");

@@ -2,10 +2,10 @@
 //! `anchor::block` (`docs/src/design/anchoring.md`) must handle: for each, the chosen location
 //! and the status (never exact score values).
 
-use mdbook_notabene::base::anchor::block::{self, BlockAnchor};
-use mdbook_notabene::base::anchor::text::{TextAnchor, resolve};
-use mdbook_notabene::base::anchor::{DEFAULT_THRESHOLD, PageIndex, Status};
-use mdbook_notabene::base::text::{TextOptions, page_text};
+use notabene_anchoring::block::{self, BlockAnchor};
+use notabene_anchoring::quote::{TextAnchor, resolve};
+use notabene_anchoring::text::{TextOptions, page_text};
+use notabene_anchoring::{DEFAULT_THRESHOLD, PageIndex, Status};
 use pretty_assertions::assert_eq;
 
 /// (status, matched raw text, matched Markdown source, suggestion's Markdown source)

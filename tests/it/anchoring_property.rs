@@ -3,10 +3,10 @@
 //! `exact` at the place it was taken from; and results do not depend on the thread count.
 
 use crate::support::common::corpus_pages;
-use mdbook_notabene::base::anchor::text::TextAnchor;
-use mdbook_notabene::base::anchor::{DEFAULT_THRESHOLD, StoredAnchor, resolve_page};
-use mdbook_notabene::base::text::{PageText, TextOptions, page_text};
-use mdbook_notabene::base::util::par::par_map;
+use notabene_anchoring::quote::TextAnchor;
+use notabene_anchoring::text::{PageText, TextOptions, page_text};
+use notabene_anchoring::{DEFAULT_THRESHOLD, StoredAnchor, resolve_page};
+use notabene_core::par::par_map;
 
 /// Word starts and ends (byte offsets) of the page text.
 fn words(text: &str) -> Vec<(usize, usize)> {
@@ -96,7 +96,7 @@ fn random_quotes_resolve_exact_where_they_were_taken() {
         // The same quote with the same context repeated on a page is legitimately ambiguous:
         // then the first occurrence is chosen and the result is flagged.
         let ok = place.as_ref() == Some(&s.range)
-            && (r.status == mdbook_notabene::base::anchor::Status::Exact || r.flags.ambiguous);
+            && (r.status == notabene_anchoring::Status::Exact || r.flags.ambiguous);
         if !ok {
             failures.push(format!(
                 "{}: {:?} → {:?} at {:?} (expected {:?})",

@@ -16,7 +16,7 @@ use crate::support::preprocess;
 
 use common::{book_example, run_plugin};
 use mdbook_driver::config::Config;
-use mdbook_notabene::base::text::normalize::normalize;
+use notabene_anchoring::text::normalize::normalize;
 use preprocess::*;
 use pretty_assertions::assert_eq;
 use scraper::Html;

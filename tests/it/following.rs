@@ -11,8 +11,8 @@
 
 use crate::support::common::{self, git};
 use crate::support::preprocess;
-use mdbook_notabene::base::store::{Fresh, Scope, Store, new_comment};
-use mdbook_notabene::base::text::{TextOptions, page_text};
+use notabene_anchoring::text::{TextOptions, page_text};
+use notabene_store::{Fresh, Scope, Store, new_comment};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -128,9 +128,9 @@ impl Scenario {
                 ts: TS,
             });
             store
-                .write_record(&mdbook_notabene::base::store::Record {
+                .write_record(&notabene_store::Record {
                     file: format!("{page}/{}.json", id(key)),
-                    location: mdbook_notabene::base::store::Location::File,
+                    location: notabene_store::Location::File,
                     comment: c,
                 })
                 .unwrap();
@@ -730,7 +730,7 @@ fn heal_dry_run_and_legacy_members() {
     let originals = members.clone();
     common::write(
         &store.join("nomicon/src/races.json"),
-        &mdbook_notabene::base::store::json::to_js_pretty(&Value::Array(members)),
+        &notabene_store::json::to_js_pretty(&Value::Array(members)),
     );
     git(&s.repo, &["add", "-A"]);
     git(&s.repo, &["commit", "-qm", "legacy"]);
@@ -767,7 +767,7 @@ fn heal_dry_run_and_legacy_members() {
         assert_eq!(moved, want, "{key}");
         assert_eq!(
             text,
-            mdbook_notabene::base::store::json::to_js_pretty(&moved),
+            notabene_store::json::to_js_pretty(&moved),
             "canonical bytes"
         );
     }
@@ -919,7 +919,7 @@ fn re_keying_never_overwrites_another_file() {
     ))
     .unwrap();
     c["id"] = json!("c_follow.x");
-    common::write(&odd, &mdbook_notabene::base::store::json::to_js_pretty(&c));
+    common::write(&odd, &notabene_store::json::to_js_pretty(&c));
     git(
         &s.repo,
         &["mv", "nomicon/src/races.md", "nomicon/src/data-races.md"],
@@ -929,7 +929,7 @@ fn re_keying_never_overwrites_another_file() {
     other["id"] = json!("c_followx");
     other["page"] = json!("nomicon/src/data-races");
     let taken = store.join("nomicon/src/data-races/c_followx.json");
-    let taken_text = mdbook_notabene::base::store::json::to_js_pretty(&other);
+    let taken_text = notabene_store::json::to_js_pretty(&other);
     common::write(&taken, &taken_text);
     let out = s.notabene(&s.book, &["anchors", "heal"]);
     assert_eq!(out.code, 1, "{}", out.stdout);

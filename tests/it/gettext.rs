@@ -5,8 +5,8 @@
 
 use crate::support::common::{self, *};
 use crate::support::preprocess::*;
-use mdbook_notabene::base::store::{Fresh, Location, Record, Scope, Store, new_comment};
-use mdbook_notabene::base::text::{TextOptions, page_text};
+use notabene_anchoring::text::{TextOptions, page_text};
+use notabene_store::{Fresh, Location, Record, Scope, Store, new_comment};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use std::path::Path;

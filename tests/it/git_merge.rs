@@ -8,7 +8,7 @@
 //! on the other, a close changed on both sides differently is a conflict.
 
 use crate::support::common::{self, NOW, Out, run_with};
-use mdbook_notabene::base::store::json::to_js_pretty;
+use notabene_store::json::to_js_pretty;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;

@@ -6,7 +6,7 @@
 use crate::support::common;
 
 use common::{Out, run_with, tree};
-use mdbook_notabene::base::store::{Store, journal};
+use notabene_store::{Store, journal};
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 use std::os::unix::fs::symlink;
@@ -110,7 +110,7 @@ fn a_symlinked_comment_file_or_page_directory_is_never_read_and_verify_reports_i
     symlink(outside.join("legacy.json"), store.join("src/arr.json")).unwrap();
 
     let s = Store::new(&store);
-    let ids = |snap: &mdbook_notabene::base::store::Snapshot| -> Vec<String> {
+    let ids = |snap: &notabene_store::Snapshot| -> Vec<String> {
         snap.comments()
             .map(|r| r.comment.id().unwrap().to_string())
             .collect()

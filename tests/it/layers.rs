@@ -1,6 +1,8 @@
-//! The crate's layering, held to the code: every module under `src/` imports only from layers
-//! below its own ([`mdbook_notabene::LAYERS`], written down once in `src/lib.rs`), or from
-//! inside itself. A module is `tier::name`: `src/base/store/…` is `base::store`.
+//! The layering, held to the code. Between crates Cargo holds it: the store and anchoring crates
+//! (and the helpers under them) cannot name this package or mdBook, which the last test here
+//! checks in their dependency trees. Inside this package, every module under `src/` imports only
+//! from layers below its own ([`mdbook_notabene::LAYERS`], written down once in `src/lib.rs`), or
+//! from inside itself. A module is `tier::name`: `src/model/book/…` is `model::book`.
 //!
 //! Imports are read from the source text: `use crate::…` (with nested braces), paths
 //! `crate::tier::x::…` anywhere in code, `$crate::` in macros, `super::` climbing out of a
@@ -12,9 +14,10 @@ use std::path::{Path, PathBuf};
 
 /// Names the crate root re-exports from a lower layer: `crate::Error` is the shared helpers'.
 const ROOT_ITEMS: &[(&str, &str)] = &[
-    ("Error", "base::util"),
-    ("Result", "base::util"),
-    ("bail", "base::util"),
+    ("Error", "util::pipe"),
+    ("ErrorKind", "util::pipe"),
+    ("Result", "util::pipe"),
+    ("bail", "util::pipe"),
 ];
 
 /// The layer of each module.
@@ -280,7 +283,7 @@ fn the_tiers_are_contiguous_and_are_the_folders() {
             order.push(tiers[0]);
         }
     }
-    assert_eq!(order, ["base", "model", "output", "apps", "bin"]);
+    assert_eq!(order, ["util", "model", "output", "apps", "bin"]);
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut folders: Vec<String> = std::fs::read_dir(&src)
         .unwrap()
@@ -289,7 +292,7 @@ fn the_tiers_are_contiguous_and_are_the_folders() {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     folders.sort();
-    assert_eq!(folders, ["apps", "base", "bin", "model", "output"]);
+    assert_eq!(folders, ["apps", "bin", "model", "output", "util"]);
 }
 
 /// The checker itself: a lower layer or tier made to import a higher one is caught, in each
@@ -328,10 +331,7 @@ fn an_upward_import_is_reported() {
             "base/store/json.rs",
             "use crate::{Result, apps::{ops::Actor}};\n",
         ),
-        file(
-            "base/text/mod.rs",
-            "use crate::base::store::{self, Comment};\n",
-        ),
+        file("base/text/mod.rs", "use notabene_store::{self, Comment};\n"),
         file("base/text/code.rs", "use super::super::store::Comment;\n"),
         file("output/inject/mod.rs", "use crate::output::views::View;\n"),
         file(
@@ -341,7 +341,7 @@ fn an_upward_import_is_reported() {
         file("output/mod.rs", "pub mod views;\nuse crate::apps::ops;\n"),
         file("apps/ops/mod.rs", "use crate::output;\n"),
         file("bin/main.rs", "use mdbook_notabene::output::views;\n"),
-        file("output/engine.rs", "use crate::base::store;\n"),
+        file("output/engine.rs", "use notabene_store;\n"),
     ];
     assert_eq!(
         violations(&sources, layers),
@@ -357,4 +357,43 @@ fn an_upward_import_is_reported() {
             "output/mod.rs: a tier's list imports".to_string(),
         ]
     );
+}
+
+/// The crates below this package build without it and without mdBook: Cargo holds what the text
+/// scan above holds inside the package.
+#[test]
+fn the_store_and_anchoring_crates_depend_on_no_mdbook_crate() {
+    for krate in ["notabene-core", "notabene-store", "notabene-anchoring"] {
+        let out = std::process::Command::new(env!("CARGO"))
+            .args([
+                "tree",
+                "--offline",
+                "-e",
+                "normal",
+                "--prefix",
+                "none",
+                "-p",
+                krate,
+            ])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let tree = String::from_utf8_lossy(&out.stdout);
+        let names: Vec<&str> = tree.lines().filter_map(|l| l.split(' ').next()).collect();
+        assert!(names.contains(&krate), "{tree}");
+        let banned: Vec<&&str> = names
+            .iter()
+            .filter(|n| n.starts_with("mdbook") || **n == "notabene")
+            .collect();
+        assert_eq!(
+            banned,
+            Vec::<&&str>::new(),
+            "{krate} depends on them:\n{tree}"
+        );
+    }
 }

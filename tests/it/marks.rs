@@ -2,8 +2,8 @@
 //! scripts written without spaces (Japanese, Chinese), where word boundaries are Unicode's
 //! (UAX #29) or the quote itself. Golden: the chapter's Markdown after injection, byte for byte.
 
-use mdbook_notabene::base::text::{TextOptions, page_text};
 use mdbook_notabene::output::inject::{Injection, TextMark, inject};
+use notabene_anchoring::text::{TextOptions, page_text};
 use pretty_assertions::assert_eq;
 
 /// `md` with a mark on the first occurrence of `quote` in its rendered text.

@@ -13,9 +13,9 @@ use crate::support::serve;
 
 use common::{book_example, plugin_bin};
 use mdbook_driver::config::Config;
-use mdbook_notabene::base::store::json::to_js_pretty;
-use mdbook_notabene::base::store::{Fresh, Scope, Store, new_comment};
-use mdbook_notabene::base::text::{TextOptions, page_text};
+use notabene_anchoring::text::page_text;
+use notabene_store::json::to_js_pretty;
+use notabene_store::{Fresh, Scope, Store, new_comment};
 use preprocess::*;
 use serde_json::Value;
 use std::net::TcpListener;
@@ -269,7 +269,7 @@ fn mdbook_serve_rebuilds_when_the_store_changes() {
     // 2. A new comment file in the store: a selection quoting a sentence of the chapter.
     let md = common::read(&root.join("src/guide/installing.md"));
     let quote = "The installer never modifies files outside the prefix";
-    let options = TextOptions::from_config(&config).unwrap();
+    let options = mdbook_notabene::model::book::text_options(&config).unwrap();
     let pt = page_text(&md, &options);
     let a = pt.text.find(quote).expect("quote in the text model");
     let anchor = capture(&pt, a, a + quote.len());
@@ -312,7 +312,7 @@ fn mdbook_serve_rebuilds_when_the_store_changes() {
         .flat_map(|e| e.text())
         .collect();
     assert_eq!(
-        mdbook_notabene::base::text::normalize::normalize(&marked).as_string(),
+        notabene_anchoring::text::normalize::normalize(&marked).as_string(),
         quote
     );
     let comments = island_comments(&page);

@@ -15,10 +15,10 @@ use crate::support::preprocess;
 
 use common::{book_example, run_plugin, stage};
 use mdbook_driver::config::Config;
-use mdbook_notabene::base::store::{Fresh, Scope, Store, new_comment};
-use mdbook_notabene::base::text::{TextOptions, page_text};
 use mdbook_preprocessor::PreprocessorContext;
 use mdbook_preprocessor::book::Book as MdBook;
+use notabene_anchoring::text::{TextOptions, page_text};
+use notabene_store::{Fresh, Scope, Store, new_comment};
 use preprocess::*;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};

@@ -13,9 +13,9 @@ use crate::support::common;
 use crate::support::preprocess;
 
 use common::{book_example, corpus, run_plugin, stage};
-use mdbook_notabene::base::store::Store;
-use mdbook_notabene::base::text::normalize::normalize;
-use mdbook_notabene::base::text::{TextOptions, page_text};
+use notabene_anchoring::text::normalize::normalize;
+use notabene_anchoring::text::page_text;
+use notabene_store::Store;
 use preprocess::*;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -395,7 +395,7 @@ fn corpus_end_to_end(name: &str, seed: u64) {
     add_plugin(&mut config, json!({}));
     load(&root, config, &out).build().unwrap();
 
-    let options = TextOptions::from_config(&md0.config).unwrap();
+    let options = mdbook_notabene::model::book::text_options(&md0.config).unwrap();
     let ids = page_ids(&root);
     let mut checked = 0;
     let mut failures = Vec::new();

@@ -18,9 +18,9 @@ use crate::support::common;
 use crate::support::preprocess;
 
 use common::{corpus, stage};
-use mdbook_notabene::base::text::normalize::normalize;
-use mdbook_notabene::base::text::{TextOptions, page_text};
 use mdbook_notabene::output::inject::{self, Injection, TextMark};
+use notabene_anchoring::text::normalize::normalize;
+use notabene_anchoring::text::{TextOptions, page_text};
 use preprocess::*;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -338,7 +338,7 @@ fn random_markdown_keeps_its_text_through_inject() {
                 .push(format!("b{n}"));
         }
         let island = json!({ "page": format!("p/{n}"), "comments": [{ "body": "</script><b>x</b>\u{2028}" }] });
-        inj.island = Some(mdbook_notabene::base::util::payload::data_script(
+        inj.island = Some(mdbook_notabene::util::payload::data_script(
             "nb-data",
             &format!(" data-nb-page=\"p/{n}\""),
             &island.to_string(),

@@ -428,7 +428,7 @@ fn a_suggestion_we_write_is_canonical_for_the_original() {
     ));
     let bytes = read(&file);
     assert_eq!(bytes, printed);
-    assert_eq!(bytes, mdbook_notabene::base::store::json::to_js_pretty(&c));
+    assert_eq!(bytes, notabene_store::json::to_js_pretty(&c));
     // The same object as the fixture written by the original's writer, but for id and times.
     let mut theirs: serde_json::Value = serde_json::from_str(&read(&fixture(
         "suggestion/store/src/guide/intro/c_mx2sssugg0001.json",
@@ -438,8 +438,5 @@ fn a_suggestion_we_write_is_canonical_for_the_original() {
         theirs[k] = c[k].clone();
     }
     theirs["thread"][0]["ts"] = c["thread"][0]["ts"].clone();
-    assert_eq!(
-        bytes,
-        mdbook_notabene::base::store::json::to_js_pretty(&theirs)
-    );
+    assert_eq!(bytes, notabene_store::json::to_js_pretty(&theirs));
 }

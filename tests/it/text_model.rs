@@ -7,8 +7,8 @@
 //! which contributes no text; mermaid.js replaces it with an SVG).
 
 use crate::support::common;
-use mdbook_notabene::base::text::normalize::normalize;
-use mdbook_notabene::base::text::{TextOptions, page_text};
+use notabene_anchoring::text::normalize::normalize;
+use notabene_anchoring::text::page_text;
 use scraper::{ElementRef, Html, Node, Selector};
 use std::path::Path;
 
@@ -65,7 +65,7 @@ fn check_dir(dir: &Path, min_chapters: usize) {
     let (book, _) = md
         .preprocess_book(&mdbook_driver::builtin_renderers::MarkdownRenderer::new())
         .unwrap();
-    let options = TextOptions::from_config(&md.config).unwrap();
+    let options = mdbook_notabene::model::book::text_options(&md.config).unwrap();
     let out = md.build_dir_for("html");
     let main_sel = Selector::parse("main").unwrap();
     let mut failures = Vec::new();

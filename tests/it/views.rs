@@ -5,18 +5,18 @@
 
 use crate::support::common::{self, git, git_commit_all};
 
-use mdbook_notabene::base::anchor::DEFAULT_THRESHOLD;
-use mdbook_notabene::base::store::{Fresh, Scope, new_comment};
-use mdbook_notabene::base::text::TextOptions;
 use mdbook_notabene::model::book::Book;
 use mdbook_notabene::model::book::PageIds;
 use mdbook_notabene::model::book::Repo;
 use mdbook_notabene::model::resolve::{Chapter, anchor_book};
 use mdbook_notabene::output::views::ViewInput;
+use notabene_anchoring::DEFAULT_THRESHOLD;
+use notabene_anchoring::text::TextOptions;
+use notabene_store::{Fresh, Scope, new_comment};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-fn addressed(id: &str, page: &str, link: Option<&str>) -> mdbook_notabene::base::store::Comment {
+fn addressed(id: &str, page: &str, link: Option<&str>) -> notabene_store::Comment {
     let mut c = new_comment(&Fresh {
         id,
         space: "book",
@@ -145,7 +145,7 @@ fn review_inverts_the_journal_and_picks_each_diff_source() {
         book: &cfg,
         ids: &ids,
         repo: &repo,
-        memo: &mdbook_notabene::base::util::memo::Memo::off(),
+        memo: &mdbook_notabene::util::memo::Memo::off(),
     };
     let review = crate::support::preprocess::inline_diffs(&input.review());
     assert_eq!(review["mode"], "approve");
@@ -235,9 +235,9 @@ fn stored(id: &str, page: &str, status: &str, quote: Option<&str>, messages: usi
 /// replies, a page off the book, no quote).
 #[test]
 fn resolved_comments_read_thin_give_the_pages_reading_them_whole_gives() {
-    use mdbook_notabene::base::store::{Comment, lean};
     use mdbook_notabene::model::resolve::Which;
     use mdbook_notabene::output::inject::island;
+    use notabene_store::{Comment, lean};
     let tmp = common::tempdir();
     let book = tmp.path().join("docs");
     common::write(
@@ -314,7 +314,7 @@ fn resolved_comments_read_thin_give_the_pages_reading_them_whole_gives() {
             book: &cfg,
             ids: &ids,
             repo: &repo,
-            memo: &mdbook_notabene::base::util::memo::Memo::off(),
+            memo: &mdbook_notabene::util::memo::Memo::off(),
         };
         let islands: Vec<String> = (0..anchors.chapters.len())
             .map(|ch| island::injection_for(&anchors, ch, &cfg.config).1)

@@ -6,10 +6,10 @@
 
 use mdbook_driver::MDBook;
 use mdbook_driver::config::Config;
-use mdbook_notabene::base::store::{Fresh, Scope, Store, new_comment};
-use mdbook_notabene::base::text::normalize::normalize;
-use mdbook_notabene::base::text::{PageText, SegKind, TextOptions, page_text};
 use mdbook_notabene::model::book::PageIds;
+use notabene_anchoring::text::normalize::normalize;
+use notabene_anchoring::text::{PageText, SegKind, page_text};
+use notabene_store::{Fresh, Scope, Store, new_comment};
 use scraper::{ElementRef, Html, Node, Selector};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
@@ -403,7 +403,7 @@ fn pick(rng: &mut fastrand::Rng, run: &Run, max_words: usize) -> Range<usize> {
 pub fn generate(root: &Path, md: &MDBook, opts: &GenOptions) -> Vec<Gen> {
     let chapters = chapters(md);
     let ids = page_ids(root);
-    let options = TextOptions::from_config(&md.config).unwrap();
+    let options = mdbook_notabene::model::book::text_options(&md.config).unwrap();
     let mut rng = fastrand::Rng::with_seed(opts.seed);
     let models: Vec<(PageText, Vec<Run>)> = chapters
         .iter()
@@ -644,7 +644,7 @@ pub fn islands(doc: &Html) -> Vec<(String, Value, String)> {
         .map(|el| {
             let mut raw: String = el.text().collect();
             if el.value().attr("data-nb-encoding").is_some() {
-                raw = mdbook_notabene::base::util::payload::inflate_base64(&raw)
+                raw = mdbook_notabene::util::payload::inflate_base64(&raw)
                     .unwrap_or_else(|| panic!("deflated island does not inflate: {raw}"));
             }
             let v = serde_json::from_str(&raw)
@@ -667,7 +667,7 @@ pub fn view_data(doc: &Html) -> Value {
         .expect("a script.nb-view-data");
     let mut raw: String = el.text().collect();
     if el.value().attr("data-nb-encoding").is_some() {
-        raw = mdbook_notabene::base::util::payload::inflate_base64(&raw)
+        raw = mdbook_notabene::util::payload::inflate_base64(&raw)
             .unwrap_or_else(|| panic!("deflated view data does not inflate: {raw}"));
     }
     serde_json::from_str(&raw).unwrap_or_else(|e| panic!("view data does not parse: {e}: {raw}"))

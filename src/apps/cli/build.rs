@@ -4,11 +4,11 @@
 
 use super::{Ctx, say, say_err};
 use crate::apps::ops;
-use crate::base::store::json;
 use crate::model::book::Book;
 use crate::model::resolve::BookAnchors;
 use crate::{Error, Result, bail};
 use clap::{Args, Subcommand};
+use notabene_store::json;
 use serde_json::Value;
 use std::io::Read;
 use std::path::PathBuf;

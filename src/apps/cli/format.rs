@@ -3,8 +3,8 @@
 //! of each line (so a newline inside an author, a section or a quote cannot start a line of its
 //! own). A message body's lines are shown as an indented block.
 
-use crate::base::store::Scope;
-use crate::base::store::{Comment, Location, Record, ids};
+use notabene_store::Scope;
+use notabene_store::{Comment, Location, Record, ids};
 use serde_json::Value;
 
 fn text(v: Option<&Value>) -> &str {

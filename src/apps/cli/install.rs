@@ -5,9 +5,9 @@
 //! is no store. Running it again changes nothing.
 
 use super::{Ctx, say};
-use crate::base::store::fsx;
 use crate::output::assets;
 use crate::{Error, Result, bail};
+use notabene_store::fsx;
 use std::path::{Path, PathBuf};
 use toml_edit::{Array, DocumentMut, Item, Table};
 

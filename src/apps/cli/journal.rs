@@ -2,10 +2,10 @@
 //! ls`.
 
 use super::{Ctx, say};
-use crate::base::store::journal;
-use crate::base::store::json;
 use crate::{Error, Result};
 use clap::Subcommand;
+use notabene_store::journal;
+use notabene_store::json;
 use serde_json::Value;
 use std::io::Read;
 

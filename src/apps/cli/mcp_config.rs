@@ -5,7 +5,7 @@
 //! Pure text in, text out, plus the one atomic write.
 
 use crate::Result;
-use crate::base::store::fsx;
+use notabene_store::fsx;
 use serde_json::Value;
 use std::path::Path;
 

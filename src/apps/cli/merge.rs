@@ -6,10 +6,10 @@
 //! never in the work tree's top (see `temp_home`).
 
 use super::{Ctx, say, say_err};
-use crate::base::store::{Store, fsx, merge};
 use crate::model::book::git;
 use crate::{Error, Result};
 use clap::Args;
+use notabene_store::{Store, fsx, merge};
 use serde_json::{Value, json};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

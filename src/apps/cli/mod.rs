@@ -13,16 +13,16 @@ mod mcp_config;
 mod merge;
 mod setup;
 
-use crate::base::store::Store;
 use crate::model::book::Book;
 use crate::{Error, Result};
 use clap::{Args, Parser, Subcommand};
+use notabene_store::Store;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 // Every human-readable line goes through these: one line each, escaped for the terminal
 // (stored text is untrusted), a closed pipe ignored (`notabene comments ls | head`).
-pub(crate) use crate::base::util::term::{say, say_err};
+pub(crate) use notabene_core::{say, say_err};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -290,7 +290,7 @@ fn dispatch(command: Command, book: Option<&Path>, store: Option<&Path>) -> Resu
             unreachable!("handled before the context")
         }
         Command::Migrate(a) => {
-            let report = crate::base::store::migrate::migrate(&ctx.store, a.dry_run)?;
+            let report = notabene_store::migrate::migrate(&ctx.store, a.dry_run)?;
             for (file, why) in &report.kept {
                 say_err!("notabene: kept {why} ({file})");
             }
@@ -303,7 +303,7 @@ fn dispatch(command: Command, book: Option<&Path>, store: Option<&Path>) -> Resu
                 "notabene: {verb} {} page file(s) → {} comment file(s) (store schemaVersion {}).",
                 report.pages,
                 report.moved,
-                crate::base::store::SCHEMA_VERSION
+                notabene_store::SCHEMA_VERSION
             );
             Ok(0)
         }

@@ -3,10 +3,10 @@
 //! read-only `doctor` report.
 
 use super::{Ctx, say};
-use crate::base::store::SCHEMA_VERSION;
-use crate::base::store::{Meta, fsx, json};
 use crate::{Error, Result, bail};
 use clap::Args;
+use notabene_store::SCHEMA_VERSION;
+use notabene_store::{Meta, fsx, json};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 

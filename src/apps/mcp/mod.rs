@@ -6,14 +6,14 @@
 //! A tool that fails answers a tool error (`isError: true`) whose text is the CLI's message —
 //! an unknown tool and bad arguments included — and the server goes on serving; a line that is
 //! not JSON, or is over the cap, gets a JSON-RPC error ([`lines`]). Nothing is written on stdout
-//! but the protocol. Calls [`tools`], `ops`, `model::book`, `base::store`.
+//! but the protocol. Calls [`tools`], `ops`, `model::book`, `notabene_store`.
 
 pub mod lines;
 pub mod tools;
 
-use crate::base::store::Store;
 use crate::model::book::Book;
 use crate::{Error, Result};
+use notabene_store::Store;
 use rmcp::ServiceExt;
 use rmcp::handler::server::common::schema_for_type;
 use rmcp::model::{
@@ -256,7 +256,7 @@ impl ServerHandler for Server {
         });
         let result = match answer {
             Ok(a) => {
-                let mut text = crate::base::store::json::to_js_pretty(&a.value);
+                let mut text = notabene_store::json::to_js_pretty(&a.value);
                 for n in &a.notes {
                     text.push_str(n);
                     text.push('\n');

@@ -5,9 +5,9 @@
 //! store; never the CLI.
 
 use crate::apps::ops::{self, Actor, Change, Resolution, limits};
-use crate::base::store::{Record, Store, ids};
 use crate::model::book::Book;
 use crate::{Error, Result};
+use notabene_store::{Record, Store, ids};
 use rmcp::schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};

@@ -3,8 +3,8 @@
 //! interrupted suggested edits. Reads only; checks report and stop, they never repair.
 
 use crate::Result;
-use crate::base::store::{Store, journal, verify};
 use crate::model::book::{Book, pages};
+use notabene_store::{Store, journal, verify};
 use serde_json::{Value, json};
 
 /// What the audit found.

@@ -8,10 +8,10 @@
 //! stores; writes nothing. Calls `output::engine` to anchor, `model::book` for git.
 
 use crate::Result;
-use crate::base::store::{Comment, Status, Store};
 use crate::model::book::Book;
 use crate::model::book::git::{self, MoveKind};
 use crate::model::resolve::BookAnchors;
+use notabene_store::{Comment, Status, Store};
 use serde::Serialize;
 use serde_json::Value;
 use std::path::Path;

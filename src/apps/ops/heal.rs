@@ -3,10 +3,10 @@
 //! writes the plan into the store, locked, each file atomically (a move writes the new file
 //! before it removes the old one).
 
-use crate::base::anchor::Status;
-use crate::base::store::{Record, Scope, Store, ids};
 use crate::model::resolve::BookAnchors;
 use crate::{Result, bail};
+use notabene_anchoring::Status;
+use notabene_store::{Record, Scope, Store, ids};
 use serde_json::Value;
 
 /// A comment followed to another page: moved from `from` to `to`.
@@ -148,10 +148,8 @@ pub fn write(store: &Store, heal: &Heal) -> Result<()> {
             .get(id)
             .and_then(|c| c.first())
             .map(|r| match r.location {
-                crate::base::store::Location::Legacy { index } => {
-                    (r.file.clone(), usize::MAX - index)
-                }
-                crate::base::store::Location::File => (r.file.clone(), 0),
+                notabene_store::Location::Legacy { index } => (r.file.clone(), usize::MAX - index),
+                notabene_store::Location::File => (r.file.clone(), 0),
             })
     };
     let mut ordered: Vec<&Move> = heal.moves.iter().collect();

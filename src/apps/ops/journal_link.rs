@@ -5,11 +5,11 @@
 //! ([`journal_nudge`]; `verify`'s `comment-not-in-journal-changes`), as is a close that names
 //! no entry; an apply that names none writes its own.
 //!
-//! Owns: that rule and its messages. Calls: [`crate::base::store::journal`] (read only).
+//! Owns: that rule and its messages. Calls: [`notabene_store::journal`] (read only).
 
 use crate::Result;
-use crate::base::store::{Store, journal};
-use crate::base::util::error::{Error, ErrorKind};
+use notabene_core::error::{Error, ErrorKind};
+use notabene_store::{Store, journal};
 use serde_json::Value;
 
 /// The nudge for a close of comments `ids` that links journal entry `entry` (one

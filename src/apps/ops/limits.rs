@@ -2,8 +2,8 @@
 //! one place the CLI, the API (and whatever adaptor comes next) take them from.
 
 use crate::Result;
-use crate::base::text::blocks;
-use crate::base::util::error::{Error, ErrorKind};
+use notabene_anchoring::text::blocks;
+use notabene_core::error::{Error, ErrorKind};
 
 /// Largest accepted request body (the API).
 pub const MAX_REQUEST: usize = 1024 * 1024;

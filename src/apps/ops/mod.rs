@@ -15,10 +15,10 @@ pub mod limits;
 pub mod suggestions;
 
 use crate::Result;
-use crate::base::store::comment::{suggestion_body, suggestion_value};
-use crate::base::store::{Comment, Record, Scope, Status, Store, ids, journal};
-use crate::base::text;
-use crate::base::util::error::{Error, ErrorKind};
+use notabene_anchoring::text;
+use notabene_core::error::{Error, ErrorKind};
+use notabene_store::comment::{suggestion_body, suggestion_value};
+use notabene_store::{Comment, Record, Scope, Status, Store, ids, journal};
 use serde_json::{Map, Value, json};
 
 pub use journal_link::{check_link as check_journal_link, journal_nudge};
@@ -438,7 +438,7 @@ pub fn create(store: &Store, pages: &dyn Pages, new: &NewComment, force: bool) -
     store
         .check_compatible()
         .map_err(|e| e.with_kind(ErrorKind::Conflict))?;
-    crate::base::store::validate_page_id(&new.page).map_err(|e| {
+    notabene_store::validate_page_id(&new.page).map_err(|e| {
         Error::of(
             ErrorKind::Invalid,
             e.what().trim_end_matches(" (page)"),
@@ -491,7 +491,7 @@ pub fn create(store: &Store, pages: &dyn Pages, new: &NewComment, force: bool) -
     // Written and fsynced before the lock: under it, only the schema check and the rename
     // that never replaces a file (a taken id is drawn again).
     loop {
-        let mut comment = crate::base::store::new_comment(&crate::base::store::Fresh {
+        let mut comment = notabene_store::new_comment(&notabene_store::Fresh {
             id: &ids::comment_id(now),
             space: &new.space,
             page: &new.page,

@@ -9,8 +9,8 @@
 //! queries and bodies); the group commit of PATCHes is `queue`'s.
 
 use crate::apps::ops::{self, Actor, Anchor, Change, NewComment, Resolution, limits};
-use crate::base::store::{Comment, Scope, Status, Store, ids, journal};
 use crate::model::book::{PageIds, Repo};
+use notabene_store::{Comment, Scope, Status, Store, ids, journal};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
@@ -54,7 +54,7 @@ struct Patch {
 /// The reply for an operation's error: its kind is the status code, its field named as the
 /// request names it.
 fn reply_of(e: crate::Error) -> Reply {
-    use crate::base::util::error::ErrorKind;
+    use notabene_core::error::ErrorKind;
     let code = match e.kind() {
         ErrorKind::Invalid => 400,
         ErrorKind::NotFound => 404,
@@ -268,7 +268,7 @@ fn body_text(o: &Map<String, Value>, key: &str) -> Result<String, Reply> {
 }
 
 impl Api<'_> {
-    fn comments(&self) -> Result<Vec<crate::base::store::Record>, Reply> {
+    fn comments(&self) -> Result<Vec<notabene_store::Record>, Reply> {
         let snap = self.store.load().map_err(|e| err(500, e.message()))?;
         Ok(snap.comments().cloned().collect())
     }
@@ -349,7 +349,7 @@ impl Api<'_> {
         Ok((201, Value::Object(comment.as_map().clone())))
     }
 
-    fn find(&self, o: &Map<String, Value>) -> Result<crate::base::store::Record, Reply> {
+    fn find(&self, o: &Map<String, Value>) -> Result<notabene_store::Record, Reply> {
         let (Some(page), Some(id)) = (string_field(o, "page", 1024)?, string_field(o, "id", 256)?)
         else {
             return Err(err(400, "page, id required"));
@@ -391,7 +391,7 @@ impl Api<'_> {
         if let Err(e) = self.store.check_compatible() {
             return all(err(409, e.message()));
         }
-        let mut records: Vec<(crate::base::store::Record, bool)> = Vec::new();
+        let mut records: Vec<(notabene_store::Record, bool)> = Vec::new();
         // Each action with the comment just before it and just after it, for `POST undo`.
         let mut actions: Vec<(usize, Undo)> = Vec::new();
         let mut out: Vec<Result<Reply, Reply>> = Vec::with_capacity(jobs.len());
@@ -451,7 +451,7 @@ impl Api<'_> {
                 }
             }
         }
-        let mut syncs: Vec<crate::base::store::fsx::DirSync> = Vec::new();
+        let mut syncs: Vec<notabene_store::fsx::DirSync> = Vec::new();
         let mut failed: Vec<(usize, Reply)> = Vec::new();
         for (i, (rec, dirty)) in records.iter().enumerate() {
             if !dirty {
@@ -510,7 +510,7 @@ impl Api<'_> {
         let done = match ops::apply_suggestions(&book, self.store, &req) {
             Ok(done) => done,
             // Failed after the Markdown was written (the journal, a close): not a refusal.
-            Err(e) if e.kind() == crate::base::util::error::ErrorKind::Io => {
+            Err(e) if e.kind() == notabene_core::error::ErrorKind::Io => {
                 return Err(err(500, e.message()));
             }
             Err(e) => return Err(err(409, e.message())),
@@ -532,7 +532,7 @@ impl Api<'_> {
                     .delete_record(&rec)
                     .map_err(|e| err(500, e.message()))?;
                 // A member of a legacy array has no file of its own to put back.
-                let undo = rec.location == crate::base::store::Location::File;
+                let undo = rec.location == notabene_store::Location::File;
                 if undo {
                     self.undos.remember(Undo {
                         before: rec,
@@ -578,7 +578,7 @@ impl Api<'_> {
                 return Err(err(409, &why.message()));
             }
         };
-        let record = crate::base::store::Record {
+        let record = notabene_store::Record {
             comment: Comment::from_map(map),
             ..now.unwrap_or(undo.before)
         };

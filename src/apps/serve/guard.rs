@@ -184,7 +184,7 @@ pub fn allowed_host(arg: &str) -> crate::Result<String> {
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.' || b == b'_');
     if !ok {
         return Err(crate::Error::of(
-            crate::base::util::error::ErrorKind::Invalid,
+            notabene_core::error::ErrorKind::Invalid,
             format!("not a host name (a name or an IP address, no port): {arg}"),
             "--allowed-host",
         ));

@@ -6,12 +6,12 @@
 //! them properly.
 
 use crate::Result;
-use crate::base::store::json::{ObjectWriter, write_js_compact};
-use crate::base::store::{Comment, Store};
-use crate::base::store::{Scope, Status};
-use crate::base::util::escape::escape_html;
-use crate::base::util::payload;
-use crate::base::util::term::say_err;
+use crate::util::payload;
+use notabene_core::escape::escape_html;
+use notabene_core::say_err;
+use notabene_store::json::{ObjectWriter, write_js_compact};
+use notabene_store::{Comment, Store};
+use notabene_store::{Scope, Status};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -33,7 +33,7 @@ pub(super) fn changed_pages<V: PartialEq>(
         .chain(after.keys().filter(|p| !before.contains_key(*p)));
     for path in differs {
         let rel = path.strip_prefix(store).ok()?;
-        let rel = crate::base::util::slash_path(rel);
+        let rel = notabene_core::slash_path(rel);
         let (dir, name) = rel.rsplit_once('/')?;
         // `<page>/<id>.json` only: the journal, `meta.json` and legacy arrays rebuild.
         if !name.ends_with(".json") || dir.is_empty() {
@@ -96,7 +96,7 @@ pub(super) fn patch_islands(
         });
         let sure = some.as_ref().is_some_and(|v| {
             v.iter().all(|(k, kind, c)| match c {
-                Some(c) => crate::base::store::ids::sanitize_id(c.id().unwrap_or_default()) == *k,
+                Some(c) => notabene_store::ids::sanitize_id(c.id().unwrap_or_default()) == *k,
                 None => *kind == Kind::Removed,
             })
         });
@@ -204,7 +204,7 @@ fn patch_html(html: &str, page: &str, space: &str, update: &Update) -> Option<St
                 fresh.iter().map(|(k, _, c)| (k.as_str(), c)).collect();
             let mut seen: BTreeSet<String> = BTreeSet::new();
             for e in &old {
-                let key = crate::base::store::ids::sanitize_id(&id_of(e).unwrap_or_default());
+                let key = notabene_store::ids::sanitize_id(&id_of(e).unwrap_or_default());
                 match by_key.get(key.as_str()) {
                     // Followed here from another page: not what the API wrote on this one.
                     _ if e.get("page").is_some() => push(&serde_json::to_vec(e).ok()?),
@@ -271,8 +271,8 @@ fn lean(c: &Comment, space: &str, anchoring: &Value) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use crate::apps::serve::islands::{Kind, Update, patch_html};
-    use crate::base::store::Comment;
-    use crate::base::util::payload;
+    use crate::util::payload;
+    use notabene_store::Comment;
     use serde_json::json;
 
     #[test]

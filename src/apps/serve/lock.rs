@@ -4,7 +4,7 @@
 //! statement that changes it (a path, a page map, counters), so one panicking rebuild or request
 //! never fails the requests after it.
 
-use crate::base::util::term::say_err;
+use notabene_core::say_err;
 use std::sync::{Mutex, MutexGuard, Once, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// Locks `m`, recovering it when a panic poisoned it.

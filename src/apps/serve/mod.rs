@@ -18,10 +18,10 @@ mod routes;
 mod undo;
 mod watch;
 
-use crate::base::store::Store;
-use crate::base::util::term::say_err;
 use crate::model::book::{Book, PageIds, Repo};
 use crate::{Error, Result};
+use notabene_core::say_err;
+use notabene_store::Store;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
@@ -244,7 +244,7 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
         host_mode: options.host,
         port,
         allowed_hosts: options.allowed_hosts.clone(),
-        author: crate::base::store::ids::resolve_author(None, root),
+        author: notabene_store::ids::resolve_author(None, root),
         space: book.config.space.clone(),
         root: root.to_path_buf(),
         patches: api::PatchQueue::default(),

@@ -201,7 +201,7 @@ async fn write(
                     .map(str::to_string)
             };
             if let Some(page) = field("page") {
-                let key = field("id").map(|id| (crate::base::store::ids::sanitize_id(&id), kind));
+                let key = field("id").map(|id| (notabene_store::ids::sanitize_id(&id), kind));
                 let _ = lock::lock(&ctx.wake).send((page, key));
             }
         }

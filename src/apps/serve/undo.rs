@@ -8,9 +8,9 @@
 //! Each action of a comment ends at its own `updatedAt` ([`later_than`]), which is how the
 //! browser names the action it takes back.
 //!
-//! May call: the store's records (`base::store`).
+//! May call: the store's records (`notabene_store`).
 
-use crate::base::store::{Comment, Record, ids};
+use notabene_store::{Comment, Record, ids};
 use serde_json::{Map, Value};
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -172,7 +172,7 @@ pub fn later_than(now: chrono::DateTime<chrono::Utc>, prev: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::base::store::Location;
+    use notabene_store::Location;
     use serde_json::json;
 
     fn record(v: Value) -> Record {

@@ -7,12 +7,12 @@
 //! thread only wakes to look at what the events gathered: `serve` idles at no measurable CPU
 //! however many files it watches. Between polls, the pages the API names after its writes are
 //! patched at once, a burst at a time ([`BURST_GAP`], [`BURST_MAX`]). The build itself parses
-//! only the comment files that changed (the store's cache, `base::store::cache`).
+//! only the comment files that changed (the store's cache, `notabene_store::cache`).
 //! Nothing is written into the build directory once the server stops (`Site::stopped`).
 
 use super::islands::{Changes, Kind};
 use super::{Hint, Site, lock};
-use crate::base::util::term::say_err;
+use notabene_core::say_err;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -286,7 +286,7 @@ fn lower_priority() {
 /// What island patching needs: the store, the book's space, and the pages the API names
 /// after its writes.
 pub(super) struct Patching {
-    pub store: crate::base::store::Store,
+    pub store: notabene_store::Store,
     pub space: String,
     /// (page, the written comment's file key and what happened to it) of each write; no
     /// key: read the page whole.

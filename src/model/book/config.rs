@@ -4,11 +4,11 @@
 //! mdBook's own preprocessor keys are accepted; unknown keys are warned about.
 
 use super::git::git_toplevel;
-use crate::base::store::Store;
-use crate::base::util::slash_path;
-use crate::base::util::term::say_err;
 use crate::{Error, Result, bail};
 use mdbook_preprocessor::config::Config as MdConfig;
+use notabene_core::say_err;
+use notabene_core::slash_path;
+use notabene_store::Store;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, value::MapDeserializer};
 use serde_json::Value;
@@ -48,10 +48,10 @@ pub enum Review {
 
 impl Review {
     /// The status `comments done` writes in this mode.
-    pub fn done_status(self) -> crate::base::store::Status {
+    pub fn done_status(self) -> notabene_store::Status {
         match self {
-            Review::Auto => crate::base::store::Status::Resolved,
-            Review::Approve => crate::base::store::Status::Addressed,
+            Review::Auto => notabene_store::Status::Resolved,
+            Review::Approve => notabene_store::Status::Addressed,
         }
     }
     /// The config spelling.
@@ -95,7 +95,7 @@ pub struct Config {
     /// `languages`: the languages page ids may carry (besides the default and `po/*.po`).
     pub languages: Vec<String>,
     /// `compress-above` (bytes, default 16 KiB): data islands and generated-page payloads
-    /// whose JSON is longer are written deflated (see [`crate::base::util::payload`]); 0 deflates
+    /// whose JSON is longer are written deflated (see [`crate::util::payload`]); 0 deflates
     /// every one.
     pub compress_above: usize,
 }
@@ -116,7 +116,7 @@ impl Default for Config {
             print_comments: false,
             public: false,
             languages: Vec::new(),
-            compress_above: crate::base::util::payload::DEFAULT_COMPRESS_ABOVE,
+            compress_above: crate::util::payload::DEFAULT_COMPRESS_ABOVE,
         }
     }
 }
@@ -468,7 +468,7 @@ fn page_prefix<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Err
     let s = string(d)?;
     let trimmed = s.trim_matches('/');
     if !trimmed.is_empty()
-        && let Some(problem) = crate::base::store::page_id::page_id_problem(trimmed)
+        && let Some(problem) = notabene_store::page_id::page_id_problem(trimmed)
     {
         return Err(de::Error::custom(format_args!(": {problem}")));
     }

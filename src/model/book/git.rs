@@ -91,9 +91,7 @@ impl Repo {
     pub fn relative(&self, file: &Path) -> Option<String> {
         let root = self.root.as_ref()?;
         let abs = file.canonicalize().ok()?;
-        abs.strip_prefix(root)
-            .ok()
-            .map(crate::base::util::slash_path)
+        abs.strip_prefix(root).ok().map(notabene_core::slash_path)
     }
 
     /// The diff of `file` (None: the page has no source file) for a change with `git_ref`.

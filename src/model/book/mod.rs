@@ -1,6 +1,7 @@
 //! The book: `book.toml` and the `[preprocessor.notabene]` table ([`config`]), page ids and their
 //! mapping to Markdown files ([`pages`]), and the git repository the book lives in ([`git`]: diffs
-//! for /review, the work-tree root for the page prefix).
+//! for /review, the work-tree root for the page prefix), and the text model's settings its
+//! `[output.html]` gives ([`text_options`]).
 //!
 //! Nothing here reads comments or anchors them.
 
@@ -8,8 +9,10 @@ pub mod config;
 pub mod git;
 pub mod notices;
 pub mod pages;
+pub mod text_options;
 
 pub use config::{Book, Config, FailOn, LocaleStrategy, Review};
 pub use git::Repo;
 pub use notices::warn_config;
 pub use pages::PageIds;
+pub use text_options::text_options;

@@ -2,10 +2,10 @@
 //! process by every entry point that reads the book: the CLIs, the preprocessor under
 //! `mdbook build`, `serve` (whose rebuilds read the book again and say nothing new).
 //!
-//! Owns: the set of warnings already printed. Calls: [`crate::base::util::term`].
+//! Owns: the set of warnings already printed. Calls: [`notabene_core::term`].
 
 use super::Book;
-use crate::base::util::term::say_err;
+use notabene_core::say_err;
 use std::collections::BTreeSet;
 use std::sync::Mutex;
 

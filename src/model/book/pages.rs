@@ -4,7 +4,7 @@
 //! and case-preserving, so an agent finds the file by appending `.md`.
 
 use super::config::{Book, LocaleStrategy};
-use crate::base::store::validate_page_id;
+use notabene_store::validate_page_id;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -82,7 +82,7 @@ impl PageIds {
     /// `<prefix>/<path without extension>`, with this build's locale encoded when it is not
     /// the default language and the path does not already carry one.
     pub fn for_chapter(&self, source_path: &Path) -> String {
-        let rel = crate::base::util::slash_path(&source_path.with_extension(""));
+        let rel = notabene_core::slash_path(&source_path.with_extension(""));
         if self.language == self.default_language || self.carried_locale(&rel).is_some() {
             return self.join(&rel);
         }

@@ -7,13 +7,12 @@
 
 use super::{BookAnchors, Chapter, Which};
 use crate::Result;
-use crate::base::anchor::DEFAULT_THRESHOLD;
-use crate::base::store::{Comment, Store};
-use crate::base::text::TextOptions;
-use crate::base::util::slash_path;
-use crate::base::util::term::say_err;
 use crate::model::book::{Book, PageIds};
 use mdbook_preprocessor::book::{Book as MdBook, BookItem};
+use notabene_anchoring::DEFAULT_THRESHOLD;
+use notabene_core::say_err;
+use notabene_core::slash_path;
+use notabene_store::{Comment, Store};
 use std::path::Path;
 
 /// The chapters of `book` that have a source file, with their page ids. A chapter's
@@ -69,11 +68,11 @@ pub fn read_comments_for_build(store: &Store, space: &str) -> (Vec<Comment>, Vec
 }
 
 /// [`read_comments_for_build`] for a long-lived process: through what its last build read
-/// ([`crate::base::store::Recent`]).
+/// ([`notabene_store::Recent`]).
 pub fn read_comments_for_build_recent(
     store: &Store,
     space: &str,
-    recent: &crate::base::store::Recent,
+    recent: &notabene_store::Recent,
 ) -> (Vec<Comment>, Vec<String>) {
     comments_of(store, |s| s.load_for_build_recent(space, recent))
 }
@@ -81,7 +80,7 @@ pub fn read_comments_for_build_recent(
 /// The comments with an id of what `load` reads of `store`, and the warnings of reading it.
 fn comments_of(
     store: &Store,
-    load: impl FnOnce(&Store) -> Result<crate::base::store::Snapshot>,
+    load: impl FnOnce(&Store) -> Result<notabene_store::Snapshot>,
 ) -> (Vec<Comment>, Vec<String>) {
     if !store.exists() {
         return (Vec::new(), Vec::new());
@@ -129,7 +128,7 @@ pub fn anchor_reusing(
     earlier: super::Earlier<'_>,
 ) -> Result<(BookAnchors, PageIds)> {
     let ids = PageIds::new(book_cfg);
-    let options = TextOptions::from_config(&book_cfg.mdbook)?;
+    let options = crate::model::book::text_options(&book_cfg.mdbook)?;
     let threshold = book_cfg.config.threshold.unwrap_or(DEFAULT_THRESHOLD);
     let chapters = chapters(book, &ids);
     let mut anchors = super::anchor_book_reusing(
@@ -137,7 +136,7 @@ pub fn anchor_reusing(
         comments,
         &options,
         threshold,
-        crate::base::util::par::default_threads(),
+        notabene_core::par::default_threads(),
         which,
         earlier,
     );

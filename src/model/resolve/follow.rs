@@ -22,14 +22,14 @@
 //! Nothing here runs when no comment is missing.
 
 use super::{BookAnchors, Followed, FollowedBy, is_live};
-use crate::base::anchor::{PageIndex, Resolution, Status, StoredAnchor, block, text};
-use crate::base::store::Scope;
-use crate::base::text::TextOptions;
-use crate::base::text::normalize::normalize;
-use crate::base::util::codec::{Reader, Writer};
-use crate::base::util::memo::{Digest, Key, Memo};
 use crate::model::book::PageIds;
 use crate::model::book::git::{MoveKind, Repo};
+use crate::util::memo::{Digest, Key, Memo};
+use notabene_anchoring::text::TextOptions;
+use notabene_anchoring::text::normalize::normalize;
+use notabene_anchoring::{PageIndex, Resolution, Status, StoredAnchor, block, quote};
+use notabene_core::codec::{Reader, Writer};
+use notabene_store::Scope;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
@@ -191,7 +191,7 @@ fn memo_key(
 /// its place in `candidates` (sorted).
 fn encode_decisions(decisions: &[(usize, Decision)], candidates: &[usize]) -> Vec<u8> {
     let res = |w: &mut Writer, r: Option<&Resolution>| {
-        w.bytes(&crate::base::anchor::encode_resolutions(&[r.cloned()]));
+        w.bytes(&notabene_anchoring::encode_resolutions(&[r.cloned()]));
     };
     let mut w = Writer::default();
     w.size(decisions.len());
@@ -234,7 +234,7 @@ fn encode_decisions(decisions: &[(usize, Decision)], candidates: &[usize]) -> Ve
 /// are not that, whole.
 fn decode_decisions(bytes: &[u8], candidates: &[usize]) -> Option<Vec<(usize, Decision)>> {
     let res = |r: &mut Reader| -> Option<Option<Resolution>> {
-        let mut one = crate::base::anchor::decode_resolutions(r.bytes()?)?;
+        let mut one = notabene_anchoring::decode_resolutions(r.bytes()?)?;
         (one.len() == 1).then(|| one.pop().flatten())
     };
     let mut r = Reader(bytes);
@@ -373,7 +373,7 @@ fn by_git<'a>(
                 let idx = indexes
                     .entry(ch)
                     .or_insert_with(|| index_of(anchors, ch, options));
-                let r = text::resolve(idx, &t, threshold);
+                let r = quote::resolve(idx, &t, threshold);
                 if best.as_ref().is_none_or(|b| r.confidence > b.2.confidence) {
                     best = Some((ch, k, r));
                 }
@@ -389,7 +389,7 @@ fn by_git<'a>(
 fn index_of<'a>(anchors: &'a BookAnchors, ch: usize, options: &TextOptions) -> PageIndex<'a> {
     let t = &anchors.texts[ch];
     if t.light {
-        PageIndex::owned(crate::base::text::page_text(
+        PageIndex::owned(notabene_anchoring::text::page_text(
             &anchors.chapters[ch].content,
             options,
         ))
@@ -419,13 +419,13 @@ fn by_quotes<'a>(
     options: &TextOptions,
     threshold: f64,
     mut indexes: HashMap<usize, PageIndex<'a>>,
-    by_quote: Vec<(usize, text::TextAnchor)>,
+    by_quote: Vec<(usize, quote::TextAnchor)>,
 ) -> Vec<(usize, Decision)> {
     // The quote in every chapter: chapters short-listed in one pass over the book's text.
     let quotes: Vec<&str> = by_quote.iter().map(|(_, t)| t.quote).collect();
     let shortlists = BookProbe::new(anchors).chapters_with(&quotes);
     // Every short-listed chapter indexed once, then every quote resolved, in parallel.
-    let threads = crate::base::util::par::default_threads();
+    let threads = notabene_core::par::default_threads();
     let needed: Vec<usize> = shortlists
         .iter()
         .flatten()
@@ -434,12 +434,11 @@ fn by_quotes<'a>(
         .collect::<std::collections::BTreeSet<usize>>()
         .into_iter()
         .collect();
-    let built =
-        crate::base::util::par::par_map(&needed, threads, |&ch| index_of(anchors, ch, options));
+    let built = notabene_core::par::par_map(&needed, threads, |&ch| index_of(anchors, ch, options));
     indexes.extend(needed.into_iter().zip(built));
-    let jobs: Vec<((usize, text::TextAnchor), Vec<usize>)> =
+    let jobs: Vec<((usize, quote::TextAnchor), Vec<usize>)> =
         by_quote.into_iter().zip(shortlists).collect();
-    let decided = crate::base::util::par::par_map(&jobs, threads, |((ci, t), chapters)| {
+    let decided = notabene_core::par::par_map(&jobs, threads, |((ci, t), chapters)| {
         let own = anchors.located[*ci].chapter;
         (*ci, best_page(&indexes, own, t, chapters, threshold))
     });
@@ -469,7 +468,7 @@ fn by_quotes<'a>(
 fn best_page(
     indexes: &HashMap<usize, PageIndex>,
     own: Option<usize>,
-    t: &text::TextAnchor,
+    t: &quote::TextAnchor,
     chapters: &[usize],
     threshold: f64,
 ) -> Decision {
@@ -477,7 +476,7 @@ fn best_page(
         .iter()
         .copied()
         .filter(|&ch| Some(ch) != own)
-        .map(|ch| (ch, text::resolve(&indexes[&ch], t, threshold)))
+        .map(|ch| (ch, quote::resolve(&indexes[&ch], t, threshold)))
         .collect();
     scored.sort_by(|a, b| {
         b.1.confidence
@@ -517,7 +516,7 @@ fn arrived(
     repo: &Repo,
     ci: usize,
     to: usize,
-    t: &text::TextAnchor,
+    t: &quote::TextAnchor,
     options: &TextOptions,
     threshold: f64,
 ) -> bool {
@@ -532,8 +531,8 @@ fn arrived(
     match repo.show(&base, &anchors.chapters[to].source) {
         None => true,
         Some(md) => {
-            let page = crate::base::text::page_text(&md, options);
-            text::resolve(&PageIndex::new(&page), t, threshold).status == Status::Orphan
+            let page = notabene_anchoring::text::page_text(&md, options);
+            quote::resolve(&PageIndex::new(&page), t, threshold).status == Status::Orphan
         }
     }
 }
@@ -671,7 +670,7 @@ fn keeps_title(
 ) -> (usize, MoveKind) {
     // The old file's first heading as rendered (markup gone), as the chapter's is.
     let title = repo.show(base, file).and_then(|md| {
-        crate::base::text::page_text(&md, &crate::base::text::TextOptions::default())
+        notabene_anchoring::text::page_text(&md, &notabene_anchoring::text::TextOptions::default())
             .headings
             .first()
             .map(|h| normalize(&h.text).as_string())
@@ -696,7 +695,7 @@ fn keeps_title(
 
 /// The book's text, searched once for exact pieces of many quotes.
 struct BookProbe<'a> {
-    texts: &'a [std::sync::Arc<crate::base::text::PageText>],
+    texts: &'a [std::sync::Arc<notabene_anchoring::text::PageText>],
 }
 
 /// A cheap fold shared by the probe's two sides, so that typography does not hide a quote:
@@ -774,11 +773,10 @@ impl<'a> BookProbe<'a> {
             return out;
         };
         // (quote, chapter) → which of its pieces were seen there.
-        let folded = crate::base::util::par::par_map(
-            self.texts,
-            crate::base::util::par::default_threads(),
-            |t| fold(&t.text),
-        );
+        let folded =
+            notabene_core::par::par_map(self.texts, notabene_core::par::default_threads(), |t| {
+                fold(&t.text)
+            });
         let mut seen: BTreeMap<(usize, usize), u8> = BTreeMap::new();
         for (ch, t) in folded.iter().enumerate() {
             for m in ac.find_overlapping_iter(t) {

@@ -11,12 +11,12 @@ pub mod source_map;
 
 pub use reuse::Reuse;
 
-use crate::base::anchor::{self, Place, Resolution, StoredAnchor};
-use crate::base::store::Comment;
-use crate::base::store::Scope;
-use crate::base::text::{PageText, TextOptions, page_text};
-use crate::base::util::last_build::Keep;
-use crate::base::util::memo::{Digest, Key, Memo};
+use crate::util::last_build::Keep;
+use crate::util::memo::{Digest, Key, Memo};
+use notabene_anchoring::text::{PageText, TextOptions, page_text};
+use notabene_anchoring::{self as anchor, Place, Resolution, StoredAnchor};
+use notabene_store::Comment;
+use notabene_store::Scope;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -115,7 +115,7 @@ impl FollowedBy {
     }
 }
 
-pub use crate::base::store::lean::lean_skips;
+pub use notabene_store::lean::lean_skips;
 
 /// The anchoring of every comment of a book.
 pub struct BookAnchors {
@@ -229,7 +229,7 @@ pub fn anchor_book_reusing(
         .unwrap_or_default();
     let digests: Vec<std::sync::OnceLock<Digest>> =
         (0..chapters.len()).map(|_| Default::default()).collect();
-    let results = crate::base::util::par::par_map(&jobs, threads, |&ch| {
+    let results = notabene_core::par::par_map(&jobs, threads, |&ch| {
         let content = &chapters[ch].content;
         let anchors: Vec<Option<StoredAnchor>> = per_chapter[ch]
             .iter()
@@ -328,12 +328,12 @@ fn from_memo(
     if let Some(res) = &kept
         && let Some(light) = memo
             .get(&text_key)
-            .and_then(crate::base::text::light::decode)
+            .and_then(notabene_anchoring::text::light::decode)
     {
         return (light, res.clone());
     }
     let text = page_text(content, options);
-    memo.put(text_key, crate::base::text::light::encode(&text));
+    memo.put(text_key, notabene_anchoring::text::light::encode(&text));
     let res = match kept {
         Some(res) => res,
         None => {
@@ -660,8 +660,8 @@ impl BookAnchors {
     /// Appends comment `ci` to `out` in its compact [`Lean`] form (JSON, not yet escaped for
     /// a `<script>`), `space` being the book's.
     pub fn write_lean(&self, ci: usize, form: Lean, space: &str, out: &mut Vec<u8>) {
-        use crate::base::store::json::ObjectWriter;
-        use crate::base::store::lean;
+        use notabene_store::json::ObjectWriter;
+        use notabene_store::lean;
         let comment = &self.comments[ci];
         // A followed comment keeps its stored page: the write API finds it there.
         let page_known = form == Lean::Island && self.located[ci].followed.is_none();
@@ -753,5 +753,5 @@ impl BookAnchors {
 
 /// Whether an anchor result is worth a reader's marker: placed and not resolved.
 pub fn is_live(c: &Comment) -> bool {
-    c.status() != Some(crate::base::store::Status::Resolved)
+    c.status() != Some(notabene_store::Status::Resolved)
 }

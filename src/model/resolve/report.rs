@@ -3,9 +3,9 @@
 //! pages are stored text); then `fail-on` applied.
 
 use super::{BookAnchors, is_live};
-use crate::base::anchor;
 use crate::model::book::{Book, FailOn, PageIds};
 use crate::{Error, Result};
+use notabene_anchoring as anchor;
 use std::collections::BTreeMap;
 
 fn head(s: &str) -> String {
@@ -57,7 +57,7 @@ pub fn report(anchors: &BookAnchors, ids: &PageIds, cfg: &Book) -> Result<()> {
         ));
     }
     languages_line(anchors, &mut out);
-    crate::base::util::term::err_lines(&out);
+    notabene_core::term::err_lines(&out);
     check_fail_on(counts, cfg.config.fail_on)
 }
 

@@ -10,10 +10,10 @@
 //! Only the last build is kept (a chapter gone from the book is forgotten): the memory it takes is
 //! one build's Markdown, anchors keys and text models.
 
-use crate::base::anchor::{Resolution, StoredAnchor};
-use crate::base::text::{PageText, TextOptions};
-use crate::base::util::last_build::{Keep, LastBuild};
-use crate::base::util::memo::{Digest, Key};
+use crate::util::last_build::{Keep, LastBuild};
+use crate::util::memo::{Digest, Key};
+use notabene_anchoring::text::{PageText, TextOptions};
+use notabene_anchoring::{Resolution, StoredAnchor};
 use std::collections::HashMap;
 use std::sync::Arc;
 

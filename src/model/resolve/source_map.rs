@@ -115,7 +115,7 @@ impl Sources {
             .unwrap_or_else(|_| self.root.clone());
         path.strip_prefix(&canon)
             .or_else(|_| path.strip_prefix(&self.root))
-            .map(crate::base::util::slash_path)
+            .map(notabene_core::slash_path)
             .unwrap_or_else(|_| path.display().to_string())
     }
 }

@@ -6,10 +6,10 @@
 //! not part of a chapter's island (`script.nb-summary`), so a new comment on one chapter leaves the
 //! others as they were.
 
-use crate::base::text::TextOptions;
-use crate::base::util::last_build::{Keep, LastBuild};
 use crate::model::resolve;
 use crate::output::inject::{Injection, Outcome};
+use crate::util::last_build::{Keep, LastBuild};
+use notabene_anchoring::text::TextOptions;
 use std::collections::HashMap;
 
 /// What every build of a long-lived process keeps for the next one (give the same one to
@@ -18,10 +18,10 @@ use std::collections::HashMap;
 pub struct Reuse {
     pub(super) anchoring: resolve::Reuse,
     /// The store's files as the last build read them.
-    pub(super) store: crate::base::store::Recent,
+    pub(super) store: notabene_store::Recent,
     /// The memo kept in memory from build to build: what following decided, the views' data
     /// (what the anchoring and injected chapters above do not hold).
-    memo: std::sync::Mutex<crate::base::util::memo::Memo>,
+    memo: std::sync::Mutex<crate::util::memo::Memo>,
     /// The injected chapters, under the text options and `compress-above` they were
     /// injected with.
     injected: LastBuild<(TextOptions, usize), Box<InjectedChapter>>,
@@ -109,24 +109,24 @@ impl Reuse {
 
     /// Tells the next build's read of the store which of its files changed since the last
     /// build's (store-relative names; `None`: not known, every file is checked)
-    /// ([`crate::base::store::Recent::expect_changed`]).
+    /// ([`notabene_store::Recent::expect_changed`]).
     pub fn expect_store_changes(&self, changed: Option<std::collections::HashSet<String>>) {
         self.store.expect_changed(changed);
     }
 
     /// The memo a build starts with: the last build's, or a new one.
-    pub(super) fn take_memo(&self) -> crate::base::util::memo::Memo {
+    pub(super) fn take_memo(&self) -> crate::util::memo::Memo {
         let mut slot = self.memo.lock().unwrap_or_else(|e| e.into_inner());
         let memo = std::mem::take(&mut *slot);
         if memo.is_on() {
             memo
         } else {
-            crate::base::util::memo::Memo::in_memory()
+            crate::util::memo::Memo::in_memory()
         }
     }
 
     /// Keeps `memo` for the next build.
-    pub(super) fn keep_memo(&self, memo: crate::base::util::memo::Memo) {
+    pub(super) fn keep_memo(&self, memo: crate::util::memo::Memo) {
         *self.memo.lock().unwrap_or_else(|e| e.into_inner()) = memo;
     }
 

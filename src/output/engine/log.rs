@@ -4,7 +4,7 @@
 //! warnings and errors on stderr, one line each, as `mdbook build` shows them. A subscriber set
 //! already (the tests' captures) is left in place.
 //!
-//! Owns: the subscriber. Calls: `tracing`, [`crate::base::util::term`].
+//! Owns: the subscriber. Calls: `tracing`, [`notabene_core::term`].
 
 use std::fmt::Write as _;
 
@@ -48,7 +48,7 @@ impl tracing::Subscriber for Stderr {
         };
         let mut message = Message(String::new());
         event.record(&mut message);
-        crate::base::util::term::err_line(&format!("mdbook: {level}: {}", message.0.trim()));
+        notabene_core::term::err_line(&format!("mdbook: {level}: {}", message.0.trim()));
     }
     fn enter(&self, _: &tracing::span::Id) {}
     fn exit(&self, _: &tracing::span::Id) {}

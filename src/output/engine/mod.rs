@@ -6,8 +6,6 @@
 //! `cli` and `serve` build books only through here. `pages` holds `serve`'s rebuilds that
 //! render only the pages that changed.
 
-use crate::base::store::Store;
-use crate::base::util::term::say_err;
 use crate::model::book::{Book, PageIds};
 use crate::model::resolve::{self, BookAnchors};
 use crate::output::annotate::Notabene;
@@ -15,6 +13,8 @@ pub use crate::output::annotate::{Reuse, ReuseCounts};
 use crate::{Error, Result};
 use mdbook_driver::MDBook;
 use mdbook_driver::book::BookItem;
+use notabene_core::say_err;
+use notabene_store::Store;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -143,7 +143,7 @@ fn pages_of(root: &Path, md: &MDBook) -> Result<BTreeMap<String, Vec<String>>> {
             path.with_extension("html")
         };
         let files = pages.entry(ids.for_chapter(source)).or_default();
-        files.push(crate::base::util::slash_path(&path));
+        files.push(notabene_core::slash_path(&path));
         if std::mem::take(&mut first) && files[0] != "index.html" {
             files.push("index.html".into());
         }
@@ -187,7 +187,7 @@ pub fn anchor_current(book: &Book, store: &Store) -> Result<(BookAnchors, PageId
 /// anchors one store's comments in two versions of a book).
 pub fn anchor_comments(
     book: &Book,
-    comments: Vec<crate::base::store::Comment>,
+    comments: Vec<notabene_store::Comment>,
 ) -> Result<(BookAnchors, PageIds)> {
     let md = load(&book.root)?;
     let (preprocessed, _) = md

@@ -20,8 +20,8 @@
 //! Owns: the choice between a whole build and a build of pages, and the pages' assembly.
 //! Calls: mdBook's engine (`mdbook-driver`, `mdbook-html`), the preprocessor through it.
 
-use crate::base::util::memo::{Digest, Key};
 use crate::output::annotate::Reuse;
+use crate::util::memo::{Digest, Key};
 use crate::{Error, Result};
 use mdbook_driver::MDBook;
 use mdbook_preprocessor::book::{Book as MdBook, BookItem};
@@ -245,7 +245,7 @@ fn pages(
     let (new, old) = (chapters(&book), chapters(&last.book));
     // Each chapter's page(s): its own, and the site's index.html for the first.
     let files_of = |i: usize, ch: &mdbook_preprocessor::book::Chapter| -> Vec<String> {
-        let own = crate::base::util::slash_path(
+        let own = notabene_core::slash_path(
             &ch.path
                 .as_ref()
                 .expect("a chapter with a page")
@@ -349,7 +349,7 @@ fn pages(
         .filter_map(|stem| Some((named(scratch, stem)?, named(current, stem)?)))
         .collect();
     for f in files_under(scratch) {
-        let rel = crate::base::util::slash_path(f.strip_prefix(scratch).unwrap_or(&f));
+        let rel = notabene_core::slash_path(f.strip_prefix(scratch).unwrap_or(&f));
         let skip = page_files.contains(&rel)
             || rel == "print.html"
             || rel == "toc.html"
@@ -388,8 +388,8 @@ fn pages(
         .collect();
     link_tree(current, dest, "", &written)?;
     // The summaries, replaced on two threads (a big book has hundreds of pages).
-    let threads = crate::base::util::par::default_threads();
-    for done in crate::base::util::par::par_map(&jobs, threads, |(rel, old, new_summary)| {
+    let threads = notabene_core::par::default_threads();
+    for done in notabene_core::par::par_map(&jobs, threads, |(rel, old, new_summary)| {
         let path = current.join(rel);
         let text = std::fs::read_to_string(&path)
             .map_err(|e| Error::io("cannot read a page", &path, e))?;
@@ -418,7 +418,7 @@ fn pages(
     });
     if std::env::var_os("NOTABENE_TIMINGS").is_some() {
         let ms = |a: std::time::Instant, b: std::time::Instant| (b - a).as_secs_f64() * 1e3;
-        crate::base::util::term::say_err!(
+        notabene_core::say_err!(
             "notabene: timings (ms): pages: preprocessed {:.1}, compared {:.1}, rendered {:.1}, checked and written {:.1}",
             ms(t0, t1),
             ms(t1, t2),
@@ -456,7 +456,7 @@ fn store_names(
             .filter_map(|f| {
                 let f = resolved(f);
                 let rel = f.strip_prefix(&store).ok()?;
-                Some(crate::base::util::slash_path(rel))
+                Some(notabene_core::slash_path(rel))
             })
             .collect(),
     )

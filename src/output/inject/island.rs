@@ -5,12 +5,12 @@
 //! leaves the other chapters' islands as they were.
 
 use super::{Injection, TextMark};
-use crate::base::store::Status;
-use crate::base::store::json::{ObjectWriter, write_js_compact};
-use crate::base::util::escape::escape_html;
-use crate::base::util::payload::data_script;
 use crate::model::book::Config;
 use crate::model::resolve::{BookAnchors, Lean, is_live};
+use crate::util::payload::data_script;
+use notabene_core::escape::escape_html;
+use notabene_store::Status;
+use notabene_store::json::{ObjectWriter, write_js_compact};
 use serde_json::json;
 
 /// The `summary` every chapter of a book carries: open and addressed comments in the book,
@@ -38,7 +38,7 @@ pub fn island_summary(anchors: &BookAnchors, config: &Config) -> serde_json::Val
 /// The summary element every chapter ends with: `<script type="application/json"
 /// class="nb-summary">` holding [`island_summary`] (never deflated: it is a few bytes).
 pub fn summary_script(anchors: &BookAnchors, config: &Config) -> String {
-    let json = crate::base::store::json::to_js_compact(&island_summary(anchors, config));
+    let json = notabene_store::json::to_js_compact(&island_summary(anchors, config));
     data_script("nb-summary", "", &json, usize::MAX)
 }
 

@@ -12,7 +12,7 @@
 //! * Images are wrapped in `<span class="nb-block" data-nb-block="IDS">`; every ```` ```mermaid ````
 //!   fence becomes a one-line `<pre class="mermaid">` holding its escaped source.
 //! * One data island per chapter: `<script type="application/json" class="nb-data">`, deflated
-//!   when it is big (`compress-above`, see [`crate::base::util::payload`]).
+//!   when it is big (`compress-above`, see [`crate::util::payload`]).
 //!
 //! The result is checked by re-deriving the text model: if the visible text changed, the text
 //! markers are dropped for that chapter (and reported), never the reader's text.
@@ -22,9 +22,9 @@ mod raw_tags;
 mod runs;
 mod splice;
 
-use crate::base::text::PageText;
-use crate::base::text::blocks::BlockKind;
-use crate::base::util::escape::escape_html;
+use notabene_anchoring::text::PageText;
+use notabene_anchoring::text::blocks::BlockKind;
+use notabene_core::escape::escape_html;
 use raw_tags::RawTags;
 use runs::Snap;
 use splice::{Insert, apply, line_prefix, mark_inserts};
@@ -68,13 +68,13 @@ pub fn inject(
     md: &str,
     page: &PageText,
     inj: &Injection,
-    options: &crate::base::text::TextOptions,
+    options: &notabene_anchoring::text::TextOptions,
 ) -> (String, Outcome) {
     // Markers are placed through the map from text to Markdown, which a light model (read
     // from the build's memo) does not carry.
     let whole;
     let page = if page.light {
-        whole = crate::base::text::page_text(md, options);
+        whole = notabene_anchoring::text::page_text(md, options);
         &whole
     } else {
         page
@@ -90,7 +90,7 @@ pub fn inject(
     // Markers add no text: the re-derived text must have the same words (whitespace between
     // blocks may differ where a fence became raw HTML).
     let same_text = |candidate: &str| {
-        crate::base::text::page_text(candidate, options)
+        notabene_anchoring::text::page_text(candidate, options)
             .text
             .split_whitespace()
             .eq(page.text.split_whitespace())

@@ -16,7 +16,7 @@ pub(super) struct RawTags {
 }
 
 impl RawTags {
-    pub(super) fn new(md: &str, options: &crate::base::text::TextOptions) -> RawTags {
+    pub(super) fn new(md: &str, options: &notabene_anchoring::text::TextOptions) -> RawTags {
         use mdbook_markdown::pulldown_cmark::Event;
         let mut tags = RawTags::default();
         if !md.contains('<') {

@@ -3,7 +3,7 @@
 //! whole is taken whole, code spans are never entered.
 
 use super::raw_tags::RawTags;
-use crate::base::text::{NO_INLINE, PageText, SegKind};
+use notabene_anchoring::text::{NO_INLINE, PageText, SegKind};
 use std::ops::Range;
 
 /// What marks are cut against: the chapter's Markdown, its text model, its raw tags and the

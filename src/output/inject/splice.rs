@@ -4,8 +4,8 @@
 use super::TextMark;
 use super::raw_tags::RawTags;
 use super::runs::{Chapter, Run, Snap, inline_text_ranges, runs_of};
-use crate::base::text::PageText;
-use crate::base::util::escape::escape_html;
+use notabene_anchoring::text::PageText;
+use notabene_core::escape::escape_html;
 use std::collections::BTreeMap;
 use std::ops::Range;
 

@@ -4,11 +4,11 @@
 
 use crate::apps::cli::{Ctx, say};
 use crate::apps::ops::{self, Anchor, NewComment};
-use crate::base::store::{ids, json};
-use crate::base::util::error::ErrorKind;
 use crate::model::book::pages;
 use crate::{Error, Result, bail};
 use clap::Args;
+use notabene_core::error::ErrorKind;
+use notabene_store::{ids, json};
 
 #[derive(Args, Debug)]
 pub(crate) struct AddArgs {

@@ -8,10 +8,10 @@ mod verify;
 
 use super::{Ctx, format, say, say_err};
 use crate::apps::ops::{self, Actor, Change, Resolution, limits};
-use crate::base::store::{Comment, Record, ids, json};
 use crate::{Error, Result, bail};
 use add::AddArgs;
 use clap::{Args, Subcommand};
+use notabene_store::{Comment, Record, ids, json};
 use serde_json::{Map, Value};
 
 /// An operation's error as the CLI says it: the request field named as its flag.
@@ -250,7 +250,7 @@ fn ls(ctx: &Ctx, a: &LsArgs) -> Result<i32> {
     } else if list.is_empty() {
         say!("notabene: no comments.");
     } else {
-        crate::base::util::term::out_lines(list.iter().flat_map(|c| format::comment_block(c)));
+        notabene_core::term::out_lines(list.iter().flat_map(|c| format::comment_block(c)));
     }
     Ok(0)
 }
@@ -261,7 +261,7 @@ fn show(ctx: &Ctx, id: &str, as_json: bool) -> Result<i32> {
     if as_json {
         print!("{}", json::to_js_pretty(rec.comment.as_map()));
     } else {
-        crate::base::util::term::out_lines(format::comment_detail(rec));
+        notabene_core::term::out_lines(format::comment_detail(rec));
     }
     Ok(0)
 }

@@ -4,7 +4,7 @@
 use crate::Result;
 use crate::apps::cli::{Ctx, say, say_err};
 use crate::apps::ops::audit;
-use crate::base::store::{json, verify};
+use notabene_store::{json, verify};
 
 pub(super) fn verify_cmd(ctx: &Ctx, as_json: bool) -> Result<i32> {
     let store = &ctx.store;

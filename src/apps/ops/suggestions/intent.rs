@@ -17,17 +17,17 @@
 //! (`suggestions::write`); the record only says which comments, and lets a run recognise an edit
 //! already made.
 //!
-//! May call: the store (`base::store`), git (`model::book::git`), the suggestion's text rules.
+//! May call: the store (`notabene_store`), git (`model::book::git`), the suggestion's text rules.
 
-use crate::base::store::verify::{Finding, Level};
-use crate::base::store::{Store, fsx};
 use crate::{Error, Result, bail};
+use notabene_store::verify::{Finding, Level};
+use notabene_store::{Store, fsx};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// The name earlier versions gave the record, in the store directory. A file of that name is
 /// never carried out: it was not written by an `apply` of this work tree.
-pub const FOREIGN: &str = crate::base::store::APPLY_RECORD;
+pub const FOREIGN: &str = notabene_store::APPLY_RECORD;
 
 /// The record's format; a record of another format is refused, not guessed at.
 const VERSION: u32 = 2;
@@ -211,7 +211,7 @@ pub fn location(store: &Store) -> Result<PathBuf> {
         .root()
         .canonicalize()
         .unwrap_or_else(|_| store.root().to_path_buf());
-    let key = crate::base::util::memo::fnv(root.to_string_lossy().as_bytes());
+    let key = notabene_core::disk::fnv(root.to_string_lossy().as_bytes());
     let name = format!("apply-{key:016x}.json");
     if let Some(git) = crate::model::book::git::git_dir(store.root()) {
         return Ok(git.join("notabene").join(name));
@@ -229,7 +229,7 @@ pub fn location(store: &Store) -> Result<PathBuf> {
 /// `~/.local/state/mdbook-notabene` (`~/Library/Application Support` on macOS,
 /// `%LOCALAPPDATA%` on Windows).
 fn state_dir() -> Option<PathBuf> {
-    crate::base::util::memo::user_dir(
+    notabene_core::disk::user_dir(
         "XDG_STATE_HOME",
         ".local/state",
         "Library/Application Support",

@@ -4,17 +4,17 @@
 //! that decides how its text is written ([`super::safe_text`]); and the refusal, with its reason,
 //! when it cannot go anywhere.
 //!
-//! May call: the book's anchoring (`model::resolve`), the text model (`base::text`).
+//! May call: the book's anchoring (`model::resolve`), the text model (`notabene_anchoring::text`).
 
 use super::safe_text::{self, Context};
 use super::{Edit, display};
-use crate::base::anchor::Status;
-use crate::base::store::Comment;
-use crate::base::text::{PageText, SegKind, TextOptions};
 use crate::model::book::Book;
 use crate::model::resolve::source_map::{self, directives};
 use crate::model::resolve::{BookAnchors, Chapter};
 use crate::{Error, Result, bail};
+use notabene_anchoring::Status;
+use notabene_anchoring::text::{PageText, SegKind, TextOptions};
+use notabene_store::Comment;
 use serde_json::Value;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -103,7 +103,7 @@ pub(super) fn locate(
     // The chapter as the renderer would get it, edited: text changed, nothing else.
     let mut edited = chapter.content.clone();
     edited.replace_range(content_range, &text);
-    safe_text::check_structure(&chapter.content, &edited, &options.markdown()).map_err(refused)?;
+    safe_text::check_structure(&chapter.content, &edited, options).map_err(refused)?;
     Ok(Edit {
         path,
         range,

@@ -25,11 +25,10 @@
 //! bytes themselves changed. Whatever a record says, nothing is written but a chapter source:
 //! never under `.git`, to `book.toml`, the theme, the store, or outside the book.
 
-use crate::base::store::{Comment, Record, Scope, Store, ids};
-use crate::base::text::TextOptions;
-use crate::base::util::failpoint;
 use crate::model::book::Book;
 use crate::{Error, Result, bail};
+use notabene_core::failpoint;
+use notabene_store::{Comment, Record, Scope, Store, ids};
 use serde_json::{Map, Value, json};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -126,7 +125,7 @@ pub fn apply(
 /// Call with the store lock held.
 fn sweep(store: &Store) -> Result<()> {
     for rel in store.leftovers()? {
-        crate::base::store::fsx::remove_leftover(store.root(), Path::new(&rel))?;
+        notabene_store::fsx::remove_leftover(store.root(), Path::new(&rel))?;
     }
     Ok(())
 }
@@ -134,7 +133,7 @@ fn sweep(store: &Store) -> Result<()> {
 /// What `verify` reports of `apply` records: one in the store, which came with the files and
 /// is never carried out, and the comments of this work tree's interrupted `apply` that are not
 /// closed yet. A check only; running the same `apply` again finishes an interrupted one.
-pub fn interrupted(store: &Store) -> Vec<crate::base::store::verify::Finding> {
+pub fn interrupted(store: &Store) -> Vec<notabene_store::verify::Finding> {
     intent::findings(store)
 }
 
@@ -158,7 +157,7 @@ fn trace(book: &Book, store: &Store, ids: &[String], force: bool) -> Result<Trac
         precheck(&r.comment, force)?;
     }
     let (anchors, _) = crate::output::engine::anchor_current(book, store)?;
-    let options = TextOptions::from_config(&book.mdbook)?;
+    let options = crate::model::book::text_options(&book.mdbook)?;
     let mut edits: Vec<(usize, Edit)> = Vec::new();
     for (k, r) in records.iter().enumerate() {
         edits.push((k, locate(book, &anchors, &r.comment, &options)?));
@@ -275,7 +274,7 @@ fn plan(book: &Book, store: &Store, ids: &[String], opts: &Options) -> Result<In
 
 /// Comment `c` closed as `done` closes it, its suggestion marked applied: in `file`, at `ts`,
 /// by the plan's author, with its note and journal entry.
-fn close(c: &mut Comment, file: &str, status: crate::base::store::Status, plan: &Intent) {
+fn close(c: &mut Comment, file: &str, status: notabene_store::Status, plan: &Intent) {
     let (quote, text) = {
         let s = c.suggestion().expect("checked by precheck");
         (s.quote.to_string(), s.text.to_string())
@@ -330,7 +329,7 @@ fn precheck(c: &Comment, force: bool) -> Result<()> {
             "comment {id:?} is on hold — a reviewer is still working on it; pass --force to apply it anyway"
         );
     }
-    if c.status() != Some(crate::base::store::Status::Open) {
+    if c.status() != Some(notabene_store::Status::Open) {
         bail!(
             "comment {id:?} is {}: only an open comment's suggestion is applied (reopen it first) (status)",
             c.status_str().unwrap_or("without a status")
@@ -347,6 +346,6 @@ fn display(book: &Book, path: &Path) -> String {
         .unwrap_or_else(|_| book.root.clone());
     path.strip_prefix(&canon)
         .or_else(|_| path.strip_prefix(&book.root))
-        .map(crate::base::util::slash_path)
+        .map(notabene_core::slash_path)
         .unwrap_or_else(|_| path.display().to_string())
 }

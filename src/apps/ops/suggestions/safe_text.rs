@@ -9,8 +9,8 @@
 //! /etc/passwd}}` in a code block would put that file in the page). Where a text cannot be written
 //! safely it is refused with the reason, and nothing is written.
 
-use mdbook_markdown::MarkdownOptions;
 use mdbook_markdown::pulldown_cmark::Event;
+use notabene_anchoring::text::TextOptions;
 use std::ops::Range;
 
 /// Where a quote stands in its chapter's Markdown.
@@ -213,7 +213,7 @@ pub fn check_directives(new: &str, edit: Range<usize>) -> Result<(), String> {
 /// and inline markup, the same links, images and code-block info strings, the same HTML,
 /// with only the text between them changed (what mdBook's renderer would make of both, parsed
 /// with the book's options).
-pub fn check_structure(old: &str, new: &str, options: &MarkdownOptions) -> Result<(), String> {
+pub fn check_structure(old: &str, new: &str, options: &TextOptions) -> Result<(), String> {
     let (a, b) = (skeleton(old, options), skeleton(new, options));
     if a == b {
         return Ok(());
@@ -228,9 +228,9 @@ pub fn check_structure(old: &str, new: &str, options: &MarkdownOptions) -> Resul
 }
 
 /// The parsed events of `md` with text runs folded into one `text` item: what must not change.
-fn skeleton(md: &str, options: &MarkdownOptions) -> Vec<String> {
+fn skeleton(md: &str, options: &TextOptions) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for event in mdbook_markdown::new_cmark_parser(md, options) {
+    for event in notabene_anchoring::text::parser(md, options) {
         let item = match event {
             Event::Text(_) | Event::SoftBreak => "text".to_string(),
             Event::Code(_) => "code".to_string(),
@@ -376,7 +376,7 @@ mod tests {
         for math in ["\\(x\\)", "\\[x\\]", "$$x$$"] {
             assert!(replacement(math, &prose(), "\n").is_err(), "{math}");
         }
-        let o = MarkdownOptions::default();
+        let o = TextOptions::default();
         assert!(check_structure("a b\nc\n", "a b  \nc\n", &o).is_err());
     }
 
@@ -391,7 +391,7 @@ mod tests {
 
     #[test]
     fn the_structure_check_sees_blocks_html_and_links() {
-        let o = MarkdownOptions::default();
+        let o = TextOptions::default();
         let old = "Text here.\n\n```\ncode line\n```\n";
         assert!(check_structure(old, "Text there.\n\n```\nother line\n```\n", &o).is_ok());
         let broken =

@@ -4,16 +4,16 @@
 //! with what is written: each file that does not hold its edits yet is traced again from the
 //! comments the record names, and only what that tracing gives is written.
 //!
-//! May call: the store (`base::store`), the book, the suggestions' tracing (`super`).
+//! May call: the store (`notabene_store`), the book, the suggestions' tracing (`super`).
 
 use super::intent::{FileEdits, Intent, State};
 use super::{Applied, close, trace};
-use crate::base::store::fsx::{self, StoreLock};
-use crate::base::store::swap::Exchange;
-use crate::base::store::{Comment, Record, Status, Store, journal};
-use crate::base::util::failpoint;
 use crate::model::book::Book;
 use crate::{Error, Result, bail};
+use notabene_core::failpoint;
+use notabene_store::fsx::{self, StoreLock};
+use notabene_store::swap::Exchange;
+use notabene_store::{Comment, Record, Status, Store, journal};
 use serde_json::{Value, json};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -77,7 +77,7 @@ pub(super) fn finish(
                     "the Markdown was changed, but the journal entry failed: {}; run the same `apply` again",
                     e.message()
                 ))
-                .with_kind(crate::base::util::error::ErrorKind::Io)
+                .with_kind(notabene_core::error::ErrorKind::Io)
             })?;
         failpoint::hit("apply-after-journal");
     }
@@ -124,7 +124,7 @@ pub(super) fn finish(
                 e.message(),
                 cl.file
             ))
-            .with_kind(crate::base::util::error::ErrorKind::Io)
+            .with_kind(notabene_core::error::ErrorKind::Io)
         })?;
         failpoint::hit("apply-after-close");
         applied.push(place(record.comment));

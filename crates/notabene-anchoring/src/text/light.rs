@@ -8,7 +8,7 @@
 
 use super::blocks::BlockKind;
 use super::{Block, CodeBlock, Heading, PageText};
-use crate::base::util::codec::{Reader, Writer};
+use notabene_core::codec::{Reader, Writer};
 
 /// `page` without its map to Markdown, in bytes ([`decode`] reads them back as a light model).
 pub fn encode(page: &PageText) -> Vec<u8> {
@@ -89,7 +89,7 @@ pub fn decode(bytes: &[u8]) -> Option<PageText> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::base::text::{TextOptions, page_text};
+    use crate::text::{TextOptions, page_text};
 
     #[test]
     fn a_light_model_keeps_all_but_the_map_to_markdown() {

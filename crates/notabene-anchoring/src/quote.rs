@@ -25,8 +25,8 @@
 
 use super::myers;
 use super::{Flags, PageIndex, Resolution, Status};
-use crate::base::text::SegKind;
-use crate::base::text::normalize::{normalize, normalize_fragment};
+use crate::text::SegKind;
+use crate::text::normalize::{normalize, normalize_fragment};
 use std::cell::OnceCell;
 
 /// A stored text-quote anchor.

@@ -21,88 +21,17 @@
 //! each the 32-byte digest, the value's length and an FNV-1a checksum of digest and value
 //! (8 bytes each, little-endian), then the value.
 //!
-//! Owns: the cache directory's location, its files' pruning and atomic replacement (the
-//! store's cache's too), the memo file's format and validation. Calls: nothing of this crate; `sha2` for the digests, `tempfile` for the
-//! write.
+//! Owns: the memo file's format and validation. Calls: `notabene_core::disk` for the cache
+//! directory, the file's name, pruning and atomic replacement; `sha2` for the digests.
 
+use notabene_core::disk::{FnvBuild, cache_dir, file_for, fnv, prune, write_file};
 use sha2::Digest as _;
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// The first words of every memo file; another format's is a miss.
 const HEADER: &str = "mdbook-notabene memo 1";
-
-/// The cache directory of builds (the store's cache and the memo): `NOTABENE_CACHE_DIR` (`off`
-/// or empty: none), else the platform's (`$XDG_CACHE_HOME/mdbook-notabene`, else
-/// `~/.cache/mdbook-notabene`; `~/Library/Caches` on macOS, `%LOCALAPPDATA%` on Windows).
-pub fn cache_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("NOTABENE_CACHE_DIR") {
-        if dir.is_empty() || dir == "off" {
-            return None;
-        }
-        return Some(PathBuf::from(dir));
-    }
-    user_dir("XDG_CACHE_HOME", ".cache", "Library/Caches")
-}
-
-/// The tool's directory of one kind in the user's home: `$<xdg>/mdbook-notabene` (an absolute
-/// `xdg`), else `~/<unix>/mdbook-notabene`; `~/<macos>/…` on macOS, `%LOCALAPPDATA%\…` on
-/// Windows. `None` without a home.
-pub fn user_dir(xdg: &str, unix: &str, macos: &str) -> Option<PathBuf> {
-    let home = || {
-        std::env::var_os("HOME")
-            .filter(|h| !h.is_empty())
-            .map(PathBuf::from)
-    };
-    let base = if cfg!(windows) {
-        std::env::var_os("LOCALAPPDATA").map(PathBuf::from)
-    } else if cfg!(target_os = "macos") {
-        home().map(|h| h.join(macos))
-    } else {
-        std::env::var_os(xdg)
-            .filter(|d| Path::new(d).is_absolute())
-            .map(PathBuf::from)
-            .or_else(|| home().map(|h| h.join(unix)))
-    };
-    base.map(|b| b.join("mdbook-notabene"))
-}
-
-/// FNV-1a, 64 bits, over 8-byte words (then the tail byte by byte): stable across builds and
-/// platforms, for file names and checksums (which catch corruption, not tampering).
-pub fn fnv(bytes: &[u8]) -> u64 {
-    const PRIME: u64 = 0x0100_0000_01b3;
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut words = bytes.chunks_exact(8);
-    for w in &mut words {
-        h ^= u64::from_le_bytes(w.try_into().expect("8 bytes"));
-        h = h.wrapping_mul(PRIME);
-        h ^= h >> 29;
-    }
-    for b in words.remainder() {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(PRIME);
-    }
-    h
-}
-
-/// A hasher for maps keyed by paths and digests this crate wrote itself: [`fnv`] over the
-/// bytes given (fast on short keys; not for keys an attacker chooses to collide).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct FnvHasher(u64);
-
-impl std::hash::Hasher for FnvHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        self.0 = (self.0 ^ fnv(bytes)).wrapping_mul(0x0100_0000_01b3);
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-/// The [`std::hash::BuildHasher`] of [`FnvHasher`].
-pub type FnvBuild = std::hash::BuildHasherDefault<FnvHasher>;
 
 /// The SHA-256 of a value's inputs: its address in the memo.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -400,76 +329,6 @@ fn index(
 
 /// How a memo file is named: `memo-<hash of the book root>.bin` ([`file_for`]).
 const MEMO_FILE: (&str, &str) = ("memo-", ".bin");
-
-/// The file of `dir` for the book or store at `root`: `<prefix><hash of root's canonical
-/// path><suffix>`, with that canonical path (what the file says it is for).
-pub fn file_for(dir: &Path, root: &Path, (prefix, suffix): (&str, &str)) -> (PathBuf, PathBuf) {
-    let canonical = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-    let name = format!(
-        "{prefix}{:016x}{suffix}",
-        fnv(canonical.to_string_lossy().as_bytes())
-    );
-    let path = dir.join(name);
-    (canonical, path)
-}
-
-/// At most this many files of one kind are kept in the cache directory…
-pub const KEEP_MAX: usize = 64;
-/// …and when there are more, the least recently written are removed down to this many.
-pub const KEEP_AFTER_PRUNE: usize = 32;
-
-/// Removes the least recently written files of `dir` named `<prefix>…<suffix>` (never
-/// `current`) when it holds more than [`KEEP_MAX`] of them (the stores and books of test runs,
-/// of checkouts long gone).
-pub fn prune(dir: &Path, current: &Path, (prefix, suffix): (&str, &str)) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut files: Vec<(std::time::SystemTime, PathBuf)> = rd
-        .flatten()
-        .filter(|e| {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            name.starts_with(prefix) && name.ends_with(suffix)
-        })
-        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
-        .collect();
-    if files.len() <= KEEP_MAX {
-        return;
-    }
-    files.sort();
-    let extra = files.len() - KEEP_AFTER_PRUNE;
-    for (_, p) in files.into_iter().take(extra) {
-        if p != current {
-            let _ = std::fs::remove_file(p);
-        }
-    }
-}
-
-/// Replaces `path` with `bytes` atomically (a temp file beside it, `.<stem>-*.tmp`, fsync,
-/// rename).
-pub fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let stem = path
-        .file_name()
-        .map(|n| {
-            n.to_string_lossy()
-                .split('-')
-                .next()
-                .unwrap_or("")
-                .to_string()
-        })
-        .unwrap_or_default();
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{stem}-"))
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
-}
 
 #[cfg(test)]
 mod tests {

@@ -39,7 +39,7 @@ impl Prepared {
     pub fn exchange(self) -> Result<Exchange> {
         #[cfg(target_os = "linux")]
         {
-            crate::base::util::failpoint::hit("before-rename");
+            notabene_core::failpoint::hit("before-rename");
             use std::os::unix::fs::PermissionsExt;
             let mode = fs::metadata(&self.target)
                 .map(|m| m.permissions().mode() & 0o777)

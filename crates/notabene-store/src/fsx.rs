@@ -180,7 +180,7 @@ impl Prepared {
     /// The failpoint `before-rename` (feature `failpoints`) aborts the process with the temp file written and
     /// not yet renamed, as a `kill -9` would (for the leftover tests).
     pub fn replace(self) -> Result<DirSync> {
-        crate::base::util::failpoint::hit("before-rename");
+        notabene_core::failpoint::hit("before-rename");
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;

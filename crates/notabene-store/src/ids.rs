@@ -2,9 +2,9 @@
 //! `c_<base36 ms><4 base36>`, journal ids `j-YYYY-MM-DD-<6 base36>`, timestamps
 //! `2026-07-28T09:00:00.000Z`, authors `Name <email>`.
 
-use crate::base::util::base36;
 use crate::{Error, Result};
 use chrono::{DateTime, SecondsFormat, Utc};
+use notabene_core::base36;
 use std::path::Path;
 use std::process::Command;
 

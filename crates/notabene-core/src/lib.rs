@@ -1,22 +1,20 @@
-//! Shared helpers: the crate's error type, a deterministic parallel map, base-36 id encoding, HTML
-//! / `<script>`-JSON / terminal escaping, the human-readable output to stdout and stderr (escaped
-//! for the terminal), data scripts (plain or deflated), reading a piped input whole, `/`-separated
-//! paths, a small list diff, what a long-lived process keeps of its last build, and the build's
-//! memo on disk (with the cache directory it shares with the store's cache).
+//! The helpers every notabene crate shares: the one-line error type ([`Error`], [`bail!`]),
+//! a deterministic parallel map ([`par`]), base-36 ids, HTML / `<script>`-JSON / terminal
+//! escaping ([`escape`]), the human-readable output to stdout and stderr ([`term`]), a small
+//! binary codec ([`codec`]), the files a build keeps in the user's cache directory ([`disk`]),
+//! and the crash points of the crash-safety tests ([`failpoint`]).
 //!
-//! Owns nothing of the product's data.
+//! Owns nothing of the product's data and calls no other notabene crate.
 
 pub mod codec;
+pub mod disk;
 pub mod error;
 pub mod escape;
 pub mod failpoint;
-pub mod last_build;
-pub mod lcs;
-pub mod memo;
 pub mod par;
-pub mod payload;
-pub mod pipe;
 pub mod term;
+
+pub use error::{Error, ErrorKind, Result};
 
 use std::path::Path;
 

@@ -1,20 +1,25 @@
 //! Anchoring: re-finds every stored anchor of a page in the page's current text model.
 //!
-//! * [`text`] — text-quote anchors `{quote, prefix, suffix, section}`: exact occurrences scored
+//! * [`text`] — the text model: a chapter's Markdown as the text a reader's browser has, with a
+//!   map back to the Markdown bytes.
+//! * [`quote`] — text-quote anchors `{quote, prefix, suffix, section}`: exact occurrences scored
 //!   by their context, then a fuzzy search of the context window and of the quote alone, one
 //!   score formula, one threshold, deterministic tie-breaks.
 //! * [`block`] — image and diagram anchors `{kind, key, label, section, index}`.
 //! * [`myers`] — the bit-parallel approximate matcher both rely on.
 //!
-//! A page is prepared once ([`PageIndex`]) and shared by all of its anchors.
+//! A page is prepared once ([`PageIndex`]) and shared by all of its anchors. This crate knows
+//! nothing of the store or of mdBook: it parses Markdown with the parser and options mdBook 0.5's
+//! HTML renderer uses ([`text::parser`]).
 
 pub mod block;
 pub mod myers;
+pub mod quote;
 pub mod text;
 
-use crate::base::text::PageText;
-use crate::base::text::normalize::{Normalized, normalize};
-use crate::base::util::codec::{Reader, Writer};
+use crate::text::PageText;
+use crate::text::normalize::{Normalized, normalize};
+use notabene_core::codec::{Reader, Writer};
 use serde::Serialize;
 use std::ops::Range;
 
@@ -287,7 +292,7 @@ impl<'a> PageIndex<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StoredAnchor<'a> {
     /// `scope: "selection"`.
-    Text(text::TextAnchor<'a>),
+    Text(quote::TextAnchor<'a>),
     /// `scope: "block"`.
     Block(block::BlockAnchor<'a>),
     /// `scope: "page"` (or a selection without a usable anchor, which resolves as orphan).
@@ -305,7 +310,7 @@ impl<'a> StoredAnchor<'a> {
         let s = |key: &str| anchor.and_then(|a| a.get(key)).and_then(|v| v.as_str());
         match scope {
             "page" => Some(StoredAnchor::Page),
-            "selection" => Some(StoredAnchor::Text(text::TextAnchor {
+            "selection" => Some(StoredAnchor::Text(quote::TextAnchor {
                 quote: s("quote")?,
                 prefix: s("prefix").unwrap_or(""),
                 suffix: s("suffix").unwrap_or(""),
@@ -337,7 +342,7 @@ pub fn resolve_page(
         .any(|a| matches!(a, Some(StoredAnchor::Text(_))));
     let idx = needs_text.then(|| PageIndex::new(page));
     // The text anchors together (their exact quotes are found in one pass over the page).
-    let texts: Vec<&text::TextAnchor> = anchors
+    let texts: Vec<&quote::TextAnchor> = anchors
         .iter()
         .filter_map(|a| match a {
             Some(StoredAnchor::Text(t)) => Some(t),
@@ -345,7 +350,7 @@ pub fn resolve_page(
         })
         .collect();
     let mut resolved = match &idx {
-        Some(idx) => text::resolve_all(idx, &texts, threshold),
+        Some(idx) => quote::resolve_all(idx, &texts, threshold),
         None => Vec::new(),
     }
     .into_iter();
@@ -362,7 +367,7 @@ pub fn resolve_page(
 
 #[cfg(test)]
 mod tests {
-    use crate::base::anchor::*;
+    use crate::*;
 
     #[test]
     fn resolutions_round_trip_through_their_bytes() {

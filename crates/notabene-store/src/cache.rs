@@ -135,8 +135,8 @@ pub enum Learnt {
 /// How a store cache file is named: `store-<hash of the store root>.cache`.
 const CACHE_FILE: (&str, &str) = ("store-", ".cache");
 
-pub use crate::base::util::memo::cache_dir;
-use crate::base::util::memo::{FnvBuild, file_for, fnv, prune, write_file};
+pub use notabene_core::disk::cache_dir;
+use notabene_core::disk::{FnvBuild, file_for, fnv, prune, write_file};
 
 impl Cache {
     /// The cache of the store at `root` (empty when there is none, it is off, or it is not
@@ -283,7 +283,7 @@ fn parse_line(line: &str) -> Option<(String, FileKey, &str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::base::util::memo::{KEEP_AFTER_PRUNE, KEEP_MAX};
+    use notabene_core::disk::{KEEP_AFTER_PRUNE, KEEP_MAX};
 
     fn key(size: u64) -> FileKey {
         FileKey {
@@ -350,7 +350,7 @@ mod tests {
     }
 
     /// What a load returns, to compare: every record and unreadable file, in order.
-    fn dump(snap: &crate::base::store::Snapshot) -> Vec<String> {
+    fn dump(snap: &crate::Snapshot) -> Vec<String> {
         let mut out: Vec<String> = snap
             .records
             .iter()
@@ -385,7 +385,7 @@ mod tests {
 
     #[test]
     fn a_read_told_what_changed_takes_the_other_files_from_the_last_read() {
-        use crate::base::store::{Recent, Store};
+        use crate::{Recent, Store};
         use std::collections::HashSet;
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join(".notabene");
@@ -462,7 +462,7 @@ mod tests {
 
     #[test]
     fn a_cached_load_is_the_files_whatever_the_cache_holds() {
-        use crate::base::store::Store;
+        use crate::Store;
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join(".notabene");
         let cache_dir = dir.path().join("cache");

@@ -12,8 +12,8 @@
 //!
 //! The same JSON and threshold always give the same bytes.
 
-use super::escape::escape_script_json;
 use base64::Engine as _;
+use notabene_core::escape::escape_script_json;
 use std::io::Write as _;
 
 /// The `data-nb-encoding` value of a deflated data script.

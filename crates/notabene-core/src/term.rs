@@ -1,11 +1,11 @@
-//! The crate's human-readable output: every line of text meant for a person — listings, reports,
+//! The human-readable output: every line of text meant for a person — listings, reports,
 //! warnings, errors — reaches stdout or stderr through here, escaped with [`escape_terminal`], so
 //! stored text (comment bodies, authors, sections, pages, journal titles, file names) cannot drive
 //! the terminal. A line is one line: a newline inside it is escaped too, so whoever wants several
 //! lines hands over several. JSON output and the mdBook protocol are written elsewhere, raw, byte
 //! for byte.
 
-use super::escape::escape_terminal;
+use crate::escape::escape_terminal;
 use std::io::Write;
 
 /// `lines`, each escaped and ended by a newline, as one string.
@@ -39,20 +39,20 @@ pub fn err_line(line: &str) {
 }
 
 /// Prints one line on stdout, escaped for the terminal ([`out_lines`]).
+#[macro_export]
 macro_rules! say {
     ($($arg:tt)*) => {
-        $crate::base::util::term::out_lines([::std::format!($($arg)*)])
+        $crate::term::out_lines([::std::format!($($arg)*)])
     };
 }
-pub(crate) use say;
 
 /// Prints one line on stderr, escaped for the terminal ([`err_lines`]): warnings and errors.
+#[macro_export]
 macro_rules! say_err {
     ($($arg:tt)*) => {
-        $crate::base::util::term::err_lines([::std::format!($($arg)*)])
+        $crate::term::err_lines([::std::format!($($arg)*)])
     };
 }
-pub(crate) use say_err;
 
 #[cfg(test)]
 mod tests {

@@ -59,7 +59,7 @@ impl<'a> ObjectWriter<'a> {
     }
 
     /// Goes on writing an object already opened at the end of `out` (members written:
-    /// `!empty`), as [`crate::base::store::lean::Prerendered`] leaves it.
+    /// `!empty`), as [`crate::lean::Prerendered`] leaves it.
     pub fn resume(out: &'a mut Vec<u8>, empty: bool) -> Self {
         ObjectWriter { out, empty }
     }

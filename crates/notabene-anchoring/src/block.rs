@@ -3,8 +3,8 @@
 //! unchanged.
 
 use super::{Flags, Place, Resolution, Status};
-use crate::base::text::PageText;
-use crate::base::text::normalize::normalize;
+use crate::text::PageText;
+use crate::text::normalize::normalize;
 
 /// A stored block anchor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

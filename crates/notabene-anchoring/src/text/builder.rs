@@ -7,7 +7,7 @@ use super::blocks::{self, BlockKind};
 use super::{
     Block, CodeBlock, Heading, InlineElement, NO_INLINE, PageText, SegKind, Segment, TextOptions,
 };
-use mdbook_markdown::pulldown_cmark::{BlockQuoteKind, CodeBlockKind, Event, Tag, TagEnd};
+use pulldown_cmark::{BlockQuoteKind, CodeBlockKind, Event, Tag, TagEnd};
 use std::collections::HashMap;
 use std::ops::Range;
 

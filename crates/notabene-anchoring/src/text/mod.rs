@@ -51,31 +51,32 @@ impl Default for TextOptions {
 }
 
 impl TextOptions {
-    /// Reads the options from a book's configuration (`[output.html]`), through mdBook's own
-    /// `HtmlConfig` so defaults and aliases (`playpen`) are exactly mdBook's.
-    pub fn from_config(config: &mdbook_preprocessor::config::Config) -> crate::Result<TextOptions> {
-        let html = config
-            .get::<mdbook_preprocessor::config::HtmlConfig>("output.html")
-            .map_err(|e| crate::Error::new(format!("{e:#} (book.toml [output.html])")))?
-            .unwrap_or_default();
-        Ok(TextOptions {
-            smart_punctuation: html.smart_punctuation,
-            definition_lists: html.definition_lists,
-            admonitions: html.admonitions,
-            playground_runnable: html.playground.runnable,
-            playground_editable: html.playground.editable,
-            hidelines: html.code.hidelines.into_iter().collect(),
-        })
+    /// The parser options mdBook 0.5's HTML renderer uses for these settings
+    /// (`mdbook_markdown::new_cmark_parser`; a test of the `mdbook-notabene` package holds the
+    /// two to the same events).
+    pub fn parser_options(&self) -> pulldown_cmark::Options {
+        use pulldown_cmark::Options;
+        let mut opts = Options::ENABLE_TABLES
+            | Options::ENABLE_FOOTNOTES
+            | Options::ENABLE_STRIKETHROUGH
+            | Options::ENABLE_TASKLISTS
+            | Options::ENABLE_HEADING_ATTRIBUTES;
+        if self.smart_punctuation {
+            opts.insert(Options::ENABLE_SMART_PUNCTUATION);
+        }
+        if self.definition_lists {
+            opts.insert(Options::ENABLE_DEFINITION_LIST);
+        }
+        if self.admonitions {
+            opts.insert(Options::ENABLE_GFM);
+        }
+        opts
     }
+}
 
-    /// The parser options mdBook's renderer uses for these settings.
-    pub fn markdown(&self) -> mdbook_markdown::MarkdownOptions {
-        let mut m = mdbook_markdown::MarkdownOptions::default();
-        m.smart_punctuation = self.smart_punctuation;
-        m.definition_lists = self.definition_lists;
-        m.admonitions = self.admonitions;
-        m
-    }
+/// A Markdown parser as mdBook 0.5's HTML renderer makes it for these settings.
+pub fn parser<'a>(markdown: &'a str, options: &TextOptions) -> pulldown_cmark::Parser<'a> {
+    pulldown_cmark::Parser::new_ext(markdown, options.parser_options())
 }
 
 /// How a piece of text relates to its Markdown source.
@@ -247,7 +248,7 @@ impl PageText {
 
 /// Builds the text model of a chapter.
 pub fn page_text(markdown: &str, options: &TextOptions) -> PageText {
-    let parser = mdbook_markdown::new_cmark_parser(markdown, &options.markdown());
+    let parser = parser(markdown, options);
     let mut b = builder::Builder::new(markdown, options);
     let mut events = parser.into_offset_iter();
     while let Some((event, range)) = events.next() {

@@ -8,6 +8,9 @@
 //!
 //! Every read-modify-write holds the store lock ([`fsx::StoreLock`]) and every file write is atomic
 //! ([`fsx::write_atomic`]).
+//!
+//! This crate knows nothing of mdBook: a store is a directory of JSON files, whatever renders the
+//! pages its comments are about.
 
 pub mod cache;
 pub mod comment;
@@ -23,10 +26,11 @@ pub mod page_id;
 pub mod swap;
 pub mod verify;
 
-use crate::base::util::term::say_err;
-use crate::{Error, Result, bail};
 pub use comment::{Comment, Scope, Status};
 pub use meta::Meta;
+use notabene_core::bail;
+use notabene_core::say_err;
+pub use notabene_core::{Error, ErrorKind, Result};
 pub use page_id::validate_page_id;
 
 /// The store schema version this build reads and writes (`meta.json` `schemaVersion`).
@@ -320,11 +324,11 @@ impl Store {
             ..
         } = walk;
         let threads = if files.len() > 256 {
-            crate::base::util::par::default_threads()
+            notabene_core::par::default_threads()
         } else {
             1
         };
-        let parsed = crate::base::util::par::par_map(&files, threads, &read);
+        let parsed = notabene_core::par::par_map(&files, threads, &read);
         let mut snap = Snapshot {
             leftovers,
             not_utf8,
@@ -577,7 +581,7 @@ impl Store {
             );
         }
         self.write_record(&moved)?;
-        crate::base::util::failpoint::hit("rekey-after-write");
+        notabene_core::failpoint::hit("rekey-after-write");
         self.delete_record(rec)?;
         Ok(moved)
     }

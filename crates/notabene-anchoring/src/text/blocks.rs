@@ -28,7 +28,7 @@ pub fn djb2_base36(s: &str) -> String {
     for unit in s.encode_utf16() {
         h = h.wrapping_mul(33).wrapping_add(u32::from(unit));
     }
-    crate::base::util::base36(u64::from(h))
+    notabene_core::base36(u64::from(h))
 }
 
 /// The key of a mermaid diagram: `mermaid:` + djb2 of the trimmed source.

@@ -3,7 +3,7 @@
 //! with any pattern length (64-bit blocks, horizontal deltas carried between blocks).
 //!
 //! This module owns the fuzzy engine of anchoring (the approximate stages of the resolution
-//! pipeline in [`crate::base::anchor::text`]; see `docs/src/design/anchoring.md`): finding match
+//! pipeline in [`crate::text`]; see `docs/src/design/anchoring.md`): finding match
 //! ends with at most `k` Levenshtein edits (with Ukkonen's cut-off: blocks that cannot hold a cell
 //! `<= k` are not computed), picking the best local minima, recovering match starts, and the small
 //! edit-distance helpers used to score context (the `E` term of that module's score) — all of
