@@ -13,7 +13,7 @@
  * reload that keeps the scroll position when the site is rebuilt.
  *
  * Assembled by mdbook-notabene from the files of its `theme/js/` (in the order
- * `src/output/assets.rs` lists them) into one function scope. Each file is one namespace
+ * of its `theme/manifest.txt`) into one function scope. Each file is one namespace
  * and uses only those before it: Locale, Dom, Words, TextModel, Paint, Print, Toolbar, Live,
  * Panel, Views, Compose, Actions; Start, last, wires up the few calls that go the other
  * way and starts the client.
