@@ -66,6 +66,12 @@ export default [
       'no-unused-vars': ['error', { vars: 'all', args: 'after-used', caughtErrors: 'all' }],
       'prefer-const': 'error',
       'no-var': 'error',
+      // The style the client is written in: arrow functions for callbacks, a bare expression
+      // where an arrow only returns one, shorthand properties, template literals.
+      'prefer-arrow-callback': 'error',
+      'arrow-body-style': ['error', 'as-needed'],
+      'object-shorthand': ['error', 'always'],
+      'prefer-template': 'error',
       'no-redeclare': ['error', { builtinGlobals: true }],
     },
   },

@@ -24,14 +24,14 @@ const Compose = (() => {
       hidden: true,
       'aria-label': t('commentOnSel'),
       'aria-keyshortcuts': 'Control+Alt+M Meta+Alt+M',
-      title: t('commentOnSel') + ' (Ctrl+Alt+M)'
-    }, icon('comment'), ' ' + t('commentVerb'));
+      title: `${t('commentOnSel')} (Ctrl+Alt+M)`
+    }, icon('comment'), ` ${t('commentVerb')}`);
     D.body.appendChild(btn);
     W.selBtn = btn;
     // Keep the selection alive while the button is pressed.
-    btn.addEventListener('pointerdown', function (e) { e.preventDefault(); });
-    btn.addEventListener('mousedown', function (e) { e.preventDefault(); });
-    btn.addEventListener('click', function (e) {
+    btn.addEventListener('pointerdown', (e) => { e.preventDefault(); });
+    btn.addEventListener('mousedown', (e) => { e.preventDefault(); });
+    btn.addEventListener('click', (e) => {
       e.preventDefault();
       e.stopPropagation();
       const r = W.selRange;
@@ -39,18 +39,18 @@ const Compose = (() => {
       if (r) composeSelection(r);
     });
     let timer = 0;
-    const later = function (ms) {
+    const later = (ms) => {
       clearTimeout(timer);
-      timer = setTimeout(function () { safely('selection', checkSelection); }, ms);
+      timer = setTimeout(() => { safely('selection', checkSelection); }, ms);
     };
-    D.addEventListener('pointerup', function () { later(0); });
-    D.addEventListener('pointercancel', function () { later(120); });
-    D.addEventListener('keyup', function (e) {
+    D.addEventListener('pointerup', () => { later(0); });
+    D.addEventListener('pointercancel', () => { later(120); });
+    D.addEventListener('keyup', (e) => {
       if (e.shiftKey || e.key === 'Shift' || e.key === 'Home' || e.key === 'End') later(0);
     });
-    D.addEventListener('selectionchange', function () { later(120); });
+    D.addEventListener('selectionchange', () => { later(120); });
     // From the keyboard: Ctrl+Alt+M (⌘+⌥+M) comments on the selection.
-    D.addEventListener('keydown', function (e) {
+    D.addEventListener('keydown', (e) => {
       if (!(e.ctrlKey || e.metaKey) || !e.altKey || e.shiftKey || e.code !== 'KeyM') return;
       safely('selection', checkSelection);
       if (!btn.hidden && W.selRange) {
@@ -102,7 +102,7 @@ const Compose = (() => {
       btn.style.top = '';
       return;
     }
-    const rects = Array.prototype.filter.call(r.getClientRects(), function (x) { return x.width > 0 || x.height > 0; });
+    const rects = [...r.getClientRects()].filter((x) => x.width > 0 || x.height > 0);
     const box = rects.length ? (W.selBackward ? rects[0] : rects[rects.length - 1]) : r.getBoundingClientRect();
     const w = btn.offsetWidth;
     const bh = btn.offsetHeight;
@@ -112,24 +112,24 @@ const Compose = (() => {
     let top = W.selBackward ? box.top - bh - 8 : box.bottom + 8;
     if (top + bh > vh - 8) top = box.top - bh - 8;
     if (top < 8) top = Math.min(vh - bh - 8, box.bottom + 8);
-    btn.style.left = Math.round(left + window.scrollX) + 'px';
-    btn.style.top = Math.round(top + window.scrollY) + 'px';
+    btn.style.left = `${Math.round(left + window.scrollX)}px`;
+    btn.style.top = `${Math.round(top + window.scrollY)}px`;
   }
 
   function composeSelection(range) {
     const anchor = captureAnchor(range);
     if (!anchor) return;
-    if (S.hasHighlights) safely('pending', function () { CSS.highlights.set('nb-pending', new Highlight(range)); });
+    if (S.hasHighlights) safely('pending', () => { CSS.highlights.set('nb-pending', new Highlight(range)); });
     const sel = window.getSelection();
     if (sel) sel.removeAllRanges();
     openComposer({
       icon: '',
-      preview: '“' + truncate(anchor.quote, 120) + '”',
-      rect: function () { return range.getBoundingClientRect(); },
-      range: range,
+      preview: `“${truncate(anchor.quote, 120)}”`,
+      rect() { return range.getBoundingClientRect(); },
+      range,
       suggestQuote: anchor.quote,
-      payload: function (body, author, suggestion) {
-        const p = { page: W.page, space: W.space, scope: 'selection', anchor: anchor, author: author, body: body };
+      payload (body, author, suggestion) {
+        const p = { page: W.page, space: W.space, scope: 'selection', anchor, author, body };
         if (suggestion !== null) p.suggestion = { text: suggestion };
         return p;
       }
@@ -162,8 +162,8 @@ const Compose = (() => {
         'data-nb-draft-suggest': ''
       });
       sugBox = h('label', { class: 'nb-field nb-suggest-field', hidden: true }, h('span', { text: t('suggestLabel') }), sugTa);
-      sugToggle = h('button', { type: 'button', class: 'nb-btn nb-suggest-toggle', 'aria-expanded': 'false', text: '✎ ' + t('suggestChange') });
-      sugToggle.addEventListener('click', function () {
+      sugToggle = h('button', { type: 'button', class: 'nb-btn nb-suggest-toggle', 'aria-expanded': 'false', text: `✎ ${t('suggestChange')}` });
+      sugToggle.addEventListener('click', () => {
         suggesting = !suggesting;
         sugBox.hidden = !suggesting;
         sugToggle.setAttribute('aria-expanded', suggesting ? 'true' : 'false');
@@ -190,7 +190,7 @@ const Compose = (() => {
     },
     h('div', { class: 'nb-pop-head' }, h('span', { class: 'nb-pop-title', text: t('newComment') }), close),
     h('div', { class: 'nb-pop-body' },
-      h('blockquote', { class: 'nb-thread-quote nb-compose-quote' + (o.icon ? ' nb-thread-block' : ''), text: o.preview }),
+      h('blockquote', { class: `nb-thread-quote nb-compose-quote${o.icon ? ' nb-thread-block' : ''}`, text: o.preview }),
       sugToggle,
       sugBox,
       ta,
@@ -198,10 +198,10 @@ const Compose = (() => {
       err,
       h('div', { class: 'nb-form-actions' }, cancel, save)));
     D.body.appendChild(pop);
-    W.compose = { pop: pop, rect: o.rect, opener: o.opener || null, range: o.range || null };
+    W.compose = { pop, rect: o.rect, opener: o.opener || null, range: o.range || null };
     placeFloating(pop, o.rect, null);
     ta.focus({ preventScroll: true });
-    const submit = function () {
+    const submit = () => {
       const body = ta.value.trim();
       const suggestion = suggesting ? sugTa.value : null;
       if (suggestion !== null && suggestion === o.suggestQuote) {
@@ -214,35 +214,38 @@ const Compose = (() => {
         ta.focus();
         return;
       }
-      withAuthor(function (author) {
+      withAuthor(async (author) => {
         busy([save, cancel], true);
         showError(err, null);
-        api('POST', 'comments', o.payload(body, author, suggestion)).then(function (created) {
-          ta.value = '';
-          if (sugTa) sugTa.value = '';
-          closeComposer(false);
-          safely('new comment', function () { showCreated(created, o.range); });
-          wroteSomething();
-        }, function (e) {
+        let created;
+        try {
+          created = await api('POST', 'comments', o.payload(body, author, suggestion));
+        } catch (e) {
           busy([save, cancel], false);
           showError(err, e);
           ta.focus();
-        });
+          return;
+        }
+        ta.value = '';
+        if (sugTa) sugTa.value = '';
+        closeComposer(false);
+        safely('new comment', () => { showCreated(created, o.range); });
+        wroteSomething();
       }, ta);
     };
     save.addEventListener('click', submit);
-    cancel.addEventListener('click', function () { closeComposer(true); });
-    close.addEventListener('click', function () { closeComposer(true); });
-    [ta, sugTa].forEach(function (box) {
+    cancel.addEventListener('click', () => { closeComposer(true); });
+    close.addEventListener('click', () => { closeComposer(true); });
+    [ta, sugTa].forEach((box) => {
       if (!box) return;
-      box.addEventListener('keydown', function (e) {
+      box.addEventListener('keydown', (e) => {
         if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
           e.preventDefault();
           submit();
         }
       });
     });
-    pop.addEventListener('keydown', function (e) {
+    pop.addEventListener('keydown', (e) => {
       if (e.key === 'Escape') {
         e.preventDefault();
         e.stopPropagation();
@@ -259,7 +262,7 @@ const Compose = (() => {
     if (!block || !block.isConnected) return;
     if (!block.hasAttribute('tabindex')) {
       block.setAttribute('tabindex', '-1');
-      block.addEventListener('blur', function () { block.removeAttribute('tabindex'); }, { once: true });
+      block.addEventListener('blur', () => { block.removeAttribute('tabindex'); }, { once: true });
     }
     block.focus({ preventScroll: true });
     const sel = window.getSelection();
@@ -273,7 +276,7 @@ const Compose = (() => {
     if (!c) return;
     W.compose = null;
     c.pop.remove();
-    if (S.hasHighlights) safely('pending', function () { CSS.highlights.delete('nb-pending'); });
+    if (S.hasHighlights) safely('pending', () => { CSS.highlights.delete('nb-pending'); });
     if (restoreFocus && c.opener && c.opener.isConnected) c.opener.focus();
     else if (restoreFocus && c.range) backToText(c.range);
     maybeReload();

@@ -57,13 +57,13 @@ const Paint = (() => {
     // The book-wide summary has its own element (one per chapter; print.html has them all):
     // a new comment on one chapter leaves the other chapters' islands as they were.
     const own = obj(readJSON(D.querySelector('script.nb-summary')));
-    islands.forEach(function (el) {
+    islands.forEach((el) => {
       const data = obj(readJSON(el));
-      S.islands.push({ el: el, data: data });
+      S.islands.push({ el, data });
       const sum = data.summary ? obj(data.summary) : own;
       if (typeof sum.open === 'number' || typeof sum.addressed === 'number') S.summary = sum;
       S.mode = str(sum.review || sum.mode || data.review || data.mode || S.mode).toLowerCase();
-      arr(data.comments).forEach(function (c) {
+      arr(data.comments).forEach((c) => {
         if (!c || typeof c !== 'object' || !str(c.id) || S.comments.has(str(c.id))) return;
         unlean(c, data);
         S.comments.set(str(c.id), c);
@@ -84,7 +84,7 @@ const Paint = (() => {
     S.marks.get(id).push(m);
     const c = S.comments.get(id);
     if (!c) return;
-    (function () {
+    (() => {
       if (c.hold === true) m.classList.add('nb-held');
       m.setAttribute('tabindex', '0');
       m.setAttribute('role', 'button');
@@ -92,7 +92,7 @@ const Paint = (() => {
       // Its name is its visible text (WCAG 2.5.3); who commented and the status describe it.
       m.setAttribute('aria-description', t('markLabel', {
         name: displayName(firstMessage(c).author),
-        status: statusLabel(statusOf(c)) + (c.hold === true ? ', ' + t('onHold') : '')
+        status: statusLabel(statusOf(c)) + (c.hold === true ? `, ${t('onHold')}` : '')
       }));
     })();
   }
@@ -108,7 +108,7 @@ const Paint = (() => {
       if (range.intersectsNode(n) && !inUI(n)) nodes.push(n);
     }
     const marks = [];
-    nodes.forEach(function (node) {
+    nodes.forEach((node) => {
       const a = node === range.startContainer ? range.startOffset : 0;
       const b = node === range.endContainer ? range.endOffset : node.data.length;
       if (b <= a || !node.data.slice(a, b).trim()) return;
@@ -133,9 +133,9 @@ const Paint = (() => {
     if (!main) return;
     let m = null;
     const found = [];
-    S.order.forEach(function (c) {
+    S.order.forEach((c) => {
       if (anch(c).status !== 'pending' || scopeOf(c) !== 'selection' || statusOf(c) === 'resolved') return;
-      if (D.querySelector('mark.nb-mark[data-nb-id="' + cssEscape(str(c.id)) + '"]')) return;
+      if (D.querySelector(`mark.nb-mark[data-nb-id="${cssEscape(str(c.id))}"]`)) return;
       const a = obj(c.anchor);
       const quote = str(a.quote);
       if (!quote.trim()) return;
@@ -148,10 +148,10 @@ const Paint = (() => {
           commonPrefix(m.text.slice(at + quote.length, at + quote.length + 40), str(a.suffix));
         if (score > bestScore) { best = at; bestScore = score; }
       }
-      if (best >= 0) found.push({ c: c, at: best, range: rangeAt(m, best, best + quote.length) });
+      if (best >= 0) found.push({ c, at: best, range: rangeAt(m, best, best + quote.length) });
     });
-    found.sort(function (x, y) { return y.at - x.at; });
-    found.forEach(function (f) {
+    found.sort((x, y) => y.at - x.at);
+    found.forEach((f) => {
       if (f.range) wrapRange(f.range, str(f.c.id), statusOf(f.c)).forEach(decorateMark);
     });
   }
@@ -167,7 +167,7 @@ const Paint = (() => {
   }
   /** The Range of flat offsets [s, e) of text model `m`. */
   function rangeAt(m, s, e) {
-    const find = function (pos, end) {
+    const find = (pos, end) => {
       let lo = 0, hi = m.nodes.length - 1;
       while (lo < hi) {
         const mid = (lo + hi + 1) >> 1;
@@ -189,7 +189,7 @@ const Paint = (() => {
     for (let el = target; el && el !== D.body; el = el.parentElement) {
       if (el.matches && el.matches('mark.nb-mark[data-nb-id]')) {
         const id = el.getAttribute('data-nb-id');
-        if (S.comments.has(id) && ids.indexOf(id) < 0) ids.push(id);
+        if (S.comments.has(id) && !ids.includes(id)) ids.push(id);
       }
     }
     return ids;
@@ -198,7 +198,7 @@ const Paint = (() => {
   /* ----- blocks (images, diagrams) */
 
   function liveIds(list) {
-    return list.filter(function (id) {
+    return list.filter((id) => {
       const c = S.comments.get(id);
       return c && statusOf(c) !== 'resolved';
     });
@@ -212,20 +212,18 @@ const Paint = (() => {
       'data-nb-count': String(ids.length),
       'data-nb-ids': ids.join(' '),
       'aria-haspopup': 'dialog',
-      'aria-label': tn('badgeLabel', ids.length, { kind: kind }),
-      title: tn('badgeLabel', ids.length, { kind: kind })
+      'aria-label': tn('badgeLabel', ids.length, { kind }),
+      title: tn('badgeLabel', ids.length, { kind })
     });
     return b;
   }
   function hostStatus(ids) {
-    const any = function (s) {
-      return ids.some(function (id) { const c = S.comments.get(id); return c && statusOf(c) === s; });
-    };
+    const any = (s) => ids.some((id) => { const c = S.comments.get(id); return c && statusOf(c) === s; });
     return any('open') ? 'open' : (any('addressed') ? 'addressed' : 'open');
   }
 
   function setupBlocks() {
-    D.querySelectorAll('[data-nb-block]').forEach(function (el) {
+    D.querySelectorAll('[data-nb-block]').forEach((el) => {
       const ids = liveIds(str(el.getAttribute('data-nb-block')).split(/\s+/).filter(Boolean));
       if (!ids.length) return;
       let host = el;
@@ -238,9 +236,9 @@ const Paint = (() => {
       }
       host.classList.add('nb-block-has');
       host.setAttribute('data-nb-status', hostStatus(ids));
-      if (ids.every(function (id) { const c = S.comments.get(id); return c && c.hold === true; })) host.classList.add('nb-held');
+      if (ids.every((id) => { const c = S.comments.get(id); return c && c.hold === true; })) host.classList.add('nb-held');
       host.appendChild(badge(ids, t(isDiagram ? 'kDiagram' : 'kImage')));
-      ids.forEach(function (id) { if (!S.blocks.has(id)) S.blocks.set(id, host); });
+      ids.forEach((id) => { if (!S.blocks.has(id)) S.blocks.set(id, host); });
     });
   }
 
@@ -250,46 +248,44 @@ const Paint = (() => {
   const codeObservers = [];
 
   function setupCode(islands) {
-    D.querySelectorAll('.nb-code-anchor').forEach(function (a) {
+    D.querySelectorAll('.nb-code-anchor').forEach((a) => {
       const p = a.parentElement;
       if (p && p.tagName === 'P' && !p.textContent.trim() &&
-          Array.prototype.every.call(p.children, function (ch) { return ch.classList.contains('nb-code-anchor'); })) {
+          [...p.children].every((ch) => ch.classList.contains('nb-code-anchor'))) {
         p.classList.add('nb-code-anchor-host');
       }
     });
-    const codeComments = S.order.filter(function (c) {
-      return anch(c).code && statusOf(c) !== 'resolved';
-    });
+    const codeComments = S.order.filter((c) => anch(c).code && statusOf(c) !== 'resolved');
     if (!codeComments.length) return;
     // The code blocks of each island's chapter: those before the island and after the previous one.
-    const all = Array.prototype.slice.call(D.querySelectorAll('main pre:not(.mermaid) > code'));
+    const all = [...D.querySelectorAll('main pre:not(.mermaid) > code')];
     const perIsland = new Map();
-    islands.forEach(function (isl, i) {
+    islands.forEach((isl, i) => {
       const prev = islands[i - 1];
-      perIsland.set(isl, all.filter(function (code) {
+      perIsland.set(isl, all.filter((code) => {
         const before = isl.compareDocumentPosition(code) & Node.DOCUMENT_POSITION_PRECEDING;
         const afterPrev = !prev || (prev.compareDocumentPosition(code) & Node.DOCUMENT_POSITION_FOLLOWING);
         return before && afterPrev;
       }));
     });
-    codeComments.forEach(function (c) {
+    codeComments.forEach((c) => {
       const id = str(c.id);
       const spec = obj(anch(c).code);
       const codes = perIsland.get(S.islandOf.get(id)) || all;
       const code = codes[num(spec.block, -1)];
       if (!code) return;
-      S.code.set(id, { code: code, spec: spec, range: null });
+      S.code.set(id, { code, spec, range: null });
     });
     paintCode();
     // highlight.js (or anything else) may rebuild the code nodes later: repaint then.
     const seen = new Set();
-    S.code.forEach(function (entry) {
+    S.code.forEach((entry) => {
       if (seen.has(entry.code)) return;
       seen.add(entry.code);
       const pre = entry.code.parentElement;
       if (pre && !pre.querySelector(':scope > .nb-badge')) {
         const ids = [];
-        S.code.forEach(function (e2, id2) { if (e2.code === entry.code) ids.push(id2); });
+        S.code.forEach((e2, id2) => { if (e2.code === entry.code) ids.push(id2); });
         pre.classList.add('nb-code-has');
         pre.appendChild(badge(ids, t('kCode')));
       }
@@ -305,7 +301,7 @@ const Paint = (() => {
   function queueCodeRepaint() {
     if (codeRepaintQueued) return;
     codeRepaintQueued = true;
-    (window.requestAnimationFrame || setTimeout)(function () {
+    (window.requestAnimationFrame || setTimeout)(() => {
       codeRepaintQueued = false;
       safely('code repaint', paintCode);
     });
@@ -360,7 +356,7 @@ const Paint = (() => {
   function paintCode() {
     const ranges = [];
     const addressed = [];
-    S.code.forEach(function (entry, id) {
+    S.code.forEach((entry, id) => {
       entry.range = codeRange(entry.code, entry.spec);
       if (!entry.range) return;
       ranges.push(entry.range);
@@ -378,7 +374,7 @@ const Paint = (() => {
     const code = target.closest && target.closest('pre > code');
     if (!code) return [];
     const ids = [];
-    S.code.forEach(function (entry, id) {
+    S.code.forEach((entry, id) => {
       if (entry.code !== code || !entry.range) return;
       const rects = entry.range.getClientRects();
       for (let i = 0; i < rects.length; i++) {
@@ -396,13 +392,13 @@ const Paint = (() => {
 
   const flashTimers = new WeakMap();
   function flash(els, ms) {
-    els.forEach(function (el) {
+    els.forEach((el) => {
       if (!el) return;
       el.classList.remove('nb-flash');
       void el.offsetWidth; // restart the animation
       el.classList.add('nb-flash');
       clearTimeout(flashTimers.get(el));
-      flashTimers.set(el, setTimeout(function () { el.classList.remove('nb-flash'); }, ms || 2500));
+      flashTimers.set(el, setTimeout(() => { el.classList.remove('nb-flash'); }, ms || 2500));
     });
   }
   let codeFlashTimer = 0;
@@ -410,7 +406,7 @@ const Paint = (() => {
     if (!S.hasHighlights || !range) return;
     CSS.highlights.set('nb-code-flash', Object.assign(new Highlight(range), { priority: 2 }));
     clearTimeout(codeFlashTimer);
-    codeFlashTimer = setTimeout(function () { CSS.highlights.delete('nb-code-flash'); }, ms || 2500);
+    codeFlashTimer = setTimeout(() => { CSS.highlights.delete('nb-code-flash'); }, ms || 2500);
   }
 
   return { S, codeIdsAt, decorateMark, flash, flashCode, idsAt, isOrphan, load, located, markPending, narrow,

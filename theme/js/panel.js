@@ -35,14 +35,14 @@ const Panel = (() => {
     const wrap = h('div', { class: 'nb-thread', 'data-nb-id': str(c.id), 'data-nb-status': status });
     const head = h('div', { class: 'nb-thread-head' },
       h('span', { class: 'nb-status', 'data-nb-status': status, text: statusLabel(status) }));
-    if (c.hold === true) head.appendChild(h('span', { class: 'nb-hold', text: '⏸ ' + t('onHold') }));
-    if (opts.orphan) head.appendChild(h('span', { class: 'nb-orphan-tag', text: '⚠ ' + t('detached') }));
+    if (c.hold === true) head.appendChild(h('span', { class: 'nb-hold', text: `⏸ ${t('onHold')}` }));
+    if (opts.orphan) head.appendChild(h('span', { class: 'nb-orphan-tag', text: `⚠ ${t('detached')}` }));
     wrap.appendChild(head);
     if (opts.quote) {
       const a = obj(c.anchor);
       const scope = scopeOf(c);
       if (scope === 'selection' && (a.quote || anch(c).text)) {
-        wrap.appendChild(h('blockquote', { class: 'nb-thread-quote' + (opts.orphan ? ' nb-orphan' : ''),
+        wrap.appendChild(h('blockquote', { class: `nb-thread-quote${opts.orphan ? ' nb-orphan' : ''}`,
           text: (opts.orphan ? '⚠ ' : '') + str(a.quote || anch(c).text) }));
       } else if (scope === 'block') {
         wrap.appendChild(h('div', { class: 'nb-thread-quote nb-thread-block' }, headEl(c, 90, 70)));
@@ -60,7 +60,7 @@ const Panel = (() => {
       wrap.appendChild(h('p', { class: 'nb-note nb-followed', text: t('followed', { from: str(followed.from), by: str(followed.by) }) }));
     }
     const list = h('ol', { class: 'nb-msgs' });
-    arr(c.thread).forEach(function (m) {
+    arr(c.thread).forEach((m) => {
       m = obj(m);
       const author = str(m.author);
       const li = h('li', { class: 'nb-msg' },
@@ -78,7 +78,7 @@ const Panel = (() => {
         str(res.note)));
     }
     if (status === 'addressed' && !opts.noReviewLink) {
-      wrap.appendChild(h('a', { class: 'nb-validate', href: ROOT + 'review.html', text: t('toValidate') }));
+      wrap.appendChild(h('a', { class: 'nb-validate', href: `${ROOT}review.html`, text: t('toValidate') }));
     }
     threadOpts.set(wrap, opts);
     if (W.on && write && !opts.noActions) wrap.appendChild(write.threadActions(c));
@@ -119,7 +119,7 @@ const Panel = (() => {
         change.appendChild(h('ins', { class: 'nb-word', text: ins }));
         change.appendChild(D.createTextNode('»'));
       } else {
-        change.appendChild(D.createTextNode(t(del ? 'changedRemoved' : 'changedAdded') + ' «'));
+        change.appendChild(D.createTextNode(`${t(del ? 'changedRemoved' : 'changedAdded')} «`));
         change.appendChild(h(del ? 'del' : 'ins', { class: 'nb-word', text: del || ins }));
         change.appendChild(D.createTextNode('»'));
       }
@@ -137,7 +137,7 @@ const Panel = (() => {
     const text = t('sameTextOn', { page: '\u0000' }).split('\u0000');
     const href = siteHref(st.url);
     return h('p', { class: 'nb-note nb-same-text' }, text[0],
-      href ? h('a', { href: href, text: name }) : name, text[1] || '');
+      href ? h('a', { href, text: name }) : name, text[1] || '');
   }
 
   /** A suggested edit: the quote with the removed words struck and the new ones inserted;
@@ -156,21 +156,19 @@ const Panel = (() => {
   /* ----- page discussion */
 
   function setupDiscussion(islands) {
-    islands.forEach(function (isl) {
-      const pageComments = S.order.filter(function (c) {
-        return scopeOf(c) === 'page' && S.islandOf.get(str(c.id)) === isl;
-      });
+    islands.forEach((isl) => {
+      const pageComments = S.order.filter((c) => scopeOf(c) === 'page' && S.islandOf.get(str(c.id)) === isl);
       if (!pageComments.length) return;
-      const live = pageComments.filter(function (c) { return statusOf(c) !== 'resolved'; });
-      const done = pageComments.filter(function (c) { return statusOf(c) === 'resolved'; });
+      const live = pageComments.filter((c) => statusOf(c) !== 'resolved');
+      const done = pageComments.filter((c) => statusOf(c) === 'resolved');
       const section = discussionSection(isl);
       const list = section.querySelector('.nb-discussion-list');
-      live.forEach(function (c) { list.appendChild(discussionItem(c)); });
+      live.forEach((c) => { list.appendChild(discussionItem(c)); });
       if (done.length) {
         const more = h('details', { class: 'nb-discussion-resolved' },
           h('summary', { text: tn('resolvedCount', done.length) }));
         const l2 = h('ol', { class: 'nb-discussion-list' });
-        done.forEach(function (c) { l2.appendChild(discussionItem(c)); });
+        done.forEach((c) => { l2.appendChild(discussionItem(c)); });
         more.appendChild(l2);
         section.appendChild(more);
       }
@@ -187,7 +185,7 @@ const Panel = (() => {
       'data-nb-ui': ''
     });
     section.appendChild(h('div', { class: 'nb-discussion-title', role: 'heading', 'aria-level': '2' },
-      icon('comment'), ' ' + t('pageDiscussion')));
+      icon('comment'), ` ${t('pageDiscussion')}`));
     section.appendChild(h('ol', { class: 'nb-discussion-list' }));
     isl.parentNode.insertBefore(section, isl.nextSibling);
     if (!S.discussion) S.discussion = section;
@@ -214,20 +212,20 @@ const Panel = (() => {
     return f === 'all' || filterOf(c) === f;
   }
   function railComments() {
-    const list = S.order.filter(function (c) { return scopeOf(c) !== 'page'; });
-    const pos = function (c) {
+    const list = S.order.filter((c) => scopeOf(c) !== 'page');
+    const pos = (c) => {
       const id = str(c.id);
       const el = (S.marks.get(id) || [])[0] || S.blocks.get(id) || (S.code.get(id) && S.code.get(id).code);
       return el || null;
     };
-    return list.map(function (c, i) { return { c: c, el: pos(c), i: i }; }).sort(function (a, b) {
+    return list.map((c, i) => ({ c, el: pos(c), i })).sort((a, b) => {
       if (a.el && b.el && a.el !== b.el) {
         return a.el.compareDocumentPosition(b.el) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1;
       }
       if (a.el && !b.el) return -1;
       if (!a.el && b.el) return 1;
       return a.i - b.i;
-    }).map(function (x) { return x.c; });
+    }).map((x) => x.c);
   }
 
   function setupPanel() {
@@ -239,23 +237,23 @@ const Panel = (() => {
       hidden: true
     });
     const close = h('button', { type: 'button', class: 'nb-close', 'aria-label': t('close'), title: t('close'), text: '×' });
-    close.addEventListener('click', function () { setPanel(false, true); });
+    close.addEventListener('click', () => { setPanel(false, true); });
     panel.appendChild(h('div', { class: 'nb-panel-head' },
       h('h2', { class: 'nb-panel-title', text: t('panelTitle') }), close));
     const filters = h('div', { class: 'nb-filters', role: 'group', 'aria-label': t('filters') });
-    FILTERS.forEach(function (f) {
+    FILTERS.forEach((f) => {
       const b = h('button', { type: 'button', class: 'nb-filter', 'data-filter': f[0], 'aria-pressed': 'false' });
-      b.addEventListener('click', function () { S.filter = f[0]; renderPanelList(); });
+      b.addEventListener('click', () => { S.filter = f[0]; renderPanelList(); });
       filters.appendChild(b);
     });
     panel.appendChild(filters);
     panel.appendChild(h('p', { class: 'nb-panel-empty', hidden: true }));
     panel.appendChild(h('ol', { class: 'nb-list' }));
     const foot = h('div', { class: 'nb-panel-foot' });
-    const pageN = S.order.filter(function (c) { return scopeOf(c) === 'page' && statusOf(c) !== 'resolved'; }).length;
+    const pageN = S.order.filter((c) => scopeOf(c) === 'page' && statusOf(c) !== 'resolved').length;
     if (S.discussion) {
       const dl = h('a', { class: 'nb-discussion-link', href: '#nb-discussion', text: t('pageDiscussionLink', { n: pageN }) });
-      dl.addEventListener('click', function (e) {
+      dl.addEventListener('click', (e) => {
         e.preventDefault();
         if (narrow()) setPanel(false);
         S.discussion.scrollIntoView({ block: 'start' });
@@ -263,9 +261,9 @@ const Panel = (() => {
       });
       foot.appendChild(dl);
     }
-    foot.appendChild(h('a', { class: 'nb-all-link', href: ROOT + 'comments.html', text: t('allComments') + ' →' }));
-    const printB = h('button', { type: 'button', class: 'nb-print-btn' }, icon('print'), ' ' + t('printWith'));
-    printB.addEventListener('click', function () { Print.printWithComments(); });
+    foot.appendChild(h('a', { class: 'nb-all-link', href: `${ROOT}comments.html`, text: `${t('allComments')} →` }));
+    const printB = h('button', { type: 'button', class: 'nb-print-btn' }, icon('print'), ` ${t('printWith')}`);
+    printB.addEventListener('click', () => { Print.printWithComments(); });
     foot.appendChild(printB);
     panel.appendChild(foot);
     D.body.appendChild(panel);
@@ -274,17 +272,17 @@ const Panel = (() => {
 
     let stored = null;
     try { stored = localStorage.getItem('notabene:panel'); } catch { /* storage off */ }
-    const hasLive = S.order.some(function (c) { return scopeOf(c) !== 'page' && statusOf(c) !== 'resolved'; });
+    const hasLive = S.order.some((c) => scopeOf(c) !== 'page' && statusOf(c) !== 'resolved');
     // A published build (`public`) starts with the panel closed: the reader asks for comments.
     const quiet = HTML.classList.contains('nb-public');
     const open = !narrow() && (stored ? stored === 'open' : hasLive && !quiet);
     setPanel(open, false);
     if (S.toggle) {
-      S.toggle.addEventListener('click', function () { setPanel(S.panel.hidden, true); });
+      S.toggle.addEventListener('click', () => { setPanel(S.panel.hidden, true); });
     }
     if (window.matchMedia) {
       const mq = window.matchMedia('(max-width: 1023.98px)');
-      const onChange = function () {
+      const onChange = () => {
         if (mq.matches && !S.panel.hidden) setPanel(false, false);
         HTML.classList.toggle('nb-panel-docked', !S.panel.hidden && !mq.matches);
       };
@@ -311,18 +309,18 @@ const Panel = (() => {
   function renderPanelList() {
     if (!S.panel) return;
     const all = railComments();
-    S.panel.querySelectorAll('.nb-filter').forEach(function (b) {
+    S.panel.querySelectorAll('.nb-filter').forEach((b) => {
       const f = b.getAttribute('data-filter');
-      const n = all.filter(function (c) { return matchesFilter(c, f); }).length;
-      const key = FILTERS.filter(function (x) { return x[0] === f; })[0][1];
+      const n = all.filter((c) => matchesFilter(c, f)).length;
+      const key = FILTERS.filter((x) => x[0] === f)[0][1];
       b.textContent = '';
-      append(b, [t(key) + ' ', h('span', { class: 'nb-filter-count', text: String(n) })]);
+      append(b, [`${t(key)} `, h('span', { class: 'nb-filter-count', text: String(n) })]);
       b.setAttribute('aria-pressed', f === S.filter ? 'true' : 'false');
     });
     const list = S.panel.querySelector('.nb-list');
     list.textContent = '';
-    const shown = all.filter(function (c) { return matchesFilter(c, S.filter); });
-    shown.forEach(function (c) { list.appendChild(panelEntry(c)); });
+    const shown = all.filter((c) => matchesFilter(c, S.filter));
+    shown.forEach((c) => { list.appendChild(panelEntry(c)); });
     const empty = S.panel.querySelector('.nb-panel-empty');
     empty.hidden = shown.length > 0;
     empty.textContent = all.length ? t('noneForFilter') : t('noneOnPage');
@@ -333,7 +331,7 @@ const Panel = (() => {
     const status = statusOf(c);
     const orphan = isOrphan(c);
     const li = h('li', {
-      class: 'nb-entry' + (orphan ? ' nb-orphan' : '') + (c.hold === true ? ' nb-held' : ''),
+      class: `nb-entry${orphan ? ' nb-orphan' : ''}${c.hold === true ? ' nb-held' : ''}`,
       'data-nb-id': id,
       'data-nb-status': status
     });
@@ -347,16 +345,16 @@ const Panel = (() => {
         chip),
       h('span', { class: 'nb-entry-meta' },
         h('span', { class: 'nb-author', text: displayName(fm.author) }),
-        n > 1 ? h('span', { class: 'nb-replies', text: ' · ' + repliesText(n - 1) }) : null,
-        c.hold === true ? h('span', { class: 'nb-hold', text: ' ⏸ ' + t('onHold') }) : null,
-        status !== 'open' ? h('span', { class: 'nb-status-text', text: ' · ' + statusLabel(status) }) : null),
+        n > 1 ? h('span', { class: 'nb-replies', text: ` · ${repliesText(n - 1)}` }) : null,
+        c.hold === true ? h('span', { class: 'nb-hold', text: ` ⏸ ${t('onHold')}` }) : null,
+        status !== 'open' ? h('span', { class: 'nb-status-text', text: ` · ${statusLabel(status)}` }) : null),
       h('span', { class: 'nb-entry-first', text: truncate(fm.body, 140) }));
     const st = obj(anch(c).sameText);
     if (orphan && (st.chapter || st.page)) {
       main.appendChild(h('span', { class: 'nb-entry-same', text: t('sameTextOn', { page: str(st.chapter) || str(st.page) }) }));
     }
     const body = h('div', { class: 'nb-entry-thread', hidden: true });
-    main.addEventListener('click', function () {
+    main.addEventListener('click', () => {
       const expand = body.hidden;
       if (located(id) && statusOf(c) !== 'resolved') {
         if (narrow()) {
@@ -409,7 +407,7 @@ const Panel = (() => {
       return pre.querySelector('.nb-badge') || pre;
     }
     if (c && scopeOf(c) === 'page') {
-      const item = D.querySelector('.nb-discussion-item[data-nb-id="' + cssEscape(id) + '"]');
+      const item = D.querySelector(`.nb-discussion-item[data-nb-id="${cssEscape(id)}"]`);
       if (item) {
         const det = item.closest('details');
         if (det) det.open = true;
@@ -427,7 +425,7 @@ const Panel = (() => {
     const c = S.comments.get(id);
     if (c && !matchesFilter(c, S.filter)) { S.filter = 'all'; renderPanelList(); }
     setPanel(true, false);
-    const li = S.panel.querySelector('.nb-entry[data-nb-id="' + cssEscape(id) + '"]');
+    const li = S.panel.querySelector(`.nb-entry[data-nb-id="${cssEscape(id)}"]`);
     if (!li) return null;
     setExpanded(li, true);
     li.scrollIntoView({ block: 'nearest' });
@@ -445,14 +443,14 @@ const Panel = (() => {
     S.popAnchor = null;
     S.opener = null;
     pop.remove();
-    D.querySelectorAll('.nb-active').forEach(function (el) { el.classList.remove('nb-active'); });
+    D.querySelectorAll('.nb-active').forEach((el) => { el.classList.remove('nb-active'); });
     if (restoreFocus && opener && opener.isConnected && typeof opener.focus === 'function') opener.focus();
   }
 
   /** Opens the threads of `ids` near `opener` (popover) or as a bottom sheet on narrow screens. */
   function openThread(ids, opener, rectFn) {
     closeThread(false);
-    ids = ids.filter(function (id) { return S.comments.has(id); });
+    ids = ids.filter((id) => S.comments.has(id));
     if (!ids.length) return;
     const title = ids.length === 1 ? t('comment') : t('nComments', { n: ids.length });
     const close = h('button', { type: 'button', class: 'nb-close', 'aria-label': t('close'), title: t('close'), text: '×' });
@@ -464,17 +462,17 @@ const Panel = (() => {
       tabindex: '-1'
     }, h('div', { class: 'nb-pop-head' }, h('span', { class: 'nb-pop-title', text: title }), close));
     const body = h('div', { class: 'nb-pop-body' });
-    ids.forEach(function (id) {
+    ids.forEach((id) => {
       const c = S.comments.get(id);
       body.appendChild(renderThread(c, { quote: true, orphan: isOrphan(c) }));
-      (S.marks.get(id) || []).forEach(function (m) { m.classList.add('nb-active'); });
+      (S.marks.get(id) || []).forEach((m) => { m.classList.add('nb-active'); });
     });
     pop.appendChild(body);
-    close.addEventListener('click', function () { closeThread(true); });
+    close.addEventListener('click', () => { closeThread(true); });
     D.body.appendChild(pop);
     S.pop = pop;
     S.opener = opener || null;
-    S.popAnchor = rectFn || (opener ? function () { return opener.getBoundingClientRect(); } : null);
+    S.popAnchor = rectFn || (opener ? () => opener.getBoundingClientRect() : null);
     placePop();
     pop.focus({ preventScroll: true });
   }
@@ -510,14 +508,14 @@ const Panel = (() => {
     const maxRight = vw - 8 - (S.panel && !S.panel.hidden && !narrow() ? S.panel.offsetWidth : 0);
     left = Math.max(8, Math.min(left, maxRight - w));
     if (r && top + ph > vh - 8 && r.top - ph - 8 > 8) top = r.top - ph - 8;
-    pop.style.left = Math.round(left + window.scrollX) + 'px';
-    pop.style.top = Math.round(top + window.scrollY) + 'px';
+    pop.style.left = `${Math.round(left + window.scrollX)}px`;
+    pop.style.top = `${Math.round(top + window.scrollY)}px`;
   }
 
   /* ----- events */
 
   function setupEvents() {
-    D.addEventListener('click', function (e) {
+    D.addEventListener('click', (e) => {
       const target = e.target;
       if (!(target instanceof Element)) return;
       if (target.closest('.nb-pop')) return;
@@ -538,7 +536,7 @@ const Panel = (() => {
       if (ids.length) {
         const mark = target.closest('mark.nb-mark');
         const x = e.clientX, y = e.clientY;
-        openThread(ids, mark, function () { return rectNear(mark, x, y); });
+        openThread(ids, mark, () => rectNear(mark, x, y));
         return;
       }
       if (S.code.size) {
@@ -546,15 +544,13 @@ const Panel = (() => {
         if (cids.length) {
           const entry = S.code.get(cids[0]);
           const pre = entry.code.parentElement;
-          openThread(cids, pre.querySelector('.nb-badge') || pre, function () {
-            return entry.range ? entry.range.getBoundingClientRect() : pre.getBoundingClientRect();
-          });
+          openThread(cids, pre.querySelector('.nb-badge') || pre, () => entry.range ? entry.range.getBoundingClientRect() : pre.getBoundingClientRect());
           return;
         }
       }
     }, false);
 
-    D.addEventListener('pointerdown', function (e) {
+    D.addEventListener('pointerdown', (e) => {
       if (!S.pop) return;
       const target = e.target;
       if (!(target instanceof Element)) return;
@@ -562,7 +558,7 @@ const Panel = (() => {
       closeThread(false);
     }, true);
 
-    D.addEventListener('keydown', function (e) {
+    D.addEventListener('keydown', (e) => {
       const target = e.target;
       if (e.key === 'Escape') {
         if (S.pop) {
@@ -585,16 +581,16 @@ const Panel = (() => {
       }
     });
 
-    D.addEventListener('mouseover', function (e) {
+    D.addEventListener('mouseover', (e) => {
       const m = e.target instanceof Element && e.target.closest('mark.nb-mark[data-nb-id]');
       hoverGroup(m ? m.getAttribute('data-nb-id') : null);
     });
 
     let resizeQueued = false;
-    window.addEventListener('resize', function () {
+    window.addEventListener('resize', () => {
       if (resizeQueued) return;
       resizeQueued = true;
-      (window.requestAnimationFrame || setTimeout)(function () {
+      (window.requestAnimationFrame || setTimeout)(() => {
         resizeQueued = false;
         placePop();
       });
@@ -604,9 +600,9 @@ const Panel = (() => {
   let hovered = null;
   function hoverGroup(id) {
     if (hovered === id) return;
-    if (hovered) (S.marks.get(hovered) || []).forEach(function (m) { m.classList.remove('nb-hover'); });
+    if (hovered) (S.marks.get(hovered) || []).forEach((m) => { m.classList.remove('nb-hover'); });
     hovered = id;
-    if (id) (S.marks.get(id) || []).forEach(function (m) { m.classList.add('nb-hover'); });
+    if (id) (S.marks.get(id) || []).forEach((m) => { m.classList.add('nb-hover'); });
   }
   function rectNear(el, x, y) {
     const rects = el.getClientRects();
@@ -626,10 +622,10 @@ const Panel = (() => {
     if (!id || !S.comments.has(id)) return;
     if (W.restoring) return; // a live reload: the reader's scroll position wins
     let done = false;
-    const go = function () {
+    const go = () => {
       if (done) return;
       done = true;
-      safely('deep link', function () { openDeepLink(id); });
+      safely('deep link', () => { openDeepLink(id); });
     };
     if (D.readyState === 'complete') go();
     else {
@@ -652,7 +648,7 @@ const Panel = (() => {
       return;
     }
     const ce = S.code.get(id);
-    openThread([id], el, ce && ce.range ? function () { return ce.range.getBoundingClientRect(); } : null);
+    openThread([id], el, ce && ce.range ? () => ce.range.getBoundingClientRect() : null);
   }
 
   /** After the live reload that follows the reader's own action: that comment's thread open
@@ -662,7 +658,7 @@ const Panel = (() => {
     const c = S.comments.get(id);
     if (!c) return;
     if (scopeOf(c) === 'page') {
-      const wrap = D.querySelector('.nb-discussion .nb-thread[data-nb-id="' + cssEscape(id) + '"]');
+      const wrap = D.querySelector(`.nb-discussion .nb-thread[data-nb-id="${cssEscape(id)}"]`);
       if (wrap) {
         wrap.setAttribute('tabindex', '-1');
         wrap.focus({ preventScroll: true });
@@ -675,7 +671,7 @@ const Panel = (() => {
     const el = marks[0] || (host && (host.querySelector('.nb-badge') || host)) ||
       (ce && ce.code.parentElement && ce.code.parentElement.querySelector('.nb-badge'));
     if (el && statusOf(c) !== 'resolved') {
-      openThread([id], el, ce && ce.range ? function () { return ce.range.getBoundingClientRect(); } : null);
+      openThread([id], el, ce && ce.range ? () => ce.range.getBoundingClientRect() : null);
       return;
     }
     const entry = revealInPanel(id, 0);

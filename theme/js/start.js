@@ -25,7 +25,7 @@ const Start = (() => {
   // For the browser tests: the word diff, and the text model anchors are captured from.
   window.__notabene.wordDiff = wordDiff;
   window.__notabene.captureAnchor = captureAnchor;
-  window.__notabene.flatText = function () {
+  window.__notabene.flatText = () => {
     const main = mainEl();
     return main ? textModel(main).text : '';
   };
@@ -57,8 +57,8 @@ const Start = (() => {
     safely('marks', setupMarks);
     safely('pending', markPending);
     safely('blocks', setupBlocks);
-    safely('code', function () { setupCode(islands); });
-    safely('discussion', function () { setupDiscussion(islands); });
+    safely('code', () => { setupCode(islands); });
+    safely('discussion', () => { setupDiscussion(islands); });
     safely('header', setupHeader);
     safely('panel', setupPanel);
     safely('events', setupEvents);
@@ -71,9 +71,9 @@ const Start = (() => {
    * selects text in it, a toast says so and where they can be written, once per page. */
   function setupReadOnlyCue() {
     let told = false;
-    D.addEventListener('pointerup', function () {
+    D.addEventListener('pointerup', () => {
       if (told || W.on && S.islands.length === 1) return;
-      window.setTimeout(function () {
+      window.setTimeout(() => {
         const sel = window.getSelection();
         const main = mainEl();
         if (told || !sel || sel.isCollapsed || !String(sel).trim() || !main) return;
@@ -94,7 +94,7 @@ const Start = (() => {
     HTML.classList.add('nb-write');
     // Under serve, a published book's comments are shown as usual: this is the author's copy.
     HTML.classList.remove('nb-public');
-    D.querySelectorAll('.nb-thread[data-nb-id]').forEach(function (wrap) {
+    D.querySelectorAll('.nb-thread[data-nb-id]').forEach((wrap) => {
       const opts = threadOptsOf(wrap);
       const c = S.comments.get(wrap.getAttribute('data-nb-id')) || reviewComment(wrap.getAttribute('data-nb-id'));
       const sb = wrap.querySelector(':scope > .nb-suggestion');
@@ -109,36 +109,36 @@ const Start = (() => {
       W.space = str(data.space);
       if (W.page && W.space) {
         safely('selection', setupSelection);
-        safely('block tools', function () { setupBlockTools(arr(data.blocks)); });
-        safely('page composer', function () { setupPageComposer(S.islands[0].el); });
+        safely('block tools', () => { setupBlockTools(arr(data.blocks)); });
+        safely('page composer', () => { setupPageComposer(S.islands[0].el); });
       }
     }
     safely('identity', setupIdentityControl);
   }
 
   function start() {
-    const islands = Array.prototype.slice.call(D.querySelectorAll('script.nb-data'));
-    const apps = Array.prototype.slice.call(D.querySelectorAll('.nb-app[data-nb-view]'));
-    const viewData = Array.prototype.slice.call(D.querySelectorAll('script.nb-view-data'));
+    const islands = [...D.querySelectorAll('script.nb-data')];
+    const apps = [...D.querySelectorAll('.nb-app[data-nb-view]')];
+    const viewData = [...D.querySelectorAll('script.nb-view-data')];
     if (!islands.length && !apps.length) return;
     HTML.classList.add('nb-on');
     if (/^https?:$/.test(location.protocol)) safely('scroll', restoreScroll);
     let firstView = null;
     const used = new Set();
-    apps.forEach(function (app) {
+    apps.forEach((app) => {
       const el = viewDataFor(app, viewData, used);
       if (!el) return;
       used.add(el);
       const data = obj(readJSON(el));
-      safely('view', function () {
+      safely('view', () => {
         const v = initView(app, data);
-        if (!firstView) firstView = { view: v, data: data };
+        if (!firstView) firstView = { view: v, data };
       });
     });
     if (islands.length) initChapter(islands);
-    else if (firstView) safely('view header', function () { viewHeader(firstView.view, firstView.data); });
-    safely('after reload', function () { resumeDone(islands.length > 0); });
-    safely('probe', function () { probe(enableWrite); });
+    else if (firstView) safely('view header', () => { viewHeader(firstView.view, firstView.data); });
+    safely('after reload', () => { resumeDone(islands.length > 0); });
+    safely('probe', () => { probe(enableWrite); });
   }
 
   /** After the live reload that followed the reader's own action: the thread (or the /review
@@ -147,12 +147,12 @@ const Start = (() => {
   function resumeDone(chapter) {
     const what = takeDone();
     if (!what) return;
-    whenSettled(function () {
-      safely('reopen', function () {
+    whenSettled(() => {
+      safely('reopen', () => {
         const id = str(what.id);
         if (chapter) reopen(id);
         else {
-          const card = D.querySelector('.nb-card[data-nb-id="' + cssEscape(id) + '"]');
+          const card = D.querySelector(`.nb-card[data-nb-id="${cssEscape(id)}"]`);
           if (card) {
             card.classList.add('nb-card-again');
             card.setAttribute('tabindex', '-1');
@@ -168,16 +168,15 @@ const Start = (() => {
    * Starts once the page's deflated data, if any, is inflated (at once when there is none); a
    * reader whose browser cannot read some of it is told so, rather than shown no comments.
    */
-  function boot() {
+  async function boot() {
     if (!D.querySelector('script[data-nb-encoding]')) return start();
-    inflateAll().then(function (failures) {
-      start();
-      if (failures) {
-        safely('unreadable data', function () {
-          toast(t('unreadableData'), { label: t('close'), fn: function () { W.toast.hidden = true; } });
-        });
-      }
-    });
+    const failures = await inflateAll();
+    start();
+    if (failures) {
+      safely('unreadable data', () => {
+        toast(t('unreadableData'), { label: t('close'), fn() { W.toast.hidden = true; } });
+      });
+    }
   }
 
   return { boot };
