@@ -41,6 +41,9 @@ function manifest() {
         throw new Error(`theme/manifest.txt: ${b} (${file}) is not a browser global`);
       }
     }
+    if (ns && !new RegExp(`^const ${ns} = `, 'm').test(readFileSync(new URL(`theme/js/${file}`, here), 'utf8'))) {
+      throw new Error(`theme/manifest.txt: ${file} does not declare ${ns} (\`const ${ns} = …\`)`);
+    }
     if (ns) seen.add(ns);
   }
   return files;

@@ -19,7 +19,8 @@ use std::path::Path;
 /// The client script: the scripts of `theme/js/` in one function scope that runs once per page,
 /// joined by `build.rs` in the order of `theme/manifest.txt` (the one list of the client's files).
 /// Each declares one namespace (`Locale`, `Dom`, `Words`, `TextModel`, `Paint`, `Print`, `Toolbar`,
-/// `Live`, `Panel`, `Views`, `Compose`, `Actions`, `Start`) and refers only to those before it;
+/// `Live`, `Thread`, `Panel`, `Views`, `Compose`, `Actions`, `Start`) that owns its state, and
+/// refers only to those before it;
 /// `start.js` wires up the few calls that go the other way and starts the client.
 pub const JS: &str = include_str!(concat!(env!("OUT_DIR"), "/notabene.js"));
 /// The client styles: `theme/css/` in the order of `theme/manifest.txt`.

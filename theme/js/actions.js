@@ -8,9 +8,10 @@ const Actions = (() => {
   const { t } = Locale;
   const { arr, cssEscape, firstMessage, h, num, obj, saveHint, statusOf, str, truncate } = Dom;
   const { inUI, mainEl } = TextModel;
-  const { S } = Paint;
-  const { W, api, busy, didSomething, maybeReload, showError, withAuthor, wroteSomething } = Live;
-  const { discussionSection, renderThread, threadOptsOf } = Panel;
+  const { replaceComment } = Paint;
+  const { api, busy, didSomething, maybeReload, showError, withAuthor, wroteSomething } = Live;
+  const { renderThread, threadOptsOf } = Thread;
+  const { discussionSection } = Panel;
   const { openComposer } = Compose;
 
   /* ----- blocks: images and diagrams */
@@ -70,7 +71,9 @@ const Actions = (() => {
     wrap.appendChild(host);
     return wrap;
   }
-  function setupBlockTools(entries) {
+  /** The comment buttons on the chapter's images and diagrams (`entries`: the island's
+   * blocks); their comments go to `target` (`{page, space}`). */
+  function setupBlockTools(entries, target) {
     const main = mainEl();
     mapBlocks(domBlocks(main), entries).forEach((p) => {
       const host = blockHost(p.dom);
@@ -88,7 +91,7 @@ const Actions = (() => {
       b.addEventListener('click', (e) => {
         e.preventDefault();
         e.stopPropagation();
-        composeBlock(entry, host, b);
+        composeBlock(entry, host, b, target);
       });
       host.classList.add('nb-block-host');
       // One toolbar in the block's corner: the comment button, then the reader's badge.
@@ -98,7 +101,7 @@ const Actions = (() => {
       host.appendChild(tools);
     });
   }
-  function composeBlock(entry, host, opener) {
+  function composeBlock(entry, host, opener, target) {
     const anchor = {
       kind: str(entry.kind),
       key: str(entry.key),
@@ -111,15 +114,17 @@ const Actions = (() => {
       preview: (anchor.kind === 'mermaid' ? '📊 ' : '🖼 ') + truncate(anchor.label || anchor.key, 70),
       rect() { return host.getBoundingClientRect(); },
       opener,
-      payload (body, author) {
-        return { page: W.page, space: W.space, scope: 'block', anchor, author, body };
+      payload(body, author) {
+        return { page: target.page, space: target.space, scope: 'block', anchor, author, body };
       }
     });
   }
 
   /* ----- page discussion composer */
 
-  function setupPageComposer(isl) {
+  /** The page discussion's composer (under island `isl`); its comments go to `target`
+   * (`{page, space}`). */
+  function setupPageComposer(isl, target) {
     const section = discussionSection(isl);
     const ta = h('textarea', {
       class: 'nb-input nb-page-body',
@@ -145,7 +150,7 @@ const Actions = (() => {
         busy([send], true);
         showError(err, null);
         try {
-          await api('POST', 'comments', { page: W.page, space: W.space, scope: 'page', anchor: null, author, body });
+          await api('POST', 'comments', { page: target.page, space: target.space, scope: 'page', anchor: null, author, body });
         } catch (e) {
           busy([send], false);
           showError(err, e);
@@ -332,13 +337,7 @@ const Actions = (() => {
   /** Shows a comment as the server now has it, wherever its thread is on screen. */
   function replaceThread(c) {
     const id = str(c.id);
-    const old = S.comments.get(id);
-    if (old) {
-      if (old.anchoring && !c.anchoring) c.anchoring = old.anchoring;
-      const i = S.order.indexOf(old);
-      if (i >= 0) S.order[i] = c;
-      S.comments.set(id, c);
-    }
+    replaceComment(c);
     D.querySelectorAll(`.nb-thread[data-nb-id="${cssEscape(id)}"]`).forEach((wrap) => {
       const fresh = renderThread(c, threadOptsOf(wrap));
       const focused = wrap.contains(D.activeElement);

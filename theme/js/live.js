@@ -1,8 +1,8 @@
-/* Live — the write side's base (under serve only): the write state (W), the same-origin
- * API, errors and toasts, live reload that keeps the scroll position and waits for open
+/* Live — the write side's base (under serve only): its own state (whether the page is
+ * writable, the build generation, the toast, the pending reload), the same-origin API, errors and toasts, live reload that keeps the scroll position and waits for open
  * drafts, the probe that tells whether the page is served by a writable serve (Start then
  * turns the write side on), and the reviewer's identity (the dialog, the panel's control).
- * Uses: Locale, Dom, Paint (S). */
+ * Uses: Locale, Dom, Paint (the chapter islands). */
 
 /* exported Live */
 const Live = (() => {
@@ -10,7 +10,7 @@ const Live = (() => {
   const HTML = document.documentElement;
   const { t } = Locale;
   const { arr, displayName, h, num, obj, safely, str } = Dom;
-  const { S } = Paint;
+  const { islands } = Paint;
 
   /* ============================================================ write side (serve) */
 
@@ -19,23 +19,24 @@ const Live = (() => {
   const DONE_KEY = 'notabene:done';
   /** How long an Undo stays offered (and how old a reload may be to show it again). */
   const UNDO_MS = 12000;
-  const W = {
+  // Owned here; the others ask through writable() and isRestoring().
+  const state = {
     on: false, // the write API answered
     generation: 0, // the build the page came from (as far as the client knows)
-    page: '', // the chapter's page id and space (pages with exactly one chapter)
-    space: '',
-    selRange: null, // the selection the "Comment" button offers to comment on
-    selBackward: false,
-    selBtn: null,
-    compose: null, // the open composer: {pop, rect, opener}
     identityBtn: null,
     toast: null,
     toastTimer: 0,
     done: null, // the reader's last action {at, what} (see didSomething)
     restoring: false, // a live reload is putting the scroll position back
     reloadWanted: false,
-    reloadTimer: 0
+    reloadTimer: 0,
+    working: 0 // API call chains that hold the reload back (holdReload)
   };
+
+  /** Whether the page is served by a serve that takes writes (the write side is on). */
+  const writable = () => state.on;
+  /** Whether a live reload is putting the reader's scroll position back. */
+  const isRestoring = () => state.restoring;
 
   function ls(key) {
     try { return localStorage.getItem(key) || ''; } catch { return ''; }
@@ -101,11 +102,11 @@ const Live = (() => {
     [...buttons].forEach((b) => { b.disabled = !!on; });
   }
   function toast(text, action, ms) {
-    let el = W.toast;
+    let el = state.toast;
     if (!el || !el.isConnected) {
       el = h('div', { class: 'nb-toast nb-ui', 'data-nb-ui': '', role: 'status', 'aria-live': 'polite' });
       D.body.appendChild(el);
-      W.toast = el;
+      state.toast = el;
     }
     el.textContent = '';
     el.appendChild(h('span', { class: 'nb-toast-text', text }));
@@ -115,8 +116,11 @@ const Live = (() => {
       el.appendChild(b);
     }
     el.hidden = false;
-    clearTimeout(W.toastTimer);
-    if (!action || ms) W.toastTimer = setTimeout(() => { el.hidden = true; }, ms || 6000);
+    clearTimeout(state.toastTimer);
+    if (!action || ms) state.toastTimer = setTimeout(() => { el.hidden = true; }, ms || 6000);
+  }
+  function hideToast() {
+    if (state.toast) state.toast.hidden = true;
   }
   function wroteSomething() {
     toast(t('saved'));
@@ -130,14 +134,14 @@ const Live = (() => {
    * the live reload that follows, after which `Start` opens that comment again and says it again.
    */
   function didSomething(what) {
-    W.done = { at: Date.now(), what };
+    state.done = { at: Date.now(), what };
     tellDone(what);
   }
   /** Before a live reload: the last action (of the last minute) goes to the next page. */
   function saveDone() {
-    if (!W.done || !(Date.now() - W.done.at < 60000)) return;
+    if (!state.done || !(Date.now() - state.done.at < 60000)) return;
     try {
-      sessionStorage.setItem(DONE_KEY, JSON.stringify({ href: here(), at: W.done.at, what: W.done.what }));
+      sessionStorage.setItem(DONE_KEY, JSON.stringify({ href: here(), at: state.done.at, what: state.done.what }));
     } catch { /* storage off: told before the reload only */ }
   }
   function tellDone(what) {
@@ -146,7 +150,7 @@ const Live = (() => {
   }
   /** Takes the change back through the guarded API; the page then rebuilds as usual. */
   async function undo(u) {
-    if (W.toast) W.toast.querySelectorAll('button').forEach((b) => { b.disabled = true; });
+    if (state.toast) state.toast.querySelectorAll('button').forEach((b) => { b.disabled = true; });
     try {
       await api('POST', 'undo', u);
     } catch (e) {
@@ -164,8 +168,8 @@ const Live = (() => {
     } catch { return null; }
     if (!saved || saved.href !== here() || !(Date.now() - num(saved.at, 0) < 60000)) return null;
     // A second live reload (the rebuilt page after the patched one) carries it again.
-    W.done = { at: num(saved.at, 0), what: obj(saved.what) };
-    return W.done.what;
+    state.done = { at: num(saved.at, 0), what: obj(saved.what) };
+    return state.done.what;
   }
   /** Runs `fn` once the page is back at the reader's scroll position (see `restoreScroll`). */
   function whenSettled(fn) {
@@ -203,7 +207,7 @@ const Live = (() => {
       settled();
       return;
     }
-    W.restoring = true;
+    state.restoring = true;
     const go = () => { window.scrollTo(num(saved.x, 0), num(saved.y, 0)); };
     go();
     const again = () => {
@@ -228,24 +232,24 @@ const Live = (() => {
   /** Keeps the page from reloading until `promise` settles: a chain of API calls (a
    * rejection and its revert) is not cut in two by the rebuild its first call causes. */
   async function holdReload(promise) {
-    W.working = (W.working || 0) + 1;
+    state.working += 1;
     try {
       return await promise;
     } finally {
-      W.working -= 1;
+      state.working -= 1;
       maybeReload();
     }
   }
   /** Reloads for a new build, unless the reader is writing something: then waits, with a note. */
   function maybeReload() {
-    if (!W.reloadWanted) return;
-    clearTimeout(W.reloadTimer);
-    if (W.working > 0) return; // holdReload calls again when its chain is done
+    if (!state.reloadWanted) return;
+    clearTimeout(state.reloadTimer);
+    if (state.working > 0) return; // holdReload calls again when its chain is done
     if (dirtyDrafts()) {
-      if (!W.toast || W.toast.hidden || !W.toast.querySelector('.nb-toast-action')) {
+      if (!state.toast || state.toast.hidden || !state.toast.querySelector('.nb-toast-action')) {
         toast(t('rebuilt'), { label: t('reloadNow'), fn: reloadNow });
       }
-      W.reloadTimer = setTimeout(maybeReload, 1000);
+      state.reloadTimer = setTimeout(maybeReload, 1000);
       return;
     }
     reloadNow();
@@ -254,13 +258,13 @@ const Live = (() => {
   /** A build generation from the server: a new one reloads the page (lower: the server was
    * restarted, its site may differ too). */
   function onGeneration(g, patched) {
-    if (g === W.generation) return;
-    const next = g === W.generation + 1;
-    W.generation = g;
+    if (g === state.generation) return;
+    const next = g === state.generation + 1;
+    state.generation = g;
     HTML.setAttribute('data-nb-generation', String(g));
     // The one change since this page's build only patched other chapters' islands: it stays.
-    if (next && Array.isArray(patched) && !S.islands.some((isl) => patched.includes(str(isl.data.page)))) return;
-    W.reloadWanted = true;
+    if (next && Array.isArray(patched) && !islands().some((isl) => patched.includes(str(isl.data.page)))) return;
+    state.reloadWanted = true;
     maybeReload();
   }
 
@@ -284,7 +288,7 @@ const Live = (() => {
       ws.onmessage = (ev) => {
         let d = null;
         try { d = JSON.parse(ev.data); } catch { return; }
-        onGeneration(num(obj(d).generation, W.generation), obj(d).patched);
+        onGeneration(num(obj(d).generation, state.generation), obj(d).patched);
       };
       ws.onclose = () => {
         // Never opened: no socket here, long-poll. Dropped: the server restarted; again.
@@ -303,14 +307,14 @@ const Live = (() => {
     const loop = async () => {
       let d;
       try {
-        d = obj(await api('GET', `status?since=${W.generation}`));
+        d = obj(await api('GET', `status?since=${state.generation}`));
       } catch {
         failures++;
         setTimeout(loop, Math.min(30000, 500 * 2 ** Math.min(failures, 6)));
         return;
       }
       failures = 0;
-      onGeneration(num(d.generation, W.generation), d.patched);
+      onGeneration(num(d.generation, state.generation), d.patched);
       setTimeout(loop, 20);
     };
     loop();
@@ -351,8 +355,11 @@ const Live = (() => {
     }
     if (d.api !== 1 || typeof d.generation !== 'number') return;
     const served = servedGeneration();
-    W.generation = served === null ? d.generation : served;
-    if (d.writable === true) safely('write mode', onWritable);
+    state.generation = served === null ? d.generation : served;
+    if (d.writable === true) {
+      state.on = true;
+      safely('write mode', onWritable);
+    }
     // A build that finished between this page's response and the status: reload now.
     onGeneration(d.generation);
     watch();
@@ -433,24 +440,23 @@ const Live = (() => {
     nameIn.focus();
   }
 
-  function setupIdentityControl() {
-    if (!S.panel) return;
-    const foot = S.panel.querySelector('.nb-panel-foot');
+  /** The identity control, first in the panel's foot (`foot`, null when there is no panel). */
+  function setupIdentityControl(foot) {
     if (!foot) return;
     const b = h('button', { type: 'button', class: 'nb-identity-btn' });
     b.addEventListener('click', () => { openIdentity(null, b); });
     foot.insertBefore(b, foot.firstChild);
-    W.identityBtn = b;
+    state.identityBtn = b;
     updateIdentityControl();
   }
   function updateIdentityControl() {
-    const b = W.identityBtn;
+    const b = state.identityBtn;
     if (!b) return;
     const a = authorString();
     b.textContent = a ? t('you', { name: displayName(a) }) : t('setName');
     b.title = t('changeIdentity');
   }
 
-  return { W, api, busy, didSomething, holdReload, maybeReload, probe, restoreScroll, setupIdentityControl, showError, takeDone, tellDone, whenSettled,
-    toast, withAuthor, wroteSomething };
+  return { api, busy, didSomething, hideToast, holdReload, isRestoring, maybeReload, probe, restoreScroll,
+    setupIdentityControl, showError, takeDone, tellDone, toast, whenSettled, withAuthor, writable, wroteSomething };
 })();

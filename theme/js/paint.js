@@ -1,5 +1,5 @@
-/* Paint — the chapter page's state (S, filled from the islands by load()) and what is
- * painted into the text: marks (and the marks of pending comments, found in the text model),
+/* Paint — the chapter page's data (its own: filled from the islands by load(), read by the
+ * other modules through comment(), comments(), islands() …) and what is painted into the text: marks (and the marks of pending comments, found in the text model),
  * block badges on images and diagrams, code-block matches (CSS Custom Highlight API), and
  * which comments are where (idsAt, codeIdsAt, located, isOrphan), and a place flashed for a
  * moment (flash, flashCode). Uses: Locale, Dom, TextModel. */
@@ -14,7 +14,9 @@ const Paint = (() => {
 
   /* ======================================================== chapter pages */
 
-  const S = {
+  // Owned here: the others read it through the functions returned below, and change it only
+  // through addComment and replaceComment.
+  const state = {
     comments: new Map(), // id -> comment
     order: [], // comments in island order
     islandOf: new Map(), // id -> island element
@@ -24,13 +26,6 @@ const Paint = (() => {
     blocks: new Map(), // id -> host element
     code: new Map(), // id -> {code: element, range: Range|null}
     islands: [], // {el, data}
-    filter: 'open',
-    pop: null,
-    popAnchor: null,
-    opener: null,
-    panel: null,
-    toggle: null,
-    discussion: null,
     hasHighlights: !!(window.CSS && CSS.highlights && typeof window.Highlight === 'function')
   };
 
@@ -39,7 +34,7 @@ const Paint = (() => {
   }
 
   function located(id) {
-    return (S.marks.get(id) || []).length > 0 || S.blocks.has(id) || !!(S.code.get(id) && S.code.get(id).range);
+    return (state.marks.get(id) || []).length > 0 || state.blocks.has(id) || !!(state.code.get(id) && state.code.get(id).range);
   }
   function isOrphan(c) {
     const scope = scopeOf(c);
@@ -51,7 +46,7 @@ const Paint = (() => {
     return !located(str(c.id));
   }
 
-  /** Reads the chapter islands into S: their comments in island order (the fields a lean
+  /** Reads the chapter islands into the page's state: their comments in island order (the fields a lean
    * comment leaves out restored), the book-wide summary and the review mode. */
   function load(islands) {
     // The book-wide summary has its own element (one per chapter; print.html has them all):
@@ -59,16 +54,16 @@ const Paint = (() => {
     const own = obj(readJSON(D.querySelector('script.nb-summary')));
     islands.forEach((el) => {
       const data = obj(readJSON(el));
-      S.islands.push({ el, data });
+      state.islands.push({ el, data });
       const sum = data.summary ? obj(data.summary) : own;
-      if (typeof sum.open === 'number' || typeof sum.addressed === 'number') S.summary = sum;
-      S.mode = str(sum.review || sum.mode || data.review || data.mode || S.mode).toLowerCase();
+      if (typeof sum.open === 'number' || typeof sum.addressed === 'number') state.summary = sum;
+      state.mode = str(sum.review || sum.mode || data.review || data.mode || state.mode).toLowerCase();
       arr(data.comments).forEach((c) => {
-        if (!c || typeof c !== 'object' || !str(c.id) || S.comments.has(str(c.id))) return;
+        if (!c || typeof c !== 'object' || !str(c.id) || state.comments.has(str(c.id))) return;
         unlean(c, data);
-        S.comments.set(str(c.id), c);
-        S.order.push(c);
-        S.islandOf.set(str(c.id), el);
+        state.comments.set(str(c.id), c);
+        state.order.push(c);
+        state.islandOf.set(str(c.id), el);
       });
     });
   }
@@ -80,9 +75,9 @@ const Paint = (() => {
   }
   function decorateMark(m) {
     const id = m.getAttribute('data-nb-id');
-    if (!S.marks.has(id)) S.marks.set(id, []);
-    S.marks.get(id).push(m);
-    const c = S.comments.get(id);
+    if (!state.marks.has(id)) state.marks.set(id, []);
+    state.marks.get(id).push(m);
+    const c = state.comments.get(id);
     if (!c) return;
     (() => {
       if (c.hold === true) m.classList.add('nb-held');
@@ -133,7 +128,7 @@ const Paint = (() => {
     if (!main) return;
     let m = null;
     const found = [];
-    S.order.forEach((c) => {
+    state.order.forEach((c) => {
       if (anch(c).status !== 'pending' || scopeOf(c) !== 'selection' || statusOf(c) === 'resolved') return;
       if (D.querySelector(`mark.nb-mark[data-nb-id="${cssEscape(str(c.id))}"]`)) return;
       const a = obj(c.anchor);
@@ -189,7 +184,7 @@ const Paint = (() => {
     for (let el = target; el && el !== D.body; el = el.parentElement) {
       if (el.matches && el.matches('mark.nb-mark[data-nb-id]')) {
         const id = el.getAttribute('data-nb-id');
-        if (S.comments.has(id) && !ids.includes(id)) ids.push(id);
+        if (state.comments.has(id) && !ids.includes(id)) ids.push(id);
       }
     }
     return ids;
@@ -199,7 +194,7 @@ const Paint = (() => {
 
   function liveIds(list) {
     return list.filter((id) => {
-      const c = S.comments.get(id);
+      const c = state.comments.get(id);
       return c && statusOf(c) !== 'resolved';
     });
   }
@@ -218,7 +213,7 @@ const Paint = (() => {
     return b;
   }
   function hostStatus(ids) {
-    const any = (s) => ids.some((id) => { const c = S.comments.get(id); return c && statusOf(c) === s; });
+    const any = (s) => ids.some((id) => { const c = state.comments.get(id); return c && statusOf(c) === s; });
     return any('open') ? 'open' : (any('addressed') ? 'addressed' : 'open');
   }
 
@@ -236,9 +231,9 @@ const Paint = (() => {
       }
       host.classList.add('nb-block-has');
       host.setAttribute('data-nb-status', hostStatus(ids));
-      if (ids.every((id) => { const c = S.comments.get(id); return c && c.hold === true; })) host.classList.add('nb-held');
+      if (ids.every((id) => { const c = state.comments.get(id); return c && c.hold === true; })) host.classList.add('nb-held');
       host.appendChild(badge(ids, t(isDiagram ? 'kDiagram' : 'kImage')));
-      ids.forEach((id) => { if (!S.blocks.has(id)) S.blocks.set(id, host); });
+      ids.forEach((id) => { if (!state.blocks.has(id)) state.blocks.set(id, host); });
     });
   }
 
@@ -255,7 +250,7 @@ const Paint = (() => {
         p.classList.add('nb-code-anchor-host');
       }
     });
-    const codeComments = S.order.filter((c) => anch(c).code && statusOf(c) !== 'resolved');
+    const codeComments = state.order.filter((c) => anch(c).code && statusOf(c) !== 'resolved');
     if (!codeComments.length) return;
     // The code blocks of each island's chapter: those before the island and after the previous one.
     const all = [...D.querySelectorAll('main pre:not(.mermaid) > code')];
@@ -271,21 +266,21 @@ const Paint = (() => {
     codeComments.forEach((c) => {
       const id = str(c.id);
       const spec = obj(anch(c).code);
-      const codes = perIsland.get(S.islandOf.get(id)) || all;
+      const codes = perIsland.get(state.islandOf.get(id)) || all;
       const code = codes[num(spec.block, -1)];
       if (!code) return;
-      S.code.set(id, { code, spec, range: null });
+      state.code.set(id, { code, spec, range: null });
     });
     paintCode();
     // highlight.js (or anything else) may rebuild the code nodes later: repaint then.
     const seen = new Set();
-    S.code.forEach((entry) => {
+    state.code.forEach((entry) => {
       if (seen.has(entry.code)) return;
       seen.add(entry.code);
       const pre = entry.code.parentElement;
       if (pre && !pre.querySelector(':scope > .nb-badge')) {
         const ids = [];
-        S.code.forEach((e2, id2) => { if (e2.code === entry.code) ids.push(id2); });
+        state.code.forEach((e2, id2) => { if (e2.code === entry.code) ids.push(id2); });
         pre.classList.add('nb-code-has');
         pre.appendChild(badge(ids, t('kCode')));
       }
@@ -356,14 +351,14 @@ const Paint = (() => {
   function paintCode() {
     const ranges = [];
     const addressed = [];
-    S.code.forEach((entry, id) => {
+    state.code.forEach((entry, id) => {
       entry.range = codeRange(entry.code, entry.spec);
       if (!entry.range) return;
       ranges.push(entry.range);
-      const c = S.comments.get(id);
+      const c = state.comments.get(id);
       if (c && statusOf(c) === 'addressed') addressed.push(entry.range);
     });
-    if (!S.hasHighlights) return;
+    if (!state.hasHighlights) return;
     CSS.highlights.set('nb-code', new Highlight(...ranges));
     const ha = new Highlight(...addressed);
     ha.priority = 1;
@@ -374,7 +369,7 @@ const Paint = (() => {
     const code = target.closest && target.closest('pre > code');
     if (!code) return [];
     const ids = [];
-    S.code.forEach((entry, id) => {
+    state.code.forEach((entry, id) => {
       if (entry.code !== code || !entry.range) return;
       const rects = entry.range.getClientRects();
       for (let i = 0; i < rects.length; i++) {
@@ -403,12 +398,63 @@ const Paint = (() => {
   }
   let codeFlashTimer = 0;
   function flashCode(range, ms) {
-    if (!S.hasHighlights || !range) return;
+    if (!state.hasHighlights || !range) return;
     CSS.highlights.set('nb-code-flash', Object.assign(new Highlight(range), { priority: 2 }));
     clearTimeout(codeFlashTimer);
     codeFlashTimer = setTimeout(() => { CSS.highlights.delete('nb-code-flash'); }, ms || 2500);
   }
 
-  return { S, codeIdsAt, decorateMark, flash, flashCode, idsAt, isOrphan, load, located, markPending, narrow,
-    setupBlocks, setupCode, setupMarks, wrapRange };
+  /* ----- what the other modules read (and the two changes they make) */
+
+  /** Whether the browser paints with the CSS Custom Highlight API. */
+  const hasHighlights = state.hasHighlights;
+  /** The comment with this id, or undefined. */
+  const comment = (id) => state.comments.get(id);
+  const hasComment = (id) => state.comments.has(id);
+  /** The page's comments in island order (a copy). */
+  const comments = () => state.order.slice();
+  /** The chapter islands read, `{el, data}` in page order (a copy). */
+  const islands = () => state.islands.slice();
+  /** The island element a comment came from. */
+  const islandOf = (id) => state.islandOf.get(id);
+  /** The book-wide summary (null when the islands carry none). */
+  const summary = () => state.summary;
+  /** The review mode (`approve`, … or ''). */
+  const reviewMode = () => state.mode;
+  /** The marks painted for a comment, in text order (a copy). */
+  const marksOf = (id) => (state.marks.get(id) || []).slice();
+  /** The element that carries a comment's block badge, or undefined. */
+  const blockHostOf = (id) => state.blocks.get(id);
+  /** A code comment's block and its range: `{code, range}`, or undefined. */
+  const codeOf = (id) => {
+    const e = state.code.get(id);
+    return e ? { code: e.code, range: e.range } : undefined;
+  };
+  const hasCodeComments = () => state.code.size > 0;
+
+  /** Adds a comment the API has just created (kept with the page's first island); false when
+   * the page has it already. */
+  function addComment(c) {
+    const id = str(c.id);
+    if (!id || state.comments.has(id)) return false;
+    state.comments.set(id, c);
+    state.order.push(c);
+    if (state.islands[0]) state.islandOf.set(id, state.islands[0].el);
+    return true;
+  }
+  /** Puts the server's copy of a comment the page has in place of the old one (keeping where
+   * the build anchored it when the copy does not say). */
+  function replaceComment(c) {
+    const id = str(c.id);
+    const old = state.comments.get(id);
+    if (!old) return;
+    if (old.anchoring && !c.anchoring) c.anchoring = old.anchoring;
+    const i = state.order.indexOf(old);
+    if (i >= 0) state.order[i] = c;
+    state.comments.set(id, c);
+  }
+
+  return { addComment, blockHostOf, codeIdsAt, codeOf, comment, comments, decorateMark, flash, flashCode,
+    hasCodeComments, hasComment, hasHighlights, idsAt, isOrphan, islandOf, islands, load, located, markPending,
+    marksOf, narrow, replaceComment, reviewMode, setupBlocks, setupCode, setupMarks, summary, wrapRange };
 })();

@@ -3,7 +3,7 @@
  * and whole thread; the chapter's page, block, resolved and detached comments are listed at
  * the end of the chapter. Drawn on print.html when the book sets `print-comments = true`,
  * and on a chapter by the panel's "Print with comments" (taken away after printing). All of
- * it is text nodes: a comment never becomes markup. Uses: Locale, Dom, Paint (S). */
+ * it is text nodes: a comment never becomes markup. Uses: Locale, Dom, Paint (the chapter's data). */
 
 /* exported Print */
 const Print = (() => {
@@ -11,7 +11,7 @@ const Print = (() => {
   const HTML = document.documentElement;
   const { t, tn } = Locale;
   const { anch, arr, displayName, fmtTs, h, obj, scopeOf, statusLabel, statusOf, str } = Dom;
-  const { S } = Paint;
+  const { codeOf, comments, islandOf, islands, marksOf, summary } = Paint;
 
   /** The element a note goes after: the block of the chapter that holds `el`. */
   const BLOCKS = 'li, p, pre, table, blockquote, dd, dt, h1, h2, h3, h4, h5, h6, figure';
@@ -55,14 +55,14 @@ const Print = (() => {
     if (drawn) return;
     drawn = true;
     HTML.classList.add('nb-print-comments');
-    S.islands.forEach((isl) => {
+    islands().forEach((isl) => {
       const beside = [];
       const rest = [];
-      S.order.forEach((c) => {
+      comments().forEach((c) => {
         const id = str(c.id);
-        if (S.islandOf.get(id) !== isl.el) return;
-        const marks = S.marks.get(id) || [];
-        const ce = S.code.get(id);
+        if (islandOf(id) !== isl.el) return;
+        const marks = marksOf(id);
+        const ce = codeOf(id);
         const at = marks[0] || (ce && ce.code.parentElement);
         const block = at && statusOf(c) !== 'resolved' ? blockOf(at) : null;
         if (block) beside.push({ c, marks, block });
@@ -115,8 +115,8 @@ const Print = (() => {
 
   /** print.html of a book with `print-comments = true` carries the notes from the start. */
   function setup() {
-    const printPage = /\/print\.html$/.test(location.pathname) || S.islands.length > 1;
-    if (S.summary && S.summary.print === true && printPage) draw();
+    const printPage = /\/print\.html$/.test(location.pathname) || islands().length > 1;
+    if (summary() && summary().print === true && printPage) draw();
   }
 
   return { draw, printWithComments, setup, undraw };

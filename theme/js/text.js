@@ -35,7 +35,7 @@ const TextModel = (() => {
     const index = new Map();
     let pos = 0;
     const walker = D.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT, {
-      acceptNode (n) {
+      acceptNode(n) {
         if (n.nodeType === 3) return NodeFilter.FILTER_ACCEPT;
         return skipped(n) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_SKIP;
       }

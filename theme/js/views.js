@@ -1,6 +1,6 @@
 /* Views — the generated chapters: /review (cards, diffs, approve / reject through the API
  * when served, else the commands to run), /comments (search and filters) and /journal, and
- * the header link of those pages. Uses: Locale, Dom, Words, Live (W and the API), Panel
+ * the header link of those pages. Uses: Locale, Dom, Words, Live (writable and the API), Panel
  * (threads, notes), Toolbar (the header link). */
 
 /* exported Views */
@@ -10,8 +10,8 @@ const Views = (() => {
   const { anch, arr, copyText, displayName, firstMessage, fmtDay, fmtTs, h, headEl, num, obj, repliesText,
     resolutionLabel, credits, safely, siteHref, statusLabel, statusOf, str, truncate, unlean, withParam } = Dom;
   const { appendWords, wordDiff } = Words;
-  const { W, api, busy, didSomething, holdReload, showError, withAuthor } = Live;
-  const { changedNote, renderThread, sameTextNote } = Panel;
+  const { api, busy, didSomething, holdReload, showError, withAuthor, writable } = Live;
+  const { changedNote, renderThread, sameTextNote } = Thread;
   const { mount, reviewLink } = Toolbar;
 
   /* ========================================================= generated views */
@@ -416,11 +416,11 @@ const Views = (() => {
     const page = str(c && c.page);
     const show = (which) => {
       current = which;
-      approveB.setAttribute('aria-expanded', which === 'approve' && !W.on ? 'true' : 'false');
+      approveB.setAttribute('aria-expanded', which === 'approve' && !writable() ? 'true' : 'false');
       rejectB.setAttribute('aria-expanded', which === 'reject' ? 'true' : 'false');
       reasonBox.hidden = which !== 'reject';
-      if (revertRow) revertRow.hidden = which !== 'reject' || !W.on;
-      if (W.on) {
+      if (revertRow) revertRow.hidden = which !== 'reject' || !writable();
+      if (writable()) {
         reasonBox.setAttribute('data-nb-draft', '');
         sendRow.hidden = which !== 'reject';
         cmdBox.hidden = true;
@@ -490,7 +490,7 @@ const Views = (() => {
       }, button);
     };
     approveB.addEventListener('click', () => {
-      if (W.on && page) {
+      if (writable() && page) {
         show(null);
         decide({ status: 'resolved' }, t('approvedDone'), approveB);
         return;
@@ -511,7 +511,7 @@ const Views = (() => {
       decide({ status: 'open', reply: { body: reason } }, t('rejectedDone'), sendB);
     });
     reasonBox.addEventListener('keydown', (e) => {
-      if (W.on && e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+      if (writable() && e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
         e.preventDefault();
         sendB.click();
       }
