@@ -1,7 +1,8 @@
 /* Live — the write side's base (under serve only): its own state (whether the page is
- * writable, the build generation, the toast, the pending reload), the same-origin API, errors and toasts, live reload that keeps the scroll position and waits for open
- * drafts, the probe that tells whether the page is served by a writable serve (Start then
- * turns the write side on), and the reviewer's identity (the dialog, the panel's control).
+ * writable, the build generation, the toast, the pending reload), the same-origin API, errors
+ * and toasts, live reload that keeps the scroll position and waits for open drafts, the probe
+ * that tells whether the page is served by a writable serve (Start then turns the write side
+ * on), and the reviewer's identity (the dialog, the panel's control).
  * Uses: Locale, Dom, Paint (the chapter islands). */
 
 /* exported Live */
