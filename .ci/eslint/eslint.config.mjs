@@ -2,67 +2,53 @@
 //   .ci/eslint/node_modules/.bin/eslint --config .ci/eslint/eslint.config.mjs theme/js
 // (kept under .ci/ so that the published crate does not carry it).
 //
-// src/output/assets.rs joins theme/js into one function scope. Each file declares one namespace and
-// may use only the namespaces of the files before it in that join, plus the browser globals
-// it names here: `no-undef` holds each file to exactly the list below, and loading this
-// config fails when the list, the join order in src/output/assets.rs and theme/js disagree.
+// theme/manifest.txt is the one list of the client's files, in the order build.rs joins them into
+// one function scope. Each script declares one namespace and may use only the namespaces of the
+// scripts before it, plus the globals it names there: `no-undef` holds each file to exactly its
+// line, and loading this config fails when the manifest and theme/js disagree.
 
 import { readdirSync, readFileSync } from 'node:fs';
 import js from '@eslint/js';
 import globals from 'globals';
 
-/** The client's files in join order: the namespace each declares, the namespaces it uses,
- * and the browser globals it uses (ECMAScript's own built-ins are always there). */
-const FILES = [
-  ['header.js', null, [], []],
-  ['locale.js', 'Locale', [], ['document', 'navigator']],
-  ['dom.js', 'Dom', ['Locale'], ['Blob', 'CSS', 'DecompressionStream', 'Response', 'atob', 'console', 'document', 'navigator', 'window']],
-  ['words.js', 'Words', ['Dom'], ['document']],
-  ['text.js', 'TextModel', [], ['NodeFilter', 'document']],
-  ['paint.js', 'Paint', ['Locale', 'Dom', 'TextModel'],
-    ['CSS', 'Highlight', 'MutationObserver', 'Node', 'NodeFilter', 'clearTimeout', 'document', 'setTimeout', 'window']],
-  ['print.js', 'Print', ['Locale', 'Dom', 'Paint'], ['Node', 'document', 'location', 'window']],
-  ['toolbar.js', 'Toolbar', ['Locale', 'Dom', 'Paint'], ['document']],
-  ['live.js', 'Live', ['Locale', 'Dom', 'Paint'],
-    ['Element', 'WebSocket', 'clearTimeout', 'document', 'fetch', 'history', 'localStorage', 'location',
-      'performance', 'sessionStorage', 'setTimeout', 'window']],
-  ['panel.js', 'Panel', ['Locale', 'Dom', 'Words', 'Paint', 'Print', 'Toolbar', 'Live'],
-    ['Element', 'Node', 'URLSearchParams', 'document', 'localStorage', 'setTimeout', 'window']],
-  ['views.js', 'Views', ['Locale', 'Dom', 'Words', 'Toolbar', 'Live', 'Panel'], ['document', 'localStorage', 'window']],
-  ['compose.js', 'Compose', ['Locale', 'Dom', 'TextModel', 'Paint', 'Toolbar', 'Live', 'Panel'],
-    ['CSS', 'Highlight', 'clearTimeout', 'document', 'setTimeout', 'window']],
-  ['actions.js', 'Actions', ['Locale', 'Dom', 'TextModel', 'Paint', 'Live', 'Panel', 'Compose'], ['document']],
-  ['start.js', 'Start', ['Locale', 'Dom', 'Words', 'TextModel', 'Paint', 'Print', 'Toolbar', 'Live', 'Panel', 'Views', 'Compose', 'Actions'],
-    ['document', 'location', 'window']],
-];
-
 /** Globals mdBook's page defines (an inline script's `const`, not a window property). */
-const MDBOOK = { 'locale.js': ['path_to_root'] };
+const MDBOOK = ['path_to_root'];
 
-function check() {
+/** The scripts of theme/manifest.txt in join order: [file, namespace or null, uses, globals]. */
+function manifest() {
   const here = new URL('../../', import.meta.url);
-  const joined = [...readFileSync(new URL('src/output/assets.rs', here), 'utf8')
-    .matchAll(/include_str!\("(?:\.\.\/)+theme\/js\/([^"]+)"\)/g)].map((m) => m[1]);
-  const listed = FILES.map((f) => f[0]);
-  if (joined.join(' ') !== listed.join(' ')) {
-    throw new Error(`eslint.config.mjs: the files (${listed.join(' ')}) are not the join of src/output/assets.rs (${joined.join(' ')})`);
-  }
+  const words = (s) => s.split(/\s+/).filter(Boolean);
+  const files = readFileSync(new URL('theme/manifest.txt', here), 'utf8').split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#') && l.startsWith('js/'))
+    .map((l) => {
+      const [file, ns, uses, browser, ...rest] = l.split('|').map((f) => f.trim());
+      if (browser === undefined || rest.length) throw new Error(`theme/manifest.txt: not a script line: ${l}`);
+      return [file.slice('js/'.length), ns === '-' ? null : ns, words(uses), words(browser)];
+    });
+  const listed = files.map((f) => f[0]);
   const onDisk = readdirSync(new URL('theme/js/', here)).filter((f) => f.endsWith('.js')).sort();
   if (onDisk.join(' ') !== [...listed].sort().join(' ')) {
-    throw new Error(`eslint.config.mjs: theme/js holds ${onDisk.join(' ')}, not the files listed here`);
+    throw new Error(`theme/manifest.txt lists ${listed.join(' ')}, but theme/js holds ${onDisk.join(' ')}`);
   }
   const seen = new Set();
-  for (const [file, ns, uses, browser] of FILES) {
+  for (const [file, ns, uses, browser] of files) {
     for (const u of uses) {
-      if (!seen.has(u)) throw new Error(`eslint.config.mjs: ${file} uses ${u}, which is not declared before it`);
+      if (!seen.has(u)) throw new Error(`theme/manifest.txt: ${file} uses ${u}, which is not declared before it`);
     }
     for (const b of browser) {
-      if (!Object.hasOwn(globals.browser, b)) throw new Error(`eslint.config.mjs: ${b} (${file}) is not a browser global`);
+      if (!Object.hasOwn(globals.browser, b) && !MDBOOK.includes(b)) {
+        throw new Error(`theme/manifest.txt: ${b} (${file}) is not a browser global`);
+      }
+    }
+    if (ns && !new RegExp(`^const ${ns} = `, 'm').test(readFileSync(new URL(`theme/js/${file}`, here), 'utf8'))) {
+      throw new Error(`theme/manifest.txt: ${file} does not declare ${ns} (\`const ${ns} = …\`)`);
     }
     if (ns) seen.add(ns);
   }
+  return files;
 }
-check();
+const FILES = manifest();
 
 const readonly = (names) => Object.fromEntries(names.map((n) => [n, 'readonly']));
 
@@ -71,7 +57,7 @@ export default [
     files: ['theme/js/**/*.js'],
     languageOptions: {
       ecmaVersion: 2022,
-      // One function scope, not an ES module: `src/output/assets.rs` wraps the files in a strict IIFE.
+      // One function scope, not an ES module: build.rs wraps the files in a strict IIFE.
       sourceType: 'script',
       parserOptions: { ecmaFeatures: { impliedStrict: true } },
       globals: {},
@@ -83,13 +69,19 @@ export default [
       'no-unused-vars': ['error', { vars: 'all', args: 'after-used', caughtErrors: 'all' }],
       'prefer-const': 'error',
       'no-var': 'error',
+      // The style the client is written in: arrow functions for callbacks, a bare expression
+      // where an arrow only returns one, shorthand properties, template literals.
+      'prefer-arrow-callback': 'error',
+      'arrow-body-style': ['error', 'as-needed'],
+      'object-shorthand': ['error', 'always'],
+      'prefer-template': 'error',
       'no-redeclare': ['error', { builtinGlobals: true }],
     },
   },
   ...FILES.map(([file, , uses, browser]) => ({
     files: [`theme/js/${file}`],
     languageOptions: {
-      globals: { ...readonly(uses), ...readonly(browser), ...readonly(MDBOOK[file] || []) },
+      globals: { ...readonly(uses), ...readonly(browser) },
     },
   })),
 ];

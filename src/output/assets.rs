@@ -3,62 +3,28 @@
 //! the binary.
 //!
 //! The client's sources are modules by concern in `theme/js/` and `theme/css/`; a book gets one
-//! `notabene.js` and one `notabene.css` assembled from them here, at compile time. One file each
-//! because mdBook lists theme files one by one (`additional-js`), a `file://` site cannot load ES
-//! modules, and one stamped file keeps `install` and the version check simple. The JS modules share
-//! one strict-mode function scope, in the order below: each file is one namespace object and uses
-//! only the namespaces before it (`.ci/eslint/eslint.config.mjs` checks that, file by file, against
-//! this order).
+//! `notabene.js` and one `notabene.css` assembled from them at compile time (`build.rs`, in the
+//! order of `theme/manifest.txt`, the one list of the client's files). One file each because
+//! mdBook lists theme files one by one (`additional-js`), a `file://` site cannot load ES modules,
+//! and one stamped file keeps `install` and the version check simple. The JS modules share one
+//! strict-mode function scope, in the manifest's order: each file is one namespace object and
+//! uses only the namespaces before it (`.ci/eslint/eslint.config.mjs` checks that, file by file,
+//! against the same manifest).
 
 use crate::model::book::Book;
 use crate::{Error, Result, bail};
 use notabene_core::say_err;
 use std::path::Path;
 
-/// The client script: `theme/js/` in one function scope that runs once per page. Each file
-/// declares one namespace (`Locale`, `Dom`, `Words`, `TextModel`, `Paint`, `Print`, `Toolbar`, `Live`, `Panel`,
-/// `Views`, `Compose`, `Actions`, `Start`) and refers only to those before it in this order;
+/// The client script: the scripts of `theme/js/` in one function scope that runs once per page,
+/// joined by `build.rs` in the order of `theme/manifest.txt` (the one list of the client's files).
+/// Each declares one namespace (`Locale`, `Dom`, `Words`, `TextModel`, `Paint`, `Print`, `Toolbar`,
+/// `Live`, `Thread`, `Panel`, `Views`, `Compose`, `Actions`, `Start`) that owns its state, and
+/// refers only to those before it;
 /// `start.js` wires up the few calls that go the other way and starts the client.
-pub const JS: &str = concat!(
-    include_str!("../../theme/js/header.js"),
-    "(function () {\n'use strict';\n\nif (window.__notabene) return;\nwindow.__notabene = { version: 1 };\n\n",
-    include_str!("../../theme/js/locale.js"),
-    "\n",
-    include_str!("../../theme/js/dom.js"),
-    "\n",
-    include_str!("../../theme/js/words.js"),
-    "\n",
-    include_str!("../../theme/js/text.js"),
-    "\n",
-    include_str!("../../theme/js/paint.js"),
-    "\n",
-    include_str!("../../theme/js/print.js"),
-    "\n",
-    include_str!("../../theme/js/toolbar.js"),
-    "\n",
-    include_str!("../../theme/js/live.js"),
-    "\n",
-    include_str!("../../theme/js/panel.js"),
-    "\n",
-    include_str!("../../theme/js/views.js"),
-    "\n",
-    include_str!("../../theme/js/compose.js"),
-    "\n",
-    include_str!("../../theme/js/actions.js"),
-    "\n",
-    include_str!("../../theme/js/start.js"),
-    "})();\n",
-);
-/// The client styles: `theme/css/` in order.
-pub const CSS: &str = concat!(
-    include_str!("../../theme/css/page.css"),
-    "\n",
-    include_str!("../../theme/css/panel.css"),
-    "\n",
-    include_str!("../../theme/css/views.css"),
-    "\n",
-    include_str!("../../theme/css/write.css"),
-);
+pub const JS: &str = include_str!(concat!(env!("OUT_DIR"), "/notabene.js"));
+/// The client styles: `theme/css/` in the order of `theme/manifest.txt`.
+pub const CSS: &str = include_str!(concat!(env!("OUT_DIR"), "/notabene.css"));
 /// Where `install` puts the script, relative to the book root.
 pub const JS_PATH: &str = "theme/notabene.js";
 /// Where `install` puts the styles, relative to the book root.

@@ -8,9 +8,10 @@ const Actions = (() => {
   const { t } = Locale;
   const { arr, cssEscape, firstMessage, h, num, obj, saveHint, statusOf, str, truncate } = Dom;
   const { inUI, mainEl } = TextModel;
-  const { S } = Paint;
-  const { W, api, busy, didSomething, maybeReload, showError, withAuthor, wroteSomething } = Live;
-  const { discussionSection, renderThread, threadOptsOf } = Panel;
+  const { replaceComment } = Paint;
+  const { api, busy, didSomething, maybeReload, showError, withAuthor, wroteSomething } = Live;
+  const { renderThread, threadOptsOf } = Thread;
+  const { discussionSection } = Panel;
   const { openComposer } = Compose;
 
   /* ----- blocks: images and diagrams */
@@ -23,21 +24,21 @@ const Actions = (() => {
   /** The chapter's commentable blocks in document order: each Markdown image once, each diagram. */
   function domBlocks(main) {
     const out = [];
-    main.querySelectorAll('pre.mermaid, img').forEach(function (el) {
+    main.querySelectorAll('pre.mermaid, img').forEach((el) => {
       if (inUI(el)) return;
       if (el.localName === 'img') {
         if (el.closest('pre.mermaid, script')) return;
         // mdBook renders an image twice (the second copy is its zoom view): count it once.
         const label = el.closest('label.checkbox-label');
         if (label && label.querySelector('img') !== el) return;
-        out.push({ el: el, kind: 'image', key: 'image:' + str(el.getAttribute('src')), host: el.closest('span.nb-block') || label || el });
+        out.push({ el, kind: 'image', key: `image:${str(el.getAttribute('src'))}`, host: el.closest('span.nb-block') || label || el });
       } else {
         const src = el.getAttribute('data-nb-src') || el.textContent || '';
         const p = el.parentElement;
         out.push({
-          el: el,
+          el,
           kind: 'mermaid',
-          key: el.getAttribute('data-nb-key') || 'mermaid:' + djb2(src.trim()),
+          key: el.getAttribute('data-nb-key') || `mermaid:${djb2(src.trim())}`,
           host: p && p.classList.contains('nb-block-wrap') ? p : el
         });
       }
@@ -47,11 +48,11 @@ const Actions = (() => {
   /** Pairs DOM blocks with the island's `blocks`: by position when the shapes agree, else by key. */
   function mapBlocks(dom, entries) {
     entries = entries.map(obj);
-    const same = dom.length === entries.length && dom.every(function (d, i) { return entries[i].kind === d.kind; });
-    if (same) return dom.map(function (d, i) { return { dom: d, entry: entries[i] }; });
+    const same = dom.length === entries.length && dom.every((d, i) => entries[i].kind === d.kind);
+    if (same) return dom.map((d, i) => ({ dom: d, entry: entries[i] }));
     const used = new Set();
     const pairs = [];
-    dom.forEach(function (d) {
+    dom.forEach((d) => {
       for (let i = 0; i < entries.length; i++) {
         if (!used.has(i) && entries[i].key === d.key) {
           used.add(i);
@@ -70,25 +71,27 @@ const Actions = (() => {
     wrap.appendChild(host);
     return wrap;
   }
-  function setupBlockTools(entries) {
+  /** The comment buttons on the chapter's images and diagrams (`entries`: the island's
+   * blocks); their comments go to `target` (`{page, space}`). */
+  function setupBlockTools(entries, target) {
     const main = mainEl();
-    mapBlocks(domBlocks(main), entries).forEach(function (p) {
+    mapBlocks(domBlocks(main), entries).forEach((p) => {
       const host = blockHost(p.dom);
       const entry = p.entry;
       const kind = t(p.dom.kind === 'mermaid' ? 'kDiagram' : 'kImage');
-      const label = t('commentOn', { kind: kind });
+      const label = t('commentOn', { kind });
       const b = h('button', {
         type: 'button',
         class: 'nb-block-add',
         'data-nb-ui': '',
         'data-nb-block-index': String(num(entry.index, -1)),
-        'aria-label': label + (entry.label ? ' — ' + str(entry.label) : ''),
+        'aria-label': label + (entry.label ? ` — ${str(entry.label)}` : ''),
         title: label
       });
-      b.addEventListener('click', function (e) {
+      b.addEventListener('click', (e) => {
         e.preventDefault();
         e.stopPropagation();
-        composeBlock(entry, host, b);
+        composeBlock(entry, host, b, target);
       });
       host.classList.add('nb-block-host');
       // One toolbar in the block's corner: the comment button, then the reader's badge.
@@ -98,7 +101,7 @@ const Actions = (() => {
       host.appendChild(tools);
     });
   }
-  function composeBlock(entry, host, opener) {
+  function composeBlock(entry, host, opener, target) {
     const anchor = {
       kind: str(entry.kind),
       key: str(entry.key),
@@ -109,17 +112,19 @@ const Actions = (() => {
     openComposer({
       icon: anchor.kind === 'mermaid' ? '📊' : '🖼',
       preview: (anchor.kind === 'mermaid' ? '📊 ' : '🖼 ') + truncate(anchor.label || anchor.key, 70),
-      rect: function () { return host.getBoundingClientRect(); },
-      opener: opener,
-      payload: function (body, author) {
-        return { page: W.page, space: W.space, scope: 'block', anchor: anchor, author: author, body: body };
+      rect() { return host.getBoundingClientRect(); },
+      opener,
+      payload(body, author) {
+        return { page: target.page, space: target.space, scope: 'block', anchor, author, body };
       }
     });
   }
 
   /* ----- page discussion composer */
 
-  function setupPageComposer(isl) {
+  /** The page discussion's composer (under island `isl`); its comments go to `target`
+   * (`{page, space}`). */
+  function setupPageComposer(isl, target) {
     const section = discussionSection(isl);
     const ta = h('textarea', {
       class: 'nb-input nb-page-body',
@@ -134,29 +139,30 @@ const Actions = (() => {
       ta,
       err,
       h('div', { class: 'nb-form-actions' }, saveHint('span'), send)));
-    const submit = function () {
+    const submit = () => {
       const body = ta.value.trim();
       if (!body) {
         showError(err, t('emptyBody'));
         ta.focus();
         return;
       }
-      withAuthor(function (author) {
+      withAuthor(async (author) => {
         busy([send], true);
         showError(err, null);
-        api('POST', 'comments', { page: W.page, space: W.space, scope: 'page', anchor: null, author: author, body: body })
-          .then(function () {
-            ta.value = '';
-            busy([send], false);
-            wroteSomething();
-          }, function (e) {
-            busy([send], false);
-            showError(err, e);
-          });
+        try {
+          await api('POST', 'comments', { page: target.page, space: target.space, scope: 'page', anchor: null, author, body });
+        } catch (e) {
+          busy([send], false);
+          showError(err, e);
+          return;
+        }
+        ta.value = '';
+        busy([send], false);
+        wroteSomething();
       }, ta);
     };
     send.addEventListener('click', submit);
-    ta.addEventListener('keydown', function (e) {
+    ta.addEventListener('keydown', (e) => {
       if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
         e.preventDefault();
         submit();
@@ -177,9 +183,9 @@ const Actions = (() => {
     box.appendChild(bar);
     box.appendChild(forms);
     box.appendChild(msg);
-    const button = function (cls, label, fn) {
-      const b = h('button', { type: 'button', class: 'nb-act ' + cls, text: label });
-      b.addEventListener('click', function (e) {
+    const button = (cls, label, fn) => {
+      const b = h('button', { type: 'button', class: `nb-act ${cls}`, text: label });
+      b.addEventListener('click', (e) => {
         e.preventDefault();
         e.stopPropagation();
         fn(b);
@@ -187,8 +193,8 @@ const Actions = (() => {
       bar.appendChild(b);
       return b;
     };
-    const patch = function (fields, opener) {
-      withAuthor(function (author) {
+    const patch = (fields, opener) => {
+      withAuthor(async (author) => {
         fields.page = page;
         fields.id = id;
         fields.author = author;
@@ -196,34 +202,37 @@ const Actions = (() => {
         const buttons = box.querySelectorAll('button');
         busy(buttons, true);
         showError(msg, null);
-        api('PATCH', 'comments', fields).then(function (updated) {
-          forms.textContent = '';
-          replaceThread(obj(updated).id ? updated : c);
-          didSomething(done(fields, obj(updated)));
-        }, function (e) {
+        let updated;
+        try {
+          updated = await api('PATCH', 'comments', fields);
+        } catch (e) {
           busy(buttons, false);
           showError(msg, e);
-        });
+          return;
+        }
+        forms.textContent = '';
+        replaceThread(obj(updated).id ? updated : c);
+        didSomething(done(fields, obj(updated)));
       }, opener);
     };
     // What a PATCH did, for the toast, and how to take it back (resolve and hold only: a reply
     // or an edit is undone by writing again).
-    const done = function (fields, updated) {
-      const back = { page: page, id: id, updatedAt: str(updated.updatedAt) };
-      if (fields.reply) return { text: t('didReply'), id: id, undo: null };
-      if (fields.edit) return { text: t('didEdit'), id: id, undo: null };
-      if (fields.status === 'resolved') return { text: t('didResolve'), id: id, undo: back };
-      if (fields.status === 'open') return { text: t('didReopen'), id: id, undo: null };
-      return { text: fields.hold ? t('didHold') : t('didUnhold'), id: id, undo: back };
+    const done = (fields, updated) => {
+      const back = { page, id, updatedAt: str(updated.updatedAt) };
+      if (fields.reply) return { text: t('didReply'), id, undo: null };
+      if (fields.edit) return { text: t('didEdit'), id, undo: null };
+      if (fields.status === 'resolved') return { text: t('didResolve'), id, undo: back };
+      if (fields.status === 'open') return { text: t('didReopen'), id, undo: null };
+      return { text: fields.hold ? t('didHold') : t('didUnhold'), id, undo: back };
     };
-    const form = function (kind, initial, placeholder, submitLabel, onSubmit) {
+    const form = (kind, initial, placeholder, submitLabel, onSubmit) => {
       forms.textContent = '';
       showError(msg, null);
-      const ta = h('textarea', { class: 'nb-input nb-' + kind + '-body', rows: '3', placeholder: placeholder, 'aria-label': placeholder, 'data-nb-draft': '' });
+      const ta = h('textarea', { class: `nb-input nb-${kind}-body`, rows: '3', placeholder, 'aria-label': placeholder, 'data-nb-draft': '' });
       ta.value = initial;
-      const ok = h('button', { type: 'button', class: 'nb-btn nb-primary nb-' + kind + '-send', text: submitLabel });
-      const no = h('button', { type: 'button', class: 'nb-btn nb-' + kind + '-cancel', text: t('cancel') });
-      const submit = function () {
+      const ok = h('button', { type: 'button', class: `nb-btn nb-primary nb-${kind}-send`, text: submitLabel });
+      const no = h('button', { type: 'button', class: `nb-btn nb-${kind}-cancel`, text: t('cancel') });
+      const submit = () => {
         const body = ta.value.trim();
         if (!body) {
           showError(msg, t('emptyBody'));
@@ -233,13 +242,13 @@ const Actions = (() => {
         onSubmit(body, ok);
       };
       ok.addEventListener('click', submit);
-      no.addEventListener('click', function () {
+      no.addEventListener('click', () => {
         ta.value = '';
         forms.textContent = '';
         showError(msg, null);
         maybeReload();
       });
-      ta.addEventListener('keydown', function (e) {
+      ta.addEventListener('keydown', (e) => {
         if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
           e.preventDefault();
           submit();
@@ -249,41 +258,44 @@ const Actions = (() => {
           no.click();
         }
       });
-      forms.appendChild(h('div', { class: 'nb-form nb-form-' + kind }, ta, h('div', { class: 'nb-form-actions' }, no, ok)));
+      forms.appendChild(h('div', { class: `nb-form nb-form-${kind}` }, ta, h('div', { class: 'nb-form-actions' }, no, ok)));
       ta.focus();
     };
-    button('nb-act-reply', t('reply'), function () {
-      form('reply', '', t('replyPlaceholder'), t('send'), function (body, b) { patch({ reply: { body: body } }, b); });
+    button('nb-act-reply', t('reply'), () => {
+      form('reply', '', t('replyPlaceholder'), t('send'), (body, b) => { patch({ reply: { body } }, b); });
     });
     if (status === 'open' && arr(c.thread).length === 1) {
-      button('nb-act-edit', t('edit'), function () {
-        form('edit', str(firstMessage(c).body), t('bodyPlaceholder'), t('save'), function (body, b) { patch({ edit: { body: body } }, b); });
+      button('nb-act-edit', t('edit'), () => {
+        form('edit', str(firstMessage(c).body), t('bodyPlaceholder'), t('save'), (body, b) => { patch({ edit: { body } }, b); });
       });
     }
-    if (status === 'open') button('nb-act-resolve', t('resolve'), function (b) { patch({ status: 'resolved' }, b); });
-    else if (status === 'resolved') button('nb-act-reopen', t('reopen'), function (b) { patch({ status: 'open' }, b); });
-    button('nb-act-hold', c.hold === true ? t('holdOff') : t('holdOn'), function (b) { patch({ hold: c.hold !== true }, b); });
-    button('nb-act-delete', t('del'), function () {
+    if (status === 'open') button('nb-act-resolve', t('resolve'), (b) => { patch({ status: 'resolved' }, b); });
+    else if (status === 'resolved') button('nb-act-reopen', t('reopen'), (b) => { patch({ status: 'open' }, b); });
+    button('nb-act-hold', c.hold === true ? t('holdOff') : t('holdOn'), (b) => { patch({ hold: c.hold !== true }, b); });
+    button('nb-act-delete', t('del'), () => {
       forms.textContent = '';
       showError(msg, null);
       const yes = h('button', { type: 'button', class: 'nb-btn nb-danger nb-delete-confirm', text: t('del') });
       const no = h('button', { type: 'button', class: 'nb-btn nb-delete-cancel', text: t('cancel') });
-      no.addEventListener('click', function () { forms.textContent = ''; });
-      yes.addEventListener('click', function () {
+      no.addEventListener('click', () => { forms.textContent = ''; });
+      yes.addEventListener('click', async () => {
         const buttons = box.querySelectorAll('button');
         busy(buttons, true);
-        api('DELETE', 'comments', { page: page, id: id }).then(function (answer) {
-          D.querySelectorAll('.nb-thread[data-nb-id="' + cssEscape(id) + '"]').forEach(function (wrap) {
-            wrap.classList.add('nb-deleted');
-            const acts = wrap.querySelector(':scope > .nb-actions');
-            if (acts) acts.remove();
-            wrap.appendChild(h('p', { class: 'nb-note nb-deleted-note', role: 'status', text: t('deleted') }));
-          });
-          didSomething({ text: t('didDelete'), id: id, undo: obj(answer).undo === true ? { page: page, id: id } : null });
-        }, function (e) {
+        let answer;
+        try {
+          answer = await api('DELETE', 'comments', { page, id });
+        } catch (e) {
           busy(buttons, false);
           showError(msg, e);
+          return;
+        }
+        D.querySelectorAll(`.nb-thread[data-nb-id="${cssEscape(id)}"]`).forEach((wrap) => {
+          wrap.classList.add('nb-deleted');
+          const acts = wrap.querySelector(':scope > .nb-actions');
+          if (acts) acts.remove();
+          wrap.appendChild(h('p', { class: 'nb-note nb-deleted-note', role: 'status', text: t('deleted') }));
         });
+        didSomething({ text: t('didDelete'), id, undo: obj(answer).undo === true ? { page, id } : null });
       });
       forms.appendChild(h('div', { class: 'nb-form nb-form-delete', role: 'group' },
         h('p', { class: 'nb-confirm-text', text: t('deleteConfirm') }),
@@ -300,19 +312,22 @@ const Actions = (() => {
     if (sg.applied || statusOf(c) !== 'open' || box.querySelector('.nb-apply')) return;
     const b = h('button', { type: 'button', class: 'nb-btn nb-primary nb-apply', text: t('apply') });
     const msg = h('p', { class: 'nb-error', role: 'alert', hidden: true });
-    b.addEventListener('click', function (e) {
+    b.addEventListener('click', (e) => {
       e.preventDefault();
       e.stopPropagation();
-      withAuthor(function (author) {
+      withAuthor(async (author) => {
         busy([b], true);
         showError(msg, null);
-        api('POST', 'apply', { id: str(c.id), author: author }).then(function (updated) {
-          replaceThread(obj(updated).id ? updated : c);
-          didSomething({ text: t('appliedRebuilding'), id: str(c.id), undo: null });
-        }, function (err) {
+        let updated;
+        try {
+          updated = await api('POST', 'apply', { id: str(c.id), author });
+        } catch (err) {
           busy([b], false);
           showError(msg, err);
-        });
+          return;
+        }
+        replaceThread(obj(updated).id ? updated : c);
+        didSomething({ text: t('appliedRebuilding'), id: str(c.id), undo: null });
       }, b);
     });
     box.appendChild(b);
@@ -322,14 +337,8 @@ const Actions = (() => {
   /** Shows a comment as the server now has it, wherever its thread is on screen. */
   function replaceThread(c) {
     const id = str(c.id);
-    const old = S.comments.get(id);
-    if (old) {
-      if (old.anchoring && !c.anchoring) c.anchoring = old.anchoring;
-      const i = S.order.indexOf(old);
-      if (i >= 0) S.order[i] = c;
-      S.comments.set(id, c);
-    }
-    D.querySelectorAll('.nb-thread[data-nb-id="' + cssEscape(id) + '"]').forEach(function (wrap) {
+    replaceComment(c);
+    D.querySelectorAll(`.nb-thread[data-nb-id="${cssEscape(id)}"]`).forEach((wrap) => {
       const fresh = renderThread(c, threadOptsOf(wrap));
       const focused = wrap.contains(D.activeElement);
       wrap.parentNode.replaceChild(fresh, wrap);

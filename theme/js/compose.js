@@ -9,14 +9,26 @@ const Compose = (() => {
   const { t } = Locale;
   const { h, obj, safely, saveHint, scopeOf, statusOf, str, truncate } = Dom;
   const { captureAnchor, inUI, mainEl } = TextModel;
-  const { S, decorateMark, wrapRange } = Paint;
+  const { addComment, decorateMark, hasComment, hasHighlights, wrapRange } = Paint;
   const { icon } = Toolbar;
-  const { W, api, busy, maybeReload, showError, withAuthor, wroteSomething } = Live;
+  const { api, busy, maybeReload, showError, withAuthor, wroteSomething } = Live;
   const { closeThread, placeFloating, renderPanelList } = Panel;
 
   /* ----- selection → "Comment" */
 
-  function setupSelection() {
+  // Owned here: where new comments go (the page's one chapter: `{page, space}`, handed over by
+  // setupSelection), the selection the "Comment" button offers to comment on, and the open
+  // composer.
+  let target = null;
+  let selBtn = null;
+  let selRange = null;
+  let selBackward = false;
+  let composing = null; // {pop, rect, opener, range}
+
+  /** The "Comment" button on a selection in the chapter, whose comments go to `where`
+   * (`{page, space}`). */
+  function setupSelection(where) {
+    target = where;
     const btn = h('button', {
       type: 'button',
       class: 'nb-sel-btn nb-ui',
@@ -24,36 +36,36 @@ const Compose = (() => {
       hidden: true,
       'aria-label': t('commentOnSel'),
       'aria-keyshortcuts': 'Control+Alt+M Meta+Alt+M',
-      title: t('commentOnSel') + ' (Ctrl+Alt+M)'
-    }, icon('comment'), ' ' + t('commentVerb'));
+      title: `${t('commentOnSel')} (Ctrl+Alt+M)`
+    }, icon('comment'), ` ${t('commentVerb')}`);
     D.body.appendChild(btn);
-    W.selBtn = btn;
+    selBtn = btn;
     // Keep the selection alive while the button is pressed.
-    btn.addEventListener('pointerdown', function (e) { e.preventDefault(); });
-    btn.addEventListener('mousedown', function (e) { e.preventDefault(); });
-    btn.addEventListener('click', function (e) {
+    btn.addEventListener('pointerdown', (e) => { e.preventDefault(); });
+    btn.addEventListener('mousedown', (e) => { e.preventDefault(); });
+    btn.addEventListener('click', (e) => {
       e.preventDefault();
       e.stopPropagation();
-      const r = W.selRange;
+      const r = selRange;
       hideSelBtn();
       if (r) composeSelection(r);
     });
     let timer = 0;
-    const later = function (ms) {
+    const later = (ms) => {
       clearTimeout(timer);
-      timer = setTimeout(function () { safely('selection', checkSelection); }, ms);
+      timer = setTimeout(() => { safely('selection', checkSelection); }, ms);
     };
-    D.addEventListener('pointerup', function () { later(0); });
-    D.addEventListener('pointercancel', function () { later(120); });
-    D.addEventListener('keyup', function (e) {
+    D.addEventListener('pointerup', () => { later(0); });
+    D.addEventListener('pointercancel', () => { later(120); });
+    D.addEventListener('keyup', (e) => {
       if (e.shiftKey || e.key === 'Shift' || e.key === 'Home' || e.key === 'End') later(0);
     });
-    D.addEventListener('selectionchange', function () { later(120); });
+    D.addEventListener('selectionchange', () => { later(120); });
     // From the keyboard: Ctrl+Alt+M (⌘+⌥+M) comments on the selection.
-    D.addEventListener('keydown', function (e) {
+    D.addEventListener('keydown', (e) => {
       if (!(e.ctrlKey || e.metaKey) || !e.altKey || e.shiftKey || e.code !== 'KeyM') return;
       safely('selection', checkSelection);
-      if (!btn.hidden && W.selRange) {
+      if (!btn.hidden && selRange) {
         e.preventDefault();
         btn.click();
       }
@@ -73,63 +85,63 @@ const Compose = (() => {
   function checkSelection() {
     const sel = window.getSelection();
     const r = sel && sel.rangeCount ? sel.getRangeAt(0) : null;
-    if (!r || r.collapsed || W.compose || !selectable(r)) {
+    if (!r || r.collapsed || composing || !selectable(r)) {
       hideSelBtn();
       return;
     }
-    W.selRange = r.cloneRange();
-    W.selBackward = false;
+    selRange = r.cloneRange();
+    selBackward = false;
     try {
       const p = D.createRange();
       p.setStart(sel.anchorNode, sel.anchorOffset);
-      W.selBackward = p.comparePoint(sel.focusNode, sel.focusOffset) < 0;
+      selBackward = p.comparePoint(sel.focusNode, sel.focusOffset) < 0;
     } catch { /* detached nodes */ }
-    const btn = W.selBtn;
+    const btn = selBtn;
     btn.hidden = false;
     btn.classList.toggle('nb-docked', !!(window.matchMedia && window.matchMedia('(pointer: coarse)').matches));
     placeSelBtn();
   }
   function hideSelBtn() {
-    if (W.selBtn) W.selBtn.hidden = true;
-    W.selRange = null;
+    if (selBtn) selBtn.hidden = true;
+    selRange = null;
   }
   function placeSelBtn() {
-    const btn = W.selBtn;
-    const r = W.selRange;
+    const btn = selBtn;
+    const r = selRange;
     if (!btn || btn.hidden || !r) return;
     if (btn.classList.contains('nb-docked')) {
       btn.style.left = '';
       btn.style.top = '';
       return;
     }
-    const rects = Array.prototype.filter.call(r.getClientRects(), function (x) { return x.width > 0 || x.height > 0; });
-    const box = rects.length ? (W.selBackward ? rects[0] : rects[rects.length - 1]) : r.getBoundingClientRect();
+    const rects = [...r.getClientRects()].filter((x) => x.width > 0 || x.height > 0);
+    const box = rects.length ? (selBackward ? rects[0] : rects[rects.length - 1]) : r.getBoundingClientRect();
     const w = btn.offsetWidth;
     const bh = btn.offsetHeight;
     const vw = HTML.clientWidth;
     const vh = window.innerHeight;
-    const left = Math.max(8, Math.min((W.selBackward ? box.left : box.right) - w / 2, vw - w - 8));
-    let top = W.selBackward ? box.top - bh - 8 : box.bottom + 8;
+    const left = Math.max(8, Math.min((selBackward ? box.left : box.right) - w / 2, vw - w - 8));
+    let top = selBackward ? box.top - bh - 8 : box.bottom + 8;
     if (top + bh > vh - 8) top = box.top - bh - 8;
     if (top < 8) top = Math.min(vh - bh - 8, box.bottom + 8);
-    btn.style.left = Math.round(left + window.scrollX) + 'px';
-    btn.style.top = Math.round(top + window.scrollY) + 'px';
+    btn.style.left = `${Math.round(left + window.scrollX)}px`;
+    btn.style.top = `${Math.round(top + window.scrollY)}px`;
   }
 
   function composeSelection(range) {
     const anchor = captureAnchor(range);
     if (!anchor) return;
-    if (S.hasHighlights) safely('pending', function () { CSS.highlights.set('nb-pending', new Highlight(range)); });
+    if (hasHighlights) safely('pending', () => { CSS.highlights.set('nb-pending', new Highlight(range)); });
     const sel = window.getSelection();
     if (sel) sel.removeAllRanges();
     openComposer({
       icon: '',
-      preview: '“' + truncate(anchor.quote, 120) + '”',
-      rect: function () { return range.getBoundingClientRect(); },
-      range: range,
+      preview: `“${truncate(anchor.quote, 120)}”`,
+      rect() { return range.getBoundingClientRect(); },
+      range,
       suggestQuote: anchor.quote,
-      payload: function (body, author, suggestion) {
-        const p = { page: W.page, space: W.space, scope: 'selection', anchor: anchor, author: author, body: body };
+      payload(body, author, suggestion) {
+        const p = { page: target.page, space: target.space, scope: 'selection', anchor, author, body };
         if (suggestion !== null) p.suggestion = { text: suggestion };
         return p;
       }
@@ -162,8 +174,8 @@ const Compose = (() => {
         'data-nb-draft-suggest': ''
       });
       sugBox = h('label', { class: 'nb-field nb-suggest-field', hidden: true }, h('span', { text: t('suggestLabel') }), sugTa);
-      sugToggle = h('button', { type: 'button', class: 'nb-btn nb-suggest-toggle', 'aria-expanded': 'false', text: '✎ ' + t('suggestChange') });
-      sugToggle.addEventListener('click', function () {
+      sugToggle = h('button', { type: 'button', class: 'nb-btn nb-suggest-toggle', 'aria-expanded': 'false', text: `✎ ${t('suggestChange')}` });
+      sugToggle.addEventListener('click', () => {
         suggesting = !suggesting;
         sugBox.hidden = !suggesting;
         sugToggle.setAttribute('aria-expanded', suggesting ? 'true' : 'false');
@@ -190,7 +202,7 @@ const Compose = (() => {
     },
     h('div', { class: 'nb-pop-head' }, h('span', { class: 'nb-pop-title', text: t('newComment') }), close),
     h('div', { class: 'nb-pop-body' },
-      h('blockquote', { class: 'nb-thread-quote nb-compose-quote' + (o.icon ? ' nb-thread-block' : ''), text: o.preview }),
+      h('blockquote', { class: `nb-thread-quote nb-compose-quote${o.icon ? ' nb-thread-block' : ''}`, text: o.preview }),
       sugToggle,
       sugBox,
       ta,
@@ -198,10 +210,10 @@ const Compose = (() => {
       err,
       h('div', { class: 'nb-form-actions' }, cancel, save)));
     D.body.appendChild(pop);
-    W.compose = { pop: pop, rect: o.rect, opener: o.opener || null, range: o.range || null };
+    composing = { pop, rect: o.rect, opener: o.opener || null, range: o.range || null };
     placeFloating(pop, o.rect, null);
     ta.focus({ preventScroll: true });
-    const submit = function () {
+    const submit = () => {
       const body = ta.value.trim();
       const suggestion = suggesting ? sugTa.value : null;
       if (suggestion !== null && suggestion === o.suggestQuote) {
@@ -214,35 +226,38 @@ const Compose = (() => {
         ta.focus();
         return;
       }
-      withAuthor(function (author) {
+      withAuthor(async (author) => {
         busy([save, cancel], true);
         showError(err, null);
-        api('POST', 'comments', o.payload(body, author, suggestion)).then(function (created) {
-          ta.value = '';
-          if (sugTa) sugTa.value = '';
-          closeComposer(false);
-          safely('new comment', function () { showCreated(created, o.range); });
-          wroteSomething();
-        }, function (e) {
+        let created;
+        try {
+          created = await api('POST', 'comments', o.payload(body, author, suggestion));
+        } catch (e) {
           busy([save, cancel], false);
           showError(err, e);
           ta.focus();
-        });
+          return;
+        }
+        ta.value = '';
+        if (sugTa) sugTa.value = '';
+        closeComposer(false);
+        safely('new comment', () => { showCreated(created, o.range); });
+        wroteSomething();
       }, ta);
     };
     save.addEventListener('click', submit);
-    cancel.addEventListener('click', function () { closeComposer(true); });
-    close.addEventListener('click', function () { closeComposer(true); });
-    [ta, sugTa].forEach(function (box) {
+    cancel.addEventListener('click', () => { closeComposer(true); });
+    close.addEventListener('click', () => { closeComposer(true); });
+    [ta, sugTa].forEach((box) => {
       if (!box) return;
-      box.addEventListener('keydown', function (e) {
+      box.addEventListener('keydown', (e) => {
         if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
           e.preventDefault();
           submit();
         }
       });
     });
-    pop.addEventListener('keydown', function (e) {
+    pop.addEventListener('keydown', (e) => {
       if (e.key === 'Escape') {
         e.preventDefault();
         e.stopPropagation();
@@ -259,7 +274,7 @@ const Compose = (() => {
     if (!block || !block.isConnected) return;
     if (!block.hasAttribute('tabindex')) {
       block.setAttribute('tabindex', '-1');
-      block.addEventListener('blur', function () { block.removeAttribute('tabindex'); }, { once: true });
+      block.addEventListener('blur', () => { block.removeAttribute('tabindex'); }, { once: true });
     }
     block.focus({ preventScroll: true });
     const sel = window.getSelection();
@@ -268,12 +283,16 @@ const Compose = (() => {
       sel.addRange(range);
     }
   }
+  /** Puts the open composer back beside what it comments on (after a scroll or a resize). */
+  function placeComposer() {
+    if (composing) placeFloating(composing.pop, composing.rect, null);
+  }
   function closeComposer(restoreFocus) {
-    const c = W.compose;
+    const c = composing;
     if (!c) return;
-    W.compose = null;
+    composing = null;
     c.pop.remove();
-    if (S.hasHighlights) safely('pending', function () { CSS.highlights.delete('nb-pending'); });
+    if (hasHighlights) safely('pending', () => { CSS.highlights.delete('nb-pending'); });
     if (restoreFocus && c.opener && c.opener.isConnected) c.opener.focus();
     else if (restoreFocus && c.range) backToText(c.range);
     maybeReload();
@@ -285,14 +304,12 @@ const Compose = (() => {
   function showCreated(c, range) {
     c = obj(c);
     const id = str(c.id);
-    if (!id || S.comments.has(id)) return;
+    if (!id || hasComment(id)) return;
     if (!c.anchoring) c.anchoring = { status: scopeOf(c) === 'page' ? 'page' : 'exact' };
-    S.comments.set(id, c);
-    S.order.push(c);
-    if (S.islands[0]) S.islandOf.set(id, S.islands[0].el);
+    addComment(c);
     if (range && scopeOf(c) === 'selection') wrapRange(range, id, statusOf(c)).forEach(decorateMark);
-    if (S.panel) safely('panel', renderPanelList);
+    safely('panel', renderPanelList);
   }
 
-  return { openComposer, setupSelection };
+  return { openComposer, placeComposer, setupSelection };
 })();

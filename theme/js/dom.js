@@ -42,25 +42,24 @@ const Dom = (() => {
    * DecompressionStream — no network, and it works from file://. Resolves, when all are
    * read, to how many could not be (each warned and left out, like an unreadable plain island).
    */
-  function inflateAll() {
-    const els = Array.prototype.slice.call(D.querySelectorAll('script[data-nb-encoding]'));
-    return Promise.all(els.map(function (el) {
-      const failed = function (e) { warn('unreadable deflated data', e); return 1; };
+  async function inflateAll() {
+    const failed = (e) => { warn('unreadable deflated data', e); return 1; };
+    const inflate = async (el) => {
       if (el.getAttribute('data-nb-encoding') !== 'deflate-raw+base64' || typeof DecompressionStream !== 'function') {
         return failed(el.getAttribute('data-nb-encoding'));
       }
       try {
         const bin = atob((el.textContent || '').trim());
-        const bytes = new Uint8Array(bin.length);
-        for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+        const bytes = Uint8Array.from(bin, (ch) => ch.charCodeAt(0));
         const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate-raw'));
-        return new Response(stream).text().then(function (text) { INFLATED.set(el, text); return 0; }, failed);
+        INFLATED.set(el, await new Response(stream).text());
+        return 0;
       } catch (e) {
         return failed(e);
       }
-    })).then(function (results) {
-      return results.reduce(function (a, b) { return a + b; }, 0);
-    });
+    };
+    const results = await Promise.all([...D.querySelectorAll('script[data-nb-encoding]')].map(inflate));
+    return results.reduce((a, b) => a + b, 0);
   }
   /**
    * Restores the fields a lean comment (data island, /comments list) leaves out because they
@@ -75,9 +74,9 @@ const Dom = (() => {
     if (c.updatedAt === undefined && c.createdAt !== undefined) c.updatedAt = c.createdAt;
     return c;
   }
-  function warn() {
+  function warn(...args) {
     try {
-      console.warn.apply(console, ['notabene:'].concat([].slice.call(arguments)));
+      console.warn('notabene:', ...args);
     } catch { /* no console */ }
   }
   /** Runs one part of the client on its own: a part that throws leaves the others running,
@@ -92,19 +91,17 @@ const Dom = (() => {
   }
 
   /** Creates an element. `props`: class, text, and attributes (always via setAttribute). */
-  function h(tag, props) {
+  function h(tag, props, ...children) {
     const el = D.createElement(tag);
     if (props) {
-      for (const k in props) {
-        if (!Object.prototype.hasOwnProperty.call(props, k)) continue;
-        const v = props[k];
+      for (const [k, v] of Object.entries(props)) {
         if (v === null || v === undefined || v === false) continue;
         if (k === 'class') el.className = v;
         else if (k === 'text') el.textContent = str(v);
         else el.setAttribute(k, v === true ? '' : str(v));
       }
     }
-    for (let i = 2; i < arguments.length; i++) append(el, arguments[i]);
+    for (const child of children) append(el, child);
     return el;
   }
   /** The "Ctrl+Enter to save" hint, unless the main pointer is a finger (a touch screen,
@@ -116,7 +113,7 @@ const Dom = (() => {
   function append(el, child) {
     if (child === null || child === undefined || child === false) return;
     if (Array.isArray(child)) {
-      child.forEach(function (c) { append(el, c); });
+      child.forEach((c) => { append(el, c); });
     } else if (typeof child === 'string' || typeof child === 'number') {
       el.appendChild(D.createTextNode(String(child)));
     } else {
@@ -129,7 +126,7 @@ const Dom = (() => {
   }
   function truncate(s, n) {
     const chars = Array.from(oneLine(s));
-    return chars.length > n ? chars.slice(0, n - 1).join('') + '…' : chars.join('');
+    return chars.length > n ? `${chars.slice(0, n - 1).join('')}…` : chars.join('');
   }
 
   const AUTHOR_RE = /^(.*?)\s*<([^<>]+)>\s*$/;
@@ -155,7 +152,7 @@ const Dom = (() => {
   let dayFormat = null;
   function fmtDay(day) {
     const s = str(day);
-    const d = new Date(/^\d{4}-\d{2}-\d{2}$/.test(s) ? s + 'T00:00:00Z' : s);
+    const d = new Date(/^\d{4}-\d{2}-\d{2}$/.test(s) ? `${s}T00:00:00Z` : s);
     if (!s || isNaN(d.getTime())) return s;
     try {
       dayFormat = dayFormat || new Intl.DateTimeFormat(LANG, { dateStyle: 'medium', timeZone: 'UTC' });
@@ -170,7 +167,7 @@ const Dom = (() => {
     const s = str(u).trim();
     if (!s) return null;
     if (/^[a-z][a-z0-9+.-]*:/i.test(s)) return /^https?:/i.test(s) ? s : null;
-    if (s.indexOf('//') === 0) return null;
+    if (s.startsWith('//')) return null;
     if (s.charAt(0) === '/' || s.charAt(0) === '#' || s.charAt(0) === '?') return s;
     return ROOT + s;
   }
@@ -178,10 +175,10 @@ const Dom = (() => {
     const hashAt = url.indexOf('#');
     let base = hashAt >= 0 ? url.slice(0, hashAt) : url;
     const hash = hashAt >= 0 ? url.slice(hashAt) : '';
-    const re = new RegExp('([?&])' + key + '=[^&]*');
+    const re = new RegExp(`([?&])${key}=[^&]*`);
     const enc = encodeURIComponent(value);
-    if (re.test(base)) base = base.replace(re, '$1' + key + '=' + enc);
-    else base += (base.indexOf('?') >= 0 ? '&' : '?') + key + '=' + enc;
+    if (re.test(base)) base = base.replace(re, `$1${key}=${enc}`);
+    else base += `${base.includes('?') ? '&' : '?'}${key}=${enc}`;
     return base + hash;
   }
 
@@ -206,7 +203,7 @@ const Dom = (() => {
     return c && c.anchor && obj(c.anchor).kind ? 'block' : (c && c.anchor ? 'selection' : 'page');
   }
   function repliesText(n) {
-    return t(n === 1 ? 'replies1' : 'repliesN', { n: n });
+    return t(n === 1 ? 'replies1' : 'repliesN', { n });
   }
 
   /** The anchor head of a comment: {icon, text, page: bool}. */
@@ -223,9 +220,9 @@ const Dom = (() => {
   }
   function headEl(c, quoteMax, labelMax, extraClass) {
     const hd = anchorHead(c, quoteMax, labelMax);
-    if (hd.page) return h('span', { class: 'nb-tag nb-tag-page' + (extraClass ? ' ' + extraClass : ''), text: hd.text });
-    return h('span', { class: 'nb-quote-chip' + (extraClass ? ' ' + extraClass : '') },
-      hd.icon ? hd.icon + ' ' : '', hd.icon ? hd.text : '“' + hd.text + '”');
+    if (hd.page) return h('span', { class: `nb-tag nb-tag-page${extraClass ? ` ${extraClass}` : ''}`, text: hd.text });
+    return h('span', { class: `nb-quote-chip${extraClass ? ` ${extraClass}` : ''}` },
+      hd.icon ? `${hd.icon} ` : '', hd.icon ? hd.text : `“${hd.text}”`);
   }
 
   function firstMessage(c) {
@@ -239,8 +236,8 @@ const Dom = (() => {
    * who applied its suggested edit (`suggestion.applied.by`), who closed it when a person did
    * (`resolution.by`), and who approved the agent's change (the approval message). */
   function credits(c) {
-    const approvals = arr(c && c.thread).filter(function (m) { return obj(m).body === APPROVAL; });
-    const who = function (v) { return str(v) ? displayName(str(v)) : ''; };
+    const approvals = arr(c && c.thread).filter((m) => obj(m).body === APPROVAL);
+    const who = (v) => str(v) ? displayName(str(v)) : '';
     return {
       proposer: who(firstMessage(c).author),
       applier: who(obj(obj(c && c.suggestion).applied).by),
@@ -259,9 +256,9 @@ const Dom = (() => {
 
   /** Copies `text` to the clipboard, else selects `node` and copies the selection; says how it
    * went on `button`. */
-  function copyText(text, node, button) {
-    const ok = function () { button.textContent = t('copied'); };
-    const fallback = function () {
+  async function copyText(text, node, button) {
+    const ok = () => { button.textContent = t('copied'); };
+    const fallback = () => {
       try {
         const sel = window.getSelection();
         const r = D.createRange();
@@ -274,11 +271,17 @@ const Dom = (() => {
         button.textContent = t('copyFailed');
       }
     };
-    if (navigator.clipboard && navigator.clipboard.writeText) {
-      navigator.clipboard.writeText(text).then(ok, fallback);
-    } else {
+    if (!(navigator.clipboard && navigator.clipboard.writeText)) {
       fallback();
+      return;
     }
+    try {
+      await navigator.clipboard.writeText(text);
+    } catch {
+      fallback();
+      return;
+    }
+    ok();
   }
 
   return { anch, append, arr, copyText, credits, cssEscape, displayName, firstMessage, fmtDay, fmtTs, h, headEl,

@@ -13,10 +13,10 @@
  * reload that keeps the scroll position when the site is rebuilt.
  *
  * Assembled by mdbook-notabene from the files of its `theme/js/` (in the order
- * `src/output/assets.rs` lists them) into one function scope. Each file is one namespace
- * and uses only those before it: Locale, Dom, Words, TextModel, Paint, Print, Toolbar, Live,
- * Panel, Views, Compose, Actions; Start, last, wires up the few calls that go the other
- * way and starts the client.
+ * of its `theme/manifest.txt`) into one function scope. Each file is one namespace
+ * that owns its state and uses only those before it: Locale, Dom, Words, TextModel, Paint,
+ * Print, Toolbar, Live, Thread, Panel, Views, Compose, Actions; Start, last, wires up the few
+ * calls that go the other way and starts the client.
  *
  * Rules the client keeps:
  *  - no network request except same-origin `/__notabene/api/*` calls, and those only

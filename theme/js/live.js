@@ -1,8 +1,9 @@
-/* Live — the write side's base (under serve only): the write state (W), the same-origin
- * API, errors and toasts, live reload that keeps the scroll position and waits for open
- * drafts, the probe that tells whether the page is served by a writable serve (Start then
- * turns the write side on), and the reviewer's identity (the dialog, the panel's control).
- * Uses: Locale, Dom, Paint (S). */
+/* Live — the write side's base (under serve only): its own state (whether the page is
+ * writable, the build generation, the toast, the pending reload), the same-origin API, errors
+ * and toasts, live reload that keeps the scroll position and waits for open drafts, the probe
+ * that tells whether the page is served by a writable serve (Start then turns the write side
+ * on), and the reviewer's identity (the dialog, the panel's control).
+ * Uses: Locale, Dom, Paint (the chapter islands). */
 
 /* exported Live */
 const Live = (() => {
@@ -10,7 +11,7 @@ const Live = (() => {
   const HTML = document.documentElement;
   const { t } = Locale;
   const { arr, displayName, h, num, obj, safely, str } = Dom;
-  const { S } = Paint;
+  const { islands } = Paint;
 
   /* ============================================================ write side (serve) */
 
@@ -19,23 +20,24 @@ const Live = (() => {
   const DONE_KEY = 'notabene:done';
   /** How long an Undo stays offered (and how old a reload may be to show it again). */
   const UNDO_MS = 12000;
-  const W = {
+  // Owned here; the others ask through writable() and isRestoring().
+  const state = {
     on: false, // the write API answered
     generation: 0, // the build the page came from (as far as the client knows)
-    page: '', // the chapter's page id and space (pages with exactly one chapter)
-    space: '',
-    selRange: null, // the selection the "Comment" button offers to comment on
-    selBackward: false,
-    selBtn: null,
-    compose: null, // the open composer: {pop, rect, opener}
     identityBtn: null,
     toast: null,
     toastTimer: 0,
     done: null, // the reader's last action {at, what} (see didSomething)
     restoring: false, // a live reload is putting the scroll position back
     reloadWanted: false,
-    reloadTimer: 0
+    reloadTimer: 0,
+    working: 0 // API call chains that hold the reload back (holdReload)
   };
+
+  /** Whether the page is served by a serve that takes writes (the write side is on). */
+  const writable = () => state.on;
+  /** Whether a live reload is putting the reader's scroll position back. */
+  const isRestoring = () => state.restoring;
 
   function ls(key) {
     try { return localStorage.getItem(key) || ''; } catch { return ''; }
@@ -52,38 +54,39 @@ const Live = (() => {
     const name = ls('notabene:author').trim();
     const email = ls('notabene:email').trim();
     if (!name) return '';
-    return email ? name + ' <' + email + '>' : name;
+    return email ? `${name} <${email}>` : name;
   }
 
   /** One call to the serve API (same origin only). Resolves with the JSON body; rejects with an Error. */
-  function api(method, path, body) {
+  async function api(method, path, body) {
     const headers = { Accept: 'application/json' };
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     const token = ls('notabene:token');
     if (token) headers['x-notabene-token'] = token;
-    return fetch(API + path, {
-      method: method,
-      headers: headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-      cache: 'no-store',
-      credentials: 'same-origin',
-      redirect: 'error'
-    }).then(function (r) {
-      return r.text().then(function (text) {
-        let data = null;
-        try { data = JSON.parse(text); } catch { data = null; }
-        if (!r.ok) {
-          const err = new Error(data && typeof data.error === 'string' ? data.error : 'HTTP ' + r.status);
-          err.status = r.status;
-          throw err;
-        }
-        return data;
+    let r;
+    try {
+      r = await fetch(API + path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        cache: 'no-store',
+        credentials: 'same-origin',
+        redirect: 'error'
       });
-    }, function () {
+    } catch {
       const err = new Error(t('offline'));
       err.status = 0;
       throw err;
-    });
+    }
+    const text = await r.text();
+    let data = null;
+    try { data = JSON.parse(text); } catch { data = null; }
+    if (!r.ok) {
+      const err = new Error(data && typeof data.error === 'string' ? data.error : `HTTP ${r.status}`);
+      err.status = r.status;
+      throw err;
+    }
+    return data;
   }
 
   function showError(el, e) {
@@ -97,25 +100,28 @@ const Live = (() => {
     el.hidden = false;
   }
   function busy(buttons, on) {
-    Array.prototype.forEach.call(buttons, function (b) { b.disabled = !!on; });
+    [...buttons].forEach((b) => { b.disabled = !!on; });
   }
   function toast(text, action, ms) {
-    let el = W.toast;
+    let el = state.toast;
     if (!el || !el.isConnected) {
       el = h('div', { class: 'nb-toast nb-ui', 'data-nb-ui': '', role: 'status', 'aria-live': 'polite' });
       D.body.appendChild(el);
-      W.toast = el;
+      state.toast = el;
     }
     el.textContent = '';
-    el.appendChild(h('span', { class: 'nb-toast-text', text: text }));
+    el.appendChild(h('span', { class: 'nb-toast-text', text }));
     if (action) {
       const b = h('button', { type: 'button', class: 'nb-btn nb-toast-action', text: action.label });
       b.addEventListener('click', action.fn);
       el.appendChild(b);
     }
     el.hidden = false;
-    clearTimeout(W.toastTimer);
-    if (!action || ms) W.toastTimer = setTimeout(function () { el.hidden = true; }, ms || 6000);
+    clearTimeout(state.toastTimer);
+    if (!action || ms) state.toastTimer = setTimeout(() => { el.hidden = true; }, ms || 6000);
+  }
+  function hideToast() {
+    if (state.toast) state.toast.hidden = true;
   }
   function wroteSomething() {
     toast(t('saved'));
@@ -129,28 +135,30 @@ const Live = (() => {
    * the live reload that follows, after which `Start` opens that comment again and says it again.
    */
   function didSomething(what) {
-    W.done = { at: Date.now(), what: what };
+    state.done = { at: Date.now(), what };
     tellDone(what);
   }
   /** Before a live reload: the last action (of the last minute) goes to the next page. */
   function saveDone() {
-    if (!W.done || !(Date.now() - W.done.at < 60000)) return;
+    if (!state.done || !(Date.now() - state.done.at < 60000)) return;
     try {
-      sessionStorage.setItem(DONE_KEY, JSON.stringify({ href: here(), at: W.done.at, what: W.done.what }));
+      sessionStorage.setItem(DONE_KEY, JSON.stringify({ href: here(), at: state.done.at, what: state.done.what }));
     } catch { /* storage off: told before the reload only */ }
   }
   function tellDone(what) {
     const u = what.undo;
-    toast(str(what.text), u ? { label: t('undo'), fn: function () { undo(u); } } : null, u ? UNDO_MS : 0);
+    toast(str(what.text), u ? { label: t('undo'), fn() { undo(u); } } : null, u ? UNDO_MS : 0);
   }
   /** Takes the change back through the guarded API; the page then rebuilds as usual. */
-  function undo(u) {
-    if (W.toast) W.toast.querySelectorAll('button').forEach(function (b) { b.disabled = true; });
-    api('POST', 'undo', u).then(function () {
-      didSomething({ text: t('undone'), id: str(u.id), undo: null });
-    }, function (e) {
+  async function undo(u) {
+    if (state.toast) state.toast.querySelectorAll('button').forEach((b) => { b.disabled = true; });
+    try {
+      await api('POST', 'undo', u);
+    } catch (e) {
       toast(t('notUndone') + str(e.message || e));
-    });
+      return;
+    }
+    didSomething({ text: t('undone'), id: str(u.id), undo: null });
   }
   /** What the reader did just before this page was reloaded (once; null when nothing). */
   function takeDone() {
@@ -161,13 +169,13 @@ const Live = (() => {
     } catch { return null; }
     if (!saved || saved.href !== here() || !(Date.now() - num(saved.at, 0) < 60000)) return null;
     // A second live reload (the rebuilt page after the patched one) carries it again.
-    W.done = { at: num(saved.at, 0), what: obj(saved.what) };
-    return W.done.what;
+    state.done = { at: num(saved.at, 0), what: obj(saved.what) };
+    return state.done.what;
   }
   /** Runs `fn` once the page is back at the reader's scroll position (see `restoreScroll`). */
   function whenSettled(fn) {
     let tries = 0;
-    const check = function () {
+    const check = () => {
       if (HTML.getAttribute('data-nb-scroll') === 'restored' || ++tries > 300) fn();
       else window.setTimeout(check, 10);
     };
@@ -187,7 +195,7 @@ const Live = (() => {
   /** After a live reload: back to where the reader was. */
   function restoreScroll() {
     // `data-nb-scroll="restored"` on <html> once the page is where it will stay.
-    const settled = function () { HTML.setAttribute('data-nb-scroll', 'restored'); };
+    const settled = () => { HTML.setAttribute('data-nb-scroll', 'restored'); };
     let saved = null;
     try {
       saved = JSON.parse(sessionStorage.getItem(SCROLL_KEY) || 'null');
@@ -200,12 +208,12 @@ const Live = (() => {
       settled();
       return;
     }
-    W.restoring = true;
-    const go = function () { window.scrollTo(num(saved.x, 0), num(saved.y, 0)); };
+    state.restoring = true;
+    const go = () => { window.scrollTo(num(saved.x, 0), num(saved.y, 0)); };
     go();
-    const again = function () {
+    const again = () => {
       go();
-      (window.requestAnimationFrame || setTimeout)(function () {
+      (window.requestAnimationFrame || setTimeout)(() => {
         go();
         settled();
       });
@@ -215,9 +223,7 @@ const Live = (() => {
   }
 
   function dirtyDrafts() {
-    return Array.prototype.some.call(D.querySelectorAll('[data-nb-draft]'), function (el) {
-      return str(el.value).trim() !== '';
-    }) || !!D.querySelector('dialog.nb-dialog[open]');
+    return [...D.querySelectorAll('[data-nb-draft]')].some((el) => str(el.value).trim() !== '') || !!D.querySelector('dialog.nb-dialog[open]');
   }
   function reloadNow() {
     saveScroll();
@@ -226,24 +232,25 @@ const Live = (() => {
   }
   /** Keeps the page from reloading until `promise` settles: a chain of API calls (a
    * rejection and its revert) is not cut in two by the rebuild its first call causes. */
-  function holdReload(promise) {
-    W.working = (W.working || 0) + 1;
-    const release = function () {
-      W.working -= 1;
+  async function holdReload(promise) {
+    state.working += 1;
+    try {
+      return await promise;
+    } finally {
+      state.working -= 1;
       maybeReload();
-    };
-    return promise.then(function (v) { release(); return v; }, function (e) { release(); throw e; });
+    }
   }
   /** Reloads for a new build, unless the reader is writing something: then waits, with a note. */
   function maybeReload() {
-    if (!W.reloadWanted) return;
-    clearTimeout(W.reloadTimer);
-    if (W.working > 0) return; // holdReload calls again when its chain is done
+    if (!state.reloadWanted) return;
+    clearTimeout(state.reloadTimer);
+    if (state.working > 0) return; // holdReload calls again when its chain is done
     if (dirtyDrafts()) {
-      if (!W.toast || W.toast.hidden || !W.toast.querySelector('.nb-toast-action')) {
+      if (!state.toast || state.toast.hidden || !state.toast.querySelector('.nb-toast-action')) {
         toast(t('rebuilt'), { label: t('reloadNow'), fn: reloadNow });
       }
-      W.reloadTimer = setTimeout(maybeReload, 1000);
+      state.reloadTimer = setTimeout(maybeReload, 1000);
       return;
     }
     reloadNow();
@@ -252,13 +259,13 @@ const Live = (() => {
   /** A build generation from the server: a new one reloads the page (lower: the server was
    * restarted, its site may differ too). */
   function onGeneration(g, patched) {
-    if (g === W.generation) return;
-    const next = g === W.generation + 1;
-    W.generation = g;
+    if (g === state.generation) return;
+    const next = g === state.generation + 1;
+    state.generation = g;
     HTML.setAttribute('data-nb-generation', String(g));
     // The one change since this page's build only patched other chapters' islands: it stays.
-    if (next && Array.isArray(patched) && !S.islands.some(function (isl) { return patched.indexOf(str(isl.data.page)) >= 0; })) return;
-    W.reloadWanted = true;
+    if (next && Array.isArray(patched) && !islands().some((isl) => patched.includes(str(isl.data.page)))) return;
+    state.reloadWanted = true;
     maybeReload();
   }
 
@@ -268,27 +275,27 @@ const Live = (() => {
     if (typeof window.WebSocket !== 'function') return longPoll();
     let opened = false;
     let retry = 0;
-    const connect = function () {
+    const connect = () => {
       const token = ls('notabene:token');
-      const url = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host +
-        '/__notabene/ws' + (token ? '?token=' + encodeURIComponent(token) : '');
+      const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
+      const url = `${scheme}//${location.host}/__notabene/ws${token ? `?token=${encodeURIComponent(token)}` : ''}`;
       let ws;
       try { ws = new WebSocket(url); } catch { return longPoll(); }
-      ws.onopen = function () {
+      ws.onopen = () => {
         opened = true;
         retry = 0;
         HTML.setAttribute('data-nb-live', 'socket');
       };
-      ws.onmessage = function (ev) {
+      ws.onmessage = (ev) => {
         let d = null;
         try { d = JSON.parse(ev.data); } catch { return; }
-        onGeneration(num(obj(d).generation, W.generation), obj(d).patched);
+        onGeneration(num(obj(d).generation, state.generation), obj(d).patched);
       };
-      ws.onclose = function () {
+      ws.onclose = () => {
         // Never opened: no socket here, long-poll. Dropped: the server restarted; again.
         if (!opened) return longPoll();
         retry++;
-        setTimeout(connect, Math.min(30000, 250 * Math.pow(2, Math.min(retry, 7))));
+        setTimeout(connect, Math.min(30000, 250 * 2 ** Math.min(retry, 7)));
       };
     };
     connect();
@@ -298,15 +305,18 @@ const Live = (() => {
   function longPoll() {
     HTML.setAttribute('data-nb-live', 'poll');
     let failures = 0;
-    const loop = function () {
-      api('GET', 'status?since=' + W.generation).then(function (d) {
-        failures = 0;
-        onGeneration(num(obj(d).generation, W.generation), obj(d).patched);
-        setTimeout(loop, 20);
-      }, function () {
+    const loop = async () => {
+      let d;
+      try {
+        d = obj(await api('GET', `status?since=${state.generation}`));
+      } catch {
         failures++;
-        setTimeout(loop, Math.min(30000, 500 * Math.pow(2, Math.min(failures, 6))));
-      });
+        setTimeout(loop, Math.min(30000, 500 * 2 ** Math.min(failures, 6)));
+        return;
+      }
+      failures = 0;
+      onGeneration(num(d.generation, state.generation), d.patched);
+      setTimeout(loop, 20);
     };
     loop();
   }
@@ -326,7 +336,7 @@ const Live = (() => {
   function servedGeneration() {
     try {
       const nav = performance.getEntriesByType('navigation')[0];
-      const hit = arr(nav && nav.serverTiming).filter(function (e) { return e.name === 'nb-generation'; })[0];
+      const hit = arr(nav && nav.serverTiming).filter((e) => e.name === 'nb-generation')[0];
       return hit && isFinite(hit.duration) && hit.duration > 0 ? hit.duration : null;
     } catch {
       return null;
@@ -335,19 +345,25 @@ const Live = (() => {
 
   /** Asks the server whether this page is served by `mdbook-notabene serve`; runs
    * `onWritable` (start.js: the write side) when its API takes writes. */
-  function probe(onWritable) {
+  async function probe(onWritable) {
     if (!/^https?:$/.test(location.protocol) || typeof window.fetch !== 'function') return;
     adoptToken();
-    api('GET', 'status').then(function (d) {
-      d = obj(d);
-      if (d.api !== 1 || typeof d.generation !== 'number') return;
-      const served = servedGeneration();
-      W.generation = served === null ? d.generation : served;
-      if (d.writable === true) safely('write mode', onWritable);
-      // A build that finished between this page's response and the status: reload now.
-      onGeneration(d.generation);
-      watch();
-    }, function () { /* a static site: stay read-only */ });
+    let d;
+    try {
+      d = obj(await api('GET', 'status'));
+    } catch {
+      return; // a static site: stay read-only
+    }
+    if (d.api !== 1 || typeof d.generation !== 'number') return;
+    const served = servedGeneration();
+    state.generation = served === null ? d.generation : served;
+    if (d.writable === true) {
+      state.on = true;
+      safely('write mode', onWritable);
+    }
+    // A build that finished between this page's response and the status: reload now.
+    onGeneration(d.generation);
+    watch();
   }
 
   /* ----- identity */
@@ -359,7 +375,7 @@ const Live = (() => {
       fn(a);
       return;
     }
-    openIdentity(function () {
+    openIdentity(() => {
       const b = authorString();
       if (b) fn(b);
     }, opener);
@@ -383,7 +399,7 @@ const Live = (() => {
       err,
       h('div', { class: 'nb-form-actions' }, cancel, save));
     let closed = false;
-    const finish = function (ok) {
+    const finish = (ok) => {
       if (closed) return;
       closed = true;
       if (dlg.open && dlg.close) dlg.close();
@@ -392,7 +408,7 @@ const Live = (() => {
       if (ok && onDone) onDone();
       maybeReload();
     };
-    save.addEventListener('click', function () {
+    save.addEventListener('click', () => {
       const name = nameIn.value.trim();
       const email = emailIn.value.trim();
       if (!name) {
@@ -409,9 +425,9 @@ const Live = (() => {
       updateIdentityControl();
       finish(true);
     });
-    cancel.addEventListener('click', function () { finish(false); });
-    dlg.addEventListener('cancel', function (e) { e.preventDefault(); finish(false); });
-    dlg.addEventListener('keydown', function (e) {
+    cancel.addEventListener('click', () => { finish(false); });
+    dlg.addEventListener('cancel', (e) => { e.preventDefault(); finish(false); });
+    dlg.addEventListener('keydown', (e) => {
       if (e.key === 'Escape') {
         e.stopPropagation();
       } else if (e.key === 'Enter' && e.target instanceof Element && e.target.matches('input')) {
@@ -425,24 +441,23 @@ const Live = (() => {
     nameIn.focus();
   }
 
-  function setupIdentityControl() {
-    if (!S.panel) return;
-    const foot = S.panel.querySelector('.nb-panel-foot');
+  /** The identity control, first in the panel's foot (`foot`, null when there is no panel). */
+  function setupIdentityControl(foot) {
     if (!foot) return;
     const b = h('button', { type: 'button', class: 'nb-identity-btn' });
-    b.addEventListener('click', function () { openIdentity(null, b); });
+    b.addEventListener('click', () => { openIdentity(null, b); });
     foot.insertBefore(b, foot.firstChild);
-    W.identityBtn = b;
+    state.identityBtn = b;
     updateIdentityControl();
   }
   function updateIdentityControl() {
-    const b = W.identityBtn;
+    const b = state.identityBtn;
     if (!b) return;
     const a = authorString();
     b.textContent = a ? t('you', { name: displayName(a) }) : t('setName');
     b.title = t('changeIdentity');
   }
 
-  return { W, api, busy, didSomething, holdReload, maybeReload, probe, restoreScroll, setupIdentityControl, showError, takeDone, tellDone, whenSettled,
-    toast, withAuthor, wroteSomething };
+  return { api, busy, didSomething, hideToast, holdReload, isRestoring, maybeReload, probe, restoreScroll,
+    setupIdentityControl, showError, takeDone, tellDone, toast, whenSettled, withAuthor, writable, wroteSomething };
 })();

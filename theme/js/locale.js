@@ -7,7 +7,7 @@ const Locale = (() => {
   const HTML = D.documentElement;
   const LANG = HTML.getAttribute('lang') || (navigator.language || 'en');
   const IS_FR = /^fr/i.test(LANG);
-  const ROOT = (function () {
+  const ROOT = (() => {
     try {
       // mdBook declares `const path_to_root` in an inline script: a global binding, not a window property.
       return typeof path_to_root === 'string' ? path_to_root : '';
@@ -377,9 +377,7 @@ const Locale = (() => {
   function t(key, vars) {
     let s = Object.prototype.hasOwnProperty.call(CAT, key) ? CAT[key] : (STRINGS.en[key] || key);
     if (vars) {
-      s = s.replace(/\{(\w+)\}/g, function (m, name) {
-        return Object.prototype.hasOwnProperty.call(vars, name) ? String(vars[name]) : m;
-      });
+      s = s.replace(/\{(\w+)\}/g, (m, name) => Object.prototype.hasOwnProperty.call(vars, name) ? String(vars[name]) : m);
     }
     return s;
   }
@@ -388,7 +386,7 @@ const Locale = (() => {
   /** A counted string: `key1` for one (in French, for 0 and 1 as well), `keyN` otherwise,
    * with `{n}` set to `n`. */
   function tn(key, n, vars) {
-    return t(key + (PLURAL.select(n) === 'one' ? '1' : 'N'), Object.assign({ n: n }, vars || {}));
+    return t(key + (PLURAL.select(n) === 'one' ? '1' : 'N'), Object.assign({ n }, vars || {}));
   }
 
   return { LANG, ROOT, t, tn };

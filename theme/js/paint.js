@@ -1,5 +1,5 @@
-/* Paint — the chapter page's state (S, filled from the islands by load()) and what is
- * painted into the text: marks (and the marks of pending comments, found in the text model),
+/* Paint — the chapter page's data (its own: filled from the islands by load(), read by the
+ * other modules through comment(), comments(), islands() …) and what is painted into the text: marks (and the marks of pending comments, found in the text model),
  * block badges on images and diagrams, code-block matches (CSS Custom Highlight API), and
  * which comments are where (idsAt, codeIdsAt, located, isOrphan), and a place flashed for a
  * moment (flash, flashCode). Uses: Locale, Dom, TextModel. */
@@ -14,7 +14,9 @@ const Paint = (() => {
 
   /* ======================================================== chapter pages */
 
-  const S = {
+  // Owned here: the others read it through the functions returned below, and change it only
+  // through addComment and replaceComment.
+  const state = {
     comments: new Map(), // id -> comment
     order: [], // comments in island order
     islandOf: new Map(), // id -> island element
@@ -24,13 +26,6 @@ const Paint = (() => {
     blocks: new Map(), // id -> host element
     code: new Map(), // id -> {code: element, range: Range|null}
     islands: [], // {el, data}
-    filter: 'open',
-    pop: null,
-    popAnchor: null,
-    opener: null,
-    panel: null,
-    toggle: null,
-    discussion: null,
     hasHighlights: !!(window.CSS && CSS.highlights && typeof window.Highlight === 'function')
   };
 
@@ -39,7 +34,7 @@ const Paint = (() => {
   }
 
   function located(id) {
-    return (S.marks.get(id) || []).length > 0 || S.blocks.has(id) || !!(S.code.get(id) && S.code.get(id).range);
+    return (state.marks.get(id) || []).length > 0 || state.blocks.has(id) || !!(state.code.get(id) && state.code.get(id).range);
   }
   function isOrphan(c) {
     const scope = scopeOf(c);
@@ -51,24 +46,24 @@ const Paint = (() => {
     return !located(str(c.id));
   }
 
-  /** Reads the chapter islands into S: their comments in island order (the fields a lean
+  /** Reads the chapter islands into the page's state: their comments in island order (the fields a lean
    * comment leaves out restored), the book-wide summary and the review mode. */
   function load(islands) {
     // The book-wide summary has its own element (one per chapter; print.html has them all):
     // a new comment on one chapter leaves the other chapters' islands as they were.
     const own = obj(readJSON(D.querySelector('script.nb-summary')));
-    islands.forEach(function (el) {
+    islands.forEach((el) => {
       const data = obj(readJSON(el));
-      S.islands.push({ el: el, data: data });
+      state.islands.push({ el, data });
       const sum = data.summary ? obj(data.summary) : own;
-      if (typeof sum.open === 'number' || typeof sum.addressed === 'number') S.summary = sum;
-      S.mode = str(sum.review || sum.mode || data.review || data.mode || S.mode).toLowerCase();
-      arr(data.comments).forEach(function (c) {
-        if (!c || typeof c !== 'object' || !str(c.id) || S.comments.has(str(c.id))) return;
+      if (typeof sum.open === 'number' || typeof sum.addressed === 'number') state.summary = sum;
+      state.mode = str(sum.review || sum.mode || data.review || data.mode || state.mode).toLowerCase();
+      arr(data.comments).forEach((c) => {
+        if (!c || typeof c !== 'object' || !str(c.id) || state.comments.has(str(c.id))) return;
         unlean(c, data);
-        S.comments.set(str(c.id), c);
-        S.order.push(c);
-        S.islandOf.set(str(c.id), el);
+        state.comments.set(str(c.id), c);
+        state.order.push(c);
+        state.islandOf.set(str(c.id), el);
       });
     });
   }
@@ -80,11 +75,11 @@ const Paint = (() => {
   }
   function decorateMark(m) {
     const id = m.getAttribute('data-nb-id');
-    if (!S.marks.has(id)) S.marks.set(id, []);
-    S.marks.get(id).push(m);
-    const c = S.comments.get(id);
+    if (!state.marks.has(id)) state.marks.set(id, []);
+    state.marks.get(id).push(m);
+    const c = state.comments.get(id);
     if (!c) return;
-    (function () {
+    (() => {
       if (c.hold === true) m.classList.add('nb-held');
       m.setAttribute('tabindex', '0');
       m.setAttribute('role', 'button');
@@ -92,7 +87,7 @@ const Paint = (() => {
       // Its name is its visible text (WCAG 2.5.3); who commented and the status describe it.
       m.setAttribute('aria-description', t('markLabel', {
         name: displayName(firstMessage(c).author),
-        status: statusLabel(statusOf(c)) + (c.hold === true ? ', ' + t('onHold') : '')
+        status: statusLabel(statusOf(c)) + (c.hold === true ? `, ${t('onHold')}` : '')
       }));
     })();
   }
@@ -108,7 +103,7 @@ const Paint = (() => {
       if (range.intersectsNode(n) && !inUI(n)) nodes.push(n);
     }
     const marks = [];
-    nodes.forEach(function (node) {
+    nodes.forEach((node) => {
       const a = node === range.startContainer ? range.startOffset : 0;
       const b = node === range.endContainer ? range.endOffset : node.data.length;
       if (b <= a || !node.data.slice(a, b).trim()) return;
@@ -133,9 +128,9 @@ const Paint = (() => {
     if (!main) return;
     let m = null;
     const found = [];
-    S.order.forEach(function (c) {
+    state.order.forEach((c) => {
       if (anch(c).status !== 'pending' || scopeOf(c) !== 'selection' || statusOf(c) === 'resolved') return;
-      if (D.querySelector('mark.nb-mark[data-nb-id="' + cssEscape(str(c.id)) + '"]')) return;
+      if (D.querySelector(`mark.nb-mark[data-nb-id="${cssEscape(str(c.id))}"]`)) return;
       const a = obj(c.anchor);
       const quote = str(a.quote);
       if (!quote.trim()) return;
@@ -148,10 +143,10 @@ const Paint = (() => {
           commonPrefix(m.text.slice(at + quote.length, at + quote.length + 40), str(a.suffix));
         if (score > bestScore) { best = at; bestScore = score; }
       }
-      if (best >= 0) found.push({ c: c, at: best, range: rangeAt(m, best, best + quote.length) });
+      if (best >= 0) found.push({ c, at: best, range: rangeAt(m, best, best + quote.length) });
     });
-    found.sort(function (x, y) { return y.at - x.at; });
-    found.forEach(function (f) {
+    found.sort((x, y) => y.at - x.at);
+    found.forEach((f) => {
       if (f.range) wrapRange(f.range, str(f.c.id), statusOf(f.c)).forEach(decorateMark);
     });
   }
@@ -167,7 +162,7 @@ const Paint = (() => {
   }
   /** The Range of flat offsets [s, e) of text model `m`. */
   function rangeAt(m, s, e) {
-    const find = function (pos, end) {
+    const find = (pos, end) => {
       let lo = 0, hi = m.nodes.length - 1;
       while (lo < hi) {
         const mid = (lo + hi + 1) >> 1;
@@ -189,7 +184,7 @@ const Paint = (() => {
     for (let el = target; el && el !== D.body; el = el.parentElement) {
       if (el.matches && el.matches('mark.nb-mark[data-nb-id]')) {
         const id = el.getAttribute('data-nb-id');
-        if (S.comments.has(id) && ids.indexOf(id) < 0) ids.push(id);
+        if (state.comments.has(id) && !ids.includes(id)) ids.push(id);
       }
     }
     return ids;
@@ -198,8 +193,8 @@ const Paint = (() => {
   /* ----- blocks (images, diagrams) */
 
   function liveIds(list) {
-    return list.filter(function (id) {
-      const c = S.comments.get(id);
+    return list.filter((id) => {
+      const c = state.comments.get(id);
       return c && statusOf(c) !== 'resolved';
     });
   }
@@ -212,20 +207,18 @@ const Paint = (() => {
       'data-nb-count': String(ids.length),
       'data-nb-ids': ids.join(' '),
       'aria-haspopup': 'dialog',
-      'aria-label': tn('badgeLabel', ids.length, { kind: kind }),
-      title: tn('badgeLabel', ids.length, { kind: kind })
+      'aria-label': tn('badgeLabel', ids.length, { kind }),
+      title: tn('badgeLabel', ids.length, { kind })
     });
     return b;
   }
   function hostStatus(ids) {
-    const any = function (s) {
-      return ids.some(function (id) { const c = S.comments.get(id); return c && statusOf(c) === s; });
-    };
+    const any = (s) => ids.some((id) => { const c = state.comments.get(id); return c && statusOf(c) === s; });
     return any('open') ? 'open' : (any('addressed') ? 'addressed' : 'open');
   }
 
   function setupBlocks() {
-    D.querySelectorAll('[data-nb-block]').forEach(function (el) {
+    D.querySelectorAll('[data-nb-block]').forEach((el) => {
       const ids = liveIds(str(el.getAttribute('data-nb-block')).split(/\s+/).filter(Boolean));
       if (!ids.length) return;
       let host = el;
@@ -238,9 +231,9 @@ const Paint = (() => {
       }
       host.classList.add('nb-block-has');
       host.setAttribute('data-nb-status', hostStatus(ids));
-      if (ids.every(function (id) { const c = S.comments.get(id); return c && c.hold === true; })) host.classList.add('nb-held');
+      if (ids.every((id) => { const c = state.comments.get(id); return c && c.hold === true; })) host.classList.add('nb-held');
       host.appendChild(badge(ids, t(isDiagram ? 'kDiagram' : 'kImage')));
-      ids.forEach(function (id) { if (!S.blocks.has(id)) S.blocks.set(id, host); });
+      ids.forEach((id) => { if (!state.blocks.has(id)) state.blocks.set(id, host); });
     });
   }
 
@@ -250,46 +243,44 @@ const Paint = (() => {
   const codeObservers = [];
 
   function setupCode(islands) {
-    D.querySelectorAll('.nb-code-anchor').forEach(function (a) {
+    D.querySelectorAll('.nb-code-anchor').forEach((a) => {
       const p = a.parentElement;
       if (p && p.tagName === 'P' && !p.textContent.trim() &&
-          Array.prototype.every.call(p.children, function (ch) { return ch.classList.contains('nb-code-anchor'); })) {
+          [...p.children].every((ch) => ch.classList.contains('nb-code-anchor'))) {
         p.classList.add('nb-code-anchor-host');
       }
     });
-    const codeComments = S.order.filter(function (c) {
-      return anch(c).code && statusOf(c) !== 'resolved';
-    });
+    const codeComments = state.order.filter((c) => anch(c).code && statusOf(c) !== 'resolved');
     if (!codeComments.length) return;
     // The code blocks of each island's chapter: those before the island and after the previous one.
-    const all = Array.prototype.slice.call(D.querySelectorAll('main pre:not(.mermaid) > code'));
+    const all = [...D.querySelectorAll('main pre:not(.mermaid) > code')];
     const perIsland = new Map();
-    islands.forEach(function (isl, i) {
+    islands.forEach((isl, i) => {
       const prev = islands[i - 1];
-      perIsland.set(isl, all.filter(function (code) {
+      perIsland.set(isl, all.filter((code) => {
         const before = isl.compareDocumentPosition(code) & Node.DOCUMENT_POSITION_PRECEDING;
         const afterPrev = !prev || (prev.compareDocumentPosition(code) & Node.DOCUMENT_POSITION_FOLLOWING);
         return before && afterPrev;
       }));
     });
-    codeComments.forEach(function (c) {
+    codeComments.forEach((c) => {
       const id = str(c.id);
       const spec = obj(anch(c).code);
-      const codes = perIsland.get(S.islandOf.get(id)) || all;
+      const codes = perIsland.get(state.islandOf.get(id)) || all;
       const code = codes[num(spec.block, -1)];
       if (!code) return;
-      S.code.set(id, { code: code, spec: spec, range: null });
+      state.code.set(id, { code, spec, range: null });
     });
     paintCode();
     // highlight.js (or anything else) may rebuild the code nodes later: repaint then.
     const seen = new Set();
-    S.code.forEach(function (entry) {
+    state.code.forEach((entry) => {
       if (seen.has(entry.code)) return;
       seen.add(entry.code);
       const pre = entry.code.parentElement;
       if (pre && !pre.querySelector(':scope > .nb-badge')) {
         const ids = [];
-        S.code.forEach(function (e2, id2) { if (e2.code === entry.code) ids.push(id2); });
+        state.code.forEach((e2, id2) => { if (e2.code === entry.code) ids.push(id2); });
         pre.classList.add('nb-code-has');
         pre.appendChild(badge(ids, t('kCode')));
       }
@@ -305,7 +296,7 @@ const Paint = (() => {
   function queueCodeRepaint() {
     if (codeRepaintQueued) return;
     codeRepaintQueued = true;
-    (window.requestAnimationFrame || setTimeout)(function () {
+    (window.requestAnimationFrame || setTimeout)(() => {
       codeRepaintQueued = false;
       safely('code repaint', paintCode);
     });
@@ -360,14 +351,14 @@ const Paint = (() => {
   function paintCode() {
     const ranges = [];
     const addressed = [];
-    S.code.forEach(function (entry, id) {
+    state.code.forEach((entry, id) => {
       entry.range = codeRange(entry.code, entry.spec);
       if (!entry.range) return;
       ranges.push(entry.range);
-      const c = S.comments.get(id);
+      const c = state.comments.get(id);
       if (c && statusOf(c) === 'addressed') addressed.push(entry.range);
     });
-    if (!S.hasHighlights) return;
+    if (!state.hasHighlights) return;
     CSS.highlights.set('nb-code', new Highlight(...ranges));
     const ha = new Highlight(...addressed);
     ha.priority = 1;
@@ -378,7 +369,7 @@ const Paint = (() => {
     const code = target.closest && target.closest('pre > code');
     if (!code) return [];
     const ids = [];
-    S.code.forEach(function (entry, id) {
+    state.code.forEach((entry, id) => {
       if (entry.code !== code || !entry.range) return;
       const rects = entry.range.getClientRects();
       for (let i = 0; i < rects.length; i++) {
@@ -396,23 +387,74 @@ const Paint = (() => {
 
   const flashTimers = new WeakMap();
   function flash(els, ms) {
-    els.forEach(function (el) {
+    els.forEach((el) => {
       if (!el) return;
       el.classList.remove('nb-flash');
       void el.offsetWidth; // restart the animation
       el.classList.add('nb-flash');
       clearTimeout(flashTimers.get(el));
-      flashTimers.set(el, setTimeout(function () { el.classList.remove('nb-flash'); }, ms || 2500));
+      flashTimers.set(el, setTimeout(() => { el.classList.remove('nb-flash'); }, ms || 2500));
     });
   }
   let codeFlashTimer = 0;
   function flashCode(range, ms) {
-    if (!S.hasHighlights || !range) return;
+    if (!state.hasHighlights || !range) return;
     CSS.highlights.set('nb-code-flash', Object.assign(new Highlight(range), { priority: 2 }));
     clearTimeout(codeFlashTimer);
-    codeFlashTimer = setTimeout(function () { CSS.highlights.delete('nb-code-flash'); }, ms || 2500);
+    codeFlashTimer = setTimeout(() => { CSS.highlights.delete('nb-code-flash'); }, ms || 2500);
   }
 
-  return { S, codeIdsAt, decorateMark, flash, flashCode, idsAt, isOrphan, load, located, markPending, narrow,
-    setupBlocks, setupCode, setupMarks, wrapRange };
+  /* ----- what the other modules read (and the two changes they make) */
+
+  /** Whether the browser paints with the CSS Custom Highlight API. */
+  const hasHighlights = state.hasHighlights;
+  /** The comment with this id, or undefined. */
+  const comment = (id) => state.comments.get(id);
+  const hasComment = (id) => state.comments.has(id);
+  /** The page's comments in island order (a copy). */
+  const comments = () => state.order.slice();
+  /** The chapter islands read, `{el, data}` in page order (a copy). */
+  const islands = () => state.islands.slice();
+  /** The island element a comment came from. */
+  const islandOf = (id) => state.islandOf.get(id);
+  /** The book-wide summary (null when the islands carry none). */
+  const summary = () => state.summary;
+  /** The review mode (`approve`, … or ''). */
+  const reviewMode = () => state.mode;
+  /** The marks painted for a comment, in text order (a copy). */
+  const marksOf = (id) => (state.marks.get(id) || []).slice();
+  /** The element that carries a comment's block badge, or undefined. */
+  const blockHostOf = (id) => state.blocks.get(id);
+  /** A code comment's block and its range: `{code, range}`, or undefined. */
+  const codeOf = (id) => {
+    const e = state.code.get(id);
+    return e ? { code: e.code, range: e.range } : undefined;
+  };
+  const hasCodeComments = () => state.code.size > 0;
+
+  /** Adds a comment the API has just created (kept with the page's first island); false when
+   * the page has it already. */
+  function addComment(c) {
+    const id = str(c.id);
+    if (!id || state.comments.has(id)) return false;
+    state.comments.set(id, c);
+    state.order.push(c);
+    if (state.islands[0]) state.islandOf.set(id, state.islands[0].el);
+    return true;
+  }
+  /** Puts the server's copy of a comment the page has in place of the old one (keeping where
+   * the build anchored it when the copy does not say). */
+  function replaceComment(c) {
+    const id = str(c.id);
+    const old = state.comments.get(id);
+    if (!old) return;
+    if (old.anchoring && !c.anchoring) c.anchoring = old.anchoring;
+    const i = state.order.indexOf(old);
+    if (i >= 0) state.order[i] = c;
+    state.comments.set(id, c);
+  }
+
+  return { addComment, blockHostOf, codeIdsAt, codeOf, comment, comments, decorateMark, flash, flashCode,
+    hasCodeComments, hasComment, hasHighlights, idsAt, isOrphan, islandOf, islands, load, located, markPending,
+    marksOf, narrow, replaceComment, reviewMode, setupBlocks, setupCode, setupMarks, summary, wrapRange };
 })();

@@ -1,176 +1,57 @@
-/* Panel — threads and their places: a thread's rendering (with what changed in the text
- * since the comment, and where else its detached text stands), the page discussion, the header
- * counts, the side panel with its filters, flash and jump, the popover / bottom sheet, pointer
- * and keyboard events, deep links (?nb=ID). The thread actions and the Apply button are the
- * write side's (Actions): Start hands them over (useWriteTools), drawn once W.on. Uses:
- * Locale, Dom, Words, Paint, Print ("Print with comments"), Toolbar (icons), Live (W). */
+/* Panel — threads in their places (a thread itself is Thread's): the page discussion, the
+ * side panel with its filters, jump, the popover / bottom sheet, pointer and keyboard events,
+ * deep links (?nb=ID). The composer is the write side's (Compose): Start hands over its placing
+ * (useComposer), done with the popovers'. Uses: Locale, Dom, Paint, Print ("Print with
+ * comments"), Toolbar (icons), Live (isRestoring), Thread. */
 
 /* exported Panel */
 const Panel = (() => {
   const D = document;
   const HTML = document.documentElement;
   const { ROOT, t, tn } = Locale;
-  const { anch, append, arr, cssEscape, displayName, firstMessage, fmtTs, h, headEl, obj,
-    repliesText, resolutionLabel, safely, scopeOf, siteHref, statusLabel, statusOf, str, truncate } = Dom;
-  const { appendWords, wordDiff } = Words;
-  const { S, codeIdsAt, flash, flashCode, idsAt, isOrphan, located, narrow } = Paint;
-  const { W } = Live;
+  const { anch, append, arr, cssEscape, displayName, firstMessage, h, headEl, obj, repliesText, safely, scopeOf,
+    statusLabel, statusOf, str, truncate } = Dom;
+  const { blockHostOf, codeIdsAt, codeOf, comment, comments, flash, flashCode, hasCodeComments, hasComment, idsAt,
+    isOrphan, islandOf, located, marksOf, narrow } = Paint;
+  const { isRestoring } = Live;
   const { icon } = Toolbar;
+  const { renderThread } = Thread;
 
-  const threadOpts = new WeakMap();
-  // The write side's thread actions and Apply button (actions.js, a later layer): start.js
-  // hands them over; they are drawn only once the write side is on (W.on).
-  let write = null;
-  /** Takes the write side's `{threadActions(c), addApply(box, c)}`. */
-  function useWriteTools(tools) {
-    write = tools;
-  }
-
-  /* ----------------------------------------------------------- the thread */
-
-  /** Renders a whole thread (status, hold, messages, resolution). */
-  function renderThread(c, opts) {
-    opts = opts || {};
-    const status = statusOf(c);
-    const wrap = h('div', { class: 'nb-thread', 'data-nb-id': str(c.id), 'data-nb-status': status });
-    const head = h('div', { class: 'nb-thread-head' },
-      h('span', { class: 'nb-status', 'data-nb-status': status, text: statusLabel(status) }));
-    if (c.hold === true) head.appendChild(h('span', { class: 'nb-hold', text: '⏸ ' + t('onHold') }));
-    if (opts.orphan) head.appendChild(h('span', { class: 'nb-orphan-tag', text: '⚠ ' + t('detached') }));
-    wrap.appendChild(head);
-    if (opts.quote) {
-      const a = obj(c.anchor);
-      const scope = scopeOf(c);
-      if (scope === 'selection' && (a.quote || anch(c).text)) {
-        wrap.appendChild(h('blockquote', { class: 'nb-thread-quote' + (opts.orphan ? ' nb-orphan' : ''),
-          text: (opts.orphan ? '⚠ ' : '') + str(a.quote || anch(c).text) }));
-      } else if (scope === 'block') {
-        wrap.appendChild(h('div', { class: 'nb-thread-quote nb-thread-block' }, headEl(c, 90, 70)));
-      }
-    }
-    const sb = suggestionBox(c);
-    if (sb) wrap.appendChild(sb);
-    if (opts.orphan) wrap.appendChild(h('p', { class: 'nb-note', text: t('detachedLong') }));
-    const same = sameTextNote(c);
-    if (same) wrap.appendChild(same);
-    const changed = changedNote(c);
-    if (changed) wrap.appendChild(changed);
-    const followed = obj(anch(c).followed);
-    if (followed.from) {
-      wrap.appendChild(h('p', { class: 'nb-note nb-followed', text: t('followed', { from: str(followed.from), by: str(followed.by) }) }));
-    }
-    const list = h('ol', { class: 'nb-msgs' });
-    arr(c.thread).forEach(function (m) {
-      m = obj(m);
-      const author = str(m.author);
-      const li = h('li', { class: 'nb-msg' },
-        h('div', { class: 'nb-msg-head' },
-          h('span', { class: 'nb-author', title: author || null, text: displayName(author) }),
-          m.ts ? h('time', { class: 'nb-time', datetime: str(m.ts), text: fmtTs(m.ts) }) : null),
-        h('div', { class: 'nb-body', text: str(m.body) }));
-      list.appendChild(li);
-    });
-    wrap.appendChild(list);
-    const res = obj(c.resolution);
-    if (c.resolution && !opts.noResolution && (res.note || status !== 'open')) {
-      wrap.appendChild(h('p', { class: 'nb-resolution' },
-        h('span', { class: 'nb-resolution-label', text: resolutionLabel(c) }),
-        str(res.note)));
-    }
-    if (status === 'addressed' && !opts.noReviewLink) {
-      wrap.appendChild(h('a', { class: 'nb-validate', href: ROOT + 'review.html', text: t('toValidate') }));
-    }
-    threadOpts.set(wrap, opts);
-    if (W.on && write && !opts.noActions) wrap.appendChild(write.threadActions(c));
-    return wrap;
-  }
-  /** The options each rendered thread was drawn with (a redraw keeps them). */
-  function threadOptsOf(wrap) {
-    return threadOpts.get(wrap) || {};
-  }
-
-  /**
-   * What changed in the text since the comment, for an anchor placed with changes
-   * (`anchoring.changed`: the stored words and the words there now): each change as «old» →
-   * «new», the old words in `<del>` and the new ones in `<ins>`. Null without one.
-   */
-  function changedNote(c) {
-    const ch = obj(anch(c).changed);
-    if (typeof ch.was !== 'string' || typeof ch.now !== 'string') return null;
-    let ops = wordDiff(ch.was, ch.now);
-    // `now` reaches further than `was` on both sides: what it has beyond is context, not a change.
-    if (ops.length && ops[0].t === 'ins') ops = ops.slice(1);
-    if (ops.length && ops[ops.length - 1].t === 'ins' && !(ops.length > 1 && ops[ops.length - 2].t === 'del')) ops = ops.slice(0, -1);
-    const p = h('p', { class: 'nb-note nb-changed' }, t('textChanged'));
-    let any = false;
-    for (let i = 0; i < ops.length; i++) {
-      const o = ops[i];
-      if (o.t === 'eq') continue;
-      const del = o.t === 'del' ? o.s.trim() : '';
-      const ins = o.t === 'ins' ? o.s.trim() : (ops[i + 1] && ops[i + 1].t === 'ins' ? ops[++i].s.trim() : '');
-      if (!del && !ins) continue;
-      p.appendChild(D.createTextNode(any ? '; ' : ' '));
-      any = true;
-      const change = h('span', { class: 'nb-change' });
-      if (del && ins) {
-        change.appendChild(D.createTextNode('«'));
-        change.appendChild(h('del', { class: 'nb-word', text: del }));
-        change.appendChild(D.createTextNode('» → «'));
-        change.appendChild(h('ins', { class: 'nb-word', text: ins }));
-        change.appendChild(D.createTextNode('»'));
-      } else {
-        change.appendChild(D.createTextNode(t(del ? 'changedRemoved' : 'changedAdded') + ' «'));
-        change.appendChild(h(del ? 'del' : 'ins', { class: 'nb-word', text: del || ins }));
-        change.appendChild(D.createTextNode('»'));
-      }
-      p.appendChild(change);
-    }
-    return any ? p : null;
-  }
-
-  /** For a detached comment whose text stands on another page (`anchoring.sameText`): "The same
-   * text is on PAGE", linked to it. A suggestion only: the comment stays here. Null without one. */
-  function sameTextNote(c) {
-    const st = obj(anch(c).sameText);
-    const name = str(st.chapter) || str(st.page);
-    if (!name) return null;
-    const text = t('sameTextOn', { page: '\u0000' }).split('\u0000');
-    const href = siteHref(st.url);
-    return h('p', { class: 'nb-note nb-same-text' }, text[0],
-      href ? h('a', { href: href, text: name }) : name, text[1] || '');
-  }
-
-  /** A suggested edit: the quote with the removed words struck and the new ones inserted;
-   * under serve, an Apply button while it is open and not applied. Null without one. */
-  function suggestionBox(c) {
-    const sg = obj(c.suggestion);
-    if (typeof sg.quote !== 'string' || typeof sg.text !== 'string') return null;
-    const applied = !!sg.applied;
-    const box = h('div', { class: 'nb-suggestion', 'data-nb-applied': applied ? 'true' : 'false' },
-      h('span', { class: 'nb-suggestion-label', text: applied ? t('suggestionApplied') : t('suggestion') }));
-    box.appendChild(appendWords(h('p', { class: 'nb-suggestion-text' }), wordDiff(sg.quote, sg.text), 'both'));
-    if (W.on && write) write.addApply(box, c);
-    return box;
+  // Owned here: the side panel and its toggle (the header's, handed over to setupPanel), the
+  // page discussion, the panel's filter, the open thread popover (with what it is placed
+  // beside and who opened it).
+  const ui = {
+    panel: null,
+    toggle: null,
+    discussion: null,
+    filter: 'open',
+    pop: null,
+    popAnchor: null,
+    opener: null
+  };
+  // The composer's placing (compose.js, a later layer): start.js hands it over.
+  let placeComposer = null;
+  /** Takes the write side's `placeComposer()`, called with the popovers' own placing. */
+  function useComposer(place) {
+    placeComposer = place;
   }
 
   /* ----- page discussion */
 
   function setupDiscussion(islands) {
-    islands.forEach(function (isl) {
-      const pageComments = S.order.filter(function (c) {
-        return scopeOf(c) === 'page' && S.islandOf.get(str(c.id)) === isl;
-      });
+    islands.forEach((isl) => {
+      const pageComments = comments().filter((c) => scopeOf(c) === 'page' && islandOf(str(c.id)) === isl);
       if (!pageComments.length) return;
-      const live = pageComments.filter(function (c) { return statusOf(c) !== 'resolved'; });
-      const done = pageComments.filter(function (c) { return statusOf(c) === 'resolved'; });
+      const live = pageComments.filter((c) => statusOf(c) !== 'resolved');
+      const done = pageComments.filter((c) => statusOf(c) === 'resolved');
       const section = discussionSection(isl);
       const list = section.querySelector('.nb-discussion-list');
-      live.forEach(function (c) { list.appendChild(discussionItem(c)); });
+      live.forEach((c) => { list.appendChild(discussionItem(c)); });
       if (done.length) {
         const more = h('details', { class: 'nb-discussion-resolved' },
           h('summary', { text: tn('resolvedCount', done.length) }));
         const l2 = h('ol', { class: 'nb-discussion-list' });
-        done.forEach(function (c) { l2.appendChild(discussionItem(c)); });
+        done.forEach((c) => { l2.appendChild(discussionItem(c)); });
         more.appendChild(l2);
         section.appendChild(more);
       }
@@ -182,15 +63,15 @@ const Panel = (() => {
     if (next && next.classList.contains('nb-discussion')) return next;
     const section = h('section', {
       class: 'nb-discussion nb-ui',
-      id: S.discussion ? null : 'nb-discussion',
+      id: ui.discussion ? null : 'nb-discussion',
       'aria-label': t('pageDiscussion'),
       'data-nb-ui': ''
     });
     section.appendChild(h('div', { class: 'nb-discussion-title', role: 'heading', 'aria-level': '2' },
-      icon('comment'), ' ' + t('pageDiscussion')));
+      icon('comment'), ` ${t('pageDiscussion')}`));
     section.appendChild(h('ol', { class: 'nb-discussion-list' }));
     isl.parentNode.insertBefore(section, isl.nextSibling);
-    if (!S.discussion) S.discussion = section;
+    if (!ui.discussion) ui.discussion = section;
     return section;
   }
   function discussionItem(c) {
@@ -214,23 +95,26 @@ const Panel = (() => {
     return f === 'all' || filterOf(c) === f;
   }
   function railComments() {
-    const list = S.order.filter(function (c) { return scopeOf(c) !== 'page'; });
-    const pos = function (c) {
+    const list = comments().filter((c) => scopeOf(c) !== 'page');
+    const pos = (c) => {
       const id = str(c.id);
-      const el = (S.marks.get(id) || [])[0] || S.blocks.get(id) || (S.code.get(id) && S.code.get(id).code);
+      const el = marksOf(id)[0] || blockHostOf(id) || (codeOf(id) && codeOf(id).code);
       return el || null;
     };
-    return list.map(function (c, i) { return { c: c, el: pos(c), i: i }; }).sort(function (a, b) {
+    return list.map((c, i) => ({ c, el: pos(c), i })).sort((a, b) => {
       if (a.el && b.el && a.el !== b.el) {
         return a.el.compareDocumentPosition(b.el) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1;
       }
       if (a.el && !b.el) return -1;
       if (!a.el && b.el) return 1;
       return a.i - b.i;
-    }).map(function (x) { return x.c; });
+    }).map((x) => x.c);
   }
 
-  function setupPanel() {
+  /** The side panel, opened and closed by `toggle` (the header's button; null when there is
+   * none). */
+  function setupPanel(toggle) {
+    ui.toggle = toggle;
     const panel = h('aside', {
       id: 'nb-panel',
       class: 'nb-panel nb-ui',
@@ -239,91 +123,96 @@ const Panel = (() => {
       hidden: true
     });
     const close = h('button', { type: 'button', class: 'nb-close', 'aria-label': t('close'), title: t('close'), text: '×' });
-    close.addEventListener('click', function () { setPanel(false, true); });
+    close.addEventListener('click', () => { setPanel(false, true); });
     panel.appendChild(h('div', { class: 'nb-panel-head' },
       h('h2', { class: 'nb-panel-title', text: t('panelTitle') }), close));
     const filters = h('div', { class: 'nb-filters', role: 'group', 'aria-label': t('filters') });
-    FILTERS.forEach(function (f) {
+    FILTERS.forEach((f) => {
       const b = h('button', { type: 'button', class: 'nb-filter', 'data-filter': f[0], 'aria-pressed': 'false' });
-      b.addEventListener('click', function () { S.filter = f[0]; renderPanelList(); });
+      b.addEventListener('click', () => { ui.filter = f[0]; renderPanelList(); });
       filters.appendChild(b);
     });
     panel.appendChild(filters);
     panel.appendChild(h('p', { class: 'nb-panel-empty', hidden: true }));
     panel.appendChild(h('ol', { class: 'nb-list' }));
     const foot = h('div', { class: 'nb-panel-foot' });
-    const pageN = S.order.filter(function (c) { return scopeOf(c) === 'page' && statusOf(c) !== 'resolved'; }).length;
-    if (S.discussion) {
+    const pageN = comments().filter((c) => scopeOf(c) === 'page' && statusOf(c) !== 'resolved').length;
+    if (ui.discussion) {
       const dl = h('a', { class: 'nb-discussion-link', href: '#nb-discussion', text: t('pageDiscussionLink', { n: pageN }) });
-      dl.addEventListener('click', function (e) {
+      dl.addEventListener('click', (e) => {
         e.preventDefault();
         if (narrow()) setPanel(false);
-        S.discussion.scrollIntoView({ block: 'start' });
-        flash([S.discussion]);
+        ui.discussion.scrollIntoView({ block: 'start' });
+        flash([ui.discussion]);
       });
       foot.appendChild(dl);
     }
-    foot.appendChild(h('a', { class: 'nb-all-link', href: ROOT + 'comments.html', text: t('allComments') + ' →' }));
-    const printB = h('button', { type: 'button', class: 'nb-print-btn' }, icon('print'), ' ' + t('printWith'));
-    printB.addEventListener('click', function () { Print.printWithComments(); });
+    foot.appendChild(h('a', { class: 'nb-all-link', href: `${ROOT}comments.html`, text: `${t('allComments')} →` }));
+    const printB = h('button', { type: 'button', class: 'nb-print-btn' }, icon('print'), ` ${t('printWith')}`);
+    printB.addEventListener('click', () => { Print.printWithComments(); });
     foot.appendChild(printB);
     panel.appendChild(foot);
     D.body.appendChild(panel);
-    S.panel = panel;
+    ui.panel = panel;
     renderPanelList();
 
     let stored = null;
     try { stored = localStorage.getItem('notabene:panel'); } catch { /* storage off */ }
-    const hasLive = S.order.some(function (c) { return scopeOf(c) !== 'page' && statusOf(c) !== 'resolved'; });
+    const hasLive = comments().some((c) => scopeOf(c) !== 'page' && statusOf(c) !== 'resolved');
     // A published build (`public`) starts with the panel closed: the reader asks for comments.
     const quiet = HTML.classList.contains('nb-public');
     const open = !narrow() && (stored ? stored === 'open' : hasLive && !quiet);
     setPanel(open, false);
-    if (S.toggle) {
-      S.toggle.addEventListener('click', function () { setPanel(S.panel.hidden, true); });
+    if (ui.toggle) {
+      ui.toggle.addEventListener('click', () => { setPanel(ui.panel.hidden, true); });
     }
     if (window.matchMedia) {
       const mq = window.matchMedia('(max-width: 1023.98px)');
-      const onChange = function () {
-        if (mq.matches && !S.panel.hidden) setPanel(false, false);
-        HTML.classList.toggle('nb-panel-docked', !S.panel.hidden && !mq.matches);
+      const onChange = () => {
+        if (mq.matches && !ui.panel.hidden) setPanel(false, false);
+        HTML.classList.toggle('nb-panel-docked', !ui.panel.hidden && !mq.matches);
       };
       if (mq.addEventListener) mq.addEventListener('change', onChange);
     }
   }
 
+  /** The panel's foot (where the write side puts the identity control), or null. */
+  function panelFoot() {
+    return ui.panel ? ui.panel.querySelector('.nb-panel-foot') : null;
+  }
+
   function setPanel(open, remember) {
-    if (!S.panel) return;
-    S.panel.hidden = !open;
+    if (!ui.panel) return;
+    ui.panel.hidden = !open;
     HTML.classList.toggle('nb-panel-open', open);
     HTML.classList.toggle('nb-panel-docked', open && !narrow());
-    if (S.toggle) S.toggle.setAttribute('aria-expanded', open ? 'true' : 'false');
+    if (ui.toggle) ui.toggle.setAttribute('aria-expanded', open ? 'true' : 'false');
     if (remember && !narrow()) {
       try { localStorage.setItem('notabene:panel', open ? 'open' : 'closed'); } catch { /* storage off */ }
     }
     if (open && narrow() && remember) {
-      const first = S.panel.querySelector('.nb-filter[aria-pressed="true"]') || S.panel.querySelector('button');
+      const first = ui.panel.querySelector('.nb-filter[aria-pressed="true"]') || ui.panel.querySelector('button');
       if (first) first.focus();
     }
-    if (!open && remember && S.toggle && S.panel.contains(D.activeElement)) S.toggle.focus();
+    if (!open && remember && ui.toggle && ui.panel.contains(D.activeElement)) ui.toggle.focus();
   }
 
   function renderPanelList() {
-    if (!S.panel) return;
+    if (!ui.panel) return;
     const all = railComments();
-    S.panel.querySelectorAll('.nb-filter').forEach(function (b) {
+    ui.panel.querySelectorAll('.nb-filter').forEach((b) => {
       const f = b.getAttribute('data-filter');
-      const n = all.filter(function (c) { return matchesFilter(c, f); }).length;
-      const key = FILTERS.filter(function (x) { return x[0] === f; })[0][1];
+      const n = all.filter((c) => matchesFilter(c, f)).length;
+      const key = FILTERS.filter((x) => x[0] === f)[0][1];
       b.textContent = '';
-      append(b, [t(key) + ' ', h('span', { class: 'nb-filter-count', text: String(n) })]);
-      b.setAttribute('aria-pressed', f === S.filter ? 'true' : 'false');
+      append(b, [`${t(key)} `, h('span', { class: 'nb-filter-count', text: String(n) })]);
+      b.setAttribute('aria-pressed', f === ui.filter ? 'true' : 'false');
     });
-    const list = S.panel.querySelector('.nb-list');
+    const list = ui.panel.querySelector('.nb-list');
     list.textContent = '';
-    const shown = all.filter(function (c) { return matchesFilter(c, S.filter); });
-    shown.forEach(function (c) { list.appendChild(panelEntry(c)); });
-    const empty = S.panel.querySelector('.nb-panel-empty');
+    const shown = all.filter((c) => matchesFilter(c, ui.filter));
+    shown.forEach((c) => { list.appendChild(panelEntry(c)); });
+    const empty = ui.panel.querySelector('.nb-panel-empty');
     empty.hidden = shown.length > 0;
     empty.textContent = all.length ? t('noneForFilter') : t('noneOnPage');
   }
@@ -333,7 +222,7 @@ const Panel = (() => {
     const status = statusOf(c);
     const orphan = isOrphan(c);
     const li = h('li', {
-      class: 'nb-entry' + (orphan ? ' nb-orphan' : '') + (c.hold === true ? ' nb-held' : ''),
+      class: `nb-entry${orphan ? ' nb-orphan' : ''}${c.hold === true ? ' nb-held' : ''}`,
       'data-nb-id': id,
       'data-nb-status': status
     });
@@ -347,22 +236,22 @@ const Panel = (() => {
         chip),
       h('span', { class: 'nb-entry-meta' },
         h('span', { class: 'nb-author', text: displayName(fm.author) }),
-        n > 1 ? h('span', { class: 'nb-replies', text: ' · ' + repliesText(n - 1) }) : null,
-        c.hold === true ? h('span', { class: 'nb-hold', text: ' ⏸ ' + t('onHold') }) : null,
-        status !== 'open' ? h('span', { class: 'nb-status-text', text: ' · ' + statusLabel(status) }) : null),
+        n > 1 ? h('span', { class: 'nb-replies', text: ` · ${repliesText(n - 1)}` }) : null,
+        c.hold === true ? h('span', { class: 'nb-hold', text: ` ⏸ ${t('onHold')}` }) : null,
+        status !== 'open' ? h('span', { class: 'nb-status-text', text: ` · ${statusLabel(status)}` }) : null),
       h('span', { class: 'nb-entry-first', text: truncate(fm.body, 140) }));
     const st = obj(anch(c).sameText);
     if (orphan && (st.chapter || st.page)) {
       main.appendChild(h('span', { class: 'nb-entry-same', text: t('sameTextOn', { page: str(st.chapter) || str(st.page) }) }));
     }
     const body = h('div', { class: 'nb-entry-thread', hidden: true });
-    main.addEventListener('click', function () {
+    main.addEventListener('click', () => {
       const expand = body.hidden;
       if (located(id) && statusOf(c) !== 'resolved') {
         if (narrow()) {
           setPanel(false, false);
           const el = jumpTo(id);
-          openThread([id], el || S.toggle);
+          openThread([id], el || ui.toggle);
           return;
         }
         jumpTo(id);
@@ -376,7 +265,7 @@ const Panel = (() => {
   function setExpanded(li, expand) {
     const body = li.querySelector('.nb-entry-thread');
     const main = li.querySelector('.nb-entry-main');
-    const c = S.comments.get(li.getAttribute('data-nb-id'));
+    const c = comment(li.getAttribute('data-nb-id'));
     if (expand && !body.firstChild && c) body.appendChild(renderThread(c, { orphan: isOrphan(c), quote: isOrphan(c) }));
     body.hidden = !expand;
     main.setAttribute('aria-expanded', expand ? 'true' : 'false');
@@ -386,20 +275,20 @@ const Panel = (() => {
 
   /** Scrolls to and flashes a comment's place. Returns the element to anchor its thread to. */
   function jumpTo(id, ms) {
-    const c = S.comments.get(id);
-    const marks = S.marks.get(id) || [];
+    const c = comment(id);
+    const marks = marksOf(id);
     if (marks.length) {
       marks[0].scrollIntoView({ block: 'center' });
       flash(marks, ms);
       return marks[0];
     }
-    if (S.blocks.has(id)) {
-      const host = S.blocks.get(id);
+    const host = blockHostOf(id);
+    if (host) {
       host.scrollIntoView({ block: 'center' });
       flash([host], ms);
       return host.querySelector('.nb-badge') || host;
     }
-    const ce = S.code.get(id);
+    const ce = codeOf(id);
     if (ce && ce.range) {
       const pre = ce.code.parentElement || ce.code;
       const r = ce.range.getBoundingClientRect();
@@ -409,7 +298,7 @@ const Panel = (() => {
       return pre.querySelector('.nb-badge') || pre;
     }
     if (c && scopeOf(c) === 'page') {
-      const item = D.querySelector('.nb-discussion-item[data-nb-id="' + cssEscape(id) + '"]');
+      const item = D.querySelector(`.nb-discussion-item[data-nb-id="${cssEscape(id)}"]`);
       if (item) {
         const det = item.closest('details');
         if (det) det.open = true;
@@ -423,11 +312,11 @@ const Panel = (() => {
 
   /** Shows a comment that has no place in the text (orphan, resolved) in the panel. */
   function revealInPanel(id, ms) {
-    if (!S.panel) return null;
-    const c = S.comments.get(id);
-    if (c && !matchesFilter(c, S.filter)) { S.filter = 'all'; renderPanelList(); }
+    if (!ui.panel) return null;
+    const c = comment(id);
+    if (c && !matchesFilter(c, ui.filter)) { ui.filter = 'all'; renderPanelList(); }
     setPanel(true, false);
-    const li = S.panel.querySelector('.nb-entry[data-nb-id="' + cssEscape(id) + '"]');
+    const li = ui.panel.querySelector(`.nb-entry[data-nb-id="${cssEscape(id)}"]`);
     if (!li) return null;
     setExpanded(li, true);
     li.scrollIntoView({ block: 'nearest' });
@@ -438,21 +327,21 @@ const Panel = (() => {
   /* ----- the popover / bottom sheet */
 
   function closeThread(restoreFocus) {
-    if (!S.pop) return;
-    const pop = S.pop;
-    const opener = S.opener;
-    S.pop = null;
-    S.popAnchor = null;
-    S.opener = null;
+    if (!ui.pop) return;
+    const pop = ui.pop;
+    const opener = ui.opener;
+    ui.pop = null;
+    ui.popAnchor = null;
+    ui.opener = null;
     pop.remove();
-    D.querySelectorAll('.nb-active').forEach(function (el) { el.classList.remove('nb-active'); });
+    D.querySelectorAll('.nb-active').forEach((el) => { el.classList.remove('nb-active'); });
     if (restoreFocus && opener && opener.isConnected && typeof opener.focus === 'function') opener.focus();
   }
 
   /** Opens the threads of `ids` near `opener` (popover) or as a bottom sheet on narrow screens. */
   function openThread(ids, opener, rectFn) {
     closeThread(false);
-    ids = ids.filter(function (id) { return S.comments.has(id); });
+    ids = ids.filter((id) => hasComment(id));
     if (!ids.length) return;
     const title = ids.length === 1 ? t('comment') : t('nComments', { n: ids.length });
     const close = h('button', { type: 'button', class: 'nb-close', 'aria-label': t('close'), title: t('close'), text: '×' });
@@ -464,24 +353,24 @@ const Panel = (() => {
       tabindex: '-1'
     }, h('div', { class: 'nb-pop-head' }, h('span', { class: 'nb-pop-title', text: title }), close));
     const body = h('div', { class: 'nb-pop-body' });
-    ids.forEach(function (id) {
-      const c = S.comments.get(id);
+    ids.forEach((id) => {
+      const c = comment(id);
       body.appendChild(renderThread(c, { quote: true, orphan: isOrphan(c) }));
-      (S.marks.get(id) || []).forEach(function (m) { m.classList.add('nb-active'); });
+      marksOf(id).forEach((m) => { m.classList.add('nb-active'); });
     });
     pop.appendChild(body);
-    close.addEventListener('click', function () { closeThread(true); });
+    close.addEventListener('click', () => { closeThread(true); });
     D.body.appendChild(pop);
-    S.pop = pop;
-    S.opener = opener || null;
-    S.popAnchor = rectFn || (opener ? function () { return opener.getBoundingClientRect(); } : null);
+    ui.pop = pop;
+    ui.opener = opener || null;
+    ui.popAnchor = rectFn || (opener ? () => opener.getBoundingClientRect() : null);
     placePop();
     pop.focus({ preventScroll: true });
   }
 
   function placePop() {
-    if (S.pop) placeFloating(S.pop, S.popAnchor, S.opener);
-    if (W.compose) placeFloating(W.compose.pop, W.compose.rect, null);
+    if (ui.pop) placeFloating(ui.pop, ui.popAnchor, ui.opener);
+    if (placeComposer) placeComposer();
   }
   /** Places a popover under (or above) `rectFn()`, or as a bottom sheet on narrow screens. */
   function placeFloating(pop, rectFn, opener) {
@@ -507,17 +396,17 @@ const Panel = (() => {
     // Under a badge, the popover hangs from the badge's right edge; elsewhere it starts at the text.
     let left = r ? (opener && opener.classList && opener.classList.contains('nb-badge') ? r.right - w : r.left) : (vw - w) / 2;
     let top = r ? r.bottom + 8 : vh / 4;
-    const maxRight = vw - 8 - (S.panel && !S.panel.hidden && !narrow() ? S.panel.offsetWidth : 0);
+    const maxRight = vw - 8 - (ui.panel && !ui.panel.hidden && !narrow() ? ui.panel.offsetWidth : 0);
     left = Math.max(8, Math.min(left, maxRight - w));
     if (r && top + ph > vh - 8 && r.top - ph - 8 > 8) top = r.top - ph - 8;
-    pop.style.left = Math.round(left + window.scrollX) + 'px';
-    pop.style.top = Math.round(top + window.scrollY) + 'px';
+    pop.style.left = `${Math.round(left + window.scrollX)}px`;
+    pop.style.top = `${Math.round(top + window.scrollY)}px`;
   }
 
   /* ----- events */
 
   function setupEvents() {
-    D.addEventListener('click', function (e) {
+    D.addEventListener('click', (e) => {
       const target = e.target;
       if (!(target instanceof Element)) return;
       if (target.closest('.nb-pop')) return;
@@ -538,42 +427,40 @@ const Panel = (() => {
       if (ids.length) {
         const mark = target.closest('mark.nb-mark');
         const x = e.clientX, y = e.clientY;
-        openThread(ids, mark, function () { return rectNear(mark, x, y); });
+        openThread(ids, mark, () => rectNear(mark, x, y));
         return;
       }
-      if (S.code.size) {
+      if (hasCodeComments()) {
         const cids = codeIdsAt(target, e.clientX, e.clientY);
         if (cids.length) {
-          const entry = S.code.get(cids[0]);
+          const entry = codeOf(cids[0]);
           const pre = entry.code.parentElement;
-          openThread(cids, pre.querySelector('.nb-badge') || pre, function () {
-            return entry.range ? entry.range.getBoundingClientRect() : pre.getBoundingClientRect();
-          });
+          openThread(cids, pre.querySelector('.nb-badge') || pre, () => entry.range ? entry.range.getBoundingClientRect() : pre.getBoundingClientRect());
           return;
         }
       }
     }, false);
 
-    D.addEventListener('pointerdown', function (e) {
-      if (!S.pop) return;
+    D.addEventListener('pointerdown', (e) => {
+      if (!ui.pop) return;
       const target = e.target;
       if (!(target instanceof Element)) return;
-      if (S.pop.contains(target) || target.closest('mark.nb-mark, .nb-badge, .nb-entry, #nb-panel-toggle')) return;
+      if (ui.pop.contains(target) || target.closest('mark.nb-mark, .nb-badge, .nb-entry, #nb-panel-toggle')) return;
       closeThread(false);
     }, true);
 
-    D.addEventListener('keydown', function (e) {
+    D.addEventListener('keydown', (e) => {
       const target = e.target;
       if (e.key === 'Escape') {
-        if (S.pop) {
+        if (ui.pop) {
           e.preventDefault();
           closeThread(true);
           return;
         }
-        if (S.panel && !S.panel.hidden && narrow()) {
+        if (ui.panel && !ui.panel.hidden && narrow()) {
           e.preventDefault();
           setPanel(false, true);
-          if (S.toggle) S.toggle.focus();
+          if (ui.toggle) ui.toggle.focus();
         }
         return;
       }
@@ -585,16 +472,16 @@ const Panel = (() => {
       }
     });
 
-    D.addEventListener('mouseover', function (e) {
+    D.addEventListener('mouseover', (e) => {
       const m = e.target instanceof Element && e.target.closest('mark.nb-mark[data-nb-id]');
       hoverGroup(m ? m.getAttribute('data-nb-id') : null);
     });
 
     let resizeQueued = false;
-    window.addEventListener('resize', function () {
+    window.addEventListener('resize', () => {
       if (resizeQueued) return;
       resizeQueued = true;
-      (window.requestAnimationFrame || setTimeout)(function () {
+      (window.requestAnimationFrame || setTimeout)(() => {
         resizeQueued = false;
         placePop();
       });
@@ -604,9 +491,9 @@ const Panel = (() => {
   let hovered = null;
   function hoverGroup(id) {
     if (hovered === id) return;
-    if (hovered) (S.marks.get(hovered) || []).forEach(function (m) { m.classList.remove('nb-hover'); });
+    if (hovered) marksOf(hovered).forEach((m) => { m.classList.remove('nb-hover'); });
     hovered = id;
-    if (id) (S.marks.get(id) || []).forEach(function (m) { m.classList.add('nb-hover'); });
+    if (id) marksOf(id).forEach((m) => { m.classList.add('nb-hover'); });
   }
   function rectNear(el, x, y) {
     const rects = el.getClientRects();
@@ -623,13 +510,13 @@ const Panel = (() => {
     let params;
     try { params = new URLSearchParams(window.location.search); } catch { return; }
     const id = params.get('nb') || params.get('c');
-    if (!id || !S.comments.has(id)) return;
-    if (W.restoring) return; // a live reload: the reader's scroll position wins
+    if (!id || !hasComment(id)) return;
+    if (isRestoring()) return; // a live reload: the reader's scroll position wins
     let done = false;
-    const go = function () {
+    const go = () => {
       if (done) return;
       done = true;
-      safely('deep link', function () { openDeepLink(id); });
+      safely('deep link', () => { openDeepLink(id); });
     };
     if (D.readyState === 'complete') go();
     else {
@@ -638,7 +525,7 @@ const Panel = (() => {
     }
   }
   function openDeepLink(id) {
-    const c = S.comments.get(id);
+    const c = comment(id);
     const scope = scopeOf(c);
     if (scope !== 'page' && (!located(id) || statusOf(c) === 'resolved')) {
       const entry = revealInPanel(id, 2500);
@@ -651,38 +538,37 @@ const Panel = (() => {
       el.focus({ preventScroll: true });
       return;
     }
-    const ce = S.code.get(id);
-    openThread([id], el, ce && ce.range ? function () { return ce.range.getBoundingClientRect(); } : null);
+    const ce = codeOf(id);
+    openThread([id], el, ce && ce.range ? () => ce.range.getBoundingClientRect() : null);
   }
 
   /** After the live reload that follows the reader's own action: that comment's thread open
    * again where it is (its mark, badge or page discussion; a closed or detached one expanded in
    * the panel), without moving the page. */
   function reopen(id) {
-    const c = S.comments.get(id);
+    const c = comment(id);
     if (!c) return;
     if (scopeOf(c) === 'page') {
-      const wrap = D.querySelector('.nb-discussion .nb-thread[data-nb-id="' + cssEscape(id) + '"]');
+      const wrap = D.querySelector(`.nb-discussion .nb-thread[data-nb-id="${cssEscape(id)}"]`);
       if (wrap) {
         wrap.setAttribute('tabindex', '-1');
         wrap.focus({ preventScroll: true });
       }
       return;
     }
-    const marks = S.marks.get(id) || [];
-    const host = S.blocks.get(id);
-    const ce = S.code.get(id);
+    const marks = marksOf(id);
+    const host = blockHostOf(id);
+    const ce = codeOf(id);
     const el = marks[0] || (host && (host.querySelector('.nb-badge') || host)) ||
       (ce && ce.code.parentElement && ce.code.parentElement.querySelector('.nb-badge'));
     if (el && statusOf(c) !== 'resolved') {
-      openThread([id], el, ce && ce.range ? function () { return ce.range.getBoundingClientRect(); } : null);
+      openThread([id], el, ce && ce.range ? () => ce.range.getBoundingClientRect() : null);
       return;
     }
     const entry = revealInPanel(id, 0);
     if (entry) entry.focus({ preventScroll: true });
   }
 
-  return { changedNote, closeThread, reopen, discussionSection, placeFloating,
-    renderPanelList, renderThread, sameTextNote, setupDeepLink, setupDiscussion,
-    setupEvents, setupPanel, threadOptsOf, useWriteTools };
+  return { closeThread, reopen, discussionSection, panelFoot, placeFloating, renderPanelList, setupDeepLink,
+    setupDiscussion, setupEvents, setupPanel, useComposer };
 })();

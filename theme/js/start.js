@@ -11,21 +11,24 @@ const Start = (() => {
   const { arr, cssEscape, inflateAll, obj, readJSON, safely, str } = Dom;
   const { wordDiff } = Words;
   const { captureAnchor, mainEl, textModel } = TextModel;
-  const { S, markPending, setupBlocks, setupCode, setupMarks } = Paint;
-  const { W, probe, restoreScroll, setupIdentityControl, takeDone, tellDone, toast, whenSettled } = Live;
-  const { reopen, setupDeepLink, setupDiscussion, setupEvents, setupPanel, threadOptsOf } = Panel;
+  const { comment, markPending, setupBlocks, setupCode, setupMarks, summary } = Paint;
+  const { hideToast, probe, restoreScroll, setupIdentityControl, takeDone, tellDone, toast, whenSettled, writable } = Live;
+  const { threadOptsOf } = Thread;
+  const { panelFoot, reopen, setupDeepLink, setupDiscussion, setupEvents, setupPanel } = Panel;
   const { setupHeader } = Toolbar;
   const { initView, reviewComment, viewHeader } = Views;
-  const { setupSelection } = Compose;
+  const { placeComposer, setupSelection } = Compose;
   const { addApply, setupBlockTools, setupPageComposer, threadActions } = Actions;
 
-  // The thread actions and Apply are Actions', later in the join than Panel, which draws them.
-  Panel.useWriteTools({ threadActions, addApply });
+  // The thread actions and Apply are Actions', later in the join than Thread, which draws them;
+  // the composer is Compose's, later than Panel, which places it with its popovers.
+  Thread.useWriteTools({ threadActions, addApply });
+  Panel.useComposer(placeComposer);
 
   // For the browser tests: the word diff, and the text model anchors are captured from.
   window.__notabene.wordDiff = wordDiff;
   window.__notabene.captureAnchor = captureAnchor;
-  window.__notabene.flatText = function () {
+  window.__notabene.flatText = () => {
     const main = mainEl();
     return main ? textModel(main).text : '';
   };
@@ -53,14 +56,15 @@ const Start = (() => {
    * each part painted and set up, each on its own (one failing leaves the others). */
   function initChapter(islands) {
     Paint.load(islands);
-    if (S.summary && S.summary.public === true) HTML.classList.add('nb-public');
+    if (summary()?.public === true) HTML.classList.add('nb-public');
     safely('marks', setupMarks);
     safely('pending', markPending);
     safely('blocks', setupBlocks);
-    safely('code', function () { setupCode(islands); });
-    safely('discussion', function () { setupDiscussion(islands); });
-    safely('header', setupHeader);
-    safely('panel', setupPanel);
+    safely('code', () => { setupCode(islands); });
+    safely('discussion', () => { setupDiscussion(islands); });
+    let toggle = null;
+    safely('header', () => { toggle = setupHeader(); });
+    safely('panel', () => { setupPanel(toggle); });
     safely('events', setupEvents);
     safely('deep link', setupDeepLink);
     safely('read-only cue', setupReadOnlyCue);
@@ -71,13 +75,13 @@ const Start = (() => {
    * selects text in it, a toast says so and where they can be written, once per page. */
   function setupReadOnlyCue() {
     let told = false;
-    D.addEventListener('pointerup', function () {
-      if (told || W.on && S.islands.length === 1) return;
-      window.setTimeout(function () {
+    D.addEventListener('pointerup', () => {
+      if (told || writable() && Paint.islands().length === 1) return;
+      window.setTimeout(() => {
         const sel = window.getSelection();
         const main = mainEl();
         if (told || !sel || sel.isCollapsed || !String(sel).trim() || !main) return;
-        if (!main.contains(sel.anchorNode) || (W.on && S.islands.length === 1)) return;
+        if (!main.contains(sel.anchorNode) || (writable() && Paint.islands().length === 1)) return;
         told = true;
         toast(t('readOnlyCue'));
       }, 0);
@@ -88,57 +92,56 @@ const Start = (() => {
 
   /** Turns the write side on once the probe found a writable serve: the actions of every
    * thread on screen, the selection button, the block and page composers (on a page with one
-   * chapter), the identity control. */
+   * chapter: where new comments go, handed to each), the identity control. */
   function enableWrite() {
-    W.on = true;
     HTML.classList.add('nb-write');
     // Under serve, a published book's comments are shown as usual: this is the author's copy.
     HTML.classList.remove('nb-public');
-    D.querySelectorAll('.nb-thread[data-nb-id]').forEach(function (wrap) {
+    D.querySelectorAll('.nb-thread[data-nb-id]').forEach((wrap) => {
       const opts = threadOptsOf(wrap);
-      const c = S.comments.get(wrap.getAttribute('data-nb-id')) || reviewComment(wrap.getAttribute('data-nb-id'));
+      const c = comment(wrap.getAttribute('data-nb-id')) || reviewComment(wrap.getAttribute('data-nb-id'));
       const sb = wrap.querySelector(':scope > .nb-suggestion');
       if (sb && c) addApply(sb, c);
       if (opts.noActions || wrap.querySelector(':scope > .nb-actions')) return;
       if (c) wrap.appendChild(threadActions(c));
     });
     // New comments need one chapter per page (print.html carries them all: read-only there).
-    if (S.islands.length === 1 && mainEl()) {
-      const data = S.islands[0].data;
-      W.page = str(data.page);
-      W.space = str(data.space);
-      if (W.page && W.space) {
-        safely('selection', setupSelection);
-        safely('block tools', function () { setupBlockTools(arr(data.blocks)); });
-        safely('page composer', function () { setupPageComposer(S.islands[0].el); });
+    const islands = Paint.islands();
+    if (islands.length === 1 && mainEl()) {
+      const data = islands[0].data;
+      const target = { page: str(data.page), space: str(data.space) };
+      if (target.page && target.space) {
+        safely('selection', () => { setupSelection(target); });
+        safely('block tools', () => { setupBlockTools(arr(data.blocks), target); });
+        safely('page composer', () => { setupPageComposer(islands[0].el, target); });
       }
     }
-    safely('identity', setupIdentityControl);
+    safely('identity', () => { setupIdentityControl(panelFoot()); });
   }
 
   function start() {
-    const islands = Array.prototype.slice.call(D.querySelectorAll('script.nb-data'));
-    const apps = Array.prototype.slice.call(D.querySelectorAll('.nb-app[data-nb-view]'));
-    const viewData = Array.prototype.slice.call(D.querySelectorAll('script.nb-view-data'));
+    const islands = [...D.querySelectorAll('script.nb-data')];
+    const apps = [...D.querySelectorAll('.nb-app[data-nb-view]')];
+    const viewData = [...D.querySelectorAll('script.nb-view-data')];
     if (!islands.length && !apps.length) return;
     HTML.classList.add('nb-on');
     if (/^https?:$/.test(location.protocol)) safely('scroll', restoreScroll);
     let firstView = null;
     const used = new Set();
-    apps.forEach(function (app) {
+    apps.forEach((app) => {
       const el = viewDataFor(app, viewData, used);
       if (!el) return;
       used.add(el);
       const data = obj(readJSON(el));
-      safely('view', function () {
+      safely('view', () => {
         const v = initView(app, data);
-        if (!firstView) firstView = { view: v, data: data };
+        if (!firstView) firstView = { view: v, data };
       });
     });
     if (islands.length) initChapter(islands);
-    else if (firstView) safely('view header', function () { viewHeader(firstView.view, firstView.data); });
-    safely('after reload', function () { resumeDone(islands.length > 0); });
-    safely('probe', function () { probe(enableWrite); });
+    else if (firstView) safely('view header', () => { viewHeader(firstView.view, firstView.data); });
+    safely('after reload', () => { resumeDone(islands.length > 0); });
+    safely('probe', () => { probe(enableWrite); });
   }
 
   /** After the live reload that followed the reader's own action: the thread (or the /review
@@ -147,12 +150,12 @@ const Start = (() => {
   function resumeDone(chapter) {
     const what = takeDone();
     if (!what) return;
-    whenSettled(function () {
-      safely('reopen', function () {
+    whenSettled(() => {
+      safely('reopen', () => {
         const id = str(what.id);
         if (chapter) reopen(id);
         else {
-          const card = D.querySelector('.nb-card[data-nb-id="' + cssEscape(id) + '"]');
+          const card = D.querySelector(`.nb-card[data-nb-id="${cssEscape(id)}"]`);
           if (card) {
             card.classList.add('nb-card-again');
             card.setAttribute('tabindex', '-1');
@@ -168,16 +171,15 @@ const Start = (() => {
    * Starts once the page's deflated data, if any, is inflated (at once when there is none); a
    * reader whose browser cannot read some of it is told so, rather than shown no comments.
    */
-  function boot() {
+  async function boot() {
     if (!D.querySelector('script[data-nb-encoding]')) return start();
-    inflateAll().then(function (failures) {
-      start();
-      if (failures) {
-        safely('unreadable data', function () {
-          toast(t('unreadableData'), { label: t('close'), fn: function () { W.toast.hidden = true; } });
-        });
-      }
-    });
+    const failures = await inflateAll();
+    start();
+    if (failures) {
+      safely('unreadable data', () => {
+        toast(t('unreadableData'), { label: t('close'), fn: hideToast });
+      });
+    }
   }
 
   return { boot };

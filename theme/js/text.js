@@ -35,7 +35,7 @@ const TextModel = (() => {
     const index = new Map();
     let pos = 0;
     const walker = D.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT, {
-      acceptNode: function (n) {
+      acceptNode(n) {
         if (n.nodeType === 3) return NodeFilter.FILTER_ACCEPT;
         return skipped(n) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_SKIP;
       }
@@ -47,7 +47,7 @@ const TextModel = (() => {
       parts.push(n.nodeValue);
       pos += n.nodeValue.length;
     }
-    return { nodes: nodes, starts: starts, index: index, text: parts.join('') };
+    return { nodes, starts, index, text: parts.join('') };
   }
   /** The flat offset of a boundary point: the length of the reader text before it. */
   function flatOffset(m, container, offset) {
@@ -113,7 +113,7 @@ const TextModel = (() => {
     let se = Math.min(text.length, e + 40);
     if (se < text.length && isLowSurrogate(text.charCodeAt(se))) se--;
     return {
-      quote: quote,
+      quote,
       prefix: text.slice(ps, s),
       suffix: text.slice(e, se),
       section: sectionAt(main, range.startContainer, range.startOffset)

@@ -2,7 +2,7 @@
  * (on a chapter, whatever the counts: a closed panel is reopened there) and the link to /review
  * (when something waits for approval, or always in `review = "approve"`). Their icons are inline
  * SVG, as mdBook's own header icons are, so no emoji font is needed; each control carries its
- * accessible name, the icons are hidden from assistive technology. Uses: Locale, Dom, Paint (S). */
+ * accessible name, the icons are hidden from assistive technology. Uses: Locale, Dom, Paint (the chapter's data). */
 
 /* exported Toolbar */
 const Toolbar = (() => {
@@ -10,7 +10,7 @@ const Toolbar = (() => {
   const SVG = 'http://www.w3.org/2000/svg';
   const { ROOT, t } = Locale;
   const { h, statusOf } = Dom;
-  const { S } = Paint;
+  const { comments, reviewMode, summary } = Paint;
 
   // Outlines on a 24×24 grid, stroked with the text colour.
   const PATHS = {
@@ -58,20 +58,20 @@ const Toolbar = (() => {
     return box;
   };
 
-  /** A chapter's header: the panel toggle with the open count (`S.toggle`), and the review
-   * link when there is one. */
+  /** A chapter's header: the panel toggle with the open count, and the review link when there
+   * is one. Returns the toggle (Panel's, handed to it by Start), or null when not mounted. */
   const setupHeader = () => {
-    const pageOpen = S.order.filter((c) => statusOf(c) !== 'resolved').length;
-    const openN = typeof S.summary?.open === 'number' ? S.summary.open : pageOpen;
-    const label = `${t('togglePanel')} — ${S.summary ? t('openInBook', { n: openN }) : t('openOnPage', { n: openN })}`;
+    const pageOpen = comments().filter((c) => statusOf(c) !== 'resolved').length;
+    const openN = typeof summary()?.open === 'number' ? summary().open : pageOpen;
+    const label = `${t('togglePanel')} — ${summary() ? t('openInBook', { n: openN }) : t('openOnPage', { n: openN })}`;
     const toggle = h('button', {
       type: 'button', id: 'nb-panel-toggle', class: 'icon-button nb-toggle',
       'aria-controls': 'nb-panel', 'aria-expanded': 'false', title: label, 'aria-label': label,
     }, icon('comment'), openN > 0 ? h('span', { class: 'nb-count', 'aria-hidden': 'true', text: String(openN) }) : null);
-    const addressed = typeof S.summary?.addressed === 'number'
-      ? S.summary.addressed
-      : S.order.filter((c) => statusOf(c) === 'addressed').length;
-    if (mount([toggle, reviewLink(addressed, S.mode === 'approve')])) S.toggle = toggle;
+    const addressed = typeof summary()?.addressed === 'number'
+      ? summary().addressed
+      : comments().filter((c) => statusOf(c) === 'addressed').length;
+    return mount([toggle, reviewLink(addressed, reviewMode() === 'approve')]) ? toggle : null;
   };
 
   return { headerSlot, icon, mount, reviewLink, setupHeader };

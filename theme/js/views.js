@@ -1,6 +1,6 @@
 /* Views — the generated chapters: /review (cards, diffs, approve / reject through the API
  * when served, else the commands to run), /comments (search and filters) and /journal, and
- * the header link of those pages. Uses: Locale, Dom, Words, Live (W and the API), Panel
+ * the header link of those pages. Uses: Locale, Dom, Words, Live (writable and the API), Panel
  * (threads, notes), Toolbar (the header link). */
 
 /* exported Views */
@@ -10,8 +10,8 @@ const Views = (() => {
   const { anch, arr, copyText, displayName, firstMessage, fmtDay, fmtTs, h, headEl, num, obj, repliesText,
     resolutionLabel, credits, safely, siteHref, statusLabel, statusOf, str, truncate, unlean, withParam } = Dom;
   const { appendWords, wordDiff } = Words;
-  const { W, api, busy, didSomething, holdReload, showError, withAuthor } = Live;
-  const { changedNote, renderThread, sameTextNote } = Panel;
+  const { api, busy, didSomething, holdReload, showError, withAuthor, writable } = Live;
+  const { changedNote, renderThread, sameTextNote } = Thread;
   const { mount, reviewLink } = Toolbar;
 
   /* ========================================================= generated views */
@@ -34,7 +34,7 @@ const Views = (() => {
       addressed = arr(data.cards).length;
       force = str(data.mode).toLowerCase() === 'approve';
     } else if (view === 'comments') {
-      addressed = arr(data.comments).filter(function (c) { return statusOf(c) === 'addressed'; }).length;
+      addressed = arr(data.comments).filter((c) => statusOf(c) === 'addressed').length;
     }
     mount([reviewLink(addressed, force)]);
   }
@@ -58,15 +58,15 @@ const Views = (() => {
   const reviewComments = new Map(); // id -> the comment of a card or a suggestion on /review
   function renderReview(app, data) {
     const cards = arr(data.cards);
-    const suggestions = arr(data.suggestions).filter(function (c) { return c && typeof c === 'object'; });
+    const suggestions = arr(data.suggestions).filter((c) => c && typeof c === 'object');
     reviewDiffs = arr(data.diffs);
-    cards.forEach(function (card) {
+    cards.forEach((card) => {
       if (card && card.comment && typeof card.comment === 'object') {
         unlean(card.comment, data);
         reviewComments.set(str(card.comment.id), card.comment);
       }
     });
-    suggestions.forEach(function (c) {
+    suggestions.forEach((c) => {
       unlean(c, data);
       reviewComments.set(str(c.id), c);
     });
@@ -77,8 +77,8 @@ const Views = (() => {
       // Suggested edits not applied yet: each with its Apply button under serve.
       const sec = h('section', { class: 'nb-suggestions' },
         h('h2', { class: 'nb-suggestions-head', text: t('suggestionsHead', { n: suggestions.length }) }));
-      suggestions.forEach(function (c) {
-        safely('suggestion', function () {
+      suggestions.forEach((c) => {
+        safely('suggestion', () => {
           const url = siteHref(c.url || anch(c).url);
           const art = h('article', { class: 'nb-card nb-suggestion-card', 'data-nb-id': str(c.id), 'data-nb-status': statusOf(c) });
           art.appendChild(h('header', { class: 'nb-card-head' }, pageRef(url, anch(c).chapter, c.page, 'nb-card-page')));
@@ -96,9 +96,9 @@ const Views = (() => {
     const toolbar = h('div', { class: 'nb-review-toolbar' },
       h('h2', { class: 'nb-count-text', text: t('cardsCount', { n: cards.length }) }));
     const modes = h('div', { class: 'nb-diff-modes', role: 'group', 'aria-label': t('diffView') });
-    [['unified', 'unified'], ['split', 'split'], ['rendered', 'asRendered']].forEach(function (m) {
+    [['unified', 'unified'], ['split', 'split'], ['rendered', 'asRendered']].forEach((m) => {
       const b = h('button', { type: 'button', class: 'nb-diff-mode', 'data-mode': m[0], 'aria-pressed': 'false', text: t(m[1]) });
-      b.addEventListener('click', function () {
+      b.addEventListener('click', () => {
         try { localStorage.setItem('notabene:diffMode', m[0]); } catch { /* storage off */ }
         refreshDiffs();
       });
@@ -107,8 +107,8 @@ const Views = (() => {
     toolbar.appendChild(modes);
     root.appendChild(toolbar);
     const commands = obj(data.commands);
-    cards.forEach(function (card) {
-      safely('review card', function () { root.appendChild(reviewCard(obj(card), commands)); });
+    cards.forEach((card) => {
+      safely('review card', () => { root.appendChild(reviewCard(obj(card), commands)); });
     });
     app.appendChild(root);
     refreshDiffs();
@@ -121,12 +121,12 @@ const Views = (() => {
   function refreshDiffs() {
     const mode = diffMode();
     const narrow = narrowScreen();
-    D.querySelectorAll('.nb-diff-mode').forEach(function (b) {
+    D.querySelectorAll('.nb-diff-mode').forEach((b) => {
       const which = b.getAttribute('data-mode');
       b.setAttribute('aria-pressed', which === mode ? 'true' : 'false');
       b.disabled = narrow && which === 'split';
     });
-    diffViews.forEach(function (v) {
+    diffViews.forEach((v) => {
       v.el.textContent = '';
       v.el.setAttribute('data-mode', mode);
       if (mode === 'rendered') v.el.appendChild(renderedView(v.rendered));
@@ -157,18 +157,18 @@ const Views = (() => {
     if (entry) {
       art.appendChild(h('p', { class: 'nb-entry-ref' },
         h('span', { class: 'nb-resolution-label', text: t('journalEntry') }),
-        h('a', { href: ROOT + 'journal.html', text: str(entry.title) || str(entry.id) }),
-        entry.date ? ' (' + fmtDay(entry.date) + ')' : '',
-        entry.summary ? h('span', { class: 'nb-entry-summary', text: ' — ' + str(entry.summary) }) : null));
+        h('a', { href: `${ROOT}journal.html`, text: str(entry.title) || str(entry.id) }),
+        entry.date ? ` (${fmtDay(entry.date)})` : '',
+        entry.summary ? h('span', { class: 'nb-entry-summary', text: ` — ${str(entry.summary)}` }) : null));
     }
     const problem = str(card.problem);
     if (problem) {
       const detail = { 'no-journal-link': 'pNoLink', 'unknown-journal-entry': 'pUnknownEntry', 'not-in-journal-changes': 'pNotInChanges' }[problem];
       art.appendChild(h('p', { class: 'nb-problem', 'data-problem': problem },
-        h('strong', { text: t('noChanges') }), detail ? ' — ' + t(detail) : ''));
+        h('strong', { text: t('noChanges') }), detail ? ` — ${t(detail)}` : ''));
     }
-    arr(card.changes).forEach(function (ch) {
-      safely('change', function () { art.appendChild(changeBlock(obj(ch))); });
+    arr(card.changes).forEach((ch) => {
+      safely('change', () => { art.appendChild(changeBlock(obj(ch))); });
     });
     art.appendChild(cardActions(id, url, commands, c));
     return art;
@@ -192,19 +192,19 @@ const Views = (() => {
     const url = siteHref(ch.url);
     const title = h('h3', { class: 'nb-change-head' },
       pageRef(url, ch.chapter, str(ch.page) || str(ch.file)),
-      ch.what ? ' — ' + str(ch.what) : '');
+      ch.what ? ` — ${str(ch.what)}` : '');
     sec.appendChild(title);
     if (ch.why) sec.appendChild(h('p', { class: 'nb-why', text: str(ch.why) }));
     sec.appendChild(diffBlock(obj(typeof ch.diff === 'number' ? reviewDiffs[ch.diff] : ch.diff), ch.file));
     const also = arr(ch.also);
     if (also.length) {
       const p = h('p', { class: 'nb-also' }, t('alsoCarries'));
-      also.forEach(function (a, i) {
+      also.forEach((a, i) => {
         a = obj(a);
-        const snip = '“' + truncate(a.snippet, 40) + '”';
+        const snip = `“${truncate(a.snippet, 40)}”`;
         const href = siteHref(a.url);
         if (i) p.appendChild(D.createTextNode(', '));
-        p.appendChild(href ? h('a', { href: href, title: str(a.id), text: snip }) : h('span', { title: str(a.id), text: snip }));
+        p.appendChild(href ? h('a', { href, title: str(a.id), text: snip }) : h('span', { title: str(a.id), text: snip }));
       });
       sec.appendChild(p);
     }
@@ -233,7 +233,7 @@ const Views = (() => {
     }
     const box = h('div', { class: 'nb-diff' });
     wrap.appendChild(box);
-    diffViews.push({ el: box, lines: lines, rendered: Array.isArray(diff.rendered) ? diff.rendered : null });
+    diffViews.push({ el: box, lines, rendered: Array.isArray(diff.rendered) ? diff.rendered : null });
     return wrap;
   }
 
@@ -248,10 +248,10 @@ const Views = (() => {
       box.appendChild(h('p', { class: 'nb-diff-empty', 'data-reason': 'markup-only', text: t('markupOnly') }));
       return box;
     }
-    changes.forEach(function (c) {
+    changes.forEach((c) => {
       c = obj(c);
       const item = h('div', { class: 'nb-r-change' });
-      if (c.section) item.appendChild(h('div', { class: 'nb-r-section', text: '§ ' + str(c.section) }));
+      if (c.section) item.appendChild(h('div', { class: 'nb-r-section', text: `§ ${str(c.section)}` }));
       item.appendChild(appendWords(h('p', { class: 'nb-r-text' }), wordDiff(str(c.del), str(c.add)), 'both'));
       box.appendChild(item);
     });
@@ -288,7 +288,7 @@ const Views = (() => {
     let oldLeft = 0, newLeft = 0, oldNo = 0, newNo = 0;
     const src = text.split('\n');
     if (src.length && src[src.length - 1] === '') src.pop();
-    src.forEach(function (raw) {
+    src.forEach((raw) => {
       const line = raw.replace(/\r$/, '');
       const m = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$/.exec(line);
       if (m) {
@@ -324,28 +324,28 @@ const Views = (() => {
   }
   function unifiedTable(lines) {
     const tb = h('tbody');
-    lines.forEach(function (l) {
+    lines.forEach((l) => {
       if (l.type === 'hunk' || l.type === 'note') {
-        tb.appendChild(diffRow('nb-d-' + l.type, [h('td', { class: 'nb-d-full', colspan: '4', text: l.text })]));
+        tb.appendChild(diffRow(`nb-d-${l.type}`, [h('td', { class: 'nb-d-full', colspan: '4', text: l.text })]));
         return;
       }
       const sign = l.type === 'add' ? '+' : (l.type === 'del' ? '-' : ' ');
-      tb.appendChild(diffRow('nb-d-' + l.type, [td('nb-ln', l.o), td('nb-ln', l.n), td('nb-sign', sign), codeCell('nb-code', l)]));
+      tb.appendChild(diffRow(`nb-d-${l.type}`, [td('nb-ln', l.o), td('nb-ln', l.n), td('nb-sign', sign), codeCell('nb-code', l)]));
     });
     return h('table', { class: 'nb-diff-table nb-diff-unified' }, tb);
   }
   function splitTable(lines) {
     const tb = h('tbody');
     let i = 0;
-    const cell = function (l, side) {
+    const cell = (l, side) => {
       if (!l) return [td('nb-ln nb-d-none', ''), td('nb-code nb-d-none', '')];
-      const cls = l.type === 'ctx' ? 'nb-d-ctx' : 'nb-d-' + l.type;
-      return [td('nb-ln ' + cls, side === 'left' ? l.o : l.n), codeCell('nb-code ' + cls, l)];
+      const cls = l.type === 'ctx' ? 'nb-d-ctx' : `nb-d-${l.type}`;
+      return [td(`nb-ln ${cls}`, side === 'left' ? l.o : l.n), codeCell(`nb-code ${cls}`, l)];
     };
     while (i < lines.length) {
       const l = lines[i];
       if (l.type === 'hunk' || l.type === 'note') {
-        tb.appendChild(diffRow('nb-d-' + l.type, [h('td', { class: 'nb-d-full', colspan: '4', text: l.text })]));
+        tb.appendChild(diffRow(`nb-d-${l.type}`, [h('td', { class: 'nb-d-full', colspan: '4', text: l.text })]));
         i++;
       } else if (l.type === 'ctx') {
         tb.appendChild(diffRow('nb-d-ctx', cell(l, 'left').concat(cell(l, 'right'))));
@@ -364,14 +364,14 @@ const Views = (() => {
 
   /** POSIX shell single-quoting. */
   function shQuote(s) {
-    return "'" + str(s).replace(/'/g, "'\\''") + "'";
+    return `'${str(s).replace(/'/g, "'\\''")}'`;
   }
   function fillCommand(template, id, reason) {
     const safeId = /^[A-Za-z0-9_.-]+$/.test(id) ? id : shQuote(id);
     let s = str(template);
-    s = s.replace(/"\{id\}"|'\{id\}'|\{id\}/g, function () { return safeId; });
+    s = s.replace(/"\{id\}"|'\{id\}'|\{id\}/g, () => safeId);
     if (reason !== undefined) {
-      s = s.replace(/"\{reason\}"|'\{reason\}'|\{reason\}/g, function () { return shQuote(reason); });
+      s = s.replace(/"\{reason\}"|'\{reason\}'|\{reason\}/g, () => shQuote(reason));
     }
     return s;
   }
@@ -414,13 +414,13 @@ const Views = (() => {
     const approveTpl = str(commands.approve) || 'notabene comments done {id} --status resolved';
     const rejectTpl = str(commands.reject) || 'notabene comments reopen {id} --reply "{reason}"';
     const page = str(c && c.page);
-    const show = function (which) {
+    const show = (which) => {
       current = which;
-      approveB.setAttribute('aria-expanded', which === 'approve' && !W.on ? 'true' : 'false');
+      approveB.setAttribute('aria-expanded', which === 'approve' && !writable() ? 'true' : 'false');
       rejectB.setAttribute('aria-expanded', which === 'reject' ? 'true' : 'false');
       reasonBox.hidden = which !== 'reject';
-      if (revertRow) revertRow.hidden = which !== 'reject' || !W.on;
-      if (W.on) {
+      if (revertRow) revertRow.hidden = which !== 'reject' || !writable();
+      if (writable()) {
         reasonBox.setAttribute('data-nb-draft', '');
         sendRow.hidden = which !== 'reject';
         cmdBox.hidden = true;
@@ -429,73 +429,79 @@ const Views = (() => {
       }
       update();
     };
-    const update = function () {
+    const update = () => {
       cmdCode.textContent = current === 'reject' ? fillCommand(rejectTpl, id, reasonBox.value) : fillCommand(approveTpl, id);
       copyB.textContent = t('copy');
     };
-    const decide = function (fields, doneText, button) {
-      withAuthor(function (author) {
+    const decide = (fields, doneText, button) => {
+      withAuthor(async (author) => {
         fields.page = page;
         fields.id = id;
         fields.author = author;
         if (fields.reply) fields.reply.author = author;
         busy([approveB, rejectB, sendB], true);
         showError(msg, null);
-        api('PATCH', 'comments', fields).then(function (updated) {
-          reasonBox.value = '';
-          const art = box.closest('.nb-card');
-          if (art) {
-            art.classList.add('nb-card-done');
-            art.setAttribute('data-nb-status', statusOf(updated));
-          }
-          done.textContent = doneText;
-          done.hidden = false;
-          reasonBox.hidden = true;
-          sendRow.hidden = true;
-          if (revertRow) revertRow.hidden = true;
-          const told = {
-            text: fields.status === 'resolved' ? t('didApprove') : t('didReject'),
-            id: id,
-            undo: { page: page, id: id, updatedAt: str(obj(updated).updatedAt) }
-          };
-          if (fields.status !== 'open' || !revertBox || !revertBox.checked) {
-            didSomething(told);
-            return;
-          }
-          // The revert: a suggestion on the applied text whose replacement is the old text,
-          // then applied. Undo is not offered for the pair; the new comment's own thread can
-          // be rejected or reopened like any other.
-          const was = str(sg.quote);
-          holdReload(api('POST', 'comments', {
-            page: page, space: str(c.space) || 'book', scope: 'selection', anchor: c.anchor, author: author,
-            body: t('revertBody', { was: truncate(was, 60) }), suggestion: { text: was }
-          }).then(function (made) {
-            return api('POST', 'apply', { id: str(obj(made).id), author: author });
-          }).then(function () {
-            didSomething({ text: t('didRejectRevert', { was: truncate(was, 60) }), id: id, undo: null });
-          }, function () {
-            didSomething({ text: t('revertFailed'), id: id, undo: null });
-          }));
-        }, function (e) {
+        let updated;
+        try {
+          updated = await api('PATCH', 'comments', fields);
+        } catch (e) {
           busy([approveB, rejectB, sendB], false);
           showError(msg, e);
           if (button) button.focus();
-        });
+          return;
+        }
+        reasonBox.value = '';
+        const art = box.closest('.nb-card');
+        if (art) {
+          art.classList.add('nb-card-done');
+          art.setAttribute('data-nb-status', statusOf(updated));
+        }
+        done.textContent = doneText;
+        done.hidden = false;
+        reasonBox.hidden = true;
+        sendRow.hidden = true;
+        if (revertRow) revertRow.hidden = true;
+        const told = {
+          text: fields.status === 'resolved' ? t('didApprove') : t('didReject'),
+          id,
+          undo: { page, id, updatedAt: str(obj(updated).updatedAt) }
+        };
+        if (fields.status !== 'open' || !revertBox || !revertBox.checked) {
+          didSomething(told);
+          return;
+        }
+        // The revert: a suggestion on the applied text whose replacement is the old text,
+        // then applied. Undo is not offered for the pair; the new comment's own thread can
+        // be rejected or reopened like any other.
+        const was = str(sg.quote);
+        holdReload((async () => {
+          try {
+            const made = await api('POST', 'comments', {
+              page, space: str(c.space) || 'book', scope: 'selection', anchor: c.anchor, author,
+              body: t('revertBody', { was: truncate(was, 60) }), suggestion: { text: was }
+            });
+            await api('POST', 'apply', { id: str(obj(made).id), author });
+          } catch {
+            didSomething({ text: t('revertFailed'), id, undo: null });
+            return;
+          }
+          didSomething({ text: t('didRejectRevert', { was: truncate(was, 60) }), id, undo: null });
+        })());
       }, button);
     };
-    approveB.addEventListener('click', function () {
-      if (W.on && page) {
+    approveB.addEventListener('click', () => {
+      if (writable() && page) {
         show(null);
         decide({ status: 'resolved' }, t('approvedDone'), approveB);
         return;
       }
       show(current === 'approve' ? null : 'approve');
     });
-    rejectB.addEventListener('click', function () {
+    rejectB.addEventListener('click', () => {
       show(current === 'reject' ? null : 'reject');
       if (current === 'reject') reasonBox.focus();
     });
-    sendB.addEventListener('click', function () {
+    sendB.addEventListener('click', () => {
       const reason = reasonBox.value.trim();
       if (!reason) {
         showError(msg, t('needReason'));
@@ -504,40 +510,40 @@ const Views = (() => {
       }
       decide({ status: 'open', reply: { body: reason } }, t('rejectedDone'), sendB);
     });
-    reasonBox.addEventListener('keydown', function (e) {
-      if (W.on && e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+    reasonBox.addEventListener('keydown', (e) => {
+      if (writable() && e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
         e.preventDefault();
         sendB.click();
       }
     });
     reasonBox.addEventListener('input', update);
-    copyB.addEventListener('click', function () { copyText(cmdCode.textContent, cmdCode, copyB); });
+    copyB.addEventListener('click', () => { copyText(cmdCode.textContent, cmdCode, copyB); });
     return box;
   }
 
   /* ----- comments view */
 
   function renderCommentsView(app, data) {
-    const all = arr(data.comments).filter(function (c) { return c && typeof c === 'object'; });
-    all.forEach(function (c) { unlean(c, data); });
+    const all = arr(data.comments).filter((c) => c && typeof c === 'object');
+    all.forEach((c) => { unlean(c, data); });
     const root = h('div', { class: 'nb-comments-view' });
     const search = h('input', { type: 'search', class: 'nb-search', placeholder: t('searchPlaceholder'), 'aria-label': t('search') });
     const status = h('select', { class: 'nb-f-status', 'aria-label': t('status') });
-    [['active', 'sActive'], ['open', 'fOpen'], ['addressed', 'fAddressed'], ['resolved', 'fResolved'], ['all', 'fAll']].forEach(function (o) {
+    [['active', 'sActive'], ['open', 'fOpen'], ['addressed', 'fAddressed'], ['resolved', 'fResolved'], ['all', 'fAll']].forEach((o) => {
       status.appendChild(h('option', { value: o[0], text: t(o[1]) }));
     });
     const hold = h('select', { class: 'nb-f-hold', 'aria-label': t('hold') });
-    [['all', 'holdAll'], ['held', 'held'], ['not', 'notHeld']].forEach(function (o) {
+    [['all', 'holdAll'], ['held', 'held'], ['not', 'notHeld']].forEach((o) => {
       hold.appendChild(h('option', { value: o[0], text: t(o[1]) }));
     });
     const page = h('select', { class: 'nb-f-page', 'aria-label': t('page') });
     page.appendChild(h('option', { value: '', text: t('allPages') }));
     const pages = new Map();
-    all.forEach(function (c) {
+    all.forEach((c) => {
       const p = str(c.page);
       if (p && !pages.has(p)) pages.set(p, str(anch(c).chapter) || p);
     });
-    Array.from(pages.keys()).sort().forEach(function (p) {
+    Array.from(pages.keys()).sort().forEach((p) => {
       page.appendChild(h('option', { value: p, text: pages.get(p) }));
     });
     const count = h('span', { class: 'nb-shown', 'aria-live': 'polite' });
@@ -550,27 +556,25 @@ const Views = (() => {
     const others = obj(data.otherLanguages);
     const langs = Object.keys(others).sort();
     if (langs.length) {
-      const n = langs.reduce(function (sum, l) { return sum + num(others[l], 0); }, 0);
+      const n = langs.reduce((sum, l) => sum + num(others[l], 0), 0);
       root.appendChild(h('p', {
         class: 'nb-other-languages',
-        text: tn('otherLanguages', n, { langs: langs.map(function (l) { return l + ': ' + num(others[l], 0); }).join(', ') })
+        text: tn('otherLanguages', n, { langs: langs.map((l) => `${l}: ${num(others[l], 0)}`).join(', ') })
       }));
     }
     const list = h('ol', { class: 'nb-rows' });
     const empty = h('p', { class: 'nb-empty', text: t('noMatch'), hidden: true });
     root.appendChild(list);
     root.appendChild(empty);
-    const rows = all.map(function (c) {
-      return { c: c, el: commentRow(c), hay: haystack(c) };
-    });
-    const apply = function () {
+    const rows = all.map((c) => ({ c, el: commentRow(c), hay: haystack(c) }));
+    const apply = () => {
       const q = search.value.trim().toLowerCase();
       const st = status.value, hd = hold.value, pg = page.value;
       let shown = 0;
       list.textContent = '';
-      rows.forEach(function (r) {
+      rows.forEach((r) => {
         const s = statusOf(r.c);
-        const ok = (!q || r.hay.indexOf(q) >= 0) &&
+        const ok = (!q || r.hay.includes(q)) &&
           (st === 'all' || (st === 'active' ? s !== 'resolved' : s === st)) &&
           (hd === 'all' || (hd === 'held') === (r.c.hold === true)) &&
           (!pg || str(r.c.page) === pg);
@@ -579,10 +583,10 @@ const Views = (() => {
           shown++;
         }
       });
-      count.textContent = t('shown', { shown: shown, total: all.length });
+      count.textContent = t('shown', { shown, total: all.length });
       empty.hidden = shown > 0;
     };
-    [search, status, hold, page].forEach(function (el) {
+    [search, status, hold, page].forEach((el) => {
       el.addEventListener('input', apply);
       el.addEventListener('change', apply);
     });
@@ -593,7 +597,7 @@ const Views = (() => {
   function haystack(c) {
     const a = obj(c.anchor);
     const parts = [str(c.page), str(anch(c).chapter), str(a.quote), str(a.label)];
-    arr(c.thread).forEach(function (m) { parts.push(str(obj(m).body)); });
+    arr(c.thread).forEach((m) => { parts.push(str(obj(m).body)); });
     return parts.join('\n').toLowerCase();
   }
 
@@ -603,12 +607,12 @@ const Views = (() => {
     // A resolved thread comes as its first message and the number of replies (it is on its page).
     const n = arr(c.thread).length + num(c.replies, 0);
     const url = siteHref(c.url || anch(c).url);
-    const li = h('li', { class: 'nb-row' + (c.hold === true ? ' nb-held' : ''), 'data-nb-id': str(c.id), 'data-nb-status': status });
+    const li = h('li', { class: `nb-row${c.hold === true ? ' nb-held' : ''}`, 'data-nb-id': str(c.id), 'data-nb-status': status });
     li.appendChild(h('div', { class: 'nb-row-head' },
       h('span', { class: 'nb-dot', 'data-nb-status': status, title: statusLabel(status) }),
       pageRef(url, anch(c).chapter, c.page, 'nb-row-page'),
       headEl(c, 60, 50),
-      c.hold === true ? h('span', { class: 'nb-hold', text: '⏸ ' + t('onHold') }) : null,
+      c.hold === true ? h('span', { class: 'nb-hold', text: `⏸ ${t('onHold')}` }) : null,
       n > 1 ? h('span', { class: 'nb-replies', text: repliesText(n - 1) }) : null,
       h('span', { class: 'nb-status-text', text: statusLabel(status) })));
     li.appendChild(h('p', { class: 'nb-row-first' },
@@ -634,11 +638,11 @@ const Views = (() => {
   /* ----- journal view */
 
   function renderJournal(app, data) {
-    const entries = arr(data.entries).filter(function (e) { return e && typeof e === 'object'; });
+    const entries = arr(data.entries).filter((e) => e && typeof e === 'object');
     const root = h('div', { class: 'nb-journal' });
     if (!entries.length) root.appendChild(h('p', { class: 'nb-empty', text: t('emptyJournal') }));
-    entries.forEach(function (e) {
-      const art = h('article', { class: 'nb-j-entry', 'data-nb-entry': str(e.id), id: e.id ? 'nb-j-' + str(e.id) : null });
+    entries.forEach((e) => {
+      const art = h('article', { class: 'nb-j-entry', 'data-nb-entry': str(e.id), id: e.id ? `nb-j-${str(e.id)}` : null });
       art.appendChild(h('div', { class: 'nb-j-head' },
         e.date ? h('time', { class: 'nb-j-date', datetime: str(e.date), text: fmtDay(e.date) }) : null,
         h('span', { class: 'nb-j-title', role: 'heading', 'aria-level': '3', text: str(e.title) || str(e.id) })));
@@ -646,17 +650,17 @@ const Views = (() => {
       const changes = arr(e.changes);
       if (changes.length) {
         const ul = h('ul', { class: 'nb-j-changes' });
-        changes.forEach(function (ch) {
+        changes.forEach((ch) => {
           ch = obj(ch);
           const url = siteHref(ch.url);
           const li = h('li', { class: 'nb-j-change' },
             pageRef(url, ch.chapter, ch.page),
-            ch.what ? ' — ' + str(ch.what) : '');
+            ch.what ? ` — ${str(ch.what)}` : '');
           if (ch.why) li.appendChild(h('div', { class: 'nb-why', text: str(ch.why) }));
           const ids = arr(ch.commentIds).map(str).filter(Boolean);
           if (ids.length) {
             const p = h('div', { class: 'nb-j-ids' }, t('commentIds'));
-            ids.forEach(function (id, i) {
+            ids.forEach((id, i) => {
               if (i) p.appendChild(D.createTextNode(', '));
               p.appendChild(url ? h('a', { href: withParam(url, 'nb', id), text: id }) : h('code', { text: id }));
             });

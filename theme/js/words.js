@@ -18,8 +18,8 @@ const Words = (() => {
   /** The words, spaces and punctuation of `s`, in order; joined they give `s` back. */
   function wordTokens(s) {
     const out = [];
-    const push = function (tok) {
-      if (tok.length > 1 && CJK.test(tok)) Array.prototype.push.apply(out, Array.from(tok));
+    const push = (tok) => {
+      if (tok.length > 1 && CJK.test(tok)) out.push(...tok);
       else out.push(tok);
     };
     s = str(s);
@@ -47,7 +47,7 @@ const Words = (() => {
     while (q < x.length - p && q < y.length - p && x[x.length - 1 - q] === y[y.length - 1 - q]) q++;
     const xm = x.slice(p, x.length - q), ym = y.slice(p, y.length - q);
     const raw = [];
-    const add = function (t, s) { if (s) raw.push({ t: t, s: s }); };
+    const add = (t, s) => { if (s) raw.push({ t, s }); };
     add('eq', x.slice(0, p).join(''));
     if (xm.length && ym.length && xm.length * ym.length <= MAX_WORD_CELLS) {
       // len[i][j]: the length of a longest common subsequence of xm[i..] and ym[j..].
@@ -76,12 +76,12 @@ const Words = (() => {
     // Each run of changes becomes one del and one ins.
     const out = [];
     let del = '', ins = '';
-    const flush = function () {
+    const flush = () => {
       if (del) out.push({ t: 'del', s: del });
       if (ins) out.push({ t: 'ins', s: ins });
       del = ins = '';
     };
-    raw.forEach(function (o) {
+    raw.forEach((o) => {
       if (o.t === 'eq') {
         flush();
         if (out.length && out[out.length - 1].t === 'eq') out[out.length - 1].s += o.s;
@@ -101,7 +101,7 @@ const Words = (() => {
    * what `b` has, anything else both (a merged view).
    */
   function appendWords(el, ops, side) {
-    ops.forEach(function (o) {
+    ops.forEach((o) => {
       if (o.t === 'eq') el.appendChild(D.createTextNode(o.s));
       else if (o.t === 'del' && side !== 'new') el.appendChild(h('del', { class: 'nb-word', text: o.s }));
       else if (o.t === 'ins' && side !== 'old') el.appendChild(h('ins', { class: 'nb-word', text: o.s }));
