@@ -17,6 +17,10 @@
 //! `NB_SEED=<n>` draws a different sample; `NB_TAU=<τ>` uses another threshold for the main
 //! tables; `NB_CSV=<path>` writes per-anchor diagnostics.
 
+// Tests and benches are not a library: their shared modules are `pub` for each other, and
+// need no rustdoc.
+#![allow(unreachable_pub, missing_docs)]
+
 #[path = "support/anchoring.rs"]
 mod anchoring;
 #[path = "../tests/support/mod.rs"]

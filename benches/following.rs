@@ -12,6 +12,10 @@
 //!
 //!     cargo bench --bench following
 
+// Tests and benches are not a library: their shared modules are `pub` for each other, and
+// need no rustdoc.
+#![allow(unreachable_pub, missing_docs)]
+
 #[path = "support/anchoring.rs"]
 mod anchoring;
 #[path = "../tests/support/mod.rs"]

@@ -41,6 +41,10 @@
 //! cache warm); `NB_STAGE=dir` leaves the book and its store at `dir`, with its three
 //! `book.toml`s, for profiling `mdbook build` by hand.
 
+// Tests and benches are not a library: their shared modules are `pub` for each other, and
+// need no rustdoc.
+#![allow(unreachable_pub, missing_docs)]
+
 #[path = "support/big_book.rs"]
 mod big_book;
 #[path = "../tests/support/mod.rs"]

@@ -6,6 +6,10 @@
 //! (`NB_WRITES` writes, default 50; `NB_ROUNDS` rebuild rounds, default 7). Targets: the new
 //! comment in the chapter at p95 ≤ 300 ms, the rebuild after it ≤ 400 ms.
 
+// Tests and benches are not a library: their shared modules are `pub` for each other, and
+// need no rustdoc.
+#![allow(unreachable_pub, missing_docs)]
+
 #[path = "support/big_book.rs"]
 mod big_book;
 #[path = "../tests/support/mod.rs"]

@@ -4,6 +4,10 @@
 //! Each round runs on a fresh server and store; the table gives every round and the median.
 //! Run with `cargo bench --bench serve_load` (`NB_ROUNDS` rounds, default 5).
 
+// Tests and benches are not a library: their shared modules are `pub` for each other, and
+// need no rustdoc.
+#![allow(unreachable_pub, missing_docs)]
+
 #[path = "../tests/support/mod.rs"]
 mod support;
 

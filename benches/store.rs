@@ -8,6 +8,10 @@
 //!
 //!     cargo bench --bench store
 
+// Tests and benches are not a library: their shared modules are `pub` for each other, and
+// need no rustdoc.
+#![allow(unreachable_pub, missing_docs)]
+
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -5,6 +5,10 @@
 //! unchanged to stdout — and does nothing else. The bench builds it
 //! (`cargo build --release --example passthrough`) and runs it through the real `mdbook`.
 
+// Tests and benches are not a library: their shared modules are `pub` for each other, and
+// need no rustdoc.
+#![allow(unreachable_pub, missing_docs)]
+
 use std::io::Write;
 
 fn main() {

@@ -5,6 +5,10 @@
 //!
 //! Run one area with `cargo test --test browser serve_browser::`.
 
+// Tests and benches are not a library: their shared modules are `pub` for each other, and
+// need no rustdoc.
+#![allow(unreachable_pub, missing_docs)]
+
 mod harness;
 #[path = "../support/mod.rs"]
 mod support;

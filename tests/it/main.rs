@@ -7,6 +7,10 @@
 //!
 //! Run one area with `cargo test --test it <module>::` (e.g. `cargo test --test it anchoring::`).
 
+// Tests and benches are not a library: their shared modules are `pub` for each other, and
+// need no rustdoc.
+#![allow(unreachable_pub, missing_docs)]
+
 #[path = "../support/mod.rs"]
 mod support;
 

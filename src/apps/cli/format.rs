@@ -47,7 +47,7 @@ fn suggestion_line(c: &Comment) -> Option<String> {
 /// `[id] status[ ⏸] scope page=<page>`, the anchor line, the suggestion line
 /// ([`suggestion_line`]), then `• author: body` and
 /// `↳ author: body` for replies, a body's further lines indented below it.
-pub fn comment_block(c: &Comment) -> Vec<String> {
+pub(crate) fn comment_block(c: &Comment) -> Vec<String> {
     let mut out = vec![format!(
         "[{}] {}{} {} page={}",
         c.id().unwrap_or_default(),
@@ -78,7 +78,7 @@ pub fn comment_block(c: &Comment) -> Vec<String> {
 
 /// The `comments show` rendering, line by line: the list block plus anchor context,
 /// resolution and dates.
-pub fn comment_detail(rec: &Record) -> Vec<String> {
+pub(crate) fn comment_detail(rec: &Record) -> Vec<String> {
     let c = &rec.comment;
     let mut out = comment_block(c);
     if let Some(a) = c.anchor()

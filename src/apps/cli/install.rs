@@ -49,7 +49,7 @@ fn ensure_in_array(table: &mut Table, key: &str, value: &str, at: &str) -> Resul
 }
 
 /// Applies the install edits to a book.toml text; returns the new text and what changed.
-pub fn edit_book_toml(text: &str, store_rel: &str) -> Result<(String, Vec<String>)> {
+pub(crate) fn edit_book_toml(text: &str, store_rel: &str) -> Result<(String, Vec<String>)> {
     let mut doc: DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
         Error::new(format!(
             "book.toml is not valid TOML: {} (book.toml)",

@@ -10,13 +10,13 @@ use serde_json::Value;
 use std::path::Path;
 
 /// The configuration file's name.
-pub const FILE: &str = ".mcp.json";
+pub(crate) const FILE: &str = ".mcp.json";
 
 /// The server's name in `mcpServers`.
-pub const SERVER: &str = "notabene";
+pub(crate) const SERVER: &str = "notabene";
 
 /// Whether `text` (a `.mcp.json`) registers the notabene server.
-pub fn has_server(text: &str) -> bool {
+pub(crate) fn has_server(text: &str) -> bool {
     serde_json::from_str::<Value>(text)
         .ok()
         .is_some_and(|v| v["mcpServers"][SERVER].is_object())
@@ -24,7 +24,7 @@ pub fn has_server(text: &str) -> bool {
 
 /// `text` with the notabene server added (`command`, `args`), or `None` when it already has
 /// one. An error when `text` is not a JSON object (or its `mcpServers` is not one).
-pub fn with_server(
+pub(crate) fn with_server(
     text: &str,
     command: &str,
     args: &[String],
@@ -149,7 +149,7 @@ fn member_object(text: &str, open: usize, key: &str) -> Option<usize> {
 
 /// Adds the notabene server to `dir/.mcp.json` (created when missing); one line saying what
 /// was done. A file that cannot be merged is left as it is, and the line says why.
-pub fn register(dir: &Path, shown: &str, command: &str, args: &[String]) -> Result<String> {
+pub(crate) fn register(dir: &Path, shown: &str, command: &str, args: &[String]) -> Result<String> {
     let path = dir.join(FILE);
     let existing = match std::fs::read(&path) {
         Ok(bytes) => match String::from_utf8(bytes) {

@@ -16,9 +16,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The name store files carry in `.gitattributes` (`merge=notabene`).
-pub const DRIVER: &str = "notabene";
+pub(crate) const DRIVER: &str = "notabene";
 /// The program name git runs for the merge strategy `notabene` (a link to this program).
-pub const STRATEGY_PROGRAM: &str = "git-merge-notabene";
+pub(crate) const STRATEGY_PROGRAM: &str = "git-merge-notabene";
 /// The attributes line `init` writes.
 const ATTRIBUTES_LINE: &str = "*.json merge=notabene";
 const ATTRIBUTES: &str = "# Written by `notabene init`: git merges the review store's files with `notabene merge-driver`\n# (set up once per clone by `notabene init`; without it git merges them as text).\n*.json merge=notabene\n";

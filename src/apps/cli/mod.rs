@@ -163,7 +163,7 @@ impl Ctx {
 
     /// `path` relative to the working directory when below it (`.` for the directory itself),
     /// else absolute.
-    pub fn show(&self, path: &Path) -> String {
+    pub(crate) fn show(&self, path: &Path) -> String {
         match path.strip_prefix(&self.cwd) {
             Ok(p) if p.as_os_str().is_empty() => ".".into(),
             Ok(p) => p.display().to_string(),
@@ -172,7 +172,7 @@ impl Ctx {
     }
 
     /// The review mode of the book's config.
-    pub fn review(&self) -> crate::model::book::Review {
+    pub(crate) fn review(&self) -> crate::model::book::Review {
         self.book
             .as_ref()
             .map(|b| b.config.review)
@@ -180,7 +180,7 @@ impl Ctx {
     }
 
     /// The directory git and author lookups run in.
-    pub fn work_dir(&self) -> &Path {
+    pub(crate) fn work_dir(&self) -> &Path {
         self.book
             .as_ref()
             .map(|b| b.root.as_path())

@@ -11,7 +11,7 @@ use serde_json::json;
 use std::path::{Path, PathBuf};
 
 /// The agent protocol shipped with this build.
-pub use crate::apps::ops::PROTOCOL;
+pub(crate) use crate::apps::ops::PROTOCOL;
 /// The body of the `AGENTS.md` block (`{{store}}` and `{{protocol}}` are substituted).
 const AGENTS_BLOCK: &str = include_str!("../../agents_block.md");
 const BANNER_PREFIX: &str = "<!-- notabene agent protocol v";

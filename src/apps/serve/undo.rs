@@ -66,7 +66,7 @@ impl Undos {
 
 /// Why an Undo was refused: what changed since the action.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refused {
+pub(crate) enum Refused {
     /// The comment was deleted since.
     Deleted,
     /// A deleted comment exists again.
@@ -77,7 +77,7 @@ pub enum Refused {
 
 impl Refused {
     /// The message of the 409.
-    pub fn message(&self) -> String {
+    pub(crate) fn message(&self) -> String {
         match self {
             Refused::Deleted => "the comment was deleted since; nothing was undone".into(),
             Refused::Exists => "the comment exists again; nothing was undone".into(),
@@ -90,7 +90,11 @@ impl Refused {
 
 /// The comment as it is once `undo` is taken back from `now` (the comment as it is; `None`:
 /// deleted), at instant `ts`: the action's own fields put back, everything else kept.
-pub fn undone(undo: &Undo, now: Option<&Comment>, ts: &str) -> Result<Map<String, Value>, Refused> {
+pub(crate) fn undone(
+    undo: &Undo,
+    now: Option<&Comment>,
+    ts: &str,
+) -> Result<Map<String, Value>, Refused> {
     let before = undo.before.comment.as_map();
     let (after, now) = match (&undo.after, now) {
         (None, None) => return Ok(before.clone()),
@@ -159,7 +163,7 @@ fn thread_undone(
 /// An `updatedAt` for a write at instant `now` to a comment last changed at `prev`: `now`, or
 /// one millisecond after `prev` when that is not earlier, so each action on a comment ends at
 /// its own instant (writes that arrive together share a clock reading).
-pub fn later_than(now: chrono::DateTime<chrono::Utc>, prev: &str) -> String {
+pub(crate) fn later_than(now: chrono::DateTime<chrono::Utc>, prev: &str) -> String {
     // Compared as written: in whole milliseconds.
     match chrono::DateTime::parse_from_rfc3339(prev) {
         Ok(p) if p.timestamp_millis() >= now.timestamp_millis() => {

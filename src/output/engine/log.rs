@@ -56,7 +56,7 @@ impl tracing::Subscriber for Stderr {
 
 /// Sets the process-wide subscriber that prints mdBook's warnings and errors, once; a no-op
 /// when one is set already.
-pub fn install() {
+pub(crate) fn install() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         let _ = tracing::subscriber::set_global_default(Stderr);

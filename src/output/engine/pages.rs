@@ -130,7 +130,7 @@ fn render(md: &MDBook, book: MdBook, titles: HashMap<PathBuf, String>, dest: &Pa
 
 /// Builds the book `md` (loaded with the preprocessor that keeps `kept.reuse`) into `dest`,
 /// whole, and keeps the book it rendered when HTML is its only output.
-pub fn whole(md: &MDBook, dest: &Path, kept: &Kept) -> Result<()> {
+pub(crate) fn whole(md: &MDBook, dest: &Path, kept: &Kept) -> Result<()> {
     if !only_html(md) {
         *lock(&kept.last) = None;
         md.build()
@@ -178,7 +178,7 @@ fn html_at(md: &MDBook, dest: &Path) -> Result<()> {
 /// Rebuilds the book `md` into `dest`, rendering only the pages that changed since the last
 /// build (the site at `current`, built with `kept`) when `change` allows it, else whole.
 /// `scratch` is a directory of its own the pages are rendered into first.
-pub fn rebuild(
+pub(crate) fn rebuild(
     md: &MDBook,
     current: &Path,
     dest: &Path,
