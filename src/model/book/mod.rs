@@ -3,9 +3,11 @@
 //! for /review, the work-tree root for the page prefix), and the text model's settings its
 //! `[output.html]` gives ([`text_options`]).
 //!
-//! Nothing here reads comments or anchors them.
+//! Nothing here reads comments or anchors them, except what a build keeps of the comments it
+//! will not anchor: their pre-written lean forms ([`forms`]).
 
 pub mod config;
+pub mod forms;
 pub mod git;
 pub mod notices;
 pub mod pages;
