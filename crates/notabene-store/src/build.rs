@@ -28,8 +28,8 @@ impl Snapshot {
 
 impl Store {
     /// [`Store::load`] for a build: the comments `forms` condenses come condensed, and the
-    /// files unchanged since the last build are taken from the store's cache
-    /// ([`crate::cache`]), which is then brought up to date. The result is exactly
+    /// files unchanged since the last build are taken from the store's parse cache (see the
+    /// crate docs), which is then brought up to date. The result is exactly
     /// [`Store::load`]'s [`Snapshot::condensed`], whatever the cache holds.
     pub fn load_condensed(&self, forms: &dyn Condense) -> Result<Snapshot> {
         self.load_condensed_in(cache::cache_dir(), forms)

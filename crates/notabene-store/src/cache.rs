@@ -361,7 +361,7 @@ mod tests {
                     r.file,
                     r.location,
                     Value::Object(r.comment.as_map().clone()),
-                    r.comment.prepared().map(|p| p.to_text())
+                    r.comment.condensed_text().map(|p| p.to_text())
                 )
             })
             .collect();

@@ -1,7 +1,7 @@
 //! The comment object: an ordered JSON map (unknown fields kept verbatim) with typed accessors for
 //! the fields the contract defines, and the mutations the CLI performs.
 
-use crate::condense::Prepared;
+use crate::condense::CondensedText;
 use serde_json::{Map, Value, json};
 
 /// A comment's status, as the contract spells it.
@@ -91,18 +91,18 @@ impl From<Scope> for Value {
 /// not, keeps its value and position.
 ///
 /// A build may read a comment *condensed* ([`crate::condense`]): the map holds only the
-/// fields the build reads itself, and the build's text prepared from the whole comment comes
-/// with it (the second field).
+/// fields the build reads itself, and its condensed text (the build's text made from the whole
+/// comment) comes with it (the second field).
 ///
 /// The map is shared between copies (a clone is a reference count; a mutation copies it
 /// first): a long-lived process keeps the comments it read without copying them.
 #[derive(Debug, Clone, Default)]
 pub struct Comment(
     std::sync::Arc<Map<String, Value>>,
-    Option<std::sync::Arc<dyn Prepared>>,
+    Option<std::sync::Arc<dyn CondensedText>>,
 );
 
-/// Two comments are equal when their maps are, and their prepared texts (if condensed).
+/// Two comments are equal when their maps are, and their condensed texts (if condensed).
 impl PartialEq for Comment {
     fn eq(&self, other: &Comment) -> bool {
         self.0 == other.0
@@ -162,12 +162,12 @@ impl Comment {
         Comment(m.into(), None)
     }
     /// A condensed comment ([`crate::condense`]): the fields a build reads, and the text it
-    /// prepared from the whole comment.
-    pub fn condensed(m: Map<String, Value>, prepared: std::sync::Arc<dyn Prepared>) -> Comment {
-        Comment(m.into(), Some(prepared))
+    /// made from the whole comment.
+    pub fn condensed(m: Map<String, Value>, text: std::sync::Arc<dyn CondensedText>) -> Comment {
+        Comment(m.into(), Some(text))
     }
-    /// The prepared text of a condensed comment (`None`: the comment is whole).
-    pub fn prepared(&self) -> Option<&dyn Prepared> {
+    /// The condensed text of a condensed comment (`None`: the comment is whole).
+    pub fn condensed_text(&self) -> Option<&dyn CondensedText> {
         self.1.as_deref()
     }
     /// The underlying map.

@@ -3,12 +3,12 @@
 //!
 //! The caller of [`Store::load_condensed`](crate::Store::load_condensed) says, through a
 //! [`Condense`], which comments it wants condensed and what to keep of each: a few of its fields
-//! (a map) and a text it prepares from the whole comment ([`Prepared`]). The store keeps both,
+//! (a map) and a text it makes from the whole comment ([`CondensedText`]). The store keeps both,
 //! and its cache keeps them as one line, so that a later build takes them from there instead of
-//! parsing the file and preparing the text again. What the text says is the caller's: the store
+//! parsing the file and making the text again. What the text says is the caller's: the store
 //! writes it and reads it back without looking inside.
 //!
-//! Owns: the [`Condense`] and [`Prepared`] traits, a condensed comment's cache text.
+//! Owns: the [`Condense`] and [`CondensedText`] traits, a condensed comment's cache text.
 //! Calls: `json` (the compact writer) and the [`Comment`] type.
 
 use crate::comment::Comment;
@@ -19,7 +19,7 @@ use std::sync::Arc;
 /// How a build condenses the comments it reads but will not anchor: given by the caller of
 /// [`Store::load_condensed`](crate::Store::load_condensed).
 pub trait Condense: Sync {
-    /// What the prepared texts depend on besides the comment (say, the book's space): a
+    /// What the condensed texts depend on besides the comment (say, the book's space): a
     /// condensed comment the cache kept for another variant is a miss, and its file is read
     /// again. Must not contain a newline.
     fn variant(&self) -> &str;
@@ -27,24 +27,24 @@ pub trait Condense: Sync {
     /// `comment` condensed ([`Comment::condensed`]), or `None` to keep it whole.
     fn condense(&self, comment: &Comment) -> Option<Comment>;
 
-    /// The prepared text back from what its [`Prepared::to_text`] wrote for this variant;
+    /// The condensed text back from what its [`CondensedText::to_text`] wrote for this variant;
     /// `None` when it is not one (the cache entry is then a miss).
-    fn restore(&self, text: &str) -> Option<Arc<dyn Prepared>>;
+    fn restore(&self, text: &str) -> Option<Arc<dyn CondensedText>>;
 }
 
-/// The text a [`Condense`] prepared of a whole comment, kept with the condensed comment
-/// ([`Comment::prepared`]). Its caller gets its own type back with `Any`'s downcast.
-pub trait Prepared: std::any::Any + Send + Sync + std::fmt::Debug {
+/// The text a [`Condense`] made of a whole comment, kept with the condensed comment
+/// ([`Comment::condensed_text`]). Its caller gets its own type back with `Any`'s downcast.
+pub trait CondensedText: std::any::Any + Send + Sync + std::fmt::Debug {
     /// Its text as the store's cache keeps it, which [`Condense::restore`] reads back. A text
     /// holding a newline is not cached.
     fn to_text(&self) -> String;
 }
 
 /// A condensed comment as the store's cache keeps it: one line's value, without raw newline
-/// (compact JSON escapes it): the variant, the kept fields and the prepared text,
+/// (compact JSON escapes it): the variant, the kept fields and the condensed text,
 /// tab-separated. `None` for a comment that is not condensed or a text with a newline.
 pub(crate) fn to_cache_text(c: &Comment, variant: &str) -> Option<String> {
-    let text = c.prepared()?.to_text();
+    let text = c.condensed_text()?.to_text();
     if text.contains('\n') || variant.contains('\n') {
         return None;
     }
@@ -128,13 +128,13 @@ pub(crate) mod tests {
     use serde_json::json;
 
     /// A condenser for the tests: resolved comments keep their id and status, and their
-    /// prepared text is the variant and the whole comment's compact JSON.
+    /// condensed text is the variant and the whole comment's compact JSON.
     pub(crate) struct Forms(pub(crate) &'static str);
 
     #[derive(Debug)]
     struct Whole(String);
 
-    impl Prepared for Whole {
+    impl CondensedText for Whole {
         fn to_text(&self) -> String {
             self.0.clone()
         }
@@ -157,9 +157,9 @@ pub(crate) mod tests {
             let text = format!("{}\t{}", self.0, Value::Object(c.as_map().clone()));
             Some(Comment::condensed(kept, Arc::new(Whole(text))))
         }
-        fn restore(&self, text: &str) -> Option<Arc<dyn Prepared>> {
+        fn restore(&self, text: &str) -> Option<Arc<dyn CondensedText>> {
             text.starts_with(&format!("{}\t", self.0))
-                .then(|| Arc::new(Whole(text.to_string())) as Arc<dyn Prepared>)
+                .then(|| Arc::new(Whole(text.to_string())) as Arc<dyn CondensedText>)
         }
     }
 

@@ -59,7 +59,7 @@ impl<'a> ObjectWriter<'a> {
     }
 
     /// Goes on writing an object already opened at the end of `out` (members written:
-    /// `!empty`), as a caller's prepared text of a condensed comment may leave it
+    /// `!empty`), as a caller's condensed text of a comment may leave it
     /// ([`crate::condense`]).
     pub fn resume(out: &'a mut Vec<u8>, empty: bool) -> Self {
         ObjectWriter { out, empty }
@@ -89,7 +89,7 @@ impl<'a> ObjectWriter<'a> {
 }
 
 /// Formats a finite `f64` as JavaScript's `Number.prototype.toString` does.
-pub fn js_number(v: f64) -> String {
+pub(crate) fn js_number(v: f64) -> String {
     if !v.is_finite() {
         // JSON.stringify writes non-finite numbers as null.
         return "null".to_string();

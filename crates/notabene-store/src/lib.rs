@@ -1,4 +1,6 @@
-//! The `.notabene` store (contract v3): where it is, what it holds, and every write to it.
+#![doc = include_str!("../README.md")]
+//!
+//! # Inside
 //!
 //! Layout: `<store>/<page>/<id>.json` holds one comment (v2/v3); a legacy `<store>/<page>.json`
 //! holds an array of comments (v1). `meta.json` and `journal.json` at the top level are reserved.
@@ -9,8 +11,20 @@
 //! Every read-modify-write holds the store lock ([`fsx::StoreLock`]) and every file write is atomic
 //! ([`fsx::write_atomic`]).
 //!
-//! This crate knows nothing of mdBook: a store is a directory of JSON files, whatever renders the
-//! pages its comments are about.
+//! The [`Store`] type's methods are spread over the modules by what they do: this file locates
+//! the store (its root, whether it exists, its lock); `read` lists and parses its files
+//! ([`Store::load`], [`Snapshot`]); `write` creates, rewrites, moves and deletes comments;
+//! `build` is a build's read, through the parse cache (`cache`); [`meta`] guards the schema
+//! version. [`journal`], [`verify`], [`migrate`] and [`merge`] are the journal, the checks, the
+//! migration from older layouts and git's merge driver.
+//!
+//! Two words of this crate:
+//!
+//! - A *condensed* comment ([`condense`]) is what a build keeps of a comment it reads but will
+//!   not anchor: a few of its fields and a text the caller made from the whole comment
+//!   ([`CondensedText`]); the caller says which comments and what ([`Condense`]).
+//! - [`Recent`] is what a long-lived process's last build read of the store, so that its next
+//!   build reads only the files that changed.
 
 mod build;
 pub(crate) mod cache;
@@ -31,7 +45,7 @@ mod write;
 
 pub use build::Recent;
 pub use comment::{Comment, Scope, Status};
-pub use condense::{Condense, Prepared};
+pub use condense::{Condense, CondensedText};
 pub use meta::Meta;
 pub use notabene_core::{Error, ErrorKind, Result};
 pub use page_id::validate_page_id;
@@ -45,7 +59,7 @@ use std::path::{Path, PathBuf};
 pub const SCHEMA_VERSION: u64 = 3;
 
 /// Top-level file names that are not comments.
-pub const RESERVED: &[&str] = &["meta.json", "journal.json"];
+pub(crate) const RESERVED: &[&str] = &["meta.json", "journal.json"];
 
 /// The record an `apply` in progress keeps in the store directory (see `apply::intent`): a
 /// `.tmp` name, so the store's `.gitignore` keeps it out of git (a record is local to its

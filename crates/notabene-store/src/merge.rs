@@ -223,7 +223,11 @@ fn union3(
 }
 
 /// Merges journal entry lists.
-pub fn merge_journal(base: &[Value], ours: &[Value], theirs: &[Value]) -> Merged<Vec<Value>> {
+pub(crate) fn merge_journal(
+    base: &[Value],
+    ours: &[Value],
+    theirs: &[Value],
+) -> Merged<Vec<Value>> {
     union3(base, ours, theirs, "journal entry", |b, o, t| {
         match pick(b, Some(o), Some(t)) {
             Pick::Take(v) => Ok(v.cloned().unwrap_or(Value::Null)),
@@ -238,7 +242,7 @@ pub fn merge_journal(base: &[Value], ours: &[Value], theirs: &[Value]) -> Merged
 }
 
 /// Merges legacy v1 arrays: members by id, each merged as a comment.
-pub fn merge_array(base: &[Value], ours: &[Value], theirs: &[Value]) -> Merged<Vec<Value>> {
+pub(crate) fn merge_array(base: &[Value], ours: &[Value], theirs: &[Value]) -> Merged<Vec<Value>> {
     union3(base, ours, theirs, "comment", |b, o, t| match (b, o, t) {
         (b, Value::Object(o), Value::Object(t)) => {
             let b = b.and_then(Value::as_object);
@@ -252,7 +256,10 @@ pub fn merge_array(base: &[Value], ours: &[Value], theirs: &[Value]) -> Merged<V
 }
 
 /// `meta.json`: the side with the higher `schemaVersion` (ours when equal).
-pub fn merge_meta(ours: Map<String, Value>, theirs: Map<String, Value>) -> Map<String, Value> {
+pub(crate) fn merge_meta(
+    ours: Map<String, Value>,
+    theirs: Map<String, Value>,
+) -> Map<String, Value> {
     let version = |m: &Map<String, Value>| m.get("schemaVersion").and_then(Value::as_f64);
     match version(&theirs).partial_cmp(&version(&ours)) {
         Some(Ordering::Greater) => theirs,
@@ -276,7 +283,7 @@ fn later(a: &str, b: &str) -> Ordering {
 const GROUPS: &[&[&str]] = &[&["status", "resolution"], &["hold"]];
 
 /// Merges one comment object three-way (`base` is `None` when both sides added it).
-pub fn merge_comment(
+pub(crate) fn merge_comment(
     base: Option<&Map<String, Value>>,
     ours: &Map<String, Value>,
     theirs: &Map<String, Value>,

@@ -18,7 +18,7 @@
 
 use crate::Result;
 use notabene_store::json::{ObjectWriter, parse_str, write_js_compact};
-use notabene_store::{Comment, Condense, Prepared, Recent, Scope, Snapshot, Status, Store};
+use notabene_store::{Comment, Condense, CondensedText, Recent, Scope, Snapshot, Status, Store};
 use serde_json::{Map, Value};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -115,7 +115,7 @@ impl Prerendered {
         }
     }
 
-    /// What [`Prepared::to_text`] wrote, read back for `space`; `None` when it is not one.
+    /// What [`CondensedText::to_text`] wrote, read back for `space`; `None` when it is not one.
     fn from_text(text: &str, space: &str) -> Option<Prerendered> {
         let mut parts = text.splitn(3, '\t');
         let naming = parse_str(parts.next()?)?;
@@ -135,7 +135,7 @@ impl Prerendered {
 
 /// In the store's cache: the naming text (a JSON string), the island and list forms,
 /// tab-separated (compact JSON escapes a tab or a newline inside each).
-impl Prepared for Prerendered {
+impl CondensedText for Prerendered {
     fn to_text(&self) -> String {
         let mut out = Vec::with_capacity(self.island.len() + self.list.len() + 64);
         write_js_compact(&self.naming, &mut out);
@@ -213,8 +213,8 @@ impl Condense for BookForms<'_> {
         condensed(comment, self.space)
     }
 
-    fn restore(&self, text: &str) -> Option<Arc<dyn Prepared>> {
-        Prerendered::from_text(text, self.space).map(|p| Arc::new(p) as Arc<dyn Prepared>)
+    fn restore(&self, text: &str) -> Option<Arc<dyn CondensedText>> {
+        Prerendered::from_text(text, self.space).map(|p| Arc::new(p) as Arc<dyn CondensedText>)
     }
 }
 
@@ -226,7 +226,7 @@ pub trait PrerenderedOf {
 
 impl PrerenderedOf for Comment {
     fn prerendered(&self) -> Option<&Prerendered> {
-        let prepared: &dyn std::any::Any = self.prepared()?;
+        let prepared: &dyn std::any::Any = self.condensed_text()?;
         prepared.downcast_ref()
     }
 }
