@@ -223,9 +223,9 @@ impl Cache {
         }
         let store = std::fs::canonicalize(store_root).unwrap_or_else(|_| store_root.to_path_buf());
         let mut out = format!("{HEADER}\t{}\n", json_string(&store.to_string_lossy()));
-        for (rel, learnt) in files {
+        for (rel, outcome) in files {
             let rel = rel.as_ref();
-            match learnt {
+            match outcome {
                 Outcome::Cached => {
                     if let Some((_, _, line)) = self.entries.get(rel) {
                         out.push_str(&self.text[line.clone()]);

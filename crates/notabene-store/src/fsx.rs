@@ -229,7 +229,7 @@ pub enum Leftover {
     InUse,
     /// Not one of ours (another tool's temp file, which takes no lock) and younger than
     /// [`FOREIGN_MIN_AGE`]: kept, as its writer may still be running.
-    Recent,
+    TooYoung,
 }
 
 /// How old a temp file without our name pattern must be before `clean` removes it.
@@ -259,7 +259,7 @@ pub fn remove_leftover(root: &Path, rel: &Path) -> Result<Leftover> {
             .and_then(|t| t.elapsed().ok())
             .unwrap_or_default();
         if age < FOREIGN_MIN_AGE {
-            return Ok(Leftover::Recent);
+            return Ok(Leftover::TooYoung);
         }
     }
     match file.try_lock() {
