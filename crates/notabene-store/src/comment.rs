@@ -108,7 +108,7 @@ impl PartialEq for Comment {
         self.0 == other.0
             && match (&self.1, &other.1) {
                 (None, None) => true,
-                (Some(a), Some(b)) => a.to_text() == b.to_text(),
+                (Some(a), Some(b)) => std::sync::Arc::ptr_eq(a, b) || a.to_text() == b.to_text(),
                 _ => false,
             }
     }
