@@ -3,6 +3,7 @@
 //! Each is a small Markdown chapter holding a mount point and a JSON data island that the reader
 //! client renders with `textContent` — comment text never becomes markup.
 
+use crate::model::book::forms::{self, PrerenderedOf};
 use crate::model::book::{Book, PageIds, Repo};
 use crate::model::resolve::{BookAnchors, Lean};
 use crate::util::memo::{Key, Memo};
@@ -34,12 +35,12 @@ fn text_of(v: Option<&Value>) -> &str {
     v.and_then(Value::as_str).unwrap_or("")
 }
 
-/// The first 40 characters of the text naming comment `c` ([`notabene_store::lean::naming`]), whitespace runs
+/// The first 40 characters of the text naming comment `c` ([`forms::naming`]), whitespace runs
 /// as one space.
 fn snippet(c: &Comment) -> String {
     let raw = match c.prerendered() {
         Some(p) => p.naming.as_str(),
-        None => notabene_store::lean::naming(c.as_map()),
+        None => forms::naming(c.as_map()),
     };
     let flat = raw.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.chars().count() > 40 {

@@ -235,9 +235,10 @@ fn stored(id: &str, page: &str, status: &str, quote: Option<&str>, messages: usi
 /// replies, a page off the book, no quote).
 #[test]
 fn resolved_comments_read_thin_give_the_pages_reading_them_whole_gives() {
+    use mdbook_notabene::model::book::forms::{self, PrerenderedOf};
     use mdbook_notabene::model::resolve::Which;
     use mdbook_notabene::output::inject::island;
-    use notabene_store::{Comment, lean};
+    use notabene_store::Comment;
     let tmp = common::tempdir();
     let book = tmp.path().join("docs");
     common::write(
@@ -281,7 +282,7 @@ fn resolved_comments_read_thin_give_the_pages_reading_them_whole_gives() {
         .collect();
     let thin: Vec<Comment> = whole
         .iter()
-        .map(|c| lean::thin(c, &cfg.config.space).unwrap_or_else(|| c.clone()))
+        .map(|c| forms::condensed(c, &cfg.config.space).unwrap_or_else(|| c.clone()))
         .collect();
     let thin_ids: Vec<&str> = thin
         .iter()

@@ -1,5 +1,8 @@
-//! The helpers every notabene crate shares: the one-line error type ([`Error`], [`bail!`]),
-//! a deterministic parallel map ([`par`]), base-36 ids, HTML / `<script>`-JSON / terminal
+#![doc = include_str!("../README.md")]
+//!
+//! # Inside
+//!
+//! The modules: the one-line error type ([`Error`], [`bail!`]), a deterministic parallel map ([`par`]), base-36 ids, HTML / `<script>`-JSON / terminal
 //! escaping ([`escape`]), the human-readable output to stdout and stderr ([`term`]), a small
 //! binary codec ([`codec`]), the files a build keeps in the user's cache directory ([`disk`]),
 //! and the crash points of the crash-safety tests ([`failpoint`]).

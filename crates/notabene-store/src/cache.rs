@@ -19,14 +19,14 @@
 //! The format (one line per file, tab-separated): `checksum size mtime mtime-ns ctime
 //! ctime-ns inode device "path" value`, after a header line; `path` and `value` are compact
 //! JSON, `value` what the store's reader keeps of the file (no raw newline: the file's compact
-//! JSON, or a resolved comment's thin record — see `Store::load_for_build`), `checksum` an
+//! JSON, or a condensed comment's cache text — see `Store::load_condensed`), `checksum` an
 //! FNV-1a hash of the rest of the line. The store contract is untouched: the cache is written
 //! beside no store file.
 //!
-//! Owns: the cache file's format, name and validation (its pruning and atomic replacement are
-//! `util::memo`'s, shared with the memo).
-//! Calls: `util::memo` for the cache directory and the checksum; `tempfile` for the write. (The
-//! store's reader, `Store::load_for_build`, calls it from its threads.)
+//! Owns: the cache file's format, name and validation.
+//! Calls: `notabene_core::disk` for the cache directory, the checksum, the atomic replacement
+//! and the pruning of old cache files. (The store's build read, `Store::load_condensed`, calls
+//! it from its threads.)
 
 use serde_json::Value;
 use std::collections::HashMap;
@@ -37,11 +37,11 @@ const HEADER: &str = "mdbook-notabene store cache 4";
 
 /// A file modified less than this many seconds before it was read is not cached: another
 /// write within the same tick of the file system's clock could leave every key unchanged.
-pub const RACY_SECS: u64 = 2;
+pub(crate) const RACY_SECS: u64 = 2;
 
 /// What identifies the contents of a file without reading it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FileKey {
+pub(crate) struct FileKey {
     size: u64,
     mtime: (i64, i64),
     ctime: (i64, i64),
@@ -51,7 +51,7 @@ pub struct FileKey {
 
 impl FileKey {
     /// The key of `meta`.
-    pub fn of(meta: &std::fs::Metadata) -> FileKey {
+    pub(crate) fn of(meta: &std::fs::Metadata) -> FileKey {
         #[cfg(unix)]
         {
             use std::os::unix::fs::MetadataExt;
@@ -114,7 +114,7 @@ impl FileKey {
 
 /// The cache of one store, as read at the start of a build.
 #[derive(Default)]
-pub struct Cache {
+pub(crate) struct Cache {
     /// Where it is written back (`None`: caching is off).
     path: Option<PathBuf>,
     /// The cache file's text.
@@ -123,8 +123,8 @@ pub struct Cache {
     entries: HashMap<String, (FileKey, std::ops::Range<usize>, std::ops::Range<usize>), FnvBuild>,
 }
 
-/// What a build learnt of one file, for the cache it writes back.
-pub enum Learnt {
+/// What a build did with one file, for the cache it writes back.
+pub(crate) enum Outcome {
     /// Taken from the cache: its line is kept as it is.
     Cached,
     /// Read from the file: its key and value (`None`: not cacheable, e.g. modified just now
@@ -135,18 +135,18 @@ pub enum Learnt {
 /// How a store cache file is named: `store-<hash of the store root>.cache`.
 const CACHE_FILE: (&str, &str) = ("store-", ".cache");
 
-pub use notabene_core::disk::cache_dir;
+pub(crate) use notabene_core::disk::cache_dir;
 use notabene_core::disk::{FnvBuild, file_for, fnv, prune, write_file};
 
 impl Cache {
     /// The cache of the store at `root` (empty when there is none, it is off, or it is not
     /// this version's or this store's).
-    pub fn open(root: &Path) -> Cache {
+    pub(crate) fn open(root: &Path) -> Cache {
         Cache::open_in(cache_dir(), root)
     }
 
     /// [`Cache::open`] with the cache directory given (`None`: off).
-    pub fn open_in(dir: Option<PathBuf>, root: &Path) -> Cache {
+    pub(crate) fn open_in(dir: Option<PathBuf>, root: &Path) -> Cache {
         let Some(dir) = dir else {
             return Cache::default();
         };
@@ -202,7 +202,7 @@ impl Cache {
     }
 
     /// The value file `rel` held, when its key is still `key`: the JSON text, to parse.
-    pub fn get(&self, rel: &str, key: &FileKey) -> Option<&str> {
+    pub(crate) fn get(&self, rel: &str, key: &FileKey) -> Option<&str> {
         let (k, value, line) = self.entries.get(rel)?;
         // The checksum is checked only for the lines used.
         let text = &self.text[line.clone()];
@@ -212,27 +212,27 @@ impl Cache {
     }
 
     /// Writes the cache back for the files of this build, in listing order (`files`:
-    /// store-relative path and what was learnt of it), when anything differs from what was
+    /// store-relative path and what this build did with it), when anything differs from what was
     /// read. Failures are ignored: a cache that cannot be written is a cache that misses.
-    pub fn write_back(&self, files: &[(impl AsRef<str>, Learnt)], store_root: &Path) {
+    pub(crate) fn write_back(&self, files: &[(impl AsRef<str>, Outcome)], store_root: &Path) {
         let Some(path) = &self.path else { return };
         let changed = files.len() != self.entries.len()
-            || files.iter().any(|(_, l)| matches!(l, Learnt::Read(_)));
+            || files.iter().any(|(_, l)| matches!(l, Outcome::Read(_)));
         if !changed {
             return;
         }
         let store = std::fs::canonicalize(store_root).unwrap_or_else(|_| store_root.to_path_buf());
         let mut out = format!("{HEADER}\t{}\n", json_string(&store.to_string_lossy()));
-        for (rel, learnt) in files {
+        for (rel, outcome) in files {
             let rel = rel.as_ref();
-            match learnt {
-                Learnt::Cached => {
+            match outcome {
+                Outcome::Cached => {
                     if let Some((_, _, line)) = self.entries.get(rel) {
                         out.push_str(&self.text[line.clone()]);
                         out.push('\n');
                     }
                 }
-                Learnt::Read(Some((key, value))) => {
+                Outcome::Read(Some((key, value))) => {
                     let mut rest = key.fields().join("\t");
                     rest.push('\t');
                     rest.push_str(&json_string(rel));
@@ -242,7 +242,7 @@ impl Cache {
                     out.push_str(&rest);
                     out.push('\n');
                 }
-                Learnt::Read(None) => {}
+                Outcome::Read(None) => {}
             }
         }
         if write_file(path, out.as_bytes()).is_ok() {
@@ -251,7 +251,7 @@ impl Cache {
     }
 
     /// Whether a file with `key`, just read, may be cached.
-    pub fn cacheable(key: &FileKey) -> bool {
+    pub(crate) fn cacheable(key: &FileKey) -> bool {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs() as i64);
@@ -283,6 +283,7 @@ fn parse_line(line: &str) -> Option<(String, FileKey, &str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::condense::tests::Forms;
     use notabene_core::disk::{KEEP_AFTER_PRUNE, KEEP_MAX};
 
     fn key(size: u64) -> FileKey {
@@ -309,13 +310,13 @@ mod tests {
             &[
                 (
                     "p/a.json",
-                    Learnt::Read(Some((key(10), r#"{"id":"a"}"#.into()))),
+                    Outcome::Read(Some((key(10), r#"{"id":"a"}"#.into()))),
                 ),
                 (
                     "p/b\t.json",
-                    Learnt::Read(Some((key(11), r#"{"id":"b"}"#.into()))),
+                    Outcome::Read(Some((key(11), r#"{"id":"b"}"#.into()))),
                 ),
-                ("p/c.json", Learnt::Read(None)),
+                ("p/c.json", Outcome::Read(None)),
             ],
             &store,
         );
@@ -360,7 +361,7 @@ mod tests {
                     r.file,
                     r.location,
                     Value::Object(r.comment.as_map().clone()),
-                    r.comment.prerendered()
+                    r.comment.condensed_text().map(|p| p.to_text())
                 )
             })
             .collect();
@@ -404,7 +405,9 @@ mod tests {
         let store = Store::new(root.clone());
         let recent = Recent::default();
         let bodies = || -> Vec<String> {
-            let snap = store.load_for_build_recent("docs", &recent).unwrap();
+            let snap = store
+                .load_condensed_recent(&Forms("docs"), &recent)
+                .unwrap();
             snap.records
                 .iter()
                 .map(|r| r.comment.as_map()["body"].as_str().unwrap().to_string())
@@ -450,7 +453,7 @@ mod tests {
         }
         recent.expect_changed(named(&[]));
         let snap = Store::new(other)
-            .load_for_build_recent("docs", &recent)
+            .load_condensed_recent(&Forms("docs"), &recent)
             .unwrap();
         let got: Vec<&str> = snap
             .records
@@ -477,12 +480,12 @@ mod tests {
         write("guide.json", r#"[{"id":"c"},{"id":"d"}]"#);
         write("guide/bad.json", "{not json");
         let store = Store::new(root.clone());
-        let truth = dump(&store.load().unwrap().thinned("docs"));
-        assert!(truth[0].contains("Prerendered"), "{truth:?}");
-        let cached_for = |space: &str| {
+        let truth = dump(&store.load().unwrap().condensed(&Forms("docs")));
+        assert!(truth[0].contains("Some("), "{truth:?}");
+        let cached_for = |space: &'static str| {
             dump(
                 &store
-                    .load_for_build_in(Some(cache_dir.clone()), space)
+                    .load_condensed_in(Some(cache_dir.clone()), &Forms(space))
                     .unwrap(),
             )
         };
@@ -503,14 +506,14 @@ mod tests {
             "a header and the three readable files"
         );
         assert_eq!(cached(), truth, "warm");
-        // Thin records are written for one space: another book's build reads the file again.
-        let other = dump(&store.load().unwrap().thinned("other"));
+        // Condensed comments are cached for one variant: another reads the file again.
+        let other = dump(&store.load().unwrap().condensed(&Forms("other")));
         assert_ne!(other, truth);
         assert_eq!(cached_for("other"), other, "another space");
         assert_eq!(cached(), truth, "back to the first space");
         // A file rewritten with the same size: its modification time differs.
         write("guide/b.json", r#"{"id":"b","status":"done"}"#);
-        let truth = dump(&store.load().unwrap().thinned("docs"));
+        let truth = dump(&store.load().unwrap().condensed(&Forms("docs")));
         assert_ne!(
             cached(),
             dump(&Store::new(dir.path().join("none")).load().unwrap())
@@ -529,7 +532,7 @@ mod tests {
         std::fs::remove_dir_all(&cache_dir).unwrap();
         assert_eq!(cached(), truth, "deleted");
         // Off: nothing written.
-        let off = dump(&store.load_for_build_in(None, "docs").unwrap());
+        let off = dump(&store.load_condensed_in(None, &Forms("docs")).unwrap());
         assert_eq!(off, truth);
     }
 

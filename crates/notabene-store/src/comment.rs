@@ -1,6 +1,7 @@
 //! The comment object: an ordered JSON map (unknown fields kept verbatim) with typed accessors for
 //! the fields the contract defines, and the mutations the CLI performs.
 
+use crate::condense::CondensedText;
 use serde_json::{Map, Value, json};
 
 /// A comment's status, as the contract spells it.
@@ -89,17 +90,29 @@ impl From<Scope> for Value {
 /// A stored comment. Mutations touch only the fields they name; every other key, known or
 /// not, keeps its value and position.
 ///
-/// A build reads a resolved comment *thin* ([`super::lean::thin`]): the map holds only the
-/// fields a build reads itself, and the lean forms come pre-written (the second field).
-/// Nothing but a build's anchoring is handed a thin comment.
+/// A build may read a comment *condensed* ([`crate::condense`]): the map holds only the
+/// fields the build reads itself, and its condensed text (the build's text made from the whole
+/// comment) comes with it (the second field).
 ///
 /// The map is shared between copies (a clone is a reference count; a mutation copies it
 /// first): a long-lived process keeps the comments it read without copying them.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Comment(
     std::sync::Arc<Map<String, Value>>,
-    Option<std::sync::Arc<super::lean::Prerendered>>,
+    Option<std::sync::Arc<dyn CondensedText>>,
 );
+
+/// Two comments are equal when their maps are, and their condensed texts (if condensed).
+impl PartialEq for Comment {
+    fn eq(&self, other: &Comment) -> bool {
+        self.0 == other.0
+            && match (&self.1, &other.1) {
+                (None, None) => true,
+                (Some(a), Some(b)) => std::sync::Arc::ptr_eq(a, b) || a.to_text() == b.to_text(),
+                _ => false,
+            }
+    }
+}
 
 /// A suggested edit carried by a selection comment (`suggestion` in its JSON, after
 /// `anchor`): `quote` is the rendered text it replaces (the anchor's quote when it was made),
@@ -148,12 +161,13 @@ impl Comment {
     pub fn from_map(m: Map<String, Value>) -> Comment {
         Comment(m.into(), None)
     }
-    /// A thin comment: the fields a build reads, and the lean forms of the whole comment.
-    pub fn thin(m: Map<String, Value>, lean: super::lean::Prerendered) -> Comment {
-        Comment(m.into(), Some(std::sync::Arc::new(lean)))
+    /// A condensed comment ([`crate::condense`]): the fields a build reads, and the text it
+    /// made from the whole comment.
+    pub fn condensed(m: Map<String, Value>, text: std::sync::Arc<dyn CondensedText>) -> Comment {
+        Comment(m.into(), Some(text))
     }
-    /// The pre-written lean forms of a thin comment (`None`: the comment is whole).
-    pub fn prerendered(&self) -> Option<&super::lean::Prerendered> {
+    /// The condensed text of a condensed comment (`None`: the comment is whole).
+    pub fn condensed_text(&self) -> Option<&dyn CondensedText> {
         self.1.as_deref()
     }
     /// The underlying map.

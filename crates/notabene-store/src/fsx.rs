@@ -19,7 +19,7 @@ pub struct StoreLock {
 
 impl StoreLock {
     /// Blocks until the exclusive lock on `store` is acquired.
-    pub fn acquire(store: &Path) -> Result<StoreLock> {
+    pub(crate) fn acquire(store: &Path) -> Result<StoreLock> {
         let file = File::open(store)
             .map_err(|e| Error::io("cannot open the store to lock it", store, e))?;
         file.lock()
@@ -47,7 +47,7 @@ pub fn contained(root: &Path, rel: &Path) -> Result<PathBuf> {
 
 /// Creates the directory `root/rel` (and its parents below `root`), refusing to traverse any
 /// existing component that is a symlink or not a directory.
-pub fn ensure_dir(root: &Path, rel: &Path) -> Result<PathBuf> {
+pub(crate) fn ensure_dir(root: &Path, rel: &Path) -> Result<PathBuf> {
     let mut cur = root.to_path_buf();
     for c in rel.components() {
         let Component::Normal(name) = c else {
@@ -198,7 +198,7 @@ impl Prepared {
 }
 
 /// The suffix of every temp file a write makes (`.<name>.<random>.tmp`).
-pub const TEMP_SUFFIX: &str = ".tmp";
+pub(crate) const TEMP_SUFFIX: &str = ".tmp";
 
 /// Whether `path` still names the open `file` (a `clean` may have removed it, another program
 /// renamed its own file over it).
@@ -229,7 +229,7 @@ pub enum Leftover {
     InUse,
     /// Not one of ours (another tool's temp file, which takes no lock) and younger than
     /// [`FOREIGN_MIN_AGE`]: kept, as its writer may still be running.
-    Recent,
+    TooYoung,
 }
 
 /// How old a temp file without our name pattern must be before `clean` removes it.
@@ -259,7 +259,7 @@ pub fn remove_leftover(root: &Path, rel: &Path) -> Result<Leftover> {
             .and_then(|t| t.elapsed().ok())
             .unwrap_or_default();
         if age < FOREIGN_MIN_AGE {
-            return Ok(Leftover::Recent);
+            return Ok(Leftover::TooYoung);
         }
     }
     match file.try_lock() {
@@ -299,7 +299,7 @@ impl DirSync {
 }
 
 /// [`write_atomic`], but the directory's fsync is returned, not done.
-pub fn write_atomic_deferred(root: &Path, rel: &Path, contents: &[u8]) -> Result<DirSync> {
+pub(crate) fn write_atomic_deferred(root: &Path, rel: &Path, contents: &[u8]) -> Result<DirSync> {
     prepare(root, rel, contents)?.replace()
 }
 
@@ -316,7 +316,7 @@ pub fn remove_file(root: &Path, rel: &Path) -> Result<()> {
 
 /// Removes the directory `root/rel` and then its ancestors below `root`, each only while
 /// empty. Never removes anything that still holds a file or a sub-page.
-pub fn remove_empty_dirs(root: &Path, rel: &Path) {
+pub(crate) fn remove_empty_dirs(root: &Path, rel: &Path) {
     let mut cur = Some(rel);
     while let Some(r) = cur {
         if r.as_os_str().is_empty() {
@@ -377,7 +377,7 @@ impl ReadFailure {
 
     /// The one-line error for the store file `name` (store-relative):
     /// `journal.json is over 64 MiB (journal.json)`.
-    pub fn to_error(&self, name: &str) -> Error {
+    pub(crate) fn to_error(&self, name: &str) -> Error {
         Error::new(format!("{name} {} ({name})", self.describe()))
     }
 }
@@ -463,7 +463,7 @@ pub fn read_in(root: &Path, rel: &Path, cap: u64) -> std::result::Result<StoreFi
 
 /// Whether `root/rel` is reached without a symlink (the last component included); a missing
 /// component counts as reached (nothing there to follow).
-pub fn no_symlink_on_the_way(root: &Path, rel: &Path) -> bool {
+pub(crate) fn no_symlink_on_the_way(root: &Path, rel: &Path) -> bool {
     check_no_symlink(root, rel).is_ok()
 }
 

@@ -10,7 +10,7 @@ use std::process::Command;
 
 /// Environment variable that pins "now" (an RFC 3339 instant) for reproducible runs, in the
 /// spirit of `SOURCE_DATE_EPOCH`.
-pub const NOW_ENV: &str = "NOTABENE_NOW";
+pub(crate) const NOW_ENV: &str = "NOTABENE_NOW";
 
 /// The current instant, or the one pinned by `NOTABENE_NOW`.
 pub fn now() -> Result<DateTime<Utc>> {
@@ -61,7 +61,7 @@ pub fn sanitize_id(id: &str) -> String {
 }
 
 /// Composes `Name <email>` (or `Name` without an email); an empty name yields `you`.
-pub fn compose_author(name: &str, email: &str) -> String {
+pub(crate) fn compose_author(name: &str, email: &str) -> String {
     let name = name.trim();
     let email = email.trim();
     let name = if name.is_empty() { "you" } else { name };
@@ -88,7 +88,7 @@ pub fn display_name(author: &str) -> &str {
 
 /// The mark an agent's name carries in a thread (`Claude Code (agent)`): the store contract's
 /// author is a string, and this is how a reader tells an agent's message from a person's.
-pub const AGENT_MARK: &str = " (agent)";
+pub(crate) const AGENT_MARK: &str = " (agent)";
 
 /// `author` (a name, or `Name <email>`) marked as an agent's: `Name (agent) <email>`; an author
 /// that carries the mark already is returned as it is.

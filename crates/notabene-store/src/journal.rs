@@ -64,7 +64,7 @@ pub fn read(store: &Store) -> Journal {
 }
 
 /// Whether `s` is a valid `YYYY-MM-DD` date.
-pub fn is_date(s: &str) -> bool {
+pub(crate) fn is_date(s: &str) -> bool {
     s.len() == 10 && chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").is_ok()
 }
 

@@ -59,7 +59,8 @@ impl<'a> ObjectWriter<'a> {
     }
 
     /// Goes on writing an object already opened at the end of `out` (members written:
-    /// `!empty`), as [`crate::lean::Prerendered`] leaves it.
+    /// `!empty`), as a caller's condensed text of a comment may leave it
+    /// ([`crate::condense`]).
     pub fn resume(out: &'a mut Vec<u8>, empty: bool) -> Self {
         ObjectWriter { out, empty }
     }
@@ -88,7 +89,7 @@ impl<'a> ObjectWriter<'a> {
 }
 
 /// Formats a finite `f64` as JavaScript's `Number.prototype.toString` does.
-pub fn js_number(v: f64) -> String {
+pub(crate) fn js_number(v: f64) -> String {
     if !v.is_finite() {
         // JSON.stringify writes non-finite numbers as null.
         return "null".to_string();
@@ -155,6 +156,16 @@ impl<F: Formatter> Formatter for JsFormatter<F> {
     }
     fn end_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
         self.inner.end_object_value(w)
+    }
+}
+
+/// The value of `text`, a JSON string: its inside as it is when it holds no escape, else parsed.
+pub fn parse_str(text: &str) -> Option<String> {
+    let inside = text.strip_prefix('"')?.strip_suffix('"')?;
+    if inside.contains(['\\', '"']) {
+        serde_json::from_str(text).ok()
+    } else {
+        Some(inside.to_string())
     }
 }
 

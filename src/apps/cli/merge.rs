@@ -458,7 +458,7 @@ pub(crate) fn clean(ctx: &Ctx, a: &CleanArgs) -> Result<i32> {
                 kept += 1;
                 say!("notabene: kept {shown} (a running write holds it)");
             }
-            fsx::Leftover::Recent => {
+            fsx::Leftover::TooYoung => {
                 kept += 1;
                 say!("notabene: kept {shown} (another tool's, younger than a minute)");
             }

@@ -1,11 +1,13 @@
 //! The book: `book.toml` and the `[preprocessor.notabene]` table ([`config`]), page ids and their
 //! mapping to Markdown files ([`pages`]), and the git repository the book lives in ([`git`]: diffs
 //! for /review, the work-tree root for the page prefix), and the text model's settings its
-//! `[output.html]` gives ([`text_options`]).
+//! `[output.html]` gives ([`text_options`](mod@text_options)).
 //!
-//! Nothing here reads comments or anchors them.
+//! Nothing here reads comments or anchors them, except what a build keeps of the comments it
+//! will not anchor: their pre-written lean forms ([`forms`]).
 
 pub mod config;
+pub mod forms;
 pub mod git;
 pub mod notices;
 pub mod pages;

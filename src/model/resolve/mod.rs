@@ -11,6 +11,7 @@ pub mod source_map;
 
 pub use reuse::Reuse;
 
+use crate::model::book::forms::PrerenderedOf;
 use crate::util::last_build::Keep;
 use crate::util::memo::{Digest, Key, Memo};
 use notabene_anchoring::text::{PageText, TextOptions, page_text};
@@ -115,7 +116,7 @@ impl FollowedBy {
     }
 }
 
-pub use notabene_store::lean::lean_skips;
+pub use crate::model::book::forms::lean_skips;
 
 /// The anchoring of every comment of a book.
 pub struct BookAnchors {
@@ -660,8 +661,8 @@ impl BookAnchors {
     /// Appends comment `ci` to `out` in its compact [`Lean`] form (JSON, not yet escaped for
     /// a `<script>`), `space` being the book's.
     pub fn write_lean(&self, ci: usize, form: Lean, space: &str, out: &mut Vec<u8>) {
+        use crate::model::book::forms as lean;
         use notabene_store::json::ObjectWriter;
-        use notabene_store::lean;
         let comment = &self.comments[ci];
         // A followed comment keeps its stored page: the write API finds it there.
         let page_known = form == Lean::Island && self.located[ci].followed.is_none();

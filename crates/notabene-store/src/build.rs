@@ -1,0 +1,251 @@
+//! A build's read of the store: every comment file, with the comments the caller wants
+//! condensed ([`crate::condense`]), through the store's parse cache ([`crate::cache`]) — and,
+//! for a long-lived process, through what its last build read ([`Recent`]).
+//!
+//! Owns: [`Store::load_condensed`] and its variants, [`Recent`], the cache's values.
+//! Calls: `read` (the listing and the parse of a comment file), `cache`, `condense`.
+
+use crate::cache::{self, FileKey, Outcome};
+use crate::condense::{self, Condense};
+use crate::read::{Listed, file_snapshot, parse, read_comment_file};
+use crate::{Location, Record, Result, Snapshot, Store, fsx};
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+
+impl Snapshot {
+    /// The snapshot with each comment `forms` condenses condensed, every other record as it
+    /// is.
+    pub fn condensed(mut self, forms: &dyn Condense) -> Snapshot {
+        for r in &mut self.records {
+            if let Some(c) = forms.condense(&r.comment) {
+                r.comment = c;
+            }
+        }
+        self
+    }
+}
+
+impl Store {
+    /// [`Store::load`] for a build: the comments `forms` condenses come condensed, and the
+    /// files unchanged since the last build are taken from the store's parse cache (see the
+    /// crate docs), which is then brought up to date. The result is exactly
+    /// [`Store::load`]'s [`Snapshot::condensed`], whatever the cache holds.
+    pub fn load_condensed(&self, forms: &dyn Condense) -> Result<Snapshot> {
+        self.load_condensed_in(cache::cache_dir(), forms)
+    }
+
+    /// [`Store::load_condensed`] with the cache directory given (`None`: no cache).
+    pub fn load_condensed_in(
+        &self,
+        cache_dir: Option<PathBuf>,
+        forms: &dyn Condense,
+    ) -> Result<Snapshot> {
+        self.check_compatible()?;
+        let cache = cache::Cache::open_in(cache_dir, self.root());
+        let (snap, outcomes) =
+            self.read_listed(true, |f| read_comment_file_for_build(&cache, f, forms))?;
+        cache.write_back(&outcomes, self.root());
+        Ok(snap)
+    }
+
+    /// [`Store::load_condensed`] for a long-lived process (`serve`), through what its last
+    /// build read ([`Recent`]): a file whose key (size, times, inode) is what it was then is
+    /// taken from there, not read or parsed again — and when the caller told which files
+    /// changed since ([`Recent::expect_changed`]), a file it did not name is taken from there
+    /// without a `stat`; only the first build reads the cache on disk. The result is
+    /// [`Store::load_condensed`]'s as far as the caller's account of the changes is true.
+    pub fn load_condensed_recent(&self, forms: &dyn Condense, recent: &Recent) -> Result<Snapshot> {
+        self.check_compatible()?;
+        let variant = forms.variant();
+        let root = self.root();
+        // What the caller named as changed is taken, and so is the last read (a read that
+        // fails from here leaves none: the next one checks every file). The last read counts
+        // for the same variant of the same store only.
+        let changed = recent.take_changed();
+        let mut slot = recent.last.lock().unwrap_or_else(|e| e.into_inner());
+        let last = slot
+            .take()
+            .filter(|(v, r, _)| v == variant && r == root)
+            .map(|(_, _, m)| m);
+        let cache = match &last {
+            Some(_) => cache::Cache::default(),
+            None => cache::Cache::open(root),
+        };
+        // With the changed files named, the others are listed without a `stat`: their key is
+        // the last read's.
+        let named = changed.as_ref().filter(|_| last.is_some());
+        let (snap, read) = self.read_listed(named.is_none(), |f| {
+            let key = match (&f.meta, named, &last) {
+                (Some(meta), _, _) => Some(FileKey::of(meta)),
+                (None, Some(named), Some(last)) if !named.contains(&f.rel) => {
+                    last.get(&f.rel).map(|(k, _)| *k)
+                }
+                _ => None,
+            }
+            .or_else(|| {
+                std::fs::symlink_metadata(&f.path)
+                    .ok()
+                    .map(|m| FileKey::of(&m))
+            });
+            if let (Some(last), Some(key)) = (&last, key)
+                && let Some((k, part)) = last.get(&f.rel)
+                && *k == key
+            {
+                return (part.clone(), None);
+            }
+            let (part, outcome) = read_comment_file_for_build(&cache, f, forms);
+            // Kept for the next build only when its key can be trusted (not modified just
+            // now), as the cache on disk keeps it.
+            let keep = key
+                .filter(cache::Cache::cacheable)
+                .map(|k| (k, part.clone()));
+            (part, Some((outcome, keep)))
+        })?;
+        let mut last = last.unwrap_or_default();
+        let mut next = HashMap::with_capacity(read.len());
+        let mut outcomes = Vec::with_capacity(read.len());
+        for (rel, x) in read {
+            match x {
+                None => {
+                    if let Some(entry) = last.remove(&rel) {
+                        next.insert(rel.clone(), entry);
+                    }
+                    outcomes.push((rel, Outcome::Cached));
+                }
+                Some((outcome, keep)) => {
+                    if let Some(entry) = keep {
+                        next.insert(rel.clone(), entry);
+                    }
+                    outcomes.push((rel, outcome));
+                }
+            }
+        }
+        cache.write_back(&outcomes, root);
+        *slot = Some((variant.to_string(), root.to_path_buf(), next));
+        Ok(snap)
+    }
+}
+
+/// What a long-lived process (`serve`) read of a store's comment files at its last build
+/// ([`Store::load_condensed_recent`]), for one variant of its condensed comments: each file's
+/// key and records, by store-relative name (a file modified just before it was read is not
+/// kept); and what its caller knows of the files changed since ([`Recent::expect_changed`]).
+#[derive(Debug, Default)]
+pub struct Recent {
+    /// The last read: its variant, its store's root and its files.
+    last: std::sync::Mutex<Option<(String, PathBuf, RecentFiles)>>,
+    /// What the caller told of the files changed since the last read.
+    told: std::sync::Mutex<Told>,
+}
+
+/// What a [`Recent`]'s caller told of the files changed since its last read.
+#[derive(Debug, Default)]
+enum Told {
+    /// Nothing: every file is checked.
+    #[default]
+    Nothing,
+    /// These files (store-relative names) changed, and no other.
+    Changed(HashSet<String>),
+    /// Not known: every file is checked.
+    Unknown,
+}
+
+impl Recent {
+    /// Tells the next read what changed since the last one: `Some` of the store-relative names
+    /// of the files that changed (created, modified or removed: a file not named is taken
+    /// from the last read without a `stat`), or `None` when that is not known (every file is
+    /// checked, as when nothing is told). What several calls name before a read adds up, and
+    /// a `None` among them stands: a build that failed before its read leaves its changes to
+    /// the next.
+    pub fn expect_changed(&self, changed: Option<HashSet<String>>) {
+        let mut told = self.told.lock().unwrap_or_else(|e| e.into_inner());
+        *told = match (std::mem::take(&mut *told), changed) {
+            (Told::Nothing, Some(named)) => Told::Changed(named),
+            (Told::Changed(mut named), Some(more)) => {
+                named.extend(more);
+                Told::Changed(named)
+            }
+            _ => Told::Unknown,
+        };
+    }
+
+    /// What was told since the last read, taken: the files named as changed, if known.
+    fn take_changed(&self) -> Option<HashSet<String>> {
+        match std::mem::take(&mut *self.told.lock().unwrap_or_else(|e| e.into_inner())) {
+            Told::Changed(named) => Some(named),
+            Told::Nothing | Told::Unknown => None,
+        }
+    }
+}
+
+/// The files of a [`Recent`]: store-relative name → key and records.
+type RecentFiles = HashMap<String, (FileKey, Snapshot)>;
+
+/// A comment file read for a build ([`Store::load_condensed`]): through the build's cache —
+/// the cached records when the file's key is unchanged, else the file, parsed (and what to
+/// cache of it) — with the comments `forms` condenses condensed.
+///
+/// A cache value is `F` and the file's JSON, or, for a file holding one comment that is
+/// condensed, `C` and its cache text ([`condense::to_cache_text`]), tab-separated.
+fn read_comment_file_for_build(
+    cache: &cache::Cache,
+    f: &Listed,
+    forms: &dyn Condense,
+) -> (Snapshot, Outcome) {
+    let (path, file) = (f.path.as_path(), f.rel.clone());
+    let Some(meta) = f
+        .meta
+        .clone()
+        .or_else(|| std::fs::symlink_metadata(path).ok())
+    else {
+        return (
+            read_comment_file(path, file).condensed(forms),
+            Outcome::Read(None),
+        );
+    };
+    let key = FileKey::of(&meta);
+    if let Some(text) = cache.get(&file, &key)
+        && let Some(snap) = from_cache_value(text, &file, forms)
+    {
+        return (snap, Outcome::Cached);
+    }
+    let read = fsx::read_file(path, fsx::MAX_COMMENT_FILE);
+    // Cached only when the file was not modified just now, and the file read (its `fstat`
+    // after the read) is still what was stat'ed.
+    let same = read
+        .as_ref()
+        .is_ok_and(|r| r.metadata().is_ok_and(|m| FileKey::of(&m) == key));
+    let parsed = parse(read);
+    let cacheable = parsed.is_ok() && cache::Cache::cacheable(&key) && same;
+    let whole = cacheable.then(|| parsed.as_ref().map(Value::to_string).unwrap_or_default());
+    let snap = file_snapshot(parsed, file).condensed(forms);
+    let value = whole.map(|json| match snap.records.as_slice() {
+        [r] if r.location == Location::File => {
+            match condense::to_cache_text(&r.comment, forms.variant()) {
+                Some(text) => format!("C\t{text}"),
+                None => format!("F\t{json}"),
+            }
+        }
+        _ => format!("F\t{json}"),
+    });
+    (snap, Outcome::Read(value.map(|v| (key, v))))
+}
+
+/// The records a cache value ([`read_comment_file_for_build`]) gives for `file`; `None` (a
+/// miss) when it is garbled or a condensed comment of another variant.
+fn from_cache_value(text: &str, file: &str, forms: &dyn Condense) -> Option<Snapshot> {
+    if let Some(json) = text.strip_prefix("F\t") {
+        let v = serde_json::from_str::<Value>(json).ok()?;
+        return Some(file_snapshot(Ok(v), file.to_string()).condensed(forms));
+    }
+    let comment = condense::from_cache_text(text.strip_prefix("C\t")?, forms)?;
+    Some(Snapshot {
+        records: vec![Record {
+            file: file.to_string(),
+            location: Location::File,
+            comment,
+        }],
+        ..Snapshot::default()
+    })
+}

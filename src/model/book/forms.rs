@@ -1,0 +1,261 @@
+//! A comment's own fields in the compact ("lean") forms a built book carries, and what a build
+//! keeps of a resolved comment: those fields written once, when its file is read, so that later
+//! builds copy them instead of parsing the file and writing them again.
+//!
+//! The lean forms (`model::resolve::Lean`) are a comment's stored fields less what the page
+//! already says or only re-anchoring needs ([`lean_skips`]), followed by an `anchoring` object
+//! the build computes. This module writes the first part; the anchoring is the resolver's.
+//!
+//! A build reads a resolved comment *condensed* ([`condensed`], the store's
+//! [`notabene_store::condense`]): a map of the few fields the build reads itself (id, page,
+//! status, scope, times) and its own fields pre-written in the island and list forms with the
+//! text that names it ([`Prerendered`]). A build never looks for a resolved comment's anchor,
+//! so nothing else of it is read. `comments.json`, the CLI and every write read the files whole.
+//!
+//! Owns: the lean field rules, [`Prerendered`] and its text in the store's cache, the book's
+//! [`BookForms`] and the build's reads of the store ([`BuildRead`]).
+//! Calls: `notabene_store` (the comment, the compact JSON writer, the condensed read).
+
+use crate::Result;
+use notabene_store::json::{ObjectWriter, parse_str, write_js_compact};
+use notabene_store::{Comment, Condense, CondensedText, Recent, Scope, Snapshot, Status, Store};
+use serde_json::{Map, Value};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Whether the lean forms leave field `k` (value `v`) of comment `c` out: a default, the
+/// book's `space`, the page when the island says it (`page_known`), and the fields the
+/// writer of the lean form puts itself (`anchoring`, `url`: ours replace a stored one).
+pub fn lean_skips(
+    c: &Map<String, Value>,
+    k: &str,
+    v: &Value,
+    space: &str,
+    page_known: bool,
+) -> bool {
+    match k {
+        "space" => v.as_str() == Some(space),
+        "page" => page_known,
+        "hold" => *v == Value::Bool(false),
+        "resolution" => v.is_null(),
+        "updatedAt" => c.get("createdAt") == Some(v),
+        "anchoring" | "url" => true,
+        _ => false,
+    }
+}
+
+/// Writes the stored fields of comment `c` into the lean object `w`: all but those
+/// [`lean_skips`] leaves out, the anchor without its `prefix` and `suffix`, and, with
+/// `first_message_only`, the thread as its first message followed by `replies` (how many
+/// follow it) when it has more than one.
+pub fn write_own_fields(
+    w: &mut ObjectWriter,
+    c: &Map<String, Value>,
+    space: &str,
+    page_known: bool,
+    first_message_only: bool,
+) {
+    for (k, v) in c {
+        if lean_skips(c, k, v, space, page_known) {
+            continue;
+        }
+        match (k.as_str(), v) {
+            ("anchor", Value::Object(a)) => {
+                let mut aw = ObjectWriter::new(w.key(k));
+                for (ak, av) in a {
+                    if ak != "prefix" && ak != "suffix" {
+                        aw.member(ak, av);
+                    }
+                }
+                aw.end();
+            }
+            ("thread", Value::Array(t)) if first_message_only && t.len() > 1 => {
+                write_js_compact(&t[..1], w.key(k));
+                w.member("replies", &(t.len() - 1));
+            }
+            _ => write_js_compact(v, w.key(k)),
+        }
+    }
+}
+
+/// A resolved comment's own fields pre-written for the book's `space`: `island` in a
+/// chapter's island (without `page`), `list` in the /comments list (the thread cut to its
+/// first message). Each is the lean object opened and its fields written, not closed: the
+/// resolver appends the `anchoring` it computes ([`ObjectWriter::resume`]). `naming` is the
+/// text that names the comment where a page refers to it (its quote, its block's label, else
+/// its first message).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prerendered {
+    /// The book's space the fields were written for (a field `space` equal to it is left out).
+    pub space: String,
+    /// The island form's opening and fields.
+    pub island: String,
+    /// The list form's opening and fields.
+    pub list: String,
+    /// The text naming the comment ([`naming`]).
+    pub naming: String,
+}
+
+impl Prerendered {
+    /// The fields of `c` written for `space`.
+    pub fn of(c: &Map<String, Value>, space: &str) -> Prerendered {
+        let open = |page_known: bool, first_message_only: bool| {
+            let mut out = Vec::with_capacity(512);
+            let mut w = ObjectWriter::new(&mut out);
+            write_own_fields(&mut w, c, space, page_known, first_message_only);
+            // The compact writer writes UTF-8 only.
+            String::from_utf8(out)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+        };
+        Prerendered {
+            space: space.to_string(),
+            island: open(true, false),
+            list: open(false, true),
+            naming: naming(c).to_string(),
+        }
+    }
+
+    /// What [`CondensedText::to_text`] wrote, read back for `space`; `None` when it is not one.
+    fn from_text(text: &str, space: &str) -> Option<Prerendered> {
+        let mut parts = text.splitn(3, '\t');
+        let naming = parse_str(parts.next()?)?;
+        let island = parts.next()?;
+        let list = parts.next()?;
+        if list.contains('\t') || !island.starts_with('{') {
+            return None;
+        }
+        Some(Prerendered {
+            space: space.to_string(),
+            island: island.to_string(),
+            list: list.to_string(),
+            naming,
+        })
+    }
+}
+
+/// In the store's cache: the naming text (a JSON string), the island and list forms,
+/// tab-separated (compact JSON escapes a tab or a newline inside each).
+impl CondensedText for Prerendered {
+    fn to_text(&self) -> String {
+        let mut out = Vec::with_capacity(self.island.len() + self.list.len() + 64);
+        write_js_compact(&self.naming, &mut out);
+        out.push(b'\t');
+        out.extend_from_slice(self.island.as_bytes());
+        out.push(b'\t');
+        out.extend_from_slice(self.list.as_bytes());
+        String::from_utf8(out)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    }
+}
+
+/// The text that names comment `c` where a page refers to it: its anchor's quote (or its
+/// block's label), else its first message's body; empty when it has none.
+pub fn naming(c: &Map<String, Value>) -> &str {
+    let anchor = c.get("anchor").and_then(Value::as_object);
+    anchor
+        .and_then(|a| a.get("quote").or_else(|| a.get("label")))
+        .and_then(Value::as_str)
+        .or_else(|| {
+            c.get("thread")
+                .and_then(|t| t.get(0))
+                .and_then(|m| m.get("body"))
+                .and_then(Value::as_str)
+        })
+        .unwrap_or_default()
+}
+
+/// The fields a condensed comment keeps in its map: what a build reads of a resolved comment
+/// besides its lean forms and its naming text (the order, the summary's counts, the /comments
+/// sort).
+const KEPT_FIELDS: &[&str] = &[
+    "id",
+    "space",
+    "page",
+    "scope",
+    "status",
+    "createdAt",
+    "updatedAt",
+];
+
+/// What a build of a book whose space is `space` keeps of `c`, when it condenses it: a
+/// resolved comment with an id whose anchor is not a page's (a page comment is anchored even
+/// when resolved). `None` for every other comment, which a build reads whole.
+pub fn condensed(c: &Comment, space: &str) -> Option<Comment> {
+    if c.status() != Some(Status::Resolved) || c.id().is_none() || c.scope() == Some(Scope::Page) {
+        return None;
+    }
+    let map = c.as_map();
+    let kept: Map<String, Value> = map
+        .iter()
+        .filter(|(k, _)| KEPT_FIELDS.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    Some(Comment::condensed(
+        kept,
+        Arc::new(Prerendered::of(map, space)),
+    ))
+}
+
+/// How a build of the book whose space is `space` condenses the comments it reads
+/// ([`condensed`]), for the store's condensed read ([`Store::load_condensed`]).
+#[derive(Debug, Clone, Copy)]
+pub struct BookForms<'a> {
+    /// The book's space.
+    pub space: &'a str,
+}
+
+impl Condense for BookForms<'_> {
+    fn variant(&self) -> &str {
+        self.space
+    }
+
+    fn condense(&self, comment: &Comment) -> Option<Comment> {
+        condensed(comment, self.space)
+    }
+
+    fn restore(&self, text: &str) -> Option<Arc<dyn CondensedText>> {
+        Prerendered::from_text(text, self.space).map(|p| Arc::new(p) as Arc<dyn CondensedText>)
+    }
+}
+
+/// The pre-written lean forms of a comment a build read condensed.
+pub trait PrerenderedOf {
+    /// Its [`Prerendered`] forms (`None`: the comment is whole).
+    fn prerendered(&self) -> Option<&Prerendered>;
+}
+
+impl PrerenderedOf for Comment {
+    fn prerendered(&self) -> Option<&Prerendered> {
+        let prepared: &dyn std::any::Any = self.condensed_text()?;
+        prepared.downcast_ref()
+    }
+}
+
+/// A build's reads of the store, for a book whose space is `space`: resolved comments
+/// condensed with their lean forms ([`BookForms`]).
+pub trait BuildRead {
+    /// [`Store::load`] for a build: through the store's cache ([`Store::load_condensed`]).
+    fn load_for_build(&self, space: &str) -> Result<Snapshot>;
+    /// [`BuildRead::load_for_build`] with the cache directory given (`None`: no cache).
+    fn load_for_build_in(&self, cache_dir: Option<PathBuf>, space: &str) -> Result<Snapshot>;
+    /// [`BuildRead::load_for_build`] for a long-lived process, through what its last build
+    /// read ([`Store::load_condensed_recent`]).
+    fn load_for_build_recent(&self, space: &str, recent: &Recent) -> Result<Snapshot>;
+}
+
+impl BuildRead for Store {
+    fn load_for_build(&self, space: &str) -> Result<Snapshot> {
+        self.load_condensed(&BookForms { space })
+    }
+
+    fn load_for_build_in(&self, cache_dir: Option<PathBuf>, space: &str) -> Result<Snapshot> {
+        self.load_condensed_in(cache_dir, &BookForms { space })
+    }
+
+    fn load_for_build_recent(&self, space: &str, recent: &Recent) -> Result<Snapshot> {
+        self.load_condensed_recent(&BookForms { space }, recent)
+    }
+}
+
+#[cfg(test)]
+mod tests;

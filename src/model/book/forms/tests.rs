@@ -1,0 +1,94 @@
+//! The lean forms and the condensed comments of a build: what they keep and write.
+
+use super::*;
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+fn resolved() -> Comment {
+    Comment::from_value(json!({
+        "id": "c_1", "space": "docs", "page": "guide/setup", "scope": "selection",
+        "anchor": { "quote": "the \"quick\"\tfox", "prefix": "see ", "suffix": " run", "hint": 3 },
+        "suggestion": { "quote": "quick", "text": "slow", "applied": { "at": "t" } },
+        "thread": [
+            { "author": "ana", "body": "line one\nline two", "ts": "2026-01-01T00:00:00.000Z" },
+            { "author": "bo", "body": "done", "ts": "2026-01-02T00:00:00.000Z" }
+        ],
+        "status": "resolved", "hold": false, "resolution": { "by": "bo" },
+        "createdAt": "2026-01-01T00:00:00.000Z", "updatedAt": "2026-01-02T00:00:00.000Z",
+        "x-custom": [1, 2.5, null]
+    }))
+}
+
+#[test]
+fn a_condensed_comment_keeps_what_a_build_reads_and_its_fields_prewritten() {
+    let c = resolved();
+    let t = condensed(&c, "docs").unwrap();
+    assert_eq!(
+        serde_json::to_value(t.as_map()).unwrap(),
+        json!({
+            "id": "c_1", "space": "docs", "page": "guide/setup", "scope": "selection",
+            "status": "resolved",
+            "createdAt": "2026-01-01T00:00:00.000Z", "updatedAt": "2026-01-02T00:00:00.000Z"
+        })
+    );
+    let p = t.prerendered().unwrap();
+    assert_eq!(p.naming, "the \"quick\"\tfox");
+    assert_eq!(
+        p.island,
+        r#"{"id":"c_1","scope":"selection","anchor":{"quote":"the \"quick\"\tfox","hint":3},"suggestion":{"quote":"quick","text":"slow","applied":{"at":"t"}},"thread":[{"author":"ana","body":"line one\nline two","ts":"2026-01-01T00:00:00.000Z"},{"author":"bo","body":"done","ts":"2026-01-02T00:00:00.000Z"}],"status":"resolved","resolution":{"by":"bo"},"createdAt":"2026-01-01T00:00:00.000Z","updatedAt":"2026-01-02T00:00:00.000Z","x-custom":[1,2.5,null]"#
+    );
+    assert_eq!(
+        p.list,
+        r#"{"id":"c_1","page":"guide/setup","scope":"selection","anchor":{"quote":"the \"quick\"\tfox","hint":3},"suggestion":{"quote":"quick","text":"slow","applied":{"at":"t"}},"thread":[{"author":"ana","body":"line one\nline two","ts":"2026-01-01T00:00:00.000Z"}],"replies":1,"status":"resolved","resolution":{"by":"bo"},"createdAt":"2026-01-01T00:00:00.000Z","updatedAt":"2026-01-02T00:00:00.000Z","x-custom":[1,2.5,null]"#
+    );
+    // Another book's space is written out.
+    assert!(
+        condensed(&c, "other")
+            .unwrap()
+            .prerendered()
+            .unwrap()
+            .island
+            .starts_with(r#"{"id":"c_1","space":"docs","#)
+    );
+}
+
+#[test]
+fn only_resolved_comments_with_an_id_off_a_whole_page_are_condensed() {
+    let with = |k: &str, v: Value| {
+        let mut c = resolved();
+        c.set(k, v);
+        c
+    };
+    assert!(condensed(&resolved(), "docs").is_some());
+    assert!(condensed(&with("status", json!("open")), "docs").is_none());
+    assert!(condensed(&with("status", json!("addressed")), "docs").is_none());
+    assert!(condensed(&with("status", json!("Resolved")), "docs").is_none());
+    assert!(condensed(&with("scope", json!("page")), "docs").is_none());
+    assert!(condensed(&with("id", json!("")), "docs").is_none());
+    assert!(condensed(&with("id", json!(7)), "docs").is_none());
+    assert!(condensed(&with("scope", json!("element")), "docs").is_some());
+}
+
+#[test]
+fn the_cache_text_gives_the_same_forms_back() {
+    let t = condensed(&resolved(), "docs").unwrap();
+    let p = t.prerendered().unwrap();
+    let text = p.to_text();
+    assert!(!text.contains('\n'));
+    assert_eq!(text.matches('\t').count(), 2);
+    assert_eq!(Prerendered::from_text(&text, "docs").as_ref(), Some(p));
+    let back = BookForms { space: "docs" }.restore(&text).unwrap();
+    let back: &dyn std::any::Any = &*back;
+    assert_eq!(back.downcast_ref::<Prerendered>(), Some(p));
+    // Fewer parts is no record (the cache's checksum catches the rest of a corruption).
+    let head: Vec<&str> = text.splitn(3, '\t').collect();
+    assert_eq!(Prerendered::from_text(&head[..2].join("\t"), "docs"), None);
+    // The naming text of a comment with no quote is its first message.
+    let mut c = resolved();
+    c.set("anchor", json!({ "kind": "image" }));
+    assert_eq!(
+        condensed(&c, "docs").unwrap().prerendered().unwrap().naming,
+        "line one\nline two"
+    );
+    assert_eq!(resolved().prerendered(), None);
+}
