@@ -438,13 +438,9 @@ pub fn create(store: &Store, pages: &dyn Pages, new: &NewComment, force: bool) -
     store
         .check_compatible()
         .map_err(|e| e.with_kind(ErrorKind::Conflict))?;
-    notabene_store::validate_page_id(&new.page).map_err(|e| {
-        Error::of(
-            ErrorKind::Invalid,
-            e.what().trim_end_matches(" (page)"),
-            "page",
-        )
-    })?;
+    if let Some(problem) = notabene_store::page_id::page_id_problem(&new.page) {
+        return Err(Error::of(ErrorKind::Invalid, problem, "page"));
+    }
     limits::short(&new.page, limits::MAX_PAGE_ID, "page")?;
     if !force && pages.has_page(&new.page) == Some(false) {
         return Err(Error::of(

@@ -6,13 +6,16 @@
 //! or SIGTERM it stops accepting, lets the watcher finish what it is writing, and removes its
 //! build directory (the system's temporary directory, `notabene-serve-*`).
 
+mod answer;
 pub mod api;
+mod bodies;
 mod body;
 mod edge;
 pub mod guard;
 pub mod http;
 mod islands;
 mod lock;
+mod patches;
 mod queue;
 mod routes;
 mod undo;

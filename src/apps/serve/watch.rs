@@ -92,6 +92,27 @@ pub(super) fn snapshot(paths: &[PathBuf]) -> Snapshot {
     out
 }
 
+/// Why the watcher polls instead of hearing the system's events.
+#[derive(Debug)]
+pub(super) enum Unwatched {
+    /// `NOTABENE_WATCH=poll` asks for it.
+    Asked,
+    /// No native watcher could be made.
+    Watcher(notify::Error),
+    /// A path could not be registered.
+    Path(PathBuf, notify::Error),
+}
+
+impl std::fmt::Display for Unwatched {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unwatched::Asked => f.write_str("NOTABENE_WATCH=poll"),
+            Unwatched::Watcher(e) => write!(f, "{e}"),
+            Unwatched::Path(path, e) => write!(f, "{}: {e}", path.display()),
+        }
+    }
+}
+
 /// How the watcher learns that a watched file may have changed.
 pub(super) enum Events {
     /// The OS's file events: `heard` gathers the paths `notify` names.
@@ -106,7 +127,7 @@ pub(super) enum Events {
     /// No native watcher could be set up (`why`): every poll compares snapshots.
     Polling {
         /// Why not native.
-        why: String,
+        why: Unwatched,
     },
 }
 
@@ -140,7 +161,7 @@ impl Events {
         // poll: `NOTABENE_WATCH=poll` asks for it.
         if std::env::var("NOTABENE_WATCH").is_ok_and(|v| v == "poll") {
             return Events::Polling {
-                why: "NOTABENE_WATCH=poll".into(),
+                why: Unwatched::Asked,
             };
         }
         // The first look compares the whole tree with the snapshot taken before the first build.
@@ -163,7 +184,11 @@ impl Events {
         };
         let watcher = match notify::recommended_watcher(handler) {
             Ok(w) => w,
-            Err(e) => return Events::Polling { why: e.to_string() },
+            Err(e) => {
+                return Events::Polling {
+                    why: Unwatched::Watcher(e),
+                };
+            }
         };
         let mut events = Events::Native {
             watcher,
@@ -182,7 +207,7 @@ impl Events {
     /// that is gone is forgotten (its watch died with it), so that it is registered again when
     /// it comes back; a directory registered without its subdirectories is registered again
     /// with them when a watched path asks for that.
-    fn register(&mut self, watched: &[PathBuf]) -> Result<(), String> {
+    fn register(&mut self, watched: &[PathBuf]) -> Result<(), Unwatched> {
         use notify::Watcher as _;
         let Events::Native {
             watcher,
@@ -216,7 +241,7 @@ impl Events {
             };
             watcher
                 .watch(&path, mode)
-                .map_err(|e| format!("{}: {e}", path.display()))?;
+                .map_err(|e| Unwatched::Path(path.clone(), e))?;
             registered.insert(path, recursive);
         }
         Ok(())
