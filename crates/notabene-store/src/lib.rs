@@ -26,7 +26,7 @@ pub mod page_id;
 pub mod swap;
 pub mod verify;
 
-pub use comment::{Comment, Scope, Status};
+pub use comment::{Comment, Scope, Status, UnknownStatus};
 pub use meta::Meta;
 use notabene_core::bail;
 use notabene_core::say_err;

@@ -233,7 +233,10 @@ impl PatchBody {
         let status = match self.status.text("status", 32)? {
             None => None,
             Some(s) => Some(Status::parse(s).ok_or_else(|| {
-                ApiError::bad_request("status must be \"open\", \"addressed\" or \"resolved\"")
+                let [open, addressed, resolved] = Status::ALL.map(Status::as_str);
+                ApiError::bad_request(format!(
+                    "status must be {open:?}, {addressed:?} or {resolved:?}"
+                ))
             })?),
         };
         let hold = match self.hold.value() {
