@@ -227,7 +227,7 @@ enum NoStrategy {
     /// The link could not be made.
     Link(PathBuf, std::io::Error),
     /// No links here: the program must be copied (from, to).
-    #[cfg_attr(unix, allow(dead_code))]
+    #[cfg(not(unix))]
     CopyByHand(PathBuf, PathBuf),
 }
 
@@ -243,6 +243,7 @@ impl std::fmt::Display for NoStrategy {
             NoStrategy::NotALink(link) => write!(f, "{} exists and is not a link", link.display()),
             NoStrategy::Replace(link, e) => write!(f, "cannot replace {}: {e}", link.display()),
             NoStrategy::Link(link, e) => write!(f, "cannot link {}: {e}", link.display()),
+            #[cfg(not(unix))]
             NoStrategy::CopyByHand(exe, link) => write!(
                 f,
                 "copy {} to {} to merge octopus-style",

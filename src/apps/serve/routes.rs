@@ -211,7 +211,7 @@ async fn write(
     blocking(ctx, move |ctx, api| {
         let answer = op(api);
         if let Ok(a) = &answer
-            && a.status.as_u16() < 300
+            && a.status.is_success()
         {
             let field = |k: &str, asked: &Option<String>| match a.body.get(k) {
                 Some(v) => v.as_str().map(str::to_string),

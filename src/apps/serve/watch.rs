@@ -14,6 +14,8 @@
 //! May call: the engine (`output::engine`), `islands`, `watched`, `lock`.
 
 use super::islands::{Changes, Kind};
+#[cfg(test)]
+use super::watched::{Changed, snapshot};
 use super::watched::{Events, Snapshot, refreshed};
 use super::{Hint, Site, lock};
 use notabene_core::say_err;
@@ -418,7 +420,6 @@ fn merge(mut pages: Changes, hints: Vec<Hint>) -> Changes {
 
 #[cfg(test)]
 mod tests {
-    use super::super::watched::{Changed, snapshot};
     use super::*;
 
     #[test]
