@@ -45,6 +45,44 @@ impl std::fmt::Display for Status {
     }
 }
 
+/// A string that is no status (the string).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownStatus(pub String);
+
+impl std::fmt::Display for UnknownStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "unknown status {:?} (expected: {})",
+            self.0,
+            Status::list()
+        )
+    }
+}
+
+impl std::error::Error for UnknownStatus {}
+
+impl std::str::FromStr for Status {
+    type Err = UnknownStatus;
+
+    fn from_str(s: &str) -> Result<Status, UnknownStatus> {
+        Status::parse(s).ok_or_else(|| UnknownStatus(s.to_string()))
+    }
+}
+
+impl serde::Serialize for Status {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Status {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Status, D::Error> {
+        let s = String::deserialize(deserializer)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 impl From<Status> for Value {
     fn from(s: Status) -> Value {
         Value::String(s.as_str().to_string())

@@ -4,7 +4,7 @@
 //! refused.
 
 use super::{Store, fsx, ids, json};
-use crate::{Error, Result, bail};
+use crate::{Result, bail};
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -110,13 +110,11 @@ pub fn prepare_entry(value: Value) -> Result<Map<String, Value>> {
             bail!("each change must be an object (changes[{i}])");
         };
         match c.get("page") {
-            Some(Value::String(p)) => super::validate_page_id(p).map_err(|e| {
-                Error::new(format!(
-                    "{} ({})",
-                    e.message().trim_end_matches(" (page)"),
-                    at("page")
-                ))
-            })?,
+            Some(Value::String(p)) => {
+                if let Some(problem) = super::page_id::page_id_problem(p) {
+                    bail!("{problem} ({})", at("page"));
+                }
+            }
             _ => bail!("each change needs a page ({})", at("page")),
         }
         match c.get("commentIds") {

@@ -44,7 +44,7 @@ pub mod verify;
 mod write;
 
 pub use build::Recent;
-pub use comment::{Comment, Scope, Status};
+pub use comment::{Comment, Scope, Status, UnknownStatus};
 pub use condense::{Condense, CondensedText};
 pub use meta::Meta;
 pub use notabene_core::{Error, ErrorKind, Result};

@@ -367,19 +367,43 @@ pub(crate) fn read_comment_file(path: &Path, file: String) -> Snapshot {
     file_snapshot(parse(fsx::read_file(path, fsx::MAX_COMMENT_FILE)), file)
 }
 
-/// The JSON of a comment file read by [`fsx::read_file`], or why there is none (a sentence).
+/// Why a comment file has no JSON (shown as a sentence).
+#[derive(Debug)]
+pub(crate) enum Unparsed {
+    /// The file could not be read.
+    Read(fsx::ReadFailure),
+    /// Its bytes are not JSON.
+    Json(serde_json::Error),
+}
+
+impl std::fmt::Display for Unparsed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unparsed::Read(e) => write!(f, "the file {}", e.describe()),
+            Unparsed::Json(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// The JSON of a comment file read by [`fsx::read_file`], or why there is none.
 pub(crate) fn parse(
     read: std::result::Result<fsx::StoreFile, fsx::ReadFailure>,
-) -> std::result::Result<Value, String> {
-    let read = read.map_err(|e| format!("the file {}", e.describe()))?;
-    serde_json::from_slice::<Value>(&read.bytes).map_err(|e| e.to_string())
+) -> std::result::Result<Value, Unparsed> {
+    let read = read.map_err(Unparsed::Read)?;
+    serde_json::from_slice::<Value>(&read.bytes).map_err(Unparsed::Json)
 }
 
 /// The records (or the error) of comment file `file`, parsed into `parsed`.
-pub(crate) fn file_snapshot(parsed: std::result::Result<Value, String>, file: String) -> Snapshot {
+pub(crate) fn file_snapshot(
+    parsed: std::result::Result<Value, Unparsed>,
+    file: String,
+) -> Snapshot {
     let mut snap = Snapshot::default();
     match parsed {
-        Err(error) => snap.unreadable.push(Unreadable { file, error }),
+        Err(error) => snap.unreadable.push(Unreadable {
+            file,
+            error: error.to_string(),
+        }),
         Ok(Value::Array(items)) => {
             for (index, item) in items.into_iter().enumerate() {
                 snap.records.push(Record {

@@ -22,30 +22,56 @@ pub(crate) fn has_server(text: &str) -> bool {
         .is_some_and(|v| v["mcpServers"][SERVER].is_object())
 }
 
+/// Why a `.mcp.json` is left as it is.
+#[derive(Debug)]
+pub(crate) enum Unmergeable {
+    /// It does not parse.
+    NotJson(serde_json::Error),
+    /// It is not an object.
+    NotAnObject,
+    /// Its `mcpServers` is not an object.
+    ServersNotAnObject,
+    /// Its `mcpServers.notabene` is not an object.
+    ServerNotAnObject,
+}
+
+impl std::fmt::Display for Unmergeable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unmergeable::NotJson(e) => write!(f, "not valid JSON: {e}"),
+            Unmergeable::NotAnObject => f.write_str("not a JSON object"),
+            Unmergeable::ServersNotAnObject => f.write_str("its mcpServers is not an object"),
+            Unmergeable::ServerNotAnObject => {
+                write!(f, "its mcpServers.{SERVER} is not a server object")
+            }
+        }
+    }
+}
+
 /// `text` with the notabene server added (`command`, `args`), or `None` when it already has
 /// one. An error when `text` is not a JSON object (or its `mcpServers` is not one).
 pub(crate) fn with_server(
     text: &str,
     command: &str,
     args: &[String],
-) -> std::result::Result<Option<String>, String> {
-    let v: Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
+) -> std::result::Result<Option<String>, Unmergeable> {
+    let v: Value = serde_json::from_str(text).map_err(Unmergeable::NotJson)?;
     let Some(top) = v.as_object() else {
-        return Err("not a JSON object".into());
+        return Err(Unmergeable::NotAnObject);
     };
     match top.get("mcpServers") {
         Some(servers) if !servers.is_object() => {
-            return Err("its mcpServers is not an object".into());
+            return Err(Unmergeable::ServersNotAnObject);
         }
         Some(servers) => match servers.get(SERVER) {
             Some(s) if s.is_object() => return Ok(None),
             // Another value under the name: writing a second member would not replace it.
-            Some(_) => return Err(format!("its mcpServers.{SERVER} is not a server object")),
+            Some(_) => return Err(Unmergeable::ServerNotAnObject),
             None => {}
         },
         None => {}
     }
-    let open = text.find('{').ok_or("not a JSON object")?;
+    let open = text.find('{').ok_or(Unmergeable::NotAnObject)?;
     let server = |inner: &str, unit: &str| {
         let list: Vec<String> = args
             .iter()
@@ -225,14 +251,17 @@ mod tests {
         assert!(
             with_server("{ nope", "notabene", &[])
                 .unwrap_err()
+                .to_string()
                 .starts_with("not valid JSON")
         );
         assert_eq!(
-            with_server("[]", "notabene", &[]).unwrap_err(),
+            with_server("[]", "notabene", &[]).unwrap_err().to_string(),
             "not a JSON object"
         );
         assert_eq!(
-            with_server("{\"mcpServers\": {\"notabene\": null}}", "notabene", &[]).unwrap_err(),
+            with_server("{\"mcpServers\": {\"notabene\": null}}", "notabene", &[])
+                .unwrap_err()
+                .to_string(),
             "its mcpServers.notabene is not a server object"
         );
     }

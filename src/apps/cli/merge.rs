@@ -213,10 +213,51 @@ fn on_path(program: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// Why the octopus strategy program is not on PATH.
+#[derive(Debug)]
+enum NoStrategy {
+    /// This program's path is not known.
+    NoExe(std::io::Error),
+    /// This program's directory is not on PATH (the program).
+    NotOnPath(PathBuf),
+    /// A file that is not a link is where the link goes.
+    NotALink(PathBuf),
+    /// The dangling link could not be removed.
+    Replace(PathBuf, std::io::Error),
+    /// The link could not be made.
+    Link(PathBuf, std::io::Error),
+    /// No links here: the program must be copied (from, to).
+    #[cfg(not(unix))]
+    CopyByHand(PathBuf, PathBuf),
+}
+
+impl std::fmt::Display for NoStrategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoStrategy::NoExe(e) => write!(f, "{e}"),
+            NoStrategy::NotOnPath(exe) => write!(
+                f,
+                "put a link named {STRATEGY_PROGRAM} to {} on PATH, then run `notabene init` again",
+                exe.display()
+            ),
+            NoStrategy::NotALink(link) => write!(f, "{} exists and is not a link", link.display()),
+            NoStrategy::Replace(link, e) => write!(f, "cannot replace {}: {e}", link.display()),
+            NoStrategy::Link(link, e) => write!(f, "cannot link {}: {e}", link.display()),
+            #[cfg(not(unix))]
+            NoStrategy::CopyByHand(exe, link) => write!(
+                f,
+                "copy {} to {} to merge octopus-style",
+                exe.display(),
+                link.display()
+            ),
+        }
+    }
+}
+
 /// Makes `git-merge-notabene` findable on PATH: a link to this program beside it when its
 /// directory is on PATH. Returns where it is, or why not.
-fn ensure_strategy_program() -> std::result::Result<(PathBuf, bool), String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+fn ensure_strategy_program() -> std::result::Result<(PathBuf, bool), NoStrategy> {
+    let exe = std::env::current_exe().map_err(NoStrategy::NoExe)?;
     // One on PATH that runs a program (a link of another install is as good as ours).
     if let Some(found) = on_path(STRATEGY_PROGRAM) {
         return Ok((found, false));
@@ -227,20 +268,18 @@ fn ensure_strategy_program() -> std::result::Result<(PathBuf, bool), String> {
     });
     let link = dir.join(STRATEGY_PROGRAM);
     if !dir_on_path {
-        return Err(format!(
-            "put a link named {STRATEGY_PROGRAM} to {} on PATH, then run `notabene init` again",
-            exe.display()
-        ));
+        return Err(NoStrategy::NotOnPath(exe));
     }
     #[cfg(unix)]
     {
         // A link there that leads nowhere (the program moved) is replaced; a file is not ours.
         if let Ok(meta) = std::fs::symlink_metadata(&link) {
             if !meta.file_type().is_symlink() {
-                return Err(format!("{} exists and is not a link", link.display()));
+                return Err(NoStrategy::NotALink(link));
             }
-            std::fs::remove_file(&link)
-                .map_err(|e| format!("cannot replace {}: {e}", link.display()))?;
+            if let Err(e) = std::fs::remove_file(&link) {
+                return Err(NoStrategy::Replace(link, e));
+            }
         }
         match std::os::unix::fs::symlink(&exe, &link) {
             Ok(()) => Ok((link, true)),
@@ -248,16 +287,12 @@ fn ensure_strategy_program() -> std::result::Result<(PathBuf, bool), String> {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && link.is_file() => {
                 Ok((link, false))
             }
-            Err(e) => Err(format!("cannot link {}: {e}", link.display())),
+            Err(e) => Err(NoStrategy::Link(link, e)),
         }
     }
     #[cfg(not(unix))]
     {
-        Err(format!(
-            "copy {} to {} to merge octopus-style",
-            exe.display(),
-            link.display()
-        ))
+        Err(NoStrategy::CopyByHand(exe, link))
     }
 }
 

@@ -139,9 +139,9 @@ impl Server {
     }
 
     /// Runs tool `name` on `args`: its answer, or the CLI's one-line error.
-    pub fn call(&self, name: &str, args: Value) -> std::result::Result<tools::Answer, String> {
+    pub fn call(&self, name: &str, args: Value) -> std::result::Result<tools::Answer, ToolFailure> {
         let s = &self.session;
-        let run = |r: Result<tools::Answer>| r.map_err(|e| format!("notabene: {e}"));
+        let run = |r: Result<tools::Answer>| r.map_err(ToolFailure::Refused);
         match name {
             "list_comments" => run(parse(name, args).and_then(|r| tools::list(s, r))),
             "show_comment" => run(parse(name, args).and_then(|r| tools::show(s, r))),
@@ -157,14 +157,40 @@ impl Server {
             "verify" => run(parse(name, args).and_then(|r| tools::verify(s, r))),
             "anchors" => run(parse(name, args).and_then(|r| tools::anchors(s, r))),
             "check_edit" => run(parse(name, args).and_then(|r| tools::check(s, r))),
-            other => Err(format!(
-                "notabene: unknown tool {other:?} (expected one of: {})",
+            other => Err(ToolFailure::Unknown(other.to_string())),
+        }
+    }
+}
+
+/// Why a tool call has no answer; shown to the agent as the CLI's one-line error
+/// (`notabene: …`).
+#[derive(Debug)]
+pub enum ToolFailure {
+    /// The tool refused or failed.
+    Refused(Error),
+    /// No tool has this name.
+    Unknown(String),
+    /// The tool (named) panicked.
+    Panicked(String),
+}
+
+impl std::fmt::Display for ToolFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ToolFailure::Refused(e) => write!(f, "notabene: {e}"),
+            ToolFailure::Unknown(name) => write!(
+                f,
+                "notabene: unknown tool {name:?} (expected one of: {})",
                 tool_list()
                     .iter()
                     .map(|t| t.name.to_string())
                     .collect::<Vec<_>>()
                     .join(", ")
-            )),
+            ),
+            ToolFailure::Panicked(tool) => write!(
+                f,
+                "notabene: internal error in {tool}; nothing more was done (tool)"
+            ),
         }
     }
 }
@@ -248,12 +274,7 @@ impl ServerHandler for Server {
                 self.call(&request.name, args)
             }))
         })
-        .unwrap_or_else(|_| {
-            Err(format!(
-                "notabene: internal error in {}; nothing more was done (tool)",
-                request.name
-            ))
-        });
+        .unwrap_or_else(|_| Err(ToolFailure::Panicked(request.name.to_string())));
         let result = match answer {
             Ok(a) => {
                 let mut text = notabene_store::json::to_js_pretty(&a.value);
@@ -265,7 +286,7 @@ impl ServerHandler for Server {
                 r.structured_content = Some(a.value);
                 r
             }
-            Err(message) => CallToolResult::error(vec![ContentBlock::text(message)]),
+            Err(failure) => CallToolResult::error(vec![ContentBlock::text(failure.to_string())]),
         };
         Ok(result.into())
     }

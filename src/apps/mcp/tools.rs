@@ -7,7 +7,7 @@
 use crate::apps::ops::{self, Actor, Change, Resolution, limits};
 use crate::model::book::Book;
 use crate::{Error, Result};
-use notabene_store::{Record, Store, ids};
+use notabene_store::{Record, Status, Store, ids};
 use rmcp::schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -283,19 +283,21 @@ fn flagged<T>(r: Result<T>) -> Result<T> {
 
 /// `list_comments`: the roster, each comment with its anchoring and source place.
 pub fn list(s: &Session, r: ListRequest) -> Result<Answer> {
-    if let Some(st) = &r.status {
-        flagged(ops::status_filter(st))?;
-    }
+    let status = match &r.status {
+        Some(st) => Some(flagged(ops::status_filter(st))?),
+        None => None,
+    };
+    let status_of = |c: &Value| c["status"].as_str().and_then(Status::parse);
     let page = r.page.as_deref();
     let only_open = r.open.unwrap_or(r.status.is_none());
     let list: Vec<Value> = s
         .anchored()?
         .into_iter()
         .filter(|c| {
-            let open = c["status"] == "open" && c["hold"] != true;
+            let open = status_of(c) == Some(Status::Open) && c["hold"] != true;
             (!only_open || open)
                 && page.is_none_or(|p| c["page"] == p)
-                && r.status.as_deref().is_none_or(|st| c["status"] == st)
+                && status.is_none_or(|st| status_of(c) == Some(st))
         })
         .collect();
     let n = list.len();

@@ -200,7 +200,7 @@ pub fn check(book: &Book, store: &Store, since: &str) -> Result<Report> {
         let status = status_now(&id);
         worse.push(Worse {
             page: c.page().unwrap_or_default().to_string(),
-            closed: status.as_deref() != Some("open"),
+            closed: status.as_deref().and_then(Status::parse) != Some(Status::Open),
             status_now: status,
             id,
             before,

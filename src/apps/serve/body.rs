@@ -16,12 +16,12 @@
 use super::edge::error;
 use super::http;
 use axum::body::{Body, Bytes, HttpBody};
-use axum::http::{HeaderValue, Response, header};
+use axum::http::{HeaderValue, Response, StatusCode, header};
 use std::pin::Pin;
 
-/// `error(code, message)` with `Connection: close`.
-fn closing(code: u16, message: &str) -> Response<Body> {
-    let mut r = error(code, message);
+/// `error(status, message)` with `Connection: close`.
+fn closing(status: StatusCode, message: &str) -> Response<Body> {
+    let mut r = error(status, message);
     r.headers_mut()
         .insert(header::CONNECTION, HeaderValue::from_static("close"));
     r
@@ -30,7 +30,7 @@ fn closing(code: u16, message: &str) -> Response<Body> {
 /// The whole of `body` when it is at most `cap` bytes and arrives within
 /// [`http::BODY_DEADLINE`]; else the answer to send (see the module's rules).
 pub(super) async fn read(mut body: Body, cap: usize) -> Result<Bytes, Response<Body>> {
-    let too_large = || closing(413, "payload too large");
+    let too_large = || closing(StatusCode::PAYLOAD_TOO_LARGE, "payload too large");
     let declared = body.size_hint().lower();
     if declared > http::DRAIN_MAX as u64 {
         return Err(too_large());
@@ -43,9 +43,19 @@ pub(super) async fn read(mut body: Body, cap: usize) -> Result<Bytes, Response<B
         let frame = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx));
         let data = match tokio::time::timeout_at(deadline, frame).await {
             Err(_) if seen > cap => return Err(too_large()),
-            Err(_) => return Err(closing(408, "request body not received in time")),
+            Err(_) => {
+                return Err(closing(
+                    StatusCode::REQUEST_TIMEOUT,
+                    "request body not received in time",
+                ));
+            }
             Ok(None) => break,
-            Ok(Some(Err(_))) => return Err(closing(400, "cannot read the request body")),
+            Ok(Some(Err(_))) => {
+                return Err(closing(
+                    StatusCode::BAD_REQUEST,
+                    "cannot read the request body",
+                ));
+            }
             Ok(Some(Ok(frame))) => match frame.into_data() {
                 Ok(data) => data,
                 // Trailers.

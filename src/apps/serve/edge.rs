@@ -18,12 +18,13 @@
 
 use super::{Context, api, body, guard, http};
 use axum::body::Body;
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{FromRequest, FromRequestParts, Request, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, Response, StatusCode, header};
 use axum::middleware::Next;
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value, json as value};
+use serde_json::{Value, json as value};
 use std::sync::Arc;
 
 /// The path of the live-reload socket.
@@ -31,10 +32,10 @@ pub(super) const SOCKET: &str = "/__notabene/ws";
 /// The prefix of the API's paths.
 pub(super) const API: &str = "/__notabene/api/";
 
-/// A JSON answer with status `code`, never cached or sniffed.
-pub(super) fn json(code: u16, body: &Value) -> Response<Body> {
+/// A JSON answer with `status`, never cached or sniffed.
+pub(super) fn json(status: StatusCode, body: &Value) -> Response<Body> {
     let mut r = Response::new(Body::from(serde_json::to_vec(body).unwrap_or_default()));
-    *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    *r.status_mut() = status;
     let h = r.headers_mut();
     h.insert(
         header::CONTENT_TYPE,
@@ -48,9 +49,9 @@ pub(super) fn json(code: u16, body: &Value) -> Response<Body> {
     r
 }
 
-/// `{"error": message}` with status `code`.
-pub(super) fn error(code: u16, message: &str) -> Response<Body> {
-    json(code, &value!({ "error": message }))
+/// `{"error": message}` with `status`.
+pub(super) fn error(status: StatusCode, message: &str) -> Response<Body> {
+    json(status, &value!({ "error": message }))
 }
 
 /// A header's value as text (one that is not text cannot match anything: a NUL stands in).
@@ -119,7 +120,10 @@ fn token_cookie(port: u16, token: &str) -> Option<HeaderValue> {
 /// The guard's verdict on `req`: the API and the socket are checked as API requests, anything
 /// else as a page. A page let through by the token of the printed URL (`--host`) gets the
 /// cookie that carries it to the next requests.
-fn guard_verdict(req: &Request, policy: &guard::Policy) -> Result<Option<HeaderValue>, String> {
+fn guard_verdict(
+    req: &Request,
+    policy: &guard::Policy,
+) -> Result<Option<HeaderValue>, guard::Refusal> {
     let path = req.uri().path();
     let host = header_text(req, "host");
     let token_header = header_text(req, "x-notabene-token");
@@ -173,11 +177,14 @@ pub(super) async fn checks(
     next: Next,
 ) -> Response<Body> {
     if head_size(&req) > http::MAX_HEAD {
-        return error(431, "request head too large");
+        return error(
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            "request head too large",
+        );
     }
     let cookie = match guard_verdict(&req, &ctx.policy()) {
         Ok(cookie) => cookie,
-        Err(reason) => return error(403, &reason),
+        Err(reason) => return error(StatusCode::FORBIDDEN, &reason.to_string()),
     };
     let mut response = next.run(req).await;
     if let Some(c) = cookie {
@@ -191,10 +198,8 @@ pub(super) struct Query<T>(pub T);
 
 impl<T: DeserializeOwned> Query<T> {
     /// The query of `uri` as a `T`, or why it is not one.
-    fn decode(uri: &axum::http::Uri) -> Result<T, String> {
-        axum::extract::Query::<T>::try_from_uri(uri)
-            .map(|q| q.0)
-            .map_err(|e| e.body_text())
+    fn decode(uri: &axum::http::Uri) -> Result<T, QueryRejection> {
+        axum::extract::Query::<T>::try_from_uri(uri).map(|q| q.0)
     }
 }
 
@@ -204,11 +209,11 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for Query<T> {
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
         Query::decode(&parts.uri)
             .map(Query)
-            .map_err(|e| error(400, &e))
+            .map_err(|e| error(StatusCode::BAD_REQUEST, &e.body_text()))
     }
 }
 
-/// A JSON-object body decoded into `T` (a [`Map`] takes any object).
+/// A JSON-object body decoded into `T` (a request struct of `bodies`).
 pub(super) struct JsonBody<T>(pub T);
 
 impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
@@ -217,13 +222,10 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
     async fn from_request(req: Request, _: &S) -> Result<Self, Self::Rejection> {
         let bytes = body::read(req.into_body(), api::MAX_REQUEST).await?;
         let Ok(Value::Object(object)) = serde_json::from_slice::<Value>(&bytes) else {
-            return Err(error(400, "expected a JSON object"));
+            return Err(error(StatusCode::BAD_REQUEST, "expected a JSON object"));
         };
         serde_json::from_value::<T>(Value::Object(object))
             .map(JsonBody)
-            .map_err(|e| error(400, &format!("invalid request: {e}")))
+            .map_err(|e| error(StatusCode::BAD_REQUEST, &format!("invalid request: {e}")))
     }
 }
-
-/// A [`JsonBody`] that takes any JSON object.
-pub(super) type AnyObject = JsonBody<Map<String, Value>>;

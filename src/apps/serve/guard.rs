@@ -84,19 +84,101 @@ fn split_host(host: &str) -> Option<(&str, u16)> {
     Some((name, port))
 }
 
+/// Why a request's `Host` does not name this server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BadHost {
+    /// There is no `Host`.
+    Missing,
+    /// It is not `name:port`.
+    Malformed,
+    /// Its name is not a loopback name (without `--host`).
+    NotLoopback,
+    /// Its port is not this server's.
+    OtherServer,
+}
+
+impl std::fmt::Display for BadHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            BadHost::Missing => "no Host",
+            BadHost::Malformed => "bad Host",
+            BadHost::NotLoopback => "non-loopback Host",
+            BadHost::OtherServer => "Host is not this server",
+        })
+    }
+}
+
+/// Why the guard refuses a request (shown as the 403's reason, `write refused: …`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The `Host` does not name this server (`writing`: the request is a write).
+    Host {
+        /// The request is a write.
+        writing: bool,
+        /// What is wrong with the `Host`.
+        why: BadHost,
+    },
+    /// The `Origin` is not this server's.
+    CrossOrigin {
+        /// The request is a write.
+        writing: bool,
+    },
+    /// The token is required and missing or wrong.
+    Token {
+        /// The request is a write.
+        writing: bool,
+    },
+    /// A costly read with no `Origin` and no token (`token`: the server has one).
+    NoOrigin {
+        /// The server has a token (the proof it asks for).
+        token: bool,
+    },
+    /// With `--host`, a page's `Host` is not a name the server was told, and no token.
+    HostNotAllowed,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let verb = |writing: bool| if writing { "write" } else { "read" };
+        match self {
+            Refusal::Host { writing, why } => write!(f, "{} refused: {why}", verb(*writing)),
+            Refusal::CrossOrigin { writing } => {
+                write!(f, "{} refused: cross-origin", verb(*writing))
+            }
+            Refusal::Token { writing } => {
+                write!(f, "{} refused: invalid or missing token", verb(*writing))
+            }
+            Refusal::NoOrigin { token } => {
+                let proof = if *token {
+                    "the token"
+                } else {
+                    "this server's Origin"
+                };
+                write!(
+                    f,
+                    "read refused: no Origin (this read runs git: it needs {proof})"
+                )
+            }
+            Refusal::HostNotAllowed => {
+                f.write_str("read refused: Host not allowed (--allowed-host, or the token)")
+            }
+        }
+    }
+}
+
 /// The Host check: `Ok` when `host` names this server.
-fn host_ok(host: Option<&str>, policy: &Policy) -> Result<(), &'static str> {
+fn host_ok(host: Option<&str>, policy: &Policy) -> Result<(), BadHost> {
     let Some(host) = host else {
-        return Err("no Host");
+        return Err(BadHost::Missing);
     };
     let Some((name, port)) = split_host(host) else {
-        return Err("bad Host");
+        return Err(BadHost::Malformed);
     };
     if !policy.host_mode && !LOOPBACK.iter().any(|l| l.eq_ignore_ascii_case(name)) {
-        return Err("non-loopback Host");
+        return Err(BadHost::NotLoopback);
     }
     if port != policy.port {
-        return Err("Host is not this server");
+        return Err(BadHost::OtherServer);
     }
     Ok(())
 }
@@ -114,14 +196,13 @@ fn same_secret(a: &str, b: &str) -> bool {
 /// Checks an API request; the error is the 403 reason. The token, when there is one, is
 /// required of writes, and with `--host` of reads too; a costly read with no `Origin` needs
 /// the token (or, without one, the server's own `Origin`).
-pub fn check_api(req: &Request, policy: &Policy, access: Access) -> Result<(), String> {
+pub fn check_api(req: &Request, policy: &Policy, access: Access) -> Result<(), Refusal> {
     let writing = access == Access::Write;
-    let verb = if writing { "write" } else { "read" };
-    host_ok(req.host, policy).map_err(|r| format!("{verb} refused: {r}"))?;
+    host_ok(req.host, policy).map_err(|why| Refusal::Host { writing, why })?;
     if let Some(origin) = req.origin {
         let own = req.host.map(|h| format!("http://{h}"));
         if !own.is_some_and(|o| o.eq_ignore_ascii_case(origin.trim())) {
-            return Err(format!("{verb} refused: cross-origin"));
+            return Err(Refusal::CrossOrigin { writing });
         }
     }
     let token_ok = |expected: &str| req.token.is_some_and(|t| same_secret(t, expected));
@@ -129,17 +210,12 @@ pub fn check_api(req: &Request, policy: &Policy, access: Access) -> Result<(), S
         && (writing || policy.host_mode)
         && !token_ok(expected)
     {
-        return Err(format!("{verb} refused: invalid or missing token"));
+        return Err(Refusal::Token { writing });
     }
     if access == Access::CostlyRead && req.origin.is_none() && !policy.token.is_some_and(token_ok) {
-        let proof = if policy.token.is_some() {
-            "the token"
-        } else {
-            "this server's Origin"
-        };
-        return Err(format!(
-            "read refused: no Origin (this read runs git: it needs {proof})"
-        ));
+        return Err(Refusal::NoOrigin {
+            token: policy.token.is_some(),
+        });
     }
     Ok(())
 }
@@ -153,8 +229,11 @@ pub fn carries_token(req: &Request, policy: &Policy) -> bool {
 
 /// Checks a request for a static page: the Host check (against DNS rebinding); with `--host`,
 /// a name the server was told (loopback, `--allowed-host`) or the token.
-pub fn check_page(req: &Request, policy: &Policy) -> Result<(), String> {
-    host_ok(req.host, policy).map_err(|r| format!("read refused: {r}"))?;
+pub fn check_page(req: &Request, policy: &Policy) -> Result<(), Refusal> {
+    host_ok(req.host, policy).map_err(|why| Refusal::Host {
+        writing: false,
+        why,
+    })?;
     if !policy.host_mode {
         return Ok(());
     }
@@ -167,7 +246,7 @@ pub fn check_page(req: &Request, policy: &Policy) -> Result<(), String> {
     if told || carries_token(req, policy) {
         return Ok(());
     }
-    Err("read refused: Host not allowed (--allowed-host, or the token)".into())
+    Err(Refusal::HostNotAllowed)
 }
 
 /// An `--allowed-host` value as the guard compares it: a host name or an IP address, no port
@@ -213,6 +292,7 @@ mod tests {
             &policy,
             Access::Write,
         )
+        .map_err(|r| r.to_string())
     }
 
     fn local() -> Policy<'static> {
@@ -351,6 +431,7 @@ mod tests {
                 &policy,
                 Access::CostlyRead,
             )
+            .map_err(|r| r.to_string())
         };
         let cheap = check_api(
             &Request {
@@ -408,6 +489,7 @@ mod tests {
                 },
                 &policy,
             )
+            .map_err(|r| r.to_string())
         };
         for host in [
             "127.0.0.1:3005",
@@ -436,7 +518,7 @@ mod tests {
             ..Request::default()
         };
         assert_eq!(
-            check_page(&g, &local),
+            check_page(&g, &local).map_err(|r| r.to_string()),
             Err("read refused: non-loopback Host".into())
         );
     }

@@ -6,17 +6,21 @@
 //! or SIGTERM it stops accepting, lets the watcher finish what it is writing, and removes its
 //! build directory (the system's temporary directory, `notabene-serve-*`).
 
+mod answer;
 pub mod api;
+mod bodies;
 mod body;
 mod edge;
 pub mod guard;
 pub mod http;
 mod islands;
 mod lock;
+mod patches;
 mod queue;
 mod routes;
 mod undo;
 mod watch;
+mod watched;
 
 use crate::model::book::{Book, PageIds, Repo};
 use crate::{Error, Result};
@@ -184,11 +188,11 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
     // The file events are on before the snapshot the first build is compared with, and that
     // snapshot is taken before the build: a change made during it, or by a request served
     // before the watcher thread starts, still triggers a rebuild.
-    let events = watch::Events::watch(&watched);
-    if let watch::Events::Polling { why } = &events {
+    let events = watched::Events::watch(&watched);
+    if let watched::Events::Polling { why } = &events {
         say_err!("notabene: watching by polling every 200 ms ({why})");
     }
-    let initial = watch::snapshot(&watched);
+    let initial = watched::snapshot(&watched);
     let first = work.path().join("site-0");
     let kept = Arc::new(crate::output::engine::Kept::default());
     let pages = crate::output::engine::build_into(root, &first, &kept)?;

@@ -10,7 +10,9 @@
 //! Every route sits behind [`edge::checks`] (head size, the guard). A write that succeeds names its
 //! page and comment to the watcher, which patches that chapter's island at once.
 
-use super::edge::{self, AnyObject, JsonBody, Query, error, json};
+use super::answer::{Answer, ApiError};
+use super::bodies::{ApplyBody, CommentBody, CreateBody, PatchBody, UndoBody};
+use super::edge::{self, JsonBody, Query, error, json};
 use super::http::Slot;
 use super::islands::Kind;
 use super::{Context, api, lock};
@@ -18,10 +20,11 @@ use axum::Router;
 use axum::body::Body;
 use axum::extract::ws::{Message, WebSocketUpgrade};
 use axum::extract::{DefaultBodyLimit, Extension, Request, State};
-use axum::http::Response;
+use axum::http::{Response, StatusCode};
+use axum::response::IntoResponse;
 use axum::routing::{MethodRouter, any, get, post};
 use serde::Deserialize;
-use serde_json::{Map, Value, json as value};
+use serde_json::{Value, json as value};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -34,7 +37,7 @@ const LONG_POLL: Duration = Duration::from_secs(25);
 pub(super) fn router(ctx: Arc<Context>) -> Router {
     let api = |path: &str| format!("{}{path}", edge::API);
     let only = |methods: MethodRouter<Arc<Context>>| {
-        methods.fallback(|| async { error(405, "method not allowed") })
+        methods.fallback(|| async { error(StatusCode::METHOD_NOT_ALLOWED, "method not allowed") })
     };
     Router::new()
         .route(edge::SOCKET, any(live_reload))
@@ -59,7 +62,7 @@ pub(super) fn router(ctx: Arc<Context>) -> Router {
 }
 
 async fn not_found() -> Response<Body> {
-    error(404, "not found")
+    ApiError::not_found().into_response()
 }
 
 /// `{"generation": N}`, with `"patched": [pages]` when generation N only patched those
@@ -150,14 +153,14 @@ async fn status(State(ctx): State<Arc<Context>>, Query(q): Query<StatusQuery>) -
         "injectionReused": last.injection_reused,
         "rendered": rendered,
     });
-    json(200, &answer)
+    json(StatusCode::OK, &answer)
 }
 
 /// Runs `op` on the API off the async workers (store writes lock and fsync) and answers
 /// with its reply.
-async fn blocking(
+async fn blocking<R: IntoResponse + Send + 'static>(
     ctx: Arc<Context>,
-    op: impl FnOnce(&Context, &api::Api) -> api::Reply + Send + 'static,
+    op: impl FnOnce(&Context, &api::Api) -> R + Send + 'static,
 ) -> Response<Body> {
     let answer = tokio::task::spawn_blocking(move || {
         let pages = lock::read(&ctx.site.pages).clone();
@@ -176,32 +179,47 @@ async fn blocking(
     })
     .await;
     match answer {
-        Ok((code, v)) => json(code, &v),
-        Err(_) => error(500, "internal error"),
+        Ok(reply) => reply.into_response(),
+        Err(_) => ApiError::internal("internal error").into_response(),
     }
 }
 
-/// The write `op` with `request`; when it succeeds, its comment (named by the answer, or else
-/// by the request) is patched into its served chapter's island at once, as a change of `kind`.
+/// The comment a write request names (its `page` and `id`, when they are strings).
+struct Named {
+    page: Option<String>,
+    id: Option<String>,
+}
+
+impl Named {
+    fn of(page: Option<&str>, id: Option<&str>) -> Named {
+        Named {
+            page: page.map(str::to_string),
+            id: id.map(str::to_string),
+        }
+    }
+}
+
+/// The write `op`; when it succeeds, its comment (named by the answer, or else by the
+/// request, `named`) is patched into its served chapter's island at once, as a change of
+/// `kind`.
 async fn write(
     ctx: Arc<Context>,
     kind: Kind,
-    request: Map<String, Value>,
-    op: impl FnOnce(&api::Api, &Map<String, Value>) -> Result<api::Reply, api::Reply> + Send + 'static,
+    named: Named,
+    op: impl FnOnce(&api::Api) -> Result<Answer, ApiError> + Send + 'static,
 ) -> Response<Body> {
     blocking(ctx, move |ctx, api| {
-        let answer = op(api, &request).unwrap_or_else(|e| e);
-        if answer.0 < 300 {
-            let field = |k: &str| {
-                answer
-                    .1
-                    .get(k)
-                    .or_else(|| request.get(k))
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
+        let answer = op(api);
+        if let Ok(a) = &answer
+            && a.status.is_success()
+        {
+            let field = |k: &str, asked: &Option<String>| match a.body.get(k) {
+                Some(v) => v.as_str().map(str::to_string),
+                None => asked.clone(),
             };
-            if let Some(page) = field("page") {
-                let key = field("id").map(|id| (notabene_store::ids::sanitize_id(&id), kind));
+            if let Some(page) = field("page", &named.page) {
+                let key =
+                    field("id", &named.id).map(|id| (notabene_store::ids::sanitize_id(&id), kind));
                 let _ = lock::lock(&ctx.wake).send((page, key));
             }
         }
@@ -221,54 +239,53 @@ struct ListQuery {
 async fn list(State(ctx): State<Arc<Context>>, Query(q): Query<ListQuery>) -> Response<Body> {
     blocking(ctx, move |_, api| {
         api.list(q.page.as_deref(), q.all.is_some())
-            .unwrap_or_else(|e| e)
     })
     .await
 }
 
-async fn create(State(ctx): State<Arc<Context>>, JsonBody(o): AnyObject) -> Response<Body> {
-    write(ctx, Kind::Created, o, |api, o| api.create(o)).await
+async fn create(
+    State(ctx): State<Arc<Context>>,
+    JsonBody(o): JsonBody<CreateBody>,
+) -> Response<Body> {
+    let named = Named::of(o.page.as_str(), None);
+    write(ctx, Kind::Created, named, move |api| api.create(&o)).await
 }
 
-async fn patch(State(ctx): State<Arc<Context>>, JsonBody(o): AnyObject) -> Response<Body> {
-    write(ctx, Kind::Changed, o, |api, o| api.patch(o)).await
+async fn patch(
+    State(ctx): State<Arc<Context>>,
+    JsonBody(o): JsonBody<PatchBody>,
+) -> Response<Body> {
+    let named = Named::of(o.page.as_str(), o.id.as_str());
+    write(ctx, Kind::Changed, named, move |api| api.patch(&o)).await
 }
 
-async fn delete(State(ctx): State<Arc<Context>>, JsonBody(o): AnyObject) -> Response<Body> {
-    write(ctx, Kind::Removed, o, |api, o| api.delete(o)).await
+async fn delete(
+    State(ctx): State<Arc<Context>>,
+    JsonBody(o): JsonBody<CommentBody>,
+) -> Response<Body> {
+    let named = Named::of(o.page.as_str(), o.id.as_str());
+    write(ctx, Kind::Removed, named, move |api| api.delete(&o)).await
 }
 
 /// `POST apply {id, author?}`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ApplyRequest {
-    /// The comment whose suggestion is applied.
-    id: String,
-    /// Who applies it (else the server's author).
-    author: Option<String>,
-}
-
 async fn apply(
     State(ctx): State<Arc<Context>>,
-    JsonBody(r): JsonBody<ApplyRequest>,
+    JsonBody(r): JsonBody<ApplyBody>,
 ) -> Response<Body> {
-    let mut o = Map::new();
-    o.insert("id".into(), r.id.into());
-    if let Some(author) = r.author {
-        o.insert("author".into(), author.into());
-    }
-    write(ctx, Kind::Changed, o, |api, o| api.apply(o)).await
+    let named = Named::of(None, Some(&r.id));
+    write(ctx, Kind::Changed, named, move |api| api.apply(&r)).await
 }
 
 /// `POST undo`: a deletion taken back puts the comment back into its island; a change, its
 /// entry as it was.
-async fn undo(State(ctx): State<Arc<Context>>, JsonBody(o): AnyObject) -> Response<Body> {
-    let kind = if o.get("updatedAt").is_some_and(Value::is_string) {
+async fn undo(State(ctx): State<Arc<Context>>, JsonBody(o): JsonBody<UndoBody>) -> Response<Body> {
+    let kind = if o.updated_at.as_str().is_some() {
         Kind::Changed
     } else {
         Kind::Created
     };
-    write(ctx, kind, o, |api, o| api.undo(o)).await
+    let named = Named::of(o.page.as_str(), o.id.as_str());
+    write(ctx, kind, named, move |api| api.undo(&o)).await
 }
 
 async fn journal(State(ctx): State<Arc<Context>>) -> Response<Body> {
@@ -315,7 +332,7 @@ async fn static_file(State(ctx): State<Arc<Context>>, mut req: Request) -> Respo
         .not_found_service(tower_http::services::ServeFile::new(dir.join("404.html")));
     let mut response = match files.try_call(req).await {
         Ok(r) => r.map(Body::new),
-        Err(_) => error(500, "cannot read the site"),
+        Err(_) => error(StatusCode::INTERNAL_SERVER_ERROR, "cannot read the site"),
     };
     if let Ok(v) = format!("nb-generation;dur={generation}").parse() {
         response.headers_mut().insert("server-timing", v);

@@ -131,11 +131,75 @@ pub struct Traced {
     pub text: String,
 }
 
+/// Why a range of a chapter's Markdown cannot be traced to one place in one file of the book:
+/// a clause to put after "the quote of …".
+#[derive(Debug)]
+pub enum Untraceable {
+    /// The chapter file does not hold the range's bytes where the expansion puts them.
+    NotInFile,
+    /// The chapter file's literal pieces are not where the expansion puts them.
+    PiecesMoved,
+    /// The range is in an expansion other than a whole or line-range file include.
+    NotAnInclude,
+    /// The file the range comes from cannot be read (or canonicalized).
+    Unreadable {
+        /// The file, as named.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// The included file holds the expansion nowhere, or more than once (the file, shown).
+    NotOnePlace(String),
+    /// The range spans the boundary of an include.
+    AcrossInclude,
+    /// The file is reached through a symlink (the file, shown).
+    Symlink(String),
+    /// The file is outside the book.
+    Outside(PathBuf),
+}
+
+impl std::fmt::Display for Untraceable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Untraceable::NotInFile => {
+                f.write_str("cannot be traced back from the expanded chapter to its file")
+            }
+            Untraceable::PiecesMoved => {
+                f.write_str("cannot be traced back from the expanded chapter to its files")
+            }
+            Untraceable::NotAnInclude => f.write_str(
+                "comes from a `{{#…}}` expansion other than a file include, or an include with an anchor",
+            ),
+            Untraceable::Unreadable { path, error } => write!(
+                f,
+                "comes from {} which cannot be read: {error}",
+                path.display()
+            ),
+            Untraceable::NotOnePlace(file) => write!(
+                f,
+                "cannot be traced to one place in the included file {file}"
+            ),
+            Untraceable::AcrossInclude => f.write_str("spans the boundary of an included file"),
+            Untraceable::Symlink(file) => write!(
+                f,
+                "comes from {file}, which is reached through a symlink; apply the suggestion by hand"
+            ),
+            Untraceable::Outside(path) => {
+                write!(f, "comes from {}, outside the book", path.display())
+            }
+        }
+    }
+}
+
 /// The file (canonical path), byte range and text on disk of the chapter's Markdown range
 /// `range`: the chapter file itself, or the file an `{{#include}}` brought in. Each step is
 /// checked against the bytes it claims (an unsure trace is a refusal, never a guess), and the
 /// file must be inside the book.
-pub fn trace(book: &Sources, chapter: &Chapter, range: Range<usize>) -> Result<Traced, String> {
+pub fn trace(
+    book: &Sources,
+    chapter: &Chapter,
+    range: Range<usize>,
+) -> Result<Traced, Untraceable> {
     let file = book.file_of(chapter);
     let content = &chapter.content;
     let slice = &content[range.clone()];
@@ -151,7 +215,7 @@ pub fn trace(book: &Sources, chapter: &Chapter, range: Range<usize>) -> Result<T
     // may have been appended since mdBook read it; the write checks them again).
     if pieces.directives.is_empty() {
         if disk.get(range.clone()) != Some(slice) {
-            return Err("cannot be traced back from the expanded chapter to its file".into());
+            return Err(Untraceable::NotInFile);
         }
         return Ok(done((inside(&file)?, range, disk.clone())));
     }
@@ -161,7 +225,7 @@ pub fn trace(book: &Sources, chapter: &Chapter, range: Range<usize>) -> Result<T
         if c.start <= range.start && range.end <= c.end {
             let off = d.start + (range.start - c.start);
             if disk.get(off..off + range.len()) != Some(slice) {
-                return Err("cannot be traced back from the expanded chapter to its file".into());
+                return Err(Untraceable::NotInFile);
             }
             return Ok(done((inside(&file)?, off..off + range.len(), disk.clone())));
         }
@@ -176,16 +240,12 @@ pub fn trace(book: &Sources, chapter: &Chapter, range: Range<usize>) -> Result<T
             continue;
         }
         let Some((target, whole)) = include_target(&disk[directive.clone()]) else {
-            return Err(
-                "comes from a `{{#…}}` expansion other than a file include, or an include with an anchor".into(),
-            );
+            return Err(Untraceable::NotAnInclude);
         };
         let included = inside(&file.parent().unwrap_or(Path::new(".")).join(target))?;
-        let text = std::fs::read_to_string(&included).map_err(|e| {
-            format!(
-                "comes from {} which cannot be read: {e}",
-                included.display()
-            )
+        let text = std::fs::read_to_string(&included).map_err(|error| Untraceable::Unreadable {
+            path: included.clone(),
+            error,
         })?;
         let expansion = &content[gap.clone()];
         // A whole-file include is the file (mdBook drops its last newline); a line range is
@@ -198,26 +258,20 @@ pub fn trace(book: &Sources, chapter: &Chapter, range: Range<usize>) -> Result<T
                 .filter(|&i| i == 0 || text[..i].ends_with('\n'))
         };
         let Some(base) = base else {
-            return Err(format!(
-                "cannot be traced to one place in the included file {}",
-                book.display(&included)
-            ));
+            return Err(Untraceable::NotOnePlace(book.display(&included)));
         };
         let start = base + (range.start - gap.start);
         if text.get(start..start + range.len()) != Some(slice) {
-            return Err(format!(
-                "cannot be traced to one place in the included file {}",
-                book.display(&included)
-            ));
+            return Err(Untraceable::NotOnePlace(book.display(&included)));
         }
         return Ok(done((included, start..start + range.len(), text)));
     }
-    Err("spans the boundary of an included file".into())
+    Err(Untraceable::AcrossInclude)
 }
 
 /// `path` canonical, when it is inside the book and reached through no symlink from the book
 /// root (the file a symlink names may be anywhere, and an edit there is not the book's).
-fn inside_book(book: &Sources, path: &Path) -> Result<PathBuf, String> {
+fn inside_book(book: &Sources, path: &Path) -> Result<PathBuf, Untraceable> {
     // A symlink on the way from the book root is refused, not followed: the file it
     // names may be anywhere, and an edit there is not the book's.
     if let Ok(rel) = path.strip_prefix(&book.root) {
@@ -230,10 +284,7 @@ fn inside_book(book: &Sources, path: &Path) -> Result<PathBuf, String> {
                 std::path::Component::Normal(name) => {
                     cur.push(name);
                     if std::fs::symlink_metadata(&cur).is_ok_and(|m| m.file_type().is_symlink()) {
-                        return Err(format!(
-                            "comes from {}, which is reached through a symlink; apply the suggestion by hand",
-                            book.display(path)
-                        ));
+                        return Err(Untraceable::Symlink(book.display(path)));
                     }
                 }
                 _ => {}
@@ -242,13 +293,16 @@ fn inside_book(book: &Sources, path: &Path) -> Result<PathBuf, String> {
     }
     let canon = path
         .canonicalize()
-        .map_err(|e| format!("comes from {} which cannot be read: {e}", path.display()))?;
+        .map_err(|error| Untraceable::Unreadable {
+            path: path.to_path_buf(),
+            error,
+        })?;
     let root = book
         .root
         .canonicalize()
         .unwrap_or_else(|_| book.root.clone());
     if !canon.starts_with(&root) {
-        return Err(format!("comes from {}, outside the book", path.display()));
+        return Err(Untraceable::Outside(path.to_path_buf()));
     }
     Ok(canon)
 }
@@ -258,7 +312,7 @@ type Placed = (Range<usize>, Range<usize>);
 
 /// Where each literal piece of the chapter file is in the expanded `content`, in order, as
 /// (disk range, content range); an error when one is not found where it must be.
-fn place_literals(disk: &str, content: &str, pieces: &Pieces) -> Result<Vec<Placed>, String> {
+fn place_literals(disk: &str, content: &str, pieces: &Pieces) -> Result<Vec<Placed>, Untraceable> {
     let mut at = 0usize;
     let mut placed: Vec<Placed> = Vec::new();
     for (k, piece) in pieces.literals.iter().enumerate() {
@@ -276,7 +330,7 @@ fn place_literals(disk: &str, content: &str, pieces: &Pieces) -> Result<Vec<Plac
             content[at..].find(lit).map(|i| at + i)
         };
         let Some(start) = found else {
-            return Err("cannot be traced back from the expanded chapter to its files".into());
+            return Err(Untraceable::PiecesMoved);
         };
         placed.push((piece.clone(), start..start + lit.len()));
         at = start + lit.len();

@@ -6,7 +6,7 @@
 //!
 //! May call: the book's anchoring (`model::resolve`), the text model (`notabene_anchoring::text`).
 
-use super::safe_text::{self, Context};
+use super::safe_text::{self, Context, Unsafe};
 use super::{Edit, display};
 use crate::model::book::Book;
 use crate::model::resolve::source_map::{self, directives};
@@ -18,6 +18,69 @@ use notabene_store::Comment;
 use serde_json::Value;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+
+/// Why a quote cannot be replaced where it stands: a clause to put after "the quote of …".
+#[derive(Debug)]
+pub(super) enum Unplaceable {
+    /// The quote is empty.
+    Empty,
+    /// The quote is not in the page's text.
+    NotInText,
+    /// The quote spans more than one block.
+    AcrossBlocks,
+    /// The quote spans inline code.
+    CodeSpan,
+    /// The quote spans raw HTML or generated text.
+    Raw,
+    /// The quote spans inline markup (the markup, trimmed).
+    Markup(String),
+    /// The quote spans code and text.
+    CodeAndText,
+    /// The quote's range cannot be traced to its file.
+    Untraceable(source_map::Untraceable),
+    /// The file is included by another file too (both shown).
+    IncludedElsewhere {
+        /// The file the quote comes from.
+        file: String,
+        /// Another file that includes it.
+        by: String,
+    },
+    /// The chapter includes the file more than once (the file shown, how many times).
+    IncludedTimes {
+        /// The file the quote comes from.
+        file: String,
+        /// How many times its chapter includes it.
+        times: usize,
+    },
+}
+
+impl std::fmt::Display for Unplaceable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unplaceable::Empty => f.write_str("is empty"),
+            Unplaceable::NotInText => f.write_str("is not in the page's text"),
+            Unplaceable::AcrossBlocks => f.write_str("spans more than one paragraph or block"),
+            Unplaceable::CodeSpan => f.write_str("spans inline code the replacement would break"),
+            Unplaceable::Raw => {
+                f.write_str("spans raw HTML or generated text the replacement would break")
+            }
+            Unplaceable::Markup(gap) => write!(
+                f,
+                "spans inline markup (`{gap}`) the replacement would break"
+            ),
+            Unplaceable::CodeAndText => f.write_str("spans code and text"),
+            Unplaceable::Untraceable(why) => why.fmt(f),
+            Unplaceable::IncludedElsewhere { file, by } => write!(
+                f,
+                "comes from {file}, which {by} includes too (an edit checked on this page could render differently there); apply the suggestion by hand"
+            ),
+            Unplaceable::IncludedTimes { file, times } => write!(
+                f,
+                "comes from {file}, which its chapter includes {times} times; apply the suggestion by hand"
+            ),
+        }
+    }
+}
 
 /// Where comment `c`'s suggestion goes, or why it cannot go anywhere.
 pub(super) fn locate(
@@ -67,7 +130,7 @@ pub(super) fn locate(
         );
     };
     let chapter = &anchors.chapters[ch];
-    let why = |why: String| {
+    let why = |why: Unplaceable| {
         Error::new(format!(
             "the quote of {id:?} {why}; nothing written (anchor.quote)"
         ))
@@ -94,7 +157,7 @@ pub(super) fn locate(
     } else {
         "\n"
     };
-    let refused = |why: String| {
+    let refused = |why: Unsafe| {
         Error::new(format!(
             "the suggestion of {id:?} {why}; nothing written (suggestion.text)"
         ))
@@ -116,7 +179,7 @@ pub(super) fn locate(
 /// file, or an included file that another file (or the chapter twice) includes as well. The
 /// edit was checked against this chapter only; where else the same bytes land (inside code
 /// here, in prose there) it could render as something else.
-fn only_here(book: &Book, chapter: &Chapter, path: &Path) -> std::result::Result<(), String> {
+fn only_here(book: &Book, chapter: &Chapter, path: &Path) -> std::result::Result<(), Unplaceable> {
     let prefix = format!("{}/", crate::model::book::PageIds::new(book).prefix);
     let own_rel = chapter
         .source
@@ -134,14 +197,14 @@ fn only_here(book: &Book, chapter: &Chapter, path: &Path) -> std::result::Result
     }
     let shown = display(book, path);
     Err(match others.first() {
-        Some(by) => format!(
-            "comes from {shown}, which {} includes too (an edit checked on this page could render differently there); apply the suggestion by hand",
-            display(book, by)
-        ),
-        None => format!(
-            "comes from {shown}, which its chapter includes {} times; apply the suggestion by hand",
-            from.len()
-        ),
+        Some(by) => Unplaceable::IncludedElsewhere {
+            file: shown,
+            by: display(book, by),
+        },
+        None => Unplaceable::IncludedTimes {
+            file: shown,
+            times: from.len(),
+        },
     })
 }
 
@@ -277,26 +340,22 @@ fn plain_source(
     pt: &PageText,
     content: &str,
     text: Range<usize>,
-) -> std::result::Result<(Range<usize>, Option<InCode>), String> {
+) -> std::result::Result<(Range<usize>, Option<InCode>), Unplaceable> {
     if text.is_empty() {
-        return Err("is empty".into());
+        return Err(Unplaceable::Empty);
     }
-    let first = pt
-        .segment_at(text.start)
-        .ok_or("is not in the page's text")?;
-    let last = pt
-        .segment_at(text.end - 1)
-        .ok_or("is not in the page's text")?;
+    let first = pt.segment_at(text.start).ok_or(Unplaceable::NotInText)?;
+    let last = pt.segment_at(text.end - 1).ok_or(Unplaceable::NotInText)?;
     let segs = &pt.segments[first..=last];
     if segs.iter().any(|s| s.block != segs[0].block) {
-        return Err("spans more than one paragraph or block".into());
+        return Err(Unplaceable::AcrossBlocks);
     }
     for s in segs {
         match s.kind {
             SegKind::Plain | SegKind::Atomic | SegKind::CodeBlock(_) => {}
-            SegKind::CodeSpan => return Err("spans inline code the replacement would break".into()),
+            SegKind::CodeSpan => return Err(Unplaceable::CodeSpan),
             SegKind::Raw => {
-                return Err("spans raw HTML or generated text the replacement would break".into());
+                return Err(Unplaceable::Raw);
             }
         }
     }
@@ -316,7 +375,7 @@ fn plain_source(
     let code = match segs[0].kind {
         SegKind::CodeBlock(n) => {
             if segs.iter().any(|s| s.kind != segs[0].kind) {
-                return Err("spans code and text".into());
+                return Err(Unplaceable::CodeAndText);
             }
             let fence = pt
                 .code_blocks
@@ -333,21 +392,18 @@ fn plain_source(
             ))
         }
         _ if segs.iter().any(|s| matches!(s.kind, SegKind::CodeBlock(_))) => {
-            return Err("spans code and text".into());
+            return Err(Unplaceable::CodeAndText);
         }
         _ => None,
     };
     Ok((range, code))
 }
 
-fn markup_gap(gap: &str) -> std::result::Result<(), String> {
+fn markup_gap(gap: &str) -> std::result::Result<(), Unplaceable> {
     if gap.chars().all(char::is_whitespace) {
         Ok(())
     } else {
-        Err(format!(
-            "spans inline markup (`{}`) the replacement would break",
-            gap.trim()
-        ))
+        Err(Unplaceable::Markup(gap.trim().to_string()))
     }
 }
 
@@ -357,7 +413,8 @@ fn on_disk(
     book: &Book,
     chapter: &Chapter,
     range: Range<usize>,
-) -> std::result::Result<(PathBuf, Range<usize>, String), String> {
+) -> std::result::Result<(PathBuf, Range<usize>, String), Unplaceable> {
     source_map::trace(&source_map::Sources::of(book), chapter, range)
         .map(|t| (t.path, t.range, t.text))
+        .map_err(Unplaceable::Untraceable)
 }

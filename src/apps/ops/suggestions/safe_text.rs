@@ -67,44 +67,103 @@ pub fn is_line_break(c: char) -> bool {
     matches!(c, '\n' | '\r' | '\u{85}' | '\u{2028}' | '\u{2029}')
 }
 
+/// Why a suggestion's text cannot be written where its quote stands: a clause to put after
+/// "the suggestion …".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unsafe {
+    /// The text holds `{{#`.
+    Directive,
+    /// A multi-line text in prose.
+    ProseLines,
+    /// A MathJax delimiter in prose.
+    MathJax,
+    /// A multi-line text in inline code.
+    InlineCodeLines,
+    /// A backtick in inline code.
+    Backtick,
+    /// A multi-line text in an indented code block.
+    IndentedLines,
+    /// The fenced block's own fence (the fence given).
+    Fence(String),
+    /// A line the block's language hides.
+    HiddenLine,
+    /// A directive formed with the text around the edit.
+    FormsDirective,
+    /// The edited chapter parses otherwise: the first item that differs, now and before.
+    Structure {
+        /// The item of the edited chapter.
+        now: String,
+        /// The item of the chapter as it was.
+        was: String,
+    },
+}
+
+impl std::fmt::Display for Unsafe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unsafe::Directive => {
+                f.write_str("holds an mdBook directive (`{{#`), which mdBook would expand")
+            }
+            Unsafe::ProseLines => f.write_str("spans lines, which would change the paragraph"),
+            Unsafe::MathJax => f.write_str(
+                "holds a MathJax delimiter, which a book with mathjax-support would typeset",
+            ),
+            Unsafe::InlineCodeLines => f.write_str("spans lines, which inline code cannot hold"),
+            Unsafe::Backtick => f.write_str("holds a backtick, which would end the inline code"),
+            Unsafe::IndentedLines => {
+                f.write_str("spans lines, which this indented code block cannot take as written")
+            }
+            Unsafe::Fence(fence) => write!(
+                f,
+                "holds {fence}, the code block's own fence, which would end the block"
+            ),
+            Unsafe::HiddenLine => {
+                f.write_str("would add a line this code block hides from readers")
+            }
+            Unsafe::FormsDirective => {
+                f.write_str("would form an mdBook directive (`{{#…}}`) with the text around it")
+            }
+            Unsafe::Structure { now, was } => write!(
+                f,
+                "would change the page's structure ({now} where there was {was})"
+            ),
+        }
+    }
+}
+
 /// The bytes to write in place of a quote in `ctx` for a suggestion of `text`, or why it
 /// cannot be written (a clause to put after "the suggestion …"). `newline` is the file's line
 /// ending, used for the line breaks of a multi-line code replacement.
-pub fn replacement(text: &str, ctx: &Context, newline: &str) -> Result<String, String> {
+pub fn replacement(text: &str, ctx: &Context, newline: &str) -> Result<String, Unsafe> {
     if has_directive(text) {
-        return Err("holds an mdBook directive (`{{#`), which mdBook would expand".into());
+        return Err(Unsafe::Directive);
     }
     let multiline = text.chars().any(is_line_break);
     match ctx {
         Context::Prose { at_line_start } => {
             if multiline {
-                return Err("spans lines, which would change the paragraph".into());
+                return Err(Unsafe::ProseLines);
             }
             if ["\\(", "\\)", "\\[", "\\]", "$$"]
                 .iter()
                 .any(|d| text.contains(d))
             {
-                return Err(
-                    "holds a MathJax delimiter, which a book with mathjax-support would typeset"
-                        .into(),
-                );
+                return Err(Unsafe::MathJax);
             }
             Ok(escape_markdown(text, *at_line_start))
         }
         Context::InlineCode => {
             if multiline {
-                return Err("spans lines, which inline code cannot hold".into());
+                return Err(Unsafe::InlineCodeLines);
             }
             if text.contains('`') {
-                return Err("holds a backtick, which would end the inline code".into());
+                return Err(Unsafe::Backtick);
             }
             Ok(text.to_string())
         }
         Context::Indented => {
             if multiline {
-                return Err(
-                    "spans lines, which this indented code block cannot take as written".into(),
-                );
+                return Err(Unsafe::IndentedLines);
             }
             Ok(text.to_string())
         }
@@ -117,15 +176,13 @@ pub fn replacement(text: &str, ctx: &Context, newline: &str) -> Result<String, S
         } => {
             let fence: String = std::iter::repeat_n(*fence_char, *fence_len).collect();
             if text.contains(&fence) {
-                return Err(format!(
-                    "holds {fence}, the code block's own fence, which would end the block"
-                ));
+                return Err(Unsafe::Fence(fence));
             }
             if let Some(h) = hidden {
                 let mut lines = text.split(is_line_break);
                 let first = lines.next().unwrap_or("");
                 if (*at_line_start && h.hides(first)) || lines.any(|l| h.hides(l)) {
-                    return Err("would add a line this code block hides from readers".into());
+                    return Err(Unsafe::HiddenLine);
                 }
             }
             let mut out = String::with_capacity(text.len());
@@ -194,7 +251,7 @@ pub fn escape_markdown(text: &str, at_line_start: bool) -> String {
 /// Checks the edited Markdown file `new` (whose bytes `edit` are the replacement) against
 /// mdBook's directives: no `{{#…}}` may touch the replaced bytes, so none is formed with the
 /// text around it (`{{` before a code quote and `#include …` as its suggestion).
-pub fn check_directives(new: &str, edit: Range<usize>) -> Result<(), String> {
+pub fn check_directives(new: &str, edit: Range<usize>) -> Result<(), Unsafe> {
     for (i, _) in new.match_indices("{{") {
         if !new[i + 2..].trim_start().starts_with('#') {
             continue;
@@ -203,7 +260,7 @@ pub fn check_directives(new: &str, edit: Range<usize>) -> Result<(), String> {
         // A backslash before it (mdBook's escape) belongs to it too.
         let start = if new[..i].ends_with('\\') { i - 1 } else { i };
         if start <= edit.end && edit.start <= end {
-            return Err("would form an mdBook directive (`{{#…}}`) with the text around it".into());
+            return Err(Unsafe::FormsDirective);
         }
     }
     Ok(())
@@ -213,18 +270,17 @@ pub fn check_directives(new: &str, edit: Range<usize>) -> Result<(), String> {
 /// and inline markup, the same links, images and code-block info strings, the same HTML,
 /// with only the text between them changed (what mdBook's renderer would make of both, parsed
 /// with the book's options).
-pub fn check_structure(old: &str, new: &str, options: &TextOptions) -> Result<(), String> {
+pub fn check_structure(old: &str, new: &str, options: &TextOptions) -> Result<(), Unsafe> {
     let (a, b) = (skeleton(old, options), skeleton(new, options));
     if a == b {
         return Ok(());
     }
     let at = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
     let what = |s: Option<&String>| s.map_or("the end".to_string(), |s| s.clone());
-    Err(format!(
-        "would change the page's structure ({} where there was {})",
-        what(b.get(at)),
-        what(a.get(at))
-    ))
+    Err(Unsafe::Structure {
+        now: what(b.get(at)),
+        was: what(a.get(at)),
+    })
 }
 
 /// The parsed events of `md` with text runs folded into one `text` item: what must not change.
@@ -274,7 +330,7 @@ mod tests {
     #[test]
     fn a_directive_is_refused_in_every_context() {
         for ctx in [prose(), Context::InlineCode, fenced(), Context::Indented] {
-            let err = replacement(INCLUDE, &ctx, "\n").unwrap_err();
+            let err = replacement(INCLUDE, &ctx, "\n").unwrap_err().to_string();
             assert!(err.contains("mdBook directive"), "{ctx:?}: {err}");
             assert!(
                 replacement("{{ #title x }}", &ctx, "\n").is_err(),
@@ -396,7 +452,7 @@ mod tests {
         assert!(check_structure(old, "Text there.\n\n```\nother line\n```\n", &o).is_ok());
         let broken =
             "Text here.\n\n```\none\n```\n\n<img src=x onerror=1>\n\n```text\ncode line\n```\n";
-        let err = check_structure(old, broken, &o).unwrap_err();
+        let err = check_structure(old, broken, &o).unwrap_err().to_string();
         assert!(
             err.starts_with("would change the page's structure"),
             "{err}"

@@ -152,7 +152,7 @@ fn retrace(book: &Book, store: &Store, plan: &Intent) -> Result<Vec<FileEdits>> 
             record()
         ))
     };
-    check_shape(plan).map_err(refused)?;
+    check_shape(plan).map_err(|why| refused(why.to_string()))?;
     let mut todo: Vec<&FileEdits> = Vec::new();
     for fe in &plan.files {
         let path = writable(book, store, &fe.path)?;
@@ -207,23 +207,52 @@ fn retrace(book: &Book, store: &Store, plan: &Intent) -> Result<Vec<FileEdits>> 
     Ok(again.files)
 }
 
+/// Why the record of an interrupted apply is not a whole plan: a clause to put after "the
+/// record of an interrupted apply …".
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Malformed {
+    /// A comment is named twice.
+    CommentTwice,
+    /// A file is named twice.
+    FileTwice,
+    /// A file's edits are not one per comment that names it (the file).
+    EditsPerComment(String),
+    /// A comment is closed whose file is not written.
+    CloseWithoutFile,
+}
+
+impl std::fmt::Display for Malformed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Malformed::CommentTwice => f.write_str("names a comment twice"),
+            Malformed::FileTwice => f.write_str("names a file twice"),
+            Malformed::EditsPerComment(path) => {
+                write!(f, "does not plan one edit per comment in {path}")
+            }
+            Malformed::CloseWithoutFile => {
+                f.write_str("closes a comment whose file it does not plan to write")
+            }
+        }
+    }
+}
+
 /// A record's plan is whole: each comment once, each file once, and each file with exactly
 /// one edit per comment that names it.
-fn check_shape(plan: &Intent) -> std::result::Result<(), String> {
+fn check_shape(plan: &Intent) -> std::result::Result<(), Malformed> {
     let mut ids: Vec<&str> = plan.closes.iter().map(|c| c.id.as_str()).collect();
     ids.sort_unstable();
     if ids.windows(2).any(|w| w[0] == w[1]) {
-        return Err("names a comment twice".into());
+        return Err(Malformed::CommentTwice);
     }
     let mut paths: Vec<&str> = plan.files.iter().map(|f| f.path.as_str()).collect();
     paths.sort_unstable();
     if paths.windows(2).any(|w| w[0] == w[1]) {
-        return Err("names a file twice".into());
+        return Err(Malformed::FileTwice);
     }
     for fe in &plan.files {
         let named = plan.closes.iter().filter(|c| c.file == fe.path).count();
         if named == 0 || named != fe.edits.len() {
-            return Err(format!("does not plan one edit per comment in {}", fe.path));
+            return Err(Malformed::EditsPerComment(fe.path.clone()));
         }
     }
     if plan
@@ -231,7 +260,7 @@ fn check_shape(plan: &Intent) -> std::result::Result<(), String> {
         .iter()
         .any(|c| !plan.files.iter().any(|f| f.path == c.file))
     {
-        return Err("closes a comment whose file it does not plan to write".into());
+        return Err(Malformed::CloseWithoutFile);
     }
     Ok(())
 }
