@@ -50,6 +50,7 @@ mod serve_api;
 mod serve_edge;
 mod serve_hostile;
 mod serve_http;
+mod serve_islands;
 mod serve_load;
 mod serve_outputs;
 mod store_cache;

@@ -13,6 +13,7 @@ mod body;
 mod edge;
 pub mod guard;
 pub mod http;
+mod island_patcher;
 mod islands;
 mod lock;
 mod patches;
@@ -109,8 +110,9 @@ struct Site {
         crate::output::engine::ReuseCounts,
         crate::output::engine::Rebuilt,
     )>,
-    /// Held while the watcher writes into the build directory (a build, an island patch);
-    /// `true` once the server stops, after which the watcher writes nothing more.
+    /// Held while the watcher builds into the build directory and serves the build; `true`
+    /// once the server stops, after which it writes nothing more (island patches stop first:
+    /// `IslandPatcher::close`).
     stopped: Mutex<bool>,
 }
 
@@ -224,18 +226,19 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
     }
 
     let (wake, woken) = std::sync::mpsc::channel();
-    let patching = watch::Patching {
-        store: store.clone(),
-        space: book.config.space.clone(),
-        wake: woken,
-    };
+    let patcher = Arc::new(island_patcher::IslandPatcher::new(
+        Arc::clone(&site),
+        store.clone(),
+        book.config.space.clone(),
+    ));
+    patcher.spawn(woken);
     watch::Watcher::new(
         Arc::clone(&site),
         root,
         work.path(),
         (watched, events),
         initial,
-        patching,
+        Arc::clone(&patcher),
     )
     .spawn();
 
@@ -258,7 +261,8 @@ pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<
     runtime.block_on(http::run(listeners, routes::router(ctx), stop));
     // Open connections are dropped; a write already under way finishes (they are atomic).
     runtime.shutdown_timeout(std::time::Duration::from_secs(5));
-    // Waits for a build or patch under way; the watcher writes nothing after this.
+    // Waits for a patch, then a build, under way; nothing is written after this.
+    patcher.close();
     *lock::lock(&site.stopped) = true;
     let dir = work.path().display().to_string();
     work.close()

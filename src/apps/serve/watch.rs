@@ -5,24 +5,23 @@
 //! ([`QUIET`], at most [`SETTLE_MAX`]), a build into a fresh directory through the engine, the
 //! swap, and a wake-up for pages waiting on the build generation. With nothing happening the
 //! thread only wakes to look at what the events gathered: `serve` idles at no measurable CPU
-//! however many files it watches. Between polls, the pages the API names after its writes are
-//! patched at once, a burst at a time ([`BURST_GAP`], [`BURST_MAX`]). The build itself parses
-//! only the comment files that changed (the store's cache, `notabene_store::cache`).
+//! however many files it watches. The pages the API names after its writes are patched by the
+//! patcher's thread (`island_patcher`), not this one: a rebuild does not hold them up. The build itself
+//! parses only the comment files that changed (the store's cache, `notabene_store::cache`).
 //! Nothing is written into the build directory once the server stops (`Site::stopped`).
 //! The snapshots and the events are `watched`'s.
 //!
-//! May call: the engine (`output::engine`), `islands`, `watched`, `lock`.
+//! May call: the engine (`output::engine`), `islands`, `island_patcher`, `watched`, `lock`.
 
-use super::islands::{Changes, Kind};
+use super::island_patcher::IslandPatcher;
 #[cfg(test)]
 use super::watched::{Changed, snapshot};
 use super::watched::{Events, Snapshot, refreshed};
-use super::{Hint, Site, lock};
+use super::{Site, lock};
 use notabene_core::say_err;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
 /// How often the watcher looks for a change: the events' flag, or, polling, the files.
@@ -31,11 +30,6 @@ pub(super) const POLL: Duration = Duration::from_millis(200);
 pub(super) const QUIET: Duration = Duration::from_millis(300);
 /// The longest debounce: files still changing after this long are built as they are.
 pub(super) const SETTLE_MAX: Duration = Duration::from_secs(5);
-/// Writes the API names are gathered until this long passes without one…
-pub(super) const BURST_GAP: Duration = Duration::from_millis(100);
-/// …or this long at most: a lone write is patched in soon, a storm of them (writes still
-/// coming after this long) once it calms, and rebuilt after that.
-pub(super) const BURST_MAX: Duration = Duration::from_millis(400);
 
 /// Lowers this thread's scheduling priority (and that of the threads it starts, the
 /// build's workers): on a busy machine the server answers requests first and the rebuild
@@ -48,41 +42,23 @@ fn lower_priority() {
     }
 }
 
-/// What island patching needs: the store, the book's space, and the pages the API names
-/// after its writes.
-pub(super) struct Patching {
-    pub store: notabene_store::Store,
-    pub space: String,
-    /// (page, the written comment's file key and what happened to it) of each write; no
-    /// key: read the page whole.
-    pub wake: std::sync::mpsc::Receiver<Hint>,
-}
-
 /// The watcher thread's state: poll, debounce, rebuild into `work/site-N`, swap, wake waiting
 /// pages.
 ///
-/// A change of comment files alone is also patched into the served chapters' islands at
-/// once ([`super::patch`]), before the debounce: the API names the page of each write on
-/// `wake`, and a comment file changed by another process is patched within a poll.
+/// A comment file changed by another process is patched into the served chapter's island
+/// within a poll, before the debounce ([`IslandPatcher::patch`]); the API's own writes are the
+/// patcher thread's.
 pub(super) struct Watcher {
     site: Arc<Site>,
     root: PathBuf,
     work: PathBuf,
     watched: Vec<PathBuf>,
     events: Events,
-    patching: Patching,
+    patches: Arc<IslandPatcher>,
     /// The state the last build saw.
     last: Snapshot,
     /// The number of the next build directory.
     next: u64,
-    /// Pages the API named since the last snapshot: already patched, so the snapshot's own
-    /// diff leaves them alone.
-    hinted: BTreeSet<String>,
-    /// Pages named during a storm of writes, patched once it calms.
-    deferred: Changes,
-    /// The HTML files patched in place since the last build: a build of pages renders them
-    /// again.
-    touched: BTreeSet<String>,
     /// The last build rendered only the pages that changed: a whole build (`print.html`, the
     /// search index) is due once the tree is quiet.
     whole_due: bool,
@@ -97,7 +73,7 @@ impl Watcher {
         work: &Path,
         (watched, events): (Vec<PathBuf>, Events),
         initial: Snapshot,
-        patching: Patching,
+        patches: Arc<IslandPatcher>,
     ) -> Watcher {
         Watcher {
             events,
@@ -105,12 +81,9 @@ impl Watcher {
             root: root.to_path_buf(),
             work: work.to_path_buf(),
             watched,
-            patching,
+            patches,
             last: initial,
             next: 1,
-            hinted: BTreeSet::new(),
-            deferred: Changes::new(),
-            touched: BTreeSet::new(),
             whole_due: false,
         }
     }
@@ -127,7 +100,7 @@ impl Watcher {
     /// patched in, the tree is let settle, and the book is rebuilt. `false` once the server
     /// has stopped.
     fn cycle(&mut self) -> bool {
-        self.wait(POLL);
+        std::thread::sleep(POLL);
         // (Nothing heard is the idle case: nothing of the snapshot is copied or compared.)
         let now = self
             .events
@@ -140,8 +113,6 @@ impl Watcher {
         let last = std::mem::take(&mut self.last);
         self.quick(&last, &now);
         self.last = self.settle(now);
-        // The build reads the store as it is now: what a storm left is in it.
-        self.deferred.clear();
         let files = changed_files(&last, &self.last);
         self.rebuild(Some(files))
     }
@@ -151,7 +122,7 @@ impl Watcher {
     fn settle(&mut self, mut settled: Snapshot) -> Snapshot {
         let start = Instant::now();
         loop {
-            self.wait(QUIET);
+            std::thread::sleep(QUIET);
             let again = match self.events.changed(&self.watched) {
                 None => return settled,
                 Some(changed) => refreshed(&settled, changed, &self.watched),
@@ -183,7 +154,7 @@ impl Watcher {
         let dest = self.work.join(format!("site-{}", self.next));
         self.next += 1;
         let current = lock::read(&site.dir).clone();
-        let touched = std::mem::take(&mut self.touched);
+        let touched = self.patches.begin_build();
         let change = crate::output::engine::Change {
             files: files.as_ref(),
             touched: &touched,
@@ -199,27 +170,32 @@ impl Watcher {
             Ok((pages, rebuilt)) => {
                 self.whole_due = rebuilt != crate::output::engine::Rebuilt::Whole;
                 let quiet = catching_up && shows_the_same(&current, &dest);
+                // (Tests widen the window in which the API writes while a build runs.)
+                notabene_core::failpoint::widen("serve-before-swap");
                 // The status names this build once its site is the one served.
-                let old = std::mem::replace(&mut *lock::write(&site.dir), dest);
-                *lock::write(&site.pages) = pages;
-                *lock::lock(&site.last_build) = (site.kept.reuse.counts(), rebuilt);
-                if quiet {
-                    let g = *site.generation.borrow();
-                    let mut b = lock::lock(&site.builds);
-                    *b = (b.0 + 1, g.max(b.1));
-                } else {
-                    site.generation.send_modify(|g| {
-                        *g += 1;
+                let mut old = PathBuf::new();
+                self.patches.swap_in(&dest, &pages, || {
+                    old = std::mem::replace(&mut *lock::write(&site.dir), dest.clone());
+                    *lock::write(&site.pages) = pages.clone();
+                    *lock::lock(&site.last_build) = (site.kept.reuse.counts(), rebuilt);
+                    if quiet {
+                        let g = *site.generation.borrow();
                         let mut b = lock::lock(&site.builds);
-                        *b = (b.0 + 1, *g);
-                    });
-                }
+                        *b = (b.0 + 1, g.max(b.1));
+                    } else {
+                        site.generation.send_modify(|g| {
+                            *g += 1;
+                            let mut b = lock::lock(&site.builds);
+                            *b = (b.0 + 1, *g);
+                        });
+                    }
+                });
                 let _ = std::fs::remove_dir_all(old);
             }
             Err(e) => {
                 // The pages patched in place are still to render; a whole build that failed
                 // is not tried again until the next change.
-                self.touched = touched;
+                self.patches.build_failed(touched);
                 self.whole_due = false;
                 let _ = std::fs::remove_dir_all(&dest);
                 say_err!("notabene: {e}");
@@ -229,102 +205,16 @@ impl Watcher {
         true
     }
 
-    /// Waits `total`, patching the pages the API names as they come, a burst of writes at a
-    /// time.
-    fn wait(&mut self, total: Duration) {
-        let end = Instant::now() + total;
-        let mut heard = false;
-        loop {
-            let left = end.saturating_duration_since(Instant::now());
-            let first = match self.patching.wake.recv_timeout(left) {
-                Ok(first) => first,
-                Err(e) => {
-                    // The server is going away: no more writes, the poll keeps its pace.
-                    if e == RecvTimeoutError::Disconnected {
-                        std::thread::sleep(left);
-                    }
-                    // A whole wait without a write: what a storm left is patched in.
-                    if !heard {
-                        let pages = std::mem::take(&mut self.deferred);
-                        self.patch(&pages);
-                    }
-                    return;
-                }
-            };
-            heard = true;
-            let (hints, calm) = self.burst(first, left);
-            let pages = merge(std::mem::take(&mut self.deferred), hints);
-            self.hinted.extend(pages.keys().cloned());
-            if calm {
-                self.patch(&pages);
-            } else {
-                self.deferred = pages;
-            }
-        }
-    }
-
-    /// The writes named after `first` until [`BURST_GAP`] passes without one (`true`: calm)
-    /// or [`BURST_MAX`] (at most `left`) is over (`false`: a storm). (Slept, then drained: the
-    /// thread wakes a few times per burst, not once per write.)
-    fn burst(&self, first: Hint, left: Duration) -> (Vec<Hint>, bool) {
-        let mut hints = vec![first];
-        let until = Instant::now() + BURST_MAX.min(left);
-        loop {
-            std::thread::sleep(BURST_GAP.min(until.saturating_duration_since(Instant::now())));
-            let before = hints.len();
-            hints.extend(self.patching.wake.try_iter());
-            if hints.len() == before {
-                return (hints, true);
-            }
-            if Instant::now() >= until {
-                return (hints, false);
-            }
-        }
-    }
-
-    /// Patches in the comment files changed by others (an agent's CLI) between `before` and
+    /// IslandPatcher in the comment files changed by others (an agent's CLI) between `before` and
     /// `after`, except on the pages the API already named.
     fn quick(&mut self, before: &Snapshot, after: &Snapshot) {
-        let done = std::mem::take(&mut self.hinted);
+        let done = self.patches.take_hinted();
         if let Some(mut pages) =
-            super::islands::changed_pages(before, after, self.patching.store.root())
+            super::islands::changed_pages(before, after, self.patches.store().root())
         {
             pages.retain(|page, _| !done.contains(page));
-            self.patch(&pages);
+            self.patches.patch(&pages, false);
         }
-    }
-
-    /// Patches `pages` into the served chapters' islands and, when one changed, moves the
-    /// generation (naming the pages patched).
-    fn patch(&mut self, pages: &Changes) {
-        if pages.is_empty() {
-            return;
-        }
-        let site = &self.site;
-        let stopped = lock::lock(&site.stopped);
-        if *stopped {
-            return;
-        }
-        let dir = lock::read(&site.dir).clone();
-        let chapters = lock::read(&site.pages).clone();
-        let store = &self.patching.store;
-        // The pages of these chapters may change in place: the next build renders them.
-        self.touched.extend(
-            pages
-                .keys()
-                .filter_map(|page| chapters.get(page))
-                .flatten()
-                .cloned(),
-        );
-        match super::islands::patch_islands(&dir, &chapters, store, &self.patching.space, pages) {
-            Ok(0) => {}
-            Ok(_) => site.generation.send_modify(|g| {
-                *g += 1;
-                *lock::lock(&site.last_patch) = Some((*g, pages.keys().cloned().collect()));
-            }),
-            Err(e) => say_err!("notabene: {e}"),
-        }
-        drop(stopped);
     }
 }
 
@@ -397,25 +287,6 @@ fn shows_the_same(old: &Path, new: &Path) -> bool {
             .or_else(|_| std::fs::copy(old.join(o), new.join(o)).map(drop));
     }
     same
-}
-
-/// `hints` merged into `pages`: a hint with a key adds that comment's change to its page, one
-/// without makes the page read whole.
-fn merge(mut pages: Changes, hints: Vec<Hint>) -> Changes {
-    for (page, key) in hints {
-        let slot = pages.entry(page).or_insert_with(|| Some(BTreeMap::new()));
-        match (slot, key) {
-            (Some(keys), Some((key, kind))) => {
-                // A comment created then changed in one burst is still new.
-                let k = keys.entry(key).or_insert(kind);
-                if *k != Kind::Created || kind == Kind::Removed {
-                    *k = kind;
-                }
-            }
-            (slot, _) => *slot = None,
-        }
-    }
-    pages
 }
 
 #[cfg(test)]
