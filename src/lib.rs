@@ -38,6 +38,7 @@ pub const LAYERS: &[&[&str]] = &[
     ],
     &["model::book"],
     &["model::resolve"],
+    &["output::forms"],
     &["output::inject", "output::views", "output::assets"],
     &["output::annotate", "output::render"],
     &["output::engine"],

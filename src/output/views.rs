@@ -4,7 +4,8 @@
 //! client renders with `textContent` — comment text never becomes markup.
 
 use crate::model::book::{Book, PageIds, Repo};
-use crate::model::resolve::{BookAnchors, Lean};
+use crate::model::resolve::BookAnchors;
+use crate::output::forms::{CommentForms as _, Lean};
 use crate::util::memo::{Key, Memo};
 use crate::util::payload::data_script;
 use mdbook_preprocessor::book::{Book as MdBook, BookItem};

@@ -40,10 +40,10 @@ pub struct Reuse {
 }
 
 /// The key of the anchors looked for in a chapter: the digest of every field of each, in
-/// order ([`super::feed_anchors`]).
+/// order ([`super::anchoring::feed_anchors`]).
 pub(super) fn anchors_key(anchors: &[Option<StoredAnchor>]) -> Digest {
     let mut k = Key::new("anchors");
-    super::feed_anchors(&mut k, anchors);
+    super::anchoring::feed_anchors(&mut k, anchors);
     k.finish()
 }
 
