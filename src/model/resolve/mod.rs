@@ -11,14 +11,14 @@ mod anchoring;
 pub mod chapters;
 pub mod follow;
 pub mod report;
-pub mod reuse;
 pub mod source_map;
 
-pub use anchoring::{Earlier, anchor_book, anchor_book_reusing};
-pub use reuse::Reuse;
+pub use anchoring::{
+    ChapterAnchoring, ChapterInput, Earlier, Fresh, anchor_book, anchor_book_after, anchoring_key,
+    content_digest,
+};
 
 use crate::util::memo::Digest;
-use anchoring::content_digest;
 use notabene_anchoring::text::PageText;
 use notabene_anchoring::{self as anchor, Resolution};
 use notabene_store::Comment;
