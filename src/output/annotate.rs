@@ -4,9 +4,9 @@
 //! views.
 //!
 //! The work is one pipeline of stages, each with a typed output, read top to bottom in
-//! [`annotate`] (as mdBook's `MDBook::build` reads): [`read_store`] → [`StoreSnapshot`],
-//! [`anchor`] → [`Anchored`], [`inject`] → [`Injected`], [`views::generate`] → [`views::Views`], then
-//! the book is written. The stages are pure; what a build takes from earlier builds of its book
+//! `annotate` (as mdBook's `MDBook::build` reads): [`read_store`] → [`StoreSnapshot`],
+//! [`anchor`] → [`Anchored`], [`inject()`] → [`Injected`], [`views::generate`] → [`views::Views`], then
+//! the book is written. Each stage computes from its inputs alone; what a build takes from earlier builds of its book
 //! (in a long-lived process, `serve`, the last build: [`Reuse`]; else the memo) is
 //! `output::reuse`'s, handed to the stages as one [`reuse::Build`].
 //!

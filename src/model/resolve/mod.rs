@@ -1,6 +1,6 @@
 //! Anchoring a whole book: every stored comment is matched to its chapter (by page id) and its
 //! anchor re-found in that chapter's text model, pages in parallel, results in page order
-//! ([`anchoring`]), then followed to other pages where it moved ([`follow`]).
+//! (`anchoring`), then followed to other pages where it moved ([`follow`]).
 //!
 //! Owns: what a book's anchoring holds ([`BookAnchors`]: chapters, text models, where each comment
 //! landed) and what can be read from it (status, counts, the change at a fuzzy place, a

@@ -20,8 +20,8 @@ use std::sync::{Arc, Mutex};
 pub struct AnchoringAfter<'a> {
     /// The process's last build, and what it kept (taken out for this build).
     last: Option<(&'a Reuse, Items<ChapterAnchoring>)>,
-    /// The memo, used when there is no last build to take from.
-    memo: Option<&'a Memo>,
+    /// The memo, looked in when there is no last build to take from.
+    lookup_memo: Option<&'a Memo>,
     /// The memo following takes its decisions from (when it is on).
     following: Option<&'a Memo>,
     /// What each chapter (by source file) leaves for the next build.
@@ -33,7 +33,7 @@ impl<'a> AnchoringAfter<'a> {
         AnchoringAfter {
             last: session.map(|s| (s, s.anchoring.take())),
             // The memo gives chapters their anchoring only where the process keeps none.
-            memo: (session.is_none() && memo.is_on()).then_some(memo),
+            lookup_memo: (session.is_none() && memo.is_on()).then_some(memo),
             following: memo.is_on().then_some(memo),
             left: Mutex::default(),
         }
@@ -71,7 +71,7 @@ impl Earlier for AnchoringAfter<'_> {
             self.leave(&input.chapter.source, Keep::Reused);
             return Some(found.clone());
         }
-        let memo = self.memo?;
+        let memo = self.lookup_memo?;
         let resolutions = memo
             .get(&anchoring_key(input))
             .and_then(notabene_anchoring::decode_resolutions)
@@ -87,7 +87,7 @@ impl Earlier for AnchoringAfter<'_> {
         if self.last.is_some() {
             let keep = Keep::New(anchoring_key(input), anchoring.clone());
             self.leave(&input.chapter.source, keep);
-        } else if let Some(memo) = self.memo {
+        } else if let Some(memo) = self.lookup_memo {
             memo.put(light_text_key(input), light::encode(&anchoring.text));
             memo.put(
                 anchoring_key(input),

@@ -21,8 +21,8 @@
 //! rejected candidate anywhere as its suggestion: a deleted chapter's comments are not followed.
 //! Nothing here runs when no comment is missing.
 //!
-//! Owns: the candidates, the decisions and applying them to the anchoring. Its parts: [`git`]
-//! (git's evidence of moves and merges), [`quotes`] (the quote search across the book), [`memo`]
+//! Owns: the candidates, the decisions and applying them to the anchoring. Its parts: `git`
+//! (git's evidence of moves and merges), `quotes` (the quote search across the book), `memo`
 //! (the decisions kept in the build's memo). Calls: `model::book::git`, the anchoring crate.
 
 mod git;
