@@ -5,10 +5,10 @@
 //!
 //! The work is one pipeline of stages, each with a typed output, read top to bottom in
 //! `annotate` (as mdBook's `MDBook::build` reads): [`read_store`] → [`StoreSnapshot`],
-//! [`anchor`] → [`Anchored`], [`inject()`] → [`Injected`], [`views::generate`] → [`views::Views`], then
-//! the book is written. Each stage computes from its inputs alone; what a build takes from earlier builds of its book
-//! (in a long-lived process, `serve`, the last build: [`Reuse`]; else the memo) is
-//! `output::reuse`'s, handed to the stages as one [`reuse::Build`].
+//! [`anchor`] → [`Anchored`], [`inject()`] → [`Injected`], [`views::generate`] →
+//! [`views::Views`], then the book is written. Each stage computes from its inputs alone; what a
+//! build takes from earlier builds of its book (in a long-lived process, `serve`, the last build:
+//! [`Reuse`]; else the memo) is `output::reuse`'s, handed to the stages as one [`reuse::Build`].
 //!
 //! mdBook runs preprocessors once per renderer: everything here is deterministic, and only the
 //! `html` run does any work; other renderers get the book unchanged. The protocol on stdin/stdout

@@ -1,15 +1,16 @@
 //! Reuse, in one place: what a build takes from earlier builds of the same book instead of
-//! computing it again. The build's stages (`output::annotate`) are pure; this module wraps them.
+//! computing it again. The build's stages (`output::annotate`) compute from their inputs
+//! alone; this module wraps them.
 //! Everything is keyed the one way — the SHA-256 of everything a value is computed from
 //! ([`crate::util::memo::Key`]) — and kept in one of two places:
 //!
 //! - the **memo** ([`Memo`]): one file per book in the cache directory, read by a build of its
 //!   own (`mdbook build`, the binary) and written back after it; a long-lived process keeps it
 //!   in memory from build to build instead;
-//! - the **last build** of a long-lived process ([`Reuse`], [`LastBuild`]), for `serve`: every
-//!   chapter's anchoring (its text model whole) and injected Markdown, and the store's files as
-//!   read ([`notabene_store::Recent`]). A chapter whose inputs have the digest they had is taken
-//!   from there, its text model shared.
+//! - the **last build** of a long-lived process ([`Reuse`], `last_build::LastBuild`), for
+//!   `serve`: every chapter's anchoring (its text model whole) and injected Markdown, and the
+//!   store's files as read ([`notabene_store::Recent`]). A chapter whose inputs have the digest
+//!   they had is taken from there, its text model shared.
 //!
 //! The state belongs to a book, never to the process: a [`Kept`] is one book's (`serve` holds
 //! one per book it builds; nothing here is static), and a build of its own keeps nothing but its
@@ -27,7 +28,7 @@
 
 mod anchoring;
 mod injecting;
-pub mod last_build;
+mod last_build;
 
 use crate::util::memo::{Digest, Memo};
 use last_build::LastBuild;
