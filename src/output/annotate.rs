@@ -1,31 +1,36 @@
 //! The mdBook preprocessor adaptor: at `mdbook build`, anchors every comment of the store in its
 //! chapter, injects markers, a per-chapter data island and the book-wide summary (for the `html`
 //! renderer), reports on stderr, fails the build when `fail-on` says so, and appends the generated
-//! views. In a long-lived process (`serve`) a build takes from the last one what did not change
-//! ([`Reuse`]).
+//! views.
+//!
+//! The work is one pipeline of stages, each with a typed output, read top to bottom in
+//! `annotate` (as mdBook's `MDBook::build` reads): [`read_store`] → [`StoreSnapshot`],
+//! [`anchor`] → [`Anchored`], [`inject()`] → [`Injected`], [`views::generate`] →
+//! [`views::Views`], then the book is written. Each stage computes from its inputs alone; what a
+//! build takes from earlier builds of its book (in a long-lived process, `serve`, the last build:
+//! [`Reuse`]; else the memo) is `output::reuse`'s, handed to the stages as one [`reuse::Build`].
 //!
 //! mdBook runs preprocessors once per renderer: everything here is deterministic, and only the
 //! `html` run does any work; other renderers get the book unchanged. The protocol on stdin/stdout
 //! is the binary's (`src/bin/mdbook-notabene.rs`); this is the work on one book.
+//!
+//! Owns: the pipeline and its stages' types. Calls: `model::resolve`, `output::inject`,
+//! `output::views`, `output::reuse`, `output::assets`.
 
 use crate::Result;
-use crate::model::book::Book;
-use crate::model::resolve::{self, report};
+use crate::model::book::{Book, PageIds};
+use crate::model::resolve::{self, BookAnchors, report};
 use crate::output::inject::{self, island};
-use crate::util::last_build::Keep;
-use crate::util::memo::{Key, Memo};
+use crate::output::reuse::{self, InjectedChapter, InjectionInput};
+use crate::output::views;
 use mdbook_preprocessor::book::Book as MdBook;
 use mdbook_preprocessor::{Preprocessor, PreprocessorContext};
-use notabene_anchoring::text::TextOptions;
 use notabene_core::say_err;
 use notabene_store::Comment;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-mod reuse;
-
-use reuse::InjectedChapter;
 pub use reuse::{Reuse, ReuseCounts};
 
 /// Renderers the preprocessor runs for.
@@ -58,7 +63,7 @@ impl Preprocessor for Notabene {
         ctx: &PreprocessorContext,
         book: MdBook,
     ) -> mdbook_preprocessor::errors::Result<MdBook> {
-        run_reusing(ctx, book, None, self.reuse.as_deref())
+        annotate(ctx, book, None, self.reuse.as_deref())
             .map_err(|e| mdbook_preprocessor::errors::Error::msg(e.to_string()))
     }
 
@@ -134,19 +139,39 @@ pub fn run_with(
     book: MdBook,
     prefetched: Option<Prefetched>,
 ) -> Result<MdBook> {
-    run_reusing(ctx, book, prefetched, None)
+    annotate(ctx, book, prefetched, None)
 }
 
-/// [`run_with`], taking from `reuse` what the last build kept of unchanged chapters and
-/// keeping this build's there.
-fn run_reusing(
+/// The store's comments, as a build reads them.
+pub struct StoreSnapshot {
+    /// The comments with an id, in store order (resolved ones thin).
+    pub comments: Vec<Comment>,
+}
+
+/// Every comment anchored in the book.
+pub struct Anchored {
+    /// The anchoring.
+    pub anchors: BookAnchors,
+    /// The book's page ids.
+    pub ids: PageIds,
+}
+
+/// Every chapter's new Markdown: markers, its data island, the book-wide summary.
+pub struct Injected {
+    /// By chapter, in the anchoring's order: the new content and what happened.
+    chapters: Vec<(String, inject::Outcome)>,
+}
+
+/// The build of the book of `ctx` as the preprocessor runs it, stage by stage; with `session`,
+/// what the last build of this process kept of the book is reused.
+fn annotate(
     ctx: &PreprocessorContext,
     mut book: MdBook,
     prefetched: Option<Prefetched>,
-    reuse: Option<&Reuse>,
+    session: Option<&Reuse>,
 ) -> Result<MdBook> {
-    if let Some(r) = reuse {
-        r.begin();
+    if let Some(s) = session {
+        s.begin();
     }
     let cfg = Book::from_mdbook(&ctx.root, ctx.config.clone())?;
     if !works_on(&cfg, &ctx.renderer) {
@@ -154,70 +179,40 @@ fn run_reusing(
     }
     crate::model::book::warn_config(&cfg);
     let t0 = std::time::Instant::now();
-    let store = cfg.store();
-    let comments = match prefetched {
-        Some(p) if same_dir(&p.store, store.root()) => {
-            for w in p.warnings {
-                say_err!("{w}");
-            }
-            p.comments
-        }
-        _ => {
-            let (comments, warnings) = match reuse {
-                Some(r) => resolve::chapters::read_comments_for_build_recent(
-                    &store,
-                    &cfg.config.space,
-                    &r.store,
-                ),
-                None => resolve::chapters::read_comments_for_build(&store, &cfg.config.space),
-            };
-            for w in warnings {
-                say_err!("{w}");
-            }
-            comments
-        }
-    };
+    let earlier = reuse::Build::begin(session, &ctx.root);
+    let snapshot = read_store(&cfg, prefetched, &earlier);
     let t1 = std::time::Instant::now();
-    // A long-lived process keeps its last build in memory; a build of its own takes what the
-    // builds before it kept on disk.
-    let memo = match reuse {
-        Some(r) => r.take_memo(),
-        None => Memo::open(&ctx.root),
-    };
-    let earlier = resolve::Earlier {
-        process: reuse.map(|r| &r.anchoring),
-        memo: memo.is_on().then_some(&memo),
-    };
-    let (anchors, ids) =
-        resolve::chapters::anchor_reusing(&cfg, &book, comments, resolve::Which::Live, earlier)?;
+    let anchored = anchor(&cfg, &book, snapshot, &earlier)?;
     crate::output::assets::check_installed(&cfg)?;
     // A build that `fail-on` fails stops here, after its report; otherwise the report is
     // written beside the generated pages (below).
-    let reported = report::fails(&anchors, &cfg);
+    let reported = report::fails(&anchored.anchors, &cfg);
     if reported {
-        report::report(&anchors, &ids, &cfg)?;
+        report::report(&anchored.anchors, &anchored.ids, &cfg)?;
     }
     let t2 = std::time::Instant::now();
-    let options = crate::model::book::text_options(&cfg.mdbook)?;
-    let dropped = inject_chapters(&mut book, &anchors, &ids, &cfg, &options, reuse, &memo);
+    let injected = inject(&anchored, &cfg, &earlier)?;
     let t3 = std::time::Instant::now();
     // The report (one thread, written to stderr at once, `fail-on` applied) while the
-    // generated pages are built and the memo written back: they only read the anchoring.
-    let report_result = std::thread::scope(|scope| {
-        let report = (!reported).then(|| scope.spawn(|| report::report(&anchors, &ids, &cfg)));
-        if cfg.config.generated_pages {
-            crate::output::views::append_to(&mut book, &anchors, &ids, &cfg, &memo);
-        }
-        match reuse {
-            Some(r) => r.keep_memo(memo.carried_over()),
-            None => memo.write_back(),
-        }
-        report.map(|r| r.join())
+    // generated pages are built and the memo kept: they only read the anchoring.
+    let (views, report_result) = std::thread::scope(|scope| {
+        let Anchored { anchors, ids } = &anchored;
+        let report = (!reported).then(|| scope.spawn(|| report::report(anchors, ids, &cfg)));
+        let views = cfg
+            .config
+            .generated_pages
+            .then(|| views::generate(&book, anchors, ids, &cfg, earlier.memo()));
+        earlier.finish();
+        (views, report.map(|r| r.join()))
     });
     match report_result {
         Some(Ok(result)) => result?,
         Some(Err(panic)) => std::panic::resume_unwind(panic),
         None => {}
+    }
+    let dropped = injected.write_into(&mut book, &anchored);
+    if let Some(views) = views {
+        views.append_to(&mut book);
     }
     for page in dropped {
         say_err!(
@@ -227,7 +222,7 @@ fn run_reusing(
     let t4 = std::time::Instant::now();
     if std::env::var_os("NOTABENE_TIMINGS").is_some() {
         let ms = |a: std::time::Instant, b: std::time::Instant| (b - a).as_secs_f64() * 1e3;
-        let (hits, misses) = memo.counts();
+        let (hits, misses) = earlier.memo_counts();
         say_err!(
             "notabene: timings (ms): reading the store {:.1}, anchoring {:.1}, markers and islands {:.1}, report and generated pages {:.1}; memo: {hits} of {} results reused",
             ms(t0, t1),
@@ -237,126 +232,115 @@ fn run_reusing(
             hits + misses
         );
     }
-    drop_in_background(anchors);
+    drop_in_background(anchored);
     Ok(book)
 }
 
-/// Every chapter's new content (markers, its data island, the book-wide summary), computed in
-/// parallel, taken from `reuse` (or `memo`) where the chapter did not change, and put back
-/// into `book`. Returns the pages whose inline markers were dropped.
-fn inject_chapters(
-    book: &mut MdBook,
-    anchors: &resolve::BookAnchors,
-    ids: &crate::model::book::PageIds,
+/// The first stage: the store's comments (those read ahead when they come from this build's
+/// store), its warnings printed.
+pub fn read_store(
     cfg: &Book,
-    options: &TextOptions,
-    reuse: Option<&Reuse>,
-    memo: &Memo,
-) -> Vec<String> {
+    prefetched: Option<Prefetched>,
+    earlier: &reuse::Build<'_>,
+) -> StoreSnapshot {
+    let store = cfg.store();
+    let (comments, warnings) = match prefetched {
+        Some(p) if same_dir(&p.store, store.root()) => (p.comments, p.warnings),
+        _ => resolve::chapters::read_comments_for_build_after(
+            &store,
+            &cfg.config.space,
+            earlier.recent_store(),
+        ),
+    };
+    for w in warnings {
+        say_err!("{w}");
+    }
+    StoreSnapshot { comments }
+}
+
+/// The second stage: every comment of `snapshot` anchored in `book` (the live ones looked for),
+/// and followed where it moved.
+pub fn anchor(
+    cfg: &Book,
+    book: &MdBook,
+    snapshot: StoreSnapshot,
+    earlier: &reuse::Build<'_>,
+) -> Result<Anchored> {
+    let lookups = earlier.anchoring();
+    let (anchors, ids) = resolve::chapters::anchor_after(
+        cfg,
+        book,
+        snapshot.comments,
+        resolve::Which::Live,
+        &lookups,
+    )?;
+    lookups.keep();
+    Ok(Anchored { anchors, ids })
+}
+
+/// The third stage: every chapter's new content (markers, its data island, the book-wide
+/// summary), computed in parallel.
+pub fn inject(anchored: &Anchored, cfg: &Book, earlier: &reuse::Build<'_>) -> Result<Injected> {
+    let anchors = &anchored.anchors;
+    let options = crate::model::book::text_options(&cfg.mdbook)?;
     let threads = notabene_core::par::default_threads();
     let summary = island::summary_script(anchors, &cfg.config);
-    let settings = (options.clone(), cfg.config.compress_above);
-    let kept = reuse
-        .map(|r| r.take_injected(&settings))
-        .unwrap_or_default();
-    // Every chapter's new content, computed in parallel, then put back in book order.
+    let lookups = earlier.injecting(&options, cfg.config.compress_above);
     let jobs: Vec<usize> = (0..anchors.chapters.len()).collect();
     let results = notabene_core::par::par_map(&jobs, threads, |&i| {
         let chapter = &anchors.chapters[i];
-        let (mut injection, json) = island::injection_for(anchors, i, &cfg.config);
-        if let Some(k) = kept.get(&chapter.source)
-            && k.matches(&chapter.content, &injection, &json)
-        {
-            return (k.out.clone(), k.outcome, Keep::Reused);
-        }
-        let digest = memo.is_on().then(|| {
-            let mut k = Key::new("inject");
-            k.debug(options)
-                .u64(cfg.config.compress_above as u64)
-                .str(&chapter.page)
-                .digest(&anchors.content_digest(i))
-                .debug(&injection)
-                .str(&json);
-            k.finish()
+        let (injection, json) = island::injection_for(anchors, i, &cfg.config);
+        let content = anchors.content_digest(i);
+        let input = InjectionInput {
+            page: &chapter.page,
+            source: &chapter.source,
+            content: &content,
+            injection: &injection,
+            island: &json,
+        };
+        let InjectedChapter { out, outcome } = lookups.chapter(&input, || {
+            let mut injection = injection.clone();
+            injection.island = Some(island::island_script(&chapter.page, &json, &cfg.config));
+            let (out, outcome) =
+                inject::inject(&chapter.content, &anchors.texts[i], &injection, &options);
+            InjectedChapter { out, outcome }
         });
-        if let Some(d) = &digest
-            && let Some((out, outcome)) = memo.get(d).and_then(decode_injected)
-        {
-            return (out, outcome, Keep::Nothing);
-        }
-        injection.island = Some(island::island_script(&chapter.page, &json, &cfg.config));
-        let (out, outcome) =
-            inject::inject(&chapter.content, &anchors.texts[i], &injection, options);
-        if let Some(d) = digest {
-            memo.put(d, encode_injected(&out, outcome));
-        }
-        let keep = match reuse {
-            Some(_) => Keep::New(InjectedChapter::new(
-                &chapter.content,
-                injection,
-                json,
-                &out,
-                outcome,
-            )),
-            None => Keep::Nothing,
-        };
-        (out, outcome, keep)
+        (out + &summary + "\n", outcome)
     });
-    let mut left = Vec::with_capacity(results.len());
-    let mut results: Vec<Option<(String, inject::Outcome)>> = results
-        .into_iter()
-        .enumerate()
-        .map(|(i, (content, outcome, keep))| {
-            left.push((anchors.chapters[i].source.as_str(), keep));
-            Some((content + &summary + "\n", outcome))
-        })
-        .collect();
-    if let Some(r) = reuse {
-        r.keep_injected(settings, kept, left);
+    lookups.keep();
+    Ok(Injected { chapters: results })
+}
+
+impl Injected {
+    /// Puts every chapter's new content into `book` (anchored as `anchored`); returns the
+    /// pages whose inline markers were dropped.
+    pub fn write_into(self, book: &mut MdBook, anchored: &Anchored) -> Vec<String> {
+        let Anchored { anchors, ids } = anchored;
+        let by_source: BTreeMap<&str, usize> = anchors
+            .chapters
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.source.as_str(), i))
+            .collect();
+        let mut results: Vec<Option<(String, inject::Outcome)>> =
+            self.chapters.into_iter().map(Some).collect();
+        let mut dropped = Vec::new();
+        book.for_each_chapter_mut(|ch| {
+            let Some(sp) = &ch.source_path else { return };
+            let key = resolve::chapters::source_key(ids, sp);
+            let Some(&i) = by_source.get(key.as_str()) else {
+                return;
+            };
+            let Some((content, outcome)) = results[i].take() else {
+                return;
+            };
+            if outcome.marks_dropped {
+                dropped.push(anchors.chapters[i].page.clone());
+            }
+            ch.content = content;
+        });
+        dropped
     }
-    let by_source: BTreeMap<&str, usize> = anchors
-        .chapters
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (c.source.as_str(), i))
-        .collect();
-    let mut dropped = Vec::new();
-    book.for_each_chapter_mut(|ch| {
-        let Some(sp) = &ch.source_path else { return };
-        let key = resolve::chapters::source_key(ids, sp);
-        let Some(&i) = by_source.get(key.as_str()) else {
-            return;
-        };
-        let Some((content, outcome)) = results[i].take() else {
-            return;
-        };
-        if outcome.marks_dropped {
-            dropped.push(anchors.chapters[i].page.clone());
-        }
-        ch.content = content;
-    });
-    dropped
-}
-
-/// A chapter's injected Markdown and outcome in bytes, for the memo: one flag byte, then the
-/// Markdown.
-fn encode_injected(out: &str, outcome: inject::Outcome) -> Vec<u8> {
-    let mut bytes = Vec::with_capacity(out.len() + 1);
-    bytes.push(u8::from(outcome.marks_dropped));
-    bytes.extend_from_slice(out.as_bytes());
-    bytes
-}
-
-/// What [`encode_injected`] wrote into `bytes`, when it is that.
-fn decode_injected(bytes: &[u8]) -> Option<(String, inject::Outcome)> {
-    let (&flag, text) = bytes.split_first()?;
-    let marks_dropped = match flag {
-        0 => false,
-        1 => true,
-        _ => return None,
-    };
-    let out = String::from_utf8(text.to_vec()).ok()?;
-    Some((out, inject::Outcome { marks_dropped }))
 }
 
 /// Frees `value` on a short-lived thread (inline if none can be started): a big book's

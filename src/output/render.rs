@@ -4,6 +4,7 @@
 
 use crate::model::book::Book;
 use crate::model::resolve::{self, BookAnchors};
+use crate::output::forms::CommentForms as _;
 use crate::{Error, Result};
 use mdbook_renderer::{RenderContext, Renderer};
 use notabene_store::json::to_js_pretty;

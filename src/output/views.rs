@@ -5,7 +5,8 @@
 
 use crate::model::book::forms::{self, PrerenderedOf};
 use crate::model::book::{Book, PageIds, Repo};
-use crate::model::resolve::{BookAnchors, Lean};
+use crate::model::resolve::BookAnchors;
+use crate::output::forms::{CommentForms as _, Lean};
 use crate::util::memo::{Key, Memo};
 use crate::util::payload::data_script;
 use mdbook_preprocessor::book::{Book as MdBook, BookItem};
@@ -491,8 +492,28 @@ fn memo_data_script(memo: &Memo, json: &str, compress_above: usize) -> String {
     element
 }
 
-/// Appends the /review, /comments and /journal chapters after the book's own chapters.
-pub fn append_to(book: &mut MdBook, anchors: &BookAnchors, ids: &PageIds, cfg: &Book, memo: &Memo) {
+/// The generated chapters of a build: /review, /comments and /journal.
+pub struct Views(Vec<mdbook_preprocessor::book::Chapter>);
+
+impl Views {
+    /// Appends the chapters after the book's own chapters, behind a separator.
+    pub fn append_to(self, book: &mut MdBook) {
+        book.push_item(BookItem::Separator);
+        for ch in self.0 {
+            book.push_item(ch);
+        }
+    }
+}
+
+/// The /review, /comments and /journal chapters of `book` (whose own chapters' paths they
+/// keep clear of).
+pub fn generate(
+    book: &MdBook,
+    anchors: &BookAnchors,
+    ids: &PageIds,
+    cfg: &Book,
+    memo: &Memo,
+) -> Views {
     let store = cfg.store();
     let journal = notabene_store::journal::read(&store);
     let repo = Repo::discover(&cfg.root);
@@ -512,11 +533,19 @@ pub fn append_to(book: &mut MdBook, anchors: &BookAnchors, ids: &PageIds, cfg: &
         })
         .collect();
     let views = input.chapters(&|p| taken.contains(p));
-    book.push_item(BookItem::Separator);
-    for v in views {
-        let mut ch =
-            mdbook_preprocessor::book::Chapter::new(&v.title, v.content, &v.path, Vec::new());
-        ch.source_path = None;
-        book.push_item(ch);
-    }
+    Views(
+        views
+            .into_iter()
+            .map(|v| {
+                let mut ch = mdbook_preprocessor::book::Chapter::new(
+                    &v.title,
+                    v.content,
+                    &v.path,
+                    Vec::new(),
+                );
+                ch.source_path = None;
+                ch
+            })
+            .collect(),
+    )
 }

@@ -33,6 +33,7 @@ mod hostile_store;
 mod install;
 mod journal_rules;
 mod layers;
+mod many_books;
 mod marks;
 mod mcp;
 mod mcp_stdio;

@@ -6,6 +6,7 @@ use super::{Ctx, say, say_err};
 use crate::apps::ops;
 use crate::model::book::Book;
 use crate::model::resolve::BookAnchors;
+use crate::output::forms::CommentForms as _;
 use crate::{Error, Result, bail};
 use clap::{Args, Subcommand};
 use notabene_store::json;

@@ -11,6 +11,7 @@ use crate::Result;
 use crate::model::book::Book;
 use crate::model::book::git::{self, MoveKind};
 use crate::model::resolve::BookAnchors;
+use crate::output::forms::CommentForms as _;
 use notabene_store::{Comment, Status, Store};
 use serde::Serialize;
 use serde_json::Value;

@@ -2,8 +2,8 @@
 //! their page ids and repository-relative paths), the store's comments read for a build, and the
 //! anchoring with the book's text options and threshold. The preprocessor, the `notabene` renderer
 //! and `notabene anchors` all anchor through [`anchor`] (the preprocessor through
-//! [`anchor_reusing`], which takes unchanged chapters from the last build under `serve`); both also
-//! follow comments to other pages ([`super::follow`]).
+//! [`anchor_after`], which takes unchanged chapters from earlier builds, [`super::Earlier`]); both
+//! also follow comments to other pages ([`super::follow`]).
 
 use super::{BookAnchors, Chapter, Which};
 use crate::Result;
@@ -68,14 +68,17 @@ pub fn read_comments_for_build(store: &Store, space: &str) -> (Vec<Comment>, Vec
     comments_of(store, |s| s.load_for_build(space))
 }
 
-/// [`read_comments_for_build`] for a long-lived process: through what its last build read
-/// ([`notabene_store::Recent`]).
-pub fn read_comments_for_build_recent(
+/// [`read_comments_for_build`] through what the last build of a long-lived process read
+/// ([`notabene_store::Recent`]), when there is one.
+pub fn read_comments_for_build_after(
     store: &Store,
     space: &str,
-    recent: &notabene_store::Recent,
+    recent: Option<&notabene_store::Recent>,
 ) -> (Vec<Comment>, Vec<String>) {
-    comments_of(store, |s| s.load_for_build_recent(space, recent))
+    match recent {
+        Some(recent) => comments_of(store, |s| s.load_for_build_recent(space, recent)),
+        None => read_comments_for_build(store, space),
+    }
 }
 
 /// The comments with an id of what `load` reads of `store`, and the warnings of reading it.
@@ -115,24 +118,24 @@ pub fn anchor(
     comments: Vec<Comment>,
     which: Which,
 ) -> Result<(BookAnchors, PageIds)> {
-    anchor_reusing(book_cfg, book, comments, which, super::Earlier::default())
+    anchor_after(book_cfg, book, comments, which, &super::Fresh)
 }
 
-/// [`anchor`], reusing the anchoring earlier builds kept of chapters that did not change since
-/// (see [`super::reuse`] and [`super::Earlier`]). Following comments to other pages is done
-/// again whole: it depends on the whole book.
-pub fn anchor_reusing(
+/// [`anchor`], taking from `earlier` what earlier builds computed of chapters that did not
+/// change since ([`super::Earlier`]), and following with its memo. Following comments to other
+/// pages is done again whole: it depends on the whole book.
+pub fn anchor_after(
     book_cfg: &Book,
     book: &MdBook,
     comments: Vec<Comment>,
     which: Which,
-    earlier: super::Earlier<'_>,
+    earlier: &dyn super::Earlier,
 ) -> Result<(BookAnchors, PageIds)> {
     let ids = PageIds::new(book_cfg);
     let options = crate::model::book::text_options(&book_cfg.mdbook)?;
     let threshold = book_cfg.config.threshold.unwrap_or(DEFAULT_THRESHOLD);
     let chapters = chapters(book, &ids);
-    let mut anchors = super::anchor_book_reusing(
+    let mut anchors = super::anchor_book_after(
         chapters,
         comments,
         &options,
@@ -158,7 +161,7 @@ pub fn anchor_reusing(
         &pages,
         anchors.comments.iter().filter_map(|c| c.page()),
     );
-    let memo = earlier.memo;
+    let memo = earlier.memo();
     anchors.ambiguous = super::follow::follow(
         &mut anchors,
         &ids,

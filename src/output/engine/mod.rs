@@ -22,7 +22,8 @@ use std::sync::Arc;
 mod log;
 mod pages;
 
-pub use pages::{Change, Kept, Rebuilt};
+pub use crate::output::reuse::Kept;
+pub use pages::{Change, Rebuilt};
 
 /// Loads the book at `root` with our preprocessor (and renderer) in process.
 pub fn load(root: &Path) -> Result<MDBook> {

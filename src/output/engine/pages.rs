@@ -20,7 +20,7 @@
 //! Owns: the choice between a whole build and a build of pages, and the pages' assembly.
 //! Calls: mdBook's engine (`mdbook-driver`, `mdbook-html`), the preprocessor through it.
 
-use crate::output::annotate::Reuse;
+use crate::output::reuse::{Kept, Rendered};
 use crate::util::memo::{Digest, Key};
 use crate::{Error, Result};
 use mdbook_driver::MDBook;
@@ -28,24 +28,7 @@ use mdbook_preprocessor::book::{Book as MdBook, BookItem};
 use mdbook_renderer::Renderer as _;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-
-/// What `serve`'s builds keep for the next one: the preprocessor's per-chapter results
-/// ([`Reuse`]) and the book the last build rendered.
-#[derive(Default)]
-pub struct Kept {
-    /// What the preprocessor reuses of unchanged chapters.
-    pub reuse: Arc<Reuse>,
-    last: Mutex<Option<Last>>,
-}
-
-/// The book the last build rendered, as the renderer got it.
-struct Last {
-    book: MdBook,
-    /// The digest of the book with every chapter's content left out ([`skeleton`]).
-    skeleton: Digest,
-    titles: HashMap<PathBuf, String>,
-}
+use std::sync::Mutex;
 
 /// How a rebuild went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,7 +115,7 @@ fn render(md: &MDBook, book: MdBook, titles: HashMap<PathBuf, String>, dest: &Pa
 /// whole, and keeps the book it rendered when HTML is its only output.
 pub(crate) fn whole(md: &MDBook, dest: &Path, kept: &Kept) -> Result<()> {
     if !only_html(md) {
-        *lock(&kept.last) = None;
+        *lock(&kept.rendered) = None;
         md.build()
             .map_err(|e| Error::new(format!("build failed: {e:#}")))?;
         return html_at(md, dest);
@@ -142,13 +125,13 @@ pub(crate) fn whole(md: &MDBook, dest: &Path, kept: &Kept) -> Result<()> {
         .preprocess_book(&html)
         .map_err(|e| Error::new(format!("build failed: {e:#}")))?;
     let titles = ctx.chapter_titles.borrow().clone();
-    let last = Last {
+    let last = Rendered {
         skeleton: skeleton(&book),
         book: book.clone(),
         titles: titles.clone(),
     };
     render(md, book, titles, dest)?;
-    *lock(&kept.last) = Some(last);
+    *lock(&kept.rendered) = Some(last);
     Ok(())
 }
 
@@ -210,7 +193,7 @@ fn pages(
     files: &BTreeSet<PathBuf>,
     touched: &BTreeSet<String>,
 ) -> Result<Option<Rebuilt>> {
-    let mut last_slot = lock(&kept.last);
+    let mut last_slot = lock(&kept.rendered);
     let Some(last) = last_slot.as_ref() else {
         return Ok(None);
     };
@@ -411,7 +394,7 @@ fn pages(
             write(&rel, &text)?;
         }
     }
-    *last_slot = Some(Last {
+    *last_slot = Some(Rendered {
         book,
         skeleton: shape,
         titles,

@@ -6,7 +6,8 @@
 
 use super::{Injection, TextMark};
 use crate::model::book::Config;
-use crate::model::resolve::{BookAnchors, Lean, is_live};
+use crate::model::resolve::{BookAnchors, is_live};
+use crate::output::forms::{CommentForms as _, Lean};
 use crate::util::payload::data_script;
 use notabene_core::escape::escape_html;
 use notabene_store::Status;

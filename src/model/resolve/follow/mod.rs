@@ -1,0 +1,244 @@
+//! Following comments across pages: a comment whose page is not in the book (a chapter renamed,
+//! moved, split, merged, or the whole book moved), and a live text comment orphaned on its own page
+//! (its paragraph moved to another chapter), is looked for in the rest of the book.
+//!
+//! 1. **git's evidence**, page by page: the Markdown files git says were renamed or copied from
+//!    the page's file since its comments were last updated (commits since, the index, unstaged
+//!    edits, files not yet tracked — [`Repo::moves_since`]); for a file git saw no move of,
+//!    the chapter most of its lines went to since, when that is at least half of them (a
+//!    merge, which git does not report as a move). A text comment is anchored in
+//!    each file its page went to and follows the best; a block comment follows its block, a
+//!    page comment its page (on a split, to the part that keeps the chapter's title).
+//! 2. **Quote and context** in every chapter, for a live text comment git did not place: the
+//!    same scoring and threshold as on its own page. Chapters are short-listed by exact pieces
+//!    of the quote (one pass over the book's text); a match whose best two pages score within
+//!    [`AMBIGUOUS`] of each other is not followed, and is reported. While the comment's own
+//!    chapter is in the book, the match is followed only when git shows the text arriving on
+//!    that page after the comment was written (the page's file in the commit current at
+//!    `createdAt` did not hold it); otherwise it is a suggestion (`sameText`), never a move.
+//!
+//! A comment that is found nowhere stays where it was (not in the book, or orphaned), with the best
+//! rejected candidate anywhere as its suggestion: a deleted chapter's comments are not followed.
+//! Nothing here runs when no comment is missing.
+//!
+//! Owns: the candidates, the decisions and applying them to the anchoring. Its parts: `git`
+//! (git's evidence of moves and merges), `quotes` (the quote search across the book), `memo`
+//! (the decisions kept in the build's memo). Calls: `model::book::git`, the anchoring crate.
+
+mod git;
+mod memo;
+mod quotes;
+#[cfg(test)]
+mod tests;
+
+use super::{BookAnchors, Followed, FollowedBy, is_live};
+use crate::model::book::PageIds;
+use crate::model::book::git::{MoveKind, Repo};
+use crate::util::memo::Memo;
+use git::{by_git, git_targets};
+use memo::{asked_git, decode_decisions, encode_decisions, memo_key};
+use notabene_anchoring::text::TextOptions;
+use notabene_anchoring::{PageIndex, Resolution, Status, StoredAnchor};
+use notabene_store::Scope;
+use quotes::by_quotes;
+use std::collections::HashMap;
+use std::path::Path;
+
+/// Two pages whose best matches score within this of each other are a tie: not followed.
+pub const AMBIGUOUS: f64 = 0.02;
+
+/// What following decided for one comment.
+#[derive(Debug, Clone)]
+enum Decision {
+    /// Anchored on chapter `to`.
+    Follow {
+        to: usize,
+        resolution: Option<Resolution>,
+        by: FollowedBy,
+    },
+    /// Matches on several pages equally well: the pages, for the report.
+    Ambiguous(Vec<usize>),
+    /// Found nowhere; the best rejected candidate (chapter, resolution), if any.
+    Nowhere(Option<(usize, Resolution)>),
+    /// Found on chapter `.0` while its own chapter is in the book, without git's evidence
+    /// that the text arrived there after the comment was written: a suggestion only.
+    Suggest(usize, Resolution),
+}
+
+/// The files a page id may name, relative to the repository root (page ids are
+/// repository-relative when `page-prefix` is left to its default): `<page>.md`, then, for a
+/// page carrying a locale, the file without it (gettext translates one file).
+fn page_files(ids: &PageIds, page: &str) -> Vec<String> {
+    let mut files = vec![format!("{page}.md")];
+    let base = format!("{}.md", ids.without_locale(page));
+    if base != files[0] {
+        files.push(base);
+    }
+    files
+}
+
+/// Follows what can be followed in `anchors` (see the module header). Returns the pages
+/// whose comments matched several pages equally, by comment: `(comment, [chapters])`.
+///
+/// With `memo`, the decisions are taken from an earlier build when everything they are made
+/// from is the same (every chapter, the comments to follow, the page ids, options and
+/// threshold) and git had no say in them: decisions that asked git (a comment whose page is
+/// gone, a quote found on another page) are made again every time.
+pub fn follow(
+    anchors: &mut BookAnchors,
+    ids: &PageIds,
+    root: &Path,
+    options: &TextOptions,
+    threshold: f64,
+    memo: Option<&Memo>,
+) -> Vec<(usize, Vec<usize>)> {
+    let candidates: Vec<usize> = (0..anchors.comments.len())
+        .filter(|&ci| is_candidate(anchors, ids, ci))
+        .collect();
+    if candidates.is_empty() {
+        return Vec::new();
+    }
+    let key = memo.map(|_| memo_key(anchors, ids, options, threshold, &candidates));
+    // Kept by the candidates' places in `candidates`, not their indices in the store: a
+    // comment added or removed elsewhere leaves them as they were.
+    let kept = memo
+        .zip(key.as_ref())
+        .and_then(|(m, k)| m.get(k))
+        .and_then(|bytes| decode_decisions(bytes, &candidates));
+    let decisions = match kept {
+        Some(d) => d,
+        None => {
+            // The repository is looked up only when some comment is missing or orphaned.
+            let repo = Repo::discover(root);
+            let decisions = decide(anchors, ids, &repo, options, threshold, &candidates);
+            if let (Some(m), Some(k)) = (memo, key)
+                && !asked_git(anchors, &candidates, &decisions)
+            {
+                m.put(k, encode_decisions(&decisions, &candidates));
+            }
+            decisions
+        }
+    };
+    let mut ambiguous = Vec::new();
+    for (ci, d) in decisions {
+        match d {
+            Decision::Follow { to, resolution, by } => {
+                let from = anchors.comments[ci].page().unwrap_or_default().to_string();
+                if let Some(old) = anchors.located[ci].chapter {
+                    anchors.by_chapter[old].retain(|&c| c != ci);
+                }
+                let list = &mut anchors.by_chapter[to];
+                let at = list.partition_point(|&c| c < ci);
+                list.insert(at, ci);
+                let l = &mut anchors.located[ci];
+                l.chapter = Some(to);
+                l.resolution = resolution;
+                l.followed = Some(Followed { from, by });
+            }
+            Decision::Ambiguous(pages) => ambiguous.push((ci, pages)),
+            Decision::Nowhere(Some((ch, r))) if anchors.located[ci].chapter.is_none() => {
+                anchors.located[ci].elsewhere = Some((ch, r));
+            }
+            Decision::Nowhere(_) => {}
+            Decision::Suggest(to, r) => anchors.located[ci].same_text = Some((to, r)),
+        }
+    }
+    ambiguous
+}
+
+/// A comment of this build's language whose page is not in the book, or a live text comment
+/// orphaned on its page.
+fn is_candidate(anchors: &BookAnchors, ids: &PageIds, ci: usize) -> bool {
+    let c = &anchors.comments[ci];
+    let l = &anchors.located[ci];
+    if anchors.which == super::Which::Live && !is_live(c) {
+        return false;
+    }
+    match l.chapter {
+        None => c.page().is_some_and(|p| ids.locale_of(p) == ids.language),
+        Some(_) => {
+            c.scope() == Some(Scope::Selection)
+                && is_live(c)
+                && l.resolution
+                    .as_ref()
+                    .is_some_and(|r| r.status == Status::Orphan)
+        }
+    }
+}
+
+/// Decides, for each of the `candidates`, where it goes: first by git's evidence, then by its
+/// quote in the rest of the book.
+fn decide(
+    anchors: &BookAnchors,
+    ids: &PageIds,
+    repo: &Repo,
+    options: &TextOptions,
+    threshold: f64,
+    candidates: &[usize],
+) -> Vec<(usize, Decision)> {
+    let targets = git_targets(anchors, ids, repo, candidates);
+    // Page indexes, built only for the chapters some comment needs.
+    let mut indexes: HashMap<usize, PageIndex> = HashMap::new();
+    let mut out = Vec::new();
+    let mut by_quote = Vec::new();
+    for &ci in candidates {
+        let c = &anchors.comments[ci];
+        let page = c.page().unwrap_or_default();
+        let anchor = StoredAnchor::from_comment(c.as_map());
+        if let (Some(target), Some(a)) = (targets.get(page), anchor)
+            && let Some(d) = by_git(anchors, repo, options, threshold, &mut indexes, target, a)
+        {
+            out.push((ci, d));
+            continue;
+        }
+        if let Some(StoredAnchor::Text(t)) = anchor
+            && is_live(c)
+            && is_ours(anchors, ids, ci, page)
+        {
+            by_quote.push((ci, t));
+        }
+    }
+    if by_quote.is_empty() {
+        return out;
+    }
+    out.extend(by_quotes(
+        anchors, repo, options, threshold, indexes, by_quote,
+    ));
+    out
+}
+
+/// The page index of chapter `ch` on its whole text model: a light one (read from the build's
+/// memo) is derived again from the chapter's Markdown.
+fn index_of<'a>(anchors: &'a BookAnchors, ch: usize, options: &TextOptions) -> PageIndex<'a> {
+    let t = &anchors.texts[ch];
+    if t.light {
+        PageIndex::owned(notabene_anchoring::text::page_text(
+            &anchors.chapters[ch].content,
+            options,
+        ))
+    } else {
+        PageIndex::new(t)
+    }
+}
+
+/// Whether comment `ci` (on `page`) is this book's to search for. Another book's comment (a
+/// shared store) is not searched for here: only this book's pages, or pages under the prefix
+/// the store's pages point to.
+fn is_ours(anchors: &BookAnchors, ids: &PageIds, ci: usize, page: &str) -> bool {
+    anchors.located[ci].chapter.is_some()
+        || ids.owns(page)
+        || anchors
+            .mismatch
+            .as_ref()
+            .and_then(|m| m.suggested.as_deref())
+            .is_some_and(|p| p.is_empty() || page.starts_with(&format!("{p}/")))
+}
+
+/// A decision to follow to chapter `to`, as git's evidence of kind `kind` says.
+fn followed(to: usize, resolution: Option<Resolution>, kind: MoveKind) -> Decision {
+    Decision::Follow {
+        to,
+        resolution,
+        by: FollowedBy::Git(kind),
+    }
+}
