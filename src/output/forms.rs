@@ -6,7 +6,7 @@
 //! Owns: those forms ([`CommentForms`], on [`BookAnchors`]). Calls: `model::resolve` (what the
 //! anchoring holds), the store's lean writer.
 
-use crate::model::book::forms::PrerenderedOf;
+use crate::model::book::condensed::PrerenderedOf;
 use crate::model::resolve::{BookAnchors, is_live};
 use notabene_anchoring::Place;
 use serde_json::{Map, Value, json};
@@ -140,7 +140,7 @@ impl CommentForms for BookAnchors {
     }
 
     fn write_lean(&self, ci: usize, form: Lean, space: &str, out: &mut Vec<u8>) {
-        use crate::model::book::forms as lean;
+        use crate::model::book::condensed as lean;
         use notabene_store::json::ObjectWriter;
         let comment = &self.comments[ci];
         // A followed comment keeps its stored page: the write API finds it there.

@@ -3,7 +3,7 @@
 //! Each is a small Markdown chapter holding a mount point and a JSON data island that the reader
 //! client renders with `textContent` — comment text never becomes markup.
 
-use crate::model::book::forms::{self, PrerenderedOf};
+use crate::model::book::condensed::{self, PrerenderedOf};
 use crate::model::book::{Book, PageIds, Repo};
 use crate::model::resolve::BookAnchors;
 use crate::output::forms::{CommentForms as _, Lean};
@@ -36,12 +36,12 @@ fn text_of(v: Option<&Value>) -> &str {
     v.and_then(Value::as_str).unwrap_or("")
 }
 
-/// The first 40 characters of the text naming comment `c` ([`forms::naming`]), whitespace runs
+/// The first 40 characters of the text naming comment `c` ([`condensed::naming`]), whitespace runs
 /// as one space.
 fn snippet(c: &Comment) -> String {
     let raw = match c.prerendered() {
         Some(p) => p.naming.as_str(),
-        None => forms::naming(c.as_map()),
+        None => condensed::naming(c.as_map()),
     };
     let flat = raw.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.chars().count() > 40 {

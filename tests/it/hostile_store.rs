@@ -6,7 +6,7 @@
 use crate::support::common;
 
 use common::{Out, run_with, tree};
-use mdbook_notabene::model::book::forms::BuildRead;
+use mdbook_notabene::model::book::condensed::BuildRead;
 use notabene_store::{Store, journal};
 use pretty_assertions::assert_eq;
 use serde_json::Value;

@@ -234,8 +234,8 @@ fn stored(id: &str, page: &str, status: &str, quote: Option<&str>, messages: usi
 /// whole gives, whatever the comment holds (another space, a hold, defaults, unknown fields,
 /// replies, a page off the book, no quote).
 #[test]
-fn resolved_comments_read_thin_give_the_pages_reading_them_whole_gives() {
-    use mdbook_notabene::model::book::forms::{self, PrerenderedOf};
+fn resolved_comments_read_condensed_give_the_pages_reading_them_whole_gives() {
+    use mdbook_notabene::model::book::condensed::{self, PrerenderedOf};
     use mdbook_notabene::model::resolve::Which;
     use mdbook_notabene::output::inject::island;
     use notabene_store::Comment;
@@ -282,7 +282,7 @@ fn resolved_comments_read_thin_give_the_pages_reading_them_whole_gives() {
         .collect();
     let thin: Vec<Comment> = whole
         .iter()
-        .map(|c| forms::condensed(c, &cfg.config.space).unwrap_or_else(|| c.clone()))
+        .map(|c| condensed::condensed(c, &cfg.config.space).unwrap_or_else(|| c.clone()))
         .collect();
     let thin_ids: Vec<&str> = thin
         .iter()

@@ -4,10 +4,10 @@
 //! `[output.html]` gives ([`text_options`](mod@text_options)).
 //!
 //! Nothing here reads comments or anchors them, except what a build keeps of the comments it
-//! will not anchor: their pre-written lean forms ([`forms`]).
+//! will not anchor: their pre-written lean forms ([`condensed`]).
 
+pub mod condensed;
 pub mod config;
-pub mod forms;
 pub mod git;
 pub mod notices;
 pub mod pages;

@@ -8,7 +8,7 @@
 //! Calls: the anchoring crate, `util::memo` (its [`Key`]s).
 
 use super::{BookAnchors, Chapter, Located, Which, is_live};
-use crate::model::book::forms::PrerenderedOf;
+use crate::model::book::condensed::PrerenderedOf;
 use crate::util::memo::{Digest, Key, Memo};
 use notabene_anchoring::text::{PageText, TextOptions, page_text};
 use notabene_anchoring::{self as anchor, Resolution, StoredAnchor};

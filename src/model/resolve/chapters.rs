@@ -7,7 +7,7 @@
 
 use super::{BookAnchors, Chapter, Which};
 use crate::Result;
-use crate::model::book::forms::BuildRead;
+use crate::model::book::condensed::BuildRead;
 use crate::model::book::{Book, PageIds};
 use mdbook_preprocessor::book::{Book as MdBook, BookItem};
 use notabene_anchoring::DEFAULT_THRESHOLD;

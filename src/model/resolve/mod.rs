@@ -99,7 +99,7 @@ impl FollowedBy {
     }
 }
 
-pub use crate::model::book::forms::lean_skips;
+pub use crate::model::book::condensed::lean_skips;
 
 /// The anchoring of every comment of a book.
 pub struct BookAnchors {
