@@ -143,7 +143,7 @@ pub fn search(pattern: &[u32], text: &[u32], k: usize) -> Vec<(usize, usize)> {
             }
         }
     } else if peq.blocks == 2 {
-        search2(&peq, text, k, m, last_bit, &mut out);
+        search2(&peq, text, k, m, &mut out);
     } else {
         // Ukkonen's cut-off, by blocks (Myers 1999, §4): only blocks `0..=y` are computed. A
         // block below `y` holds no cell `<= k` — the bottom-row value `bottom[b]` bounds its
@@ -193,14 +193,8 @@ pub fn search(pattern: &[u32], text: &[u32], k: usize) -> Vec<(usize, usize)> {
 /// [`search`] for a pattern of two blocks (65 to 128 symbols: a quote with its context
 /// window, the common case): the general loop's steps with the two blocks' state in locals,
 /// block 1 computed only while Ukkonen's cut-off keeps it active (the same rule as there).
-fn search2(
-    peq: &Peq,
-    text: &[u32],
-    k: usize,
-    m: usize,
-    last_bit: u64,
-    out: &mut Vec<(usize, usize)>,
-) {
+fn search2(peq: &Peq, text: &[u32], k: usize, m: usize, out: &mut Vec<(usize, usize)>) {
+    let last_bit = 1u64 << ((m - 1) % W);
     let (mut pv0, mut mv0, mut pv1, mut mv1) = (!0u64, 0u64, !0u64, 0u64);
     // Bottom-row values: block 0's row 64, block 1's (the pattern's) last row.
     let (mut b0, mut b1) = (W, m);
