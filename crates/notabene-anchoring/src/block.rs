@@ -1,6 +1,8 @@
 //! Block anchors (images and diagrams): re-matching `{kind, key, section, index}` against the
 //! page's blocks. Content wins over position; position alone is trusted only when the section is
 //! unchanged.
+//!
+//! Owns [`BlockAnchor`] and its [`resolve`]; calls the text model's blocks and the normaliser.
 
 use super::{Flags, Place, Resolution, Status};
 use crate::text::PageText;
@@ -19,6 +21,14 @@ pub struct BlockAnchor<'a> {
     pub index: usize,
 }
 
+/// The confidence of a block found by its key (its content): certain.
+const FOUND_BY_KEY_CONFIDENCE: f64 = 1.0;
+/// The confidence of a block found by its position only (same kind, same index, same section;
+/// its content changed in place): lower than a match by content, since only the position and
+/// the section vouch for it, and fixed, since there is no text to compare.
+const FOUND_IN_PLACE_CONFIDENCE: f64 = 0.8;
+
+/// Whether two stored sections are the same heading, normalised.
 fn same_section(a: Option<&str>, b: Option<&str>) -> bool {
     let n = |s: Option<&str>| s.map(|s| normalize(s).as_string()).unwrap_or_default();
     n(a) == n(b)
@@ -50,16 +60,16 @@ pub fn resolve(page: &PageText, anchor: &BlockAnchor) -> Resolution {
     if let Some(b) = page.blocks.get(anchor.index)
         && b.key == anchor.key
     {
-        return found(anchor.index, Status::Exact, 1.0);
+        return found(anchor.index, Status::Exact, FOUND_BY_KEY_CONFIDENCE);
     }
     if let Some(i) = page.blocks.iter().position(|b| b.key == anchor.key) {
-        return found(i, Status::Exact, 1.0);
+        return found(i, Status::Exact, FOUND_BY_KEY_CONFIDENCE);
     }
     if let Some(b) = page.blocks.get(anchor.index)
         && b.kind.as_str() == anchor.kind
         && same_section(b.section.as_deref(), anchor.section)
     {
-        return found(anchor.index, Status::Fuzzy, 0.8);
+        return found(anchor.index, Status::Fuzzy, FOUND_IN_PLACE_CONFIDENCE);
     }
     Resolution::orphan()
 }

@@ -11,11 +11,22 @@
 //! A page is prepared once ([`PageIndex`]) and shared by all of its anchors. This crate knows
 //! nothing of the store or of mdBook: it parses Markdown with the parser and options mdBook 0.5's
 //! HTML renderer uses ([`text::parser`]).
+//!
+//! This root owns what the kinds of anchor share — the outcome of a resolution ([`Resolution`],
+//! [`Status`], [`Flags`], [`Place`]) and its bytes for the build's memo, the prepared page
+//! ([`PageIndex`]), the stored anchor read from a comment ([`StoredAnchor`]) — and
+//! [`resolve_page`], which hands each anchor of a page to [`quote`] or [`block`]. It calls the
+//! text model, the normaliser and `notabene-core`'s byte codec.
 
 pub mod block;
 pub mod myers;
 pub mod quote;
 pub mod text;
+
+// The README's usage example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
 
 use crate::text::PageText;
 use crate::text::normalize::{Normalized, normalize};
@@ -23,8 +34,19 @@ use notabene_core::codec::{Reader, Writer};
 use serde::Serialize;
 use std::ops::Range;
 
-/// Default acceptance threshold for the score `S` (calibrated by the quality benchmark).
+/// Default acceptance threshold `τ` for the score `S`, chosen from the sweep
+/// `cargo bench --bench anchoring_quality` prints: a higher threshold misplaces fewer anchors
+/// but orphans more of those whose neighbouring text was edited
+/// (`docs/src/design/anchoring.md`, "Choosing τ").
 pub const DEFAULT_THRESHOLD: f64 = 0.85;
+
+/// Sections are the headings h1–h4: the nearest one before an anchor is its stored section.
+const SECTION_MAX_LEVEL: u8 = 4;
+/// Bytes of [`encode_resolutions`]'s count, and of a typical resolution: the capacity it
+/// reserves, so that a page's resolutions are written without reallocating.
+const ENCODED_COUNT_BYTES: usize = 8;
+/// See [`ENCODED_COUNT_BYTES`].
+const ENCODED_RESOLUTION_BYTES: usize = 48;
 
 /// How an anchor was re-found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, PartialOrd, Ord)]
@@ -118,7 +140,9 @@ pub fn encode_resolutions(all: &[Option<Resolution>]) -> Vec<u8> {
             }
         }
     }
-    let mut w = Writer(Vec::with_capacity(8 + all.len() * 48));
+    let mut w = Writer(Vec::with_capacity(
+        ENCODED_COUNT_BYTES + all.len() * ENCODED_RESOLUTION_BYTES,
+    ));
     w.size(all.len());
     for r in all {
         let Some(r) = r else {
@@ -199,15 +223,25 @@ pub struct PageIndex<'a> {
     /// The text model (a whole one: anchors found are mapped to Markdown through it).
     pub page: std::borrow::Cow<'a, PageText>,
     /// Normalised text and its map to raw text bytes.
-    pub norm: Normalized,
+    pub(crate) norm: Normalized,
     /// The normalised text as a string (for substring search).
     pub string: String,
     /// Byte offset in `string` of each normalised char (plus the end).
-    pub char_starts: Vec<usize>,
+    pub(crate) char_starts: Vec<usize>,
     /// Normalised chars as symbols for the matcher.
     pub symbols: Vec<u32>,
-    /// Normalised headings: (normalised char offset, level, normalised text).
-    pub headings: Vec<(usize, u8, String)>,
+    /// The page's headings, normalised.
+    pub(crate) headings: Vec<NormalizedHeading>,
+}
+
+/// A heading of a [`PageIndex`], normalised.
+pub(crate) struct NormalizedHeading {
+    /// Normalised char offset where the heading starts.
+    pub(crate) at: usize,
+    /// Its level (1 for h1).
+    pub(crate) level: u8,
+    /// Its normalised text.
+    pub(crate) text: String,
 }
 
 impl<'a> PageIndex<'a> {
@@ -235,9 +269,10 @@ impl<'a> PageIndex<'a> {
         let headings = page
             .headings
             .iter()
-            .map(|h| {
-                let at = norm.start.partition_point(|&s| s < h.offset);
-                (at, h.level, normalize(&h.text).as_string())
+            .map(|h| NormalizedHeading {
+                at: norm.start.partition_point(|&s| s < h.offset),
+                level: h.level,
+                text: normalize(&h.text).as_string(),
             })
             .collect();
         PageIndex {
@@ -276,15 +311,15 @@ impl<'a> PageIndex<'a> {
     pub fn section_at(&self, pos: usize) -> Option<&str> {
         self.headings
             .iter()
-            .take_while(|h| h.0 <= pos)
-            .filter(|h| h.1 <= 4)
+            .take_while(|h| h.at <= pos)
+            .filter(|h| h.level <= SECTION_MAX_LEVEL)
             .last()
-            .map(|h| h.2.as_str())
+            .map(|h| h.text.as_str())
     }
 
     /// Whether any heading exists (for the section term).
     pub fn has_headings(&self) -> bool {
-        self.headings.iter().any(|h| h.1 <= 4)
+        self.headings.iter().any(|h| h.level <= SECTION_MAX_LEVEL)
     }
 }
 

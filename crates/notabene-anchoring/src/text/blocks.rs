@@ -23,7 +23,7 @@ impl BlockKind {
 
 /// djb2 over UTF-16 code units, wrapped to 32 bits, rendered in base 36: the original's
 /// `hash()` for diagram keys.
-pub fn djb2_base36(s: &str) -> String {
+pub(crate) fn djb2_base36(s: &str) -> String {
     let mut h: u32 = 5381;
     for unit in s.encode_utf16() {
         h = h.wrapping_mul(33).wrapping_add(u32::from(unit));
@@ -32,12 +32,12 @@ pub fn djb2_base36(s: &str) -> String {
 }
 
 /// The key of a mermaid diagram: `mermaid:` + djb2 of the trimmed source.
-pub fn mermaid_key(source: &str) -> String {
+pub(crate) fn mermaid_key(source: &str) -> String {
     format!("mermaid:{}", djb2_base36(source.trim()))
 }
 
 /// The key of an image: `image:` + its src exactly as written.
-pub fn image_key(src: &str) -> String {
+pub(crate) fn image_key(src: &str) -> String {
     format!("image:{src}")
 }
 
@@ -51,7 +51,7 @@ pub fn cap(s: &str) -> String {
 }
 
 /// A diagram's label: `<type>: <second line>` (type = first token of the first non-empty line).
-pub fn mermaid_label(source: &str) -> String {
+pub(crate) fn mermaid_label(source: &str) -> String {
     let mut lines = source.lines().map(str::trim).filter(|l| !l.is_empty());
     let kind = lines
         .next()
@@ -65,7 +65,7 @@ pub fn mermaid_label(source: &str) -> String {
 
 /// An image's label: its trimmed alt text, else the file name of its src (query and hash
 /// stripped).
-pub fn image_label(alt: &str, src: &str) -> String {
+pub(crate) fn image_label(alt: &str, src: &str) -> String {
     let alt = alt.trim();
     if !alt.is_empty() {
         return cap(alt);

@@ -288,14 +288,7 @@ impl<'a> Builder<'a> {
                     Event::SoftBreak | Event::HardBreak | Event::Rule => alt.push(' '),
                     _ => {}
                 });
-                self.push_block(
-                    BlockKind::Image,
-                    blocks::image_key(&dest_url),
-                    blocks::image_label(&alt, &dest_url),
-                    range,
-                    false,
-                    None,
-                );
+                self.push_image(&dest_url, &alt, range, false);
             }
             Tag::MetadataBlock(_) => skip_to_end(rest, |_| {}),
         }
@@ -344,27 +337,35 @@ impl<'a> Builder<'a> {
         }
     }
 
-    pub(super) fn push_block(
-        &mut self,
-        kind: BlockKind,
-        key: String,
-        label: String,
-        src: Range<usize>,
-        raw_html: bool,
-        source: Option<String>,
-    ) {
-        let section = self.current_section();
-        let index = self.blocks.len();
-        self.blocks.push(Block {
-            kind,
-            key,
-            label,
-            section,
-            index,
-            src,
+    /// Records an image at Markdown bytes `range`: `![alt](src)`, or `<img>` when `raw_html`.
+    pub(super) fn push_image(&mut self, src: &str, alt: &str, range: Range<usize>, raw_html: bool) {
+        let block = Block {
+            kind: BlockKind::Image,
+            key: blocks::image_key(src),
+            label: blocks::image_label(alt, src),
+            section: self.current_section(),
+            index: self.blocks.len(),
+            src: range,
             raw_html,
-            source,
-        });
+            source: None,
+        };
+        self.blocks.push(block);
+    }
+
+    /// Records a mermaid diagram of `source` at Markdown bytes `range`: a fence, or a
+    /// `<pre class="mermaid">` when `raw_html`.
+    pub(super) fn push_mermaid(&mut self, source: String, range: Range<usize>, raw_html: bool) {
+        let block = Block {
+            kind: BlockKind::Mermaid,
+            key: blocks::mermaid_key(&source),
+            label: blocks::mermaid_label(&source),
+            section: self.current_section(),
+            index: self.blocks.len(),
+            src: range,
+            raw_html,
+            source: Some(source),
+        };
+        self.blocks.push(block);
     }
 
     pub(super) fn footnote_reference(&mut self, name: &str, range: Range<usize>) {

@@ -2,7 +2,6 @@
 //! their hidden `fn main` wrapper and hidden `# ` lines, `code.hidelines` prefixes, and
 //! ```` ```mermaid ```` diagrams (a block, not text).
 
-use super::blocks::{self, BlockKind};
 use super::builder::Builder;
 use super::{CodeBlock, SegKind};
 use std::ops::Range;
@@ -16,16 +15,7 @@ impl Builder<'_> {
         let classes: Vec<String> = words.map(str::to_string).collect();
         let src = code.src_start..range.end;
         if lang == "mermaid" {
-            let key = blocks::mermaid_key(&code.text);
-            let label = blocks::mermaid_label(&code.text);
-            self.push_block(
-                BlockKind::Mermaid,
-                key,
-                label,
-                src.clone(),
-                false,
-                Some(code.text),
-            );
+            self.push_mermaid(code.text, src.clone(), false);
             self.close_block(&src);
             return;
         }

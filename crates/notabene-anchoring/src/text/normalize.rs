@@ -15,8 +15,8 @@
 //!    kept); `‒ – — ― −` become `-`; `…` becomes `...`.
 //! 3. Collapse every whitespace run (removed chars inside a run do not break it) to one U+0020
 //!    whose range covers the whole run.
-//! 4. [`normalize`] trims leading and trailing whitespace completely; [`normalize_fragment`]
-//!    keeps a leading/trailing run as one space.
+//! 4. [`normalize`] trims leading and trailing whitespace completely; `normalize_fragment` (the
+//!    matcher's, for the stored prefix and suffix) keeps a leading/trailing run as one space.
 //!
 //! Case is kept.
 
@@ -89,7 +89,7 @@ pub fn normalize(src: &str) -> Normalized {
 /// Normalises a short stored string (quote, prefix, suffix, section) exactly as [`normalize`]
 /// does, but without trimming: a leading or trailing whitespace run becomes ONE space (so that
 /// `"foo "` + `"bar"` context alignment works). Returns the chars only.
-pub fn normalize_fragment(s: &str) -> Vec<char> {
+pub(crate) fn normalize_fragment(s: &str) -> Vec<char> {
     run(s, false).chars
 }
 

@@ -3,7 +3,6 @@
 //! text and `<pre class="mermaid">` is a diagram.
 
 use super::SegKind;
-use super::blocks::{self, BlockKind};
 use super::builder::Builder;
 use std::ops::Range;
 
@@ -39,16 +38,8 @@ impl Builder<'_> {
                                         .map(|a| a.value.to_string())
                                 };
                                 let src = attr("src").unwrap_or_default();
-                                let label =
-                                    blocks::image_label(&attr("alt").unwrap_or_default(), &src);
-                                self.push_block(
-                                    BlockKind::Image,
-                                    blocks::image_key(&src),
-                                    label,
-                                    range.clone(),
-                                    true,
-                                    None,
-                                );
+                                let alt = attr("alt").unwrap_or_default();
+                                self.push_image(&src, &alt, range.clone(), true);
                             }
                         }
                         TagKind::EndTag => {
@@ -56,16 +47,7 @@ impl Builder<'_> {
                             if name == "pre"
                                 && let Some(source) = self.raw_mermaid.take()
                             {
-                                let (key, label) =
-                                    (blocks::mermaid_key(&source), blocks::mermaid_label(&source));
-                                self.push_block(
-                                    BlockKind::Mermaid,
-                                    key,
-                                    label,
-                                    range.clone(),
-                                    true,
-                                    Some(source),
-                                );
+                                self.push_mermaid(source, range.clone(), true);
                                 self.emit("\n", range.clone(), SegKind::Raw);
                                 continue;
                             }
