@@ -159,7 +159,7 @@ pub struct Anchored {
 /// Every chapter's new Markdown: markers, its data island, the book-wide summary.
 pub struct Injected {
     /// By chapter, in the anchoring's order: the new content and what happened.
-    chapters: Vec<(String, inject::Outcome)>,
+    chapters: Vec<(String, inject::InjectOutcome)>,
 }
 
 /// The build of the book of `ctx` as the preprocessor runs it, stage by stage; with `session`,
@@ -322,7 +322,7 @@ impl Injected {
             .enumerate()
             .map(|(i, c)| (c.source.as_str(), i))
             .collect();
-        let mut results: Vec<Option<(String, inject::Outcome)>> =
+        let mut results: Vec<Option<(String, inject::InjectOutcome)>> =
             self.chapters.into_iter().map(Some).collect();
         let mut dropped = Vec::new();
         book.for_each_chapter_mut(|ch| {

@@ -5,7 +5,7 @@
 //! Owns: [`Store::load_condensed`] and its variants, [`Recent`], the cache's values.
 //! Calls: `read` (the listing and the parse of a comment file), `cache`, `condense`.
 
-use crate::cache::{self, FileKey, Outcome};
+use crate::cache::{self, FileKey, CacheOutcome};
 use crate::condense::{self, Condense};
 use crate::read::{Listed, file_snapshot, parse, read_comment_file};
 use crate::{Location, Record, Result, Snapshot, Store, fsx};
@@ -111,7 +111,7 @@ impl Store {
                     if let Some(entry) = last.remove(&rel) {
                         next.insert(rel.clone(), entry);
                     }
-                    outcomes.push((rel, Outcome::Cached));
+                    outcomes.push((rel, CacheOutcome::Cached));
                 }
                 Some((outcome, keep)) => {
                     if let Some(entry) = keep {
@@ -192,7 +192,7 @@ fn read_comment_file_for_build(
     cache: &cache::Cache,
     f: &Listed,
     forms: &dyn Condense,
-) -> (Snapshot, Outcome) {
+) -> (Snapshot, CacheOutcome) {
     let (path, file) = (f.path.as_path(), f.rel.clone());
     let Some(meta) = f
         .meta
@@ -201,14 +201,14 @@ fn read_comment_file_for_build(
     else {
         return (
             read_comment_file(path, file).condensed(forms),
-            Outcome::Read(None),
+            CacheOutcome::Read(None),
         );
     };
     let key = FileKey::of(&meta);
     if let Some(text) = cache.get(&file, &key)
         && let Some(snap) = from_cache_value(text, &file, forms)
     {
-        return (snap, Outcome::Cached);
+        return (snap, CacheOutcome::Cached);
     }
     let read = fsx::read_file(path, fsx::MAX_COMMENT_FILE);
     // Cached only when the file was not modified just now, and the file read (its `fstat`
@@ -229,7 +229,7 @@ fn read_comment_file_for_build(
         }
         _ => format!("F\t{json}"),
     });
-    (snap, Outcome::Read(value.map(|v| (key, v))))
+    (snap, CacheOutcome::Read(value.map(|v| (key, v))))
 }
 
 /// The records a cache value ([`read_comment_file_for_build`]) gives for `file`; `None` (a

@@ -124,7 +124,7 @@ pub(crate) struct Cache {
 }
 
 /// What a build did with one file, for the cache it writes back.
-pub(crate) enum Outcome {
+pub(crate) enum CacheOutcome {
     /// Taken from the cache: its line is kept as it is.
     Cached,
     /// Read from the file: its key and value (`None`: not cacheable, e.g. modified just now
@@ -214,10 +214,10 @@ impl Cache {
     /// Writes the cache back for the files of this build, in listing order (`files`:
     /// store-relative path and what this build did with it), when anything differs from what was
     /// read. Failures are ignored: a cache that cannot be written is a cache that misses.
-    pub(crate) fn write_back(&self, files: &[(impl AsRef<str>, Outcome)], store_root: &Path) {
+    pub(crate) fn write_back(&self, files: &[(impl AsRef<str>, CacheOutcome)], store_root: &Path) {
         let Some(path) = &self.path else { return };
         let changed = files.len() != self.entries.len()
-            || files.iter().any(|(_, l)| matches!(l, Outcome::Read(_)));
+            || files.iter().any(|(_, l)| matches!(l, CacheOutcome::Read(_)));
         if !changed {
             return;
         }
@@ -226,13 +226,13 @@ impl Cache {
         for (rel, outcome) in files {
             let rel = rel.as_ref();
             match outcome {
-                Outcome::Cached => {
+                CacheOutcome::Cached => {
                     if let Some((_, _, line)) = self.entries.get(rel) {
                         out.push_str(&self.text[line.clone()]);
                         out.push('\n');
                     }
                 }
-                Outcome::Read(Some((key, value))) => {
+                CacheOutcome::Read(Some((key, value))) => {
                     let mut rest = key.fields().join("\t");
                     rest.push('\t');
                     rest.push_str(&json_string(rel));
@@ -242,7 +242,7 @@ impl Cache {
                     out.push_str(&rest);
                     out.push('\n');
                 }
-                Outcome::Read(None) => {}
+                CacheOutcome::Read(None) => {}
             }
         }
         if write_file(path, out.as_bytes()).is_ok() {
@@ -310,13 +310,13 @@ mod tests {
             &[
                 (
                     "p/a.json",
-                    Outcome::Read(Some((key(10), r#"{"id":"a"}"#.into()))),
+                    CacheOutcome::Read(Some((key(10), r#"{"id":"a"}"#.into()))),
                 ),
                 (
                     "p/b\t.json",
-                    Outcome::Read(Some((key(11), r#"{"id":"b"}"#.into()))),
+                    CacheOutcome::Read(Some((key(11), r#"{"id":"b"}"#.into()))),
                 ),
-                ("p/c.json", Outcome::Read(None)),
+                ("p/c.json", CacheOutcome::Read(None)),
             ],
             &store,
         );

@@ -240,7 +240,7 @@ fn dispatch(command: Command, book: Option<&Path>, store: Option<&Path>) -> Resu
                     .map(|b| b.root)
                     .ok_or_else(|| Error::new("no book.toml found (pass the book directory)"))?,
             };
-            let opts = crate::apps::serve::Options {
+            let opts = crate::apps::serve::ServeOptions {
                 port: *port,
                 host: *host,
                 allowed_hosts: allowed_host

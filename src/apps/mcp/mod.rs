@@ -84,7 +84,7 @@ fn tool_list() -> Vec<Tool> {
             "apply_suggestion",
             "Write a comment's suggested edit into the chapter's Markdown and close the comment as \
              `done` does; refused, with nothing written, when the quote is not found exactly once.",
-            schema_for_type::<ApplyRequest>(),
+            schema_for_type::<ApplySuggestionRequest>(),
         ),
         Tool::new(
             "verify",
@@ -139,9 +139,9 @@ impl Server {
     }
 
     /// Runs tool `name` on `args`: its answer, or the CLI's one-line error.
-    pub fn call(&self, name: &str, args: Value) -> std::result::Result<tools::Answer, ToolFailure> {
+    pub fn call(&self, name: &str, args: Value) -> std::result::Result<tools::ToolAnswer, ToolFailure> {
         let s = &self.session;
-        let run = |r: Result<tools::Answer>| r.map_err(ToolFailure::Refused);
+        let run = |r: Result<tools::ToolAnswer>| r.map_err(ToolFailure::Refused);
         match name {
             "list_comments" => run(parse(name, args).and_then(|r| tools::list(s, r))),
             "show_comment" => run(parse(name, args).and_then(|r| tools::show(s, r))),

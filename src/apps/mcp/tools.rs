@@ -214,7 +214,7 @@ pub struct JournalRequest {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 #[serde(deny_unknown_fields)]
-pub struct ApplyRequest {
+pub struct ApplySuggestionRequest {
     /// Comments carrying a suggested edit.
     pub ids: Vec<String>,
     /// The journal entry recording it (default: one is written, as the browser does).
@@ -254,15 +254,15 @@ pub struct VerifyRequest {}
 
 /// What a tool answers: its JSON, and lines to say beside it (warnings the CLI prints on
 /// stderr, the summary line it prints on stdout).
-pub struct Answer {
+pub struct ToolAnswer {
     /// The result (an object).
     pub value: Value,
     /// One-line notes, in order.
     pub notes: Vec<String>,
 }
 
-fn answer(value: Value) -> Answer {
-    Answer {
+fn answer(value: Value) -> ToolAnswer {
+    ToolAnswer {
         value,
         notes: Vec::new(),
     }
@@ -282,7 +282,7 @@ fn flagged<T>(r: Result<T>) -> Result<T> {
 }
 
 /// `list_comments`: the roster, each comment with its anchoring and source place.
-pub fn list(s: &Session, r: ListRequest) -> Result<Answer> {
+pub fn list(s: &Session, r: ListRequest) -> Result<ToolAnswer> {
     let status = match &r.status {
         Some(st) => Some(flagged(ops::status_filter(st))?),
         None => None,
@@ -301,14 +301,14 @@ pub fn list(s: &Session, r: ListRequest) -> Result<Answer> {
         })
         .collect();
     let n = list.len();
-    Ok(Answer {
+    Ok(ToolAnswer {
         value: json!({ "comments": list }),
         notes: vec![format!("notabene: {n} comment(s).")],
     })
 }
 
 /// `show_comment`.
-pub fn show(s: &Session, r: ShowRequest) -> Result<Answer> {
+pub fn show(s: &Session, r: ShowRequest) -> Result<ToolAnswer> {
     let snap = s.store.load()?;
     s.store.find(&snap, std::slice::from_ref(&r.id))?;
     let c = s
@@ -320,7 +320,7 @@ pub fn show(s: &Session, r: ShowRequest) -> Result<Answer> {
 }
 
 /// `reply`.
-pub fn reply(s: &Session, r: ReplyRequest) -> Result<Answer> {
+pub fn reply(s: &Session, r: ReplyRequest) -> Result<ToolAnswer> {
     let body = flagged(limits::text(&r.body, "body"))?;
     let author = s.author(r.author.as_deref());
     let change = Change::Reply {
@@ -335,7 +335,7 @@ pub fn reply(s: &Session, r: ReplyRequest) -> Result<Answer> {
         false,
     ))?
     .records;
-    Ok(Answer {
+    Ok(ToolAnswer {
         notes: vec![format!(
             "notabene: replied to {} (by {author}).",
             out[0].comment.id().unwrap_or_default()
@@ -345,7 +345,7 @@ pub fn reply(s: &Session, r: ReplyRequest) -> Result<Answer> {
 }
 
 /// `done`: closes the comments with the status `review` gives, a note and a journal entry.
-pub fn done(s: &Session, r: DoneRequest) -> Result<Answer> {
+pub fn done(s: &Session, r: DoneRequest) -> Result<ToolAnswer> {
     let review = s.review();
     let status = flagged(ops::done_status(review, r.status.as_deref()))?;
     let note = match &r.note {
@@ -385,14 +385,14 @@ pub fn done(s: &Session, r: DoneRequest) -> Result<Answer> {
         out.records.len(),
         review.as_str()
     ));
-    Ok(Answer {
+    Ok(ToolAnswer {
         value: json!({ "comments": comments_of(&out.records) }),
         notes,
     })
 }
 
 /// `reopen`.
-pub fn reopen(s: &Session, r: ReopenRequest) -> Result<Answer> {
+pub fn reopen(s: &Session, r: ReopenRequest) -> Result<ToolAnswer> {
     let reply = flagged(
         r.reply
             .as_deref()
@@ -415,14 +415,14 @@ pub fn reopen(s: &Session, r: ReopenRequest) -> Result<Answer> {
         ),
         None => format!("notabene: {} comment(s) → open.", out.len()),
     };
-    Ok(Answer {
+    Ok(ToolAnswer {
         value: json!({ "comments": comments_of(&out) }),
         notes: vec![line],
     })
 }
 
 /// `hold`.
-pub fn hold(s: &Session, r: HoldRequest) -> Result<Answer> {
+pub fn hold(s: &Session, r: HoldRequest) -> Result<ToolAnswer> {
     let out = flagged(ops::change(
         &s.store,
         &r.ids,
@@ -436,7 +436,7 @@ pub fn hold(s: &Session, r: HoldRequest) -> Result<Answer> {
         out.len(),
         if r.hold { "on hold" } else { "off hold" }
     );
-    Ok(Answer {
+    Ok(ToolAnswer {
         value: json!({ "comments": comments_of(&out) }),
         notes: vec![line],
     })
@@ -444,16 +444,16 @@ pub fn hold(s: &Session, r: HoldRequest) -> Result<Answer> {
 
 /// `journal_add`: the entry (`value`, already read as a [`JournalRequest`]) validated and
 /// appended as `journal add` does (idempotent), its keys in the order the agent wrote them.
-pub fn journal_add(s: &Session, value: Value) -> Result<Answer> {
+pub fn journal_add(s: &Session, value: Value) -> Result<ToolAnswer> {
     let added = ops::journal_add(&s.store, value)?;
-    Ok(Answer {
+    Ok(ToolAnswer {
         value: json!({ "id": added.id }),
         notes: vec![added.line],
     })
 }
 
 /// `apply_suggestion`: writes each suggested edit into the Markdown and closes its comment.
-pub fn apply(s: &Session, r: ApplyRequest) -> Result<Answer> {
+pub fn apply(s: &Session, r: ApplySuggestionRequest) -> Result<ToolAnswer> {
     let book = s.book("comments apply")?;
     let req = ops::ApplyRequest {
         ids: r.ids,
@@ -471,14 +471,14 @@ pub fn apply(s: &Session, r: ApplyRequest) -> Result<Answer> {
         notes.push(format!("notabene: {nudge}"));
     }
     let list: Vec<&Map<String, Value>> = done.iter().map(|d| d.comment.as_map()).collect();
-    Ok(Answer {
+    Ok(ToolAnswer {
         value: json!({ "comments": list }),
         notes,
     })
 }
 
 /// `verify`: the store audit, as `comments verify --json` reports it.
-pub fn verify(s: &Session, _: VerifyRequest) -> Result<Answer> {
+pub fn verify(s: &Session, _: VerifyRequest) -> Result<ToolAnswer> {
     let Some(a) = ops::audit::audit(&s.store, s.book.as_ref())? else {
         return Err(Error::new(format!(
             "no store at {}. Run `notabene init` first.",
@@ -489,14 +489,14 @@ pub fn verify(s: &Session, _: VerifyRequest) -> Result<Answer> {
         "notabene verify: {} comment(s), {} journal entr(ies) — {} error(s), {} warning(s).",
         a.comments, a.journal, a.errors, a.warnings
     );
-    Ok(Answer {
+    Ok(ToolAnswer {
         value: a.to_json(&s.show(s.store.root())),
         notes: vec![line],
     })
 }
 
 /// `anchors`: where every comment lands in the current text (the `anchors --json` document).
-pub fn anchors(s: &Session, r: AnchorsRequest) -> Result<Answer> {
+pub fn anchors(s: &Session, r: AnchorsRequest) -> Result<ToolAnswer> {
     let book = s.book("anchors")?;
     let (anchors, ids) = crate::output::engine::anchor_current(book, &s.store)?;
     let mut doc = crate::output::render::document(&anchors, book, &ids.prefix);
@@ -510,7 +510,7 @@ pub fn anchors(s: &Session, r: AnchorsRequest) -> Result<Answer> {
 
 /// `check_edit`: the comments open at `since` whose anchoring the working tree made worse,
 /// each a bystander or one this change closed.
-pub fn check(s: &Session, r: CheckRequest) -> Result<Answer> {
+pub fn check(s: &Session, r: CheckRequest) -> Result<ToolAnswer> {
     let book = s.book("anchors --check")?;
     let since = r.since.as_deref().unwrap_or("HEAD");
     let report = ops::check::check(book, &s.store, since)?;
@@ -522,7 +522,7 @@ pub fn check(s: &Session, r: CheckRequest) -> Result<Answer> {
     } else {
         format!("notabene: no open comment anchors worse than at {since}.")
     };
-    Ok(Answer {
+    Ok(ToolAnswer {
         value: ops::check::to_json(&report),
         notes: vec![line],
     })

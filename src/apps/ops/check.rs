@@ -81,7 +81,7 @@ pub struct Worse {
 
 /// What `check` found.
 #[derive(Debug, Clone, Serialize)]
-pub struct Report {
+pub struct CheckReport {
     /// The revision compared with, as given.
     pub since: String,
     /// Its commit.
@@ -96,7 +96,7 @@ pub struct Report {
 
 /// Compares the anchoring of every comment open at `since` in the book as it was then with
 /// that in the working tree. `store` is the working tree's store.
-pub fn check(book: &Book, store: &Store, since: &str) -> Result<Report> {
+pub fn check(book: &Book, store: &Store, since: &str) -> Result<CheckReport> {
     let top = git::git_toplevel(&book.root).ok_or_else(|| {
         crate::Error::new(format!(
             "anchors --check compares with git history, and {} is not in a git repository (--since)",
@@ -127,7 +127,7 @@ pub fn check(book: &Book, store: &Store, since: &str) -> Result<Report> {
     })?;
     let report = |checked, worse: Vec<Worse>| {
         let bystanders = worse.iter().filter(|w| !w.closed).count();
-        Report {
+        CheckReport {
             since: since.to_string(),
             commit: commit.clone(),
             checked,
@@ -253,7 +253,7 @@ fn reasons(before: &Grade, after: &Grade) -> Vec<String> {
 }
 
 /// The report as `anchors --check --json` prints it and `check_edit` returns it.
-pub fn to_json(r: &Report) -> Value {
+pub fn to_json(r: &CheckReport) -> Value {
     serde_json::to_value(r).unwrap_or(Value::Null)
 }
 

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 /// A comment followed to another page: moved from `from` to `to`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Move {
+pub struct HealMove {
     /// The comment.
     pub id: String,
     /// The page it is stored on.
@@ -26,7 +26,7 @@ pub struct Heal {
     /// New anchors (id, anchor object), in the anchoring's order.
     pub anchors: Vec<(String, Value)>,
     /// Re-keyed comments.
-    pub moves: Vec<Move>,
+    pub moves: Vec<HealMove>,
 }
 
 impl Heal {
@@ -81,14 +81,14 @@ pub fn plan(anchors: &BookAnchors, min_confidence: f64) -> Heal {
         ));
     }
     // Followed comments: re-keyed to the page they were found on.
-    let moves: Vec<Move> = anchors
+    let moves: Vec<HealMove> = anchors
         .located
         .iter()
         .enumerate()
         .filter_map(|(ci, l)| {
             let (f, ch) = (l.followed.as_ref()?, l.chapter?);
             let id = anchors.comments[ci].id()?.to_string();
-            Some(Move {
+            Some(HealMove {
                 id,
                 from: f.from.clone(),
                 to: anchors.chapters[ch].page.clone(),
@@ -152,9 +152,9 @@ pub fn write(store: &Store, heal: &Heal) -> Result<()> {
                 notabene_store::Location::File => (r.file.clone(), 0),
             })
     };
-    let mut ordered: Vec<&Move> = heal.moves.iter().collect();
+    let mut ordered: Vec<&HealMove> = heal.moves.iter().collect();
     ordered.sort_by_cached_key(|m| position(&m.id));
-    for Move { id, from, to } in ordered {
+    for HealMove { id, from, to } in ordered {
         let all = copies.get(id.as_str()).map(Vec::as_slice).unwrap_or(&[]);
         rekey(
             store,

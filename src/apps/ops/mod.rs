@@ -22,7 +22,7 @@ use serde_json::{Map, Value, json};
 
 pub use create::{Anchor, NewComment, Pages, create};
 pub use journal_link::{check_link as check_journal_link, journal_nudge};
-pub use suggestions::{Applied, Options as ApplyOptions, apply};
+pub use suggestions::{Applied, ApplyOptions, apply};
 
 /// The agent protocol shipped with this build (`notabene protocol`, `<store>/protocol.md`, the
 /// MCP server's `notabene://protocol.md` resource).
@@ -125,7 +125,7 @@ pub enum Change {
 
 /// What the changes did beyond the records written, for the adaptors to tell.
 #[derive(Debug, Default)]
-pub struct Outcome {
+pub struct ChangeOutcome {
     /// The records as written.
     pub records: Vec<Record>,
     /// Ids whose earlier resolution note a close replaced.
@@ -220,7 +220,7 @@ pub fn change(
     changes: &[Change],
     actor: Actor,
     force: bool,
-) -> Result<Outcome> {
+) -> Result<ChangeOutcome> {
     let mut unique: Vec<String> = Vec::new();
     for id in ids {
         if !unique.contains(id) {
@@ -257,7 +257,7 @@ pub fn change(
         }
     }
     let ts = ids::iso(ids::now()?);
-    let mut out = Outcome::default();
+    let mut out = ChangeOutcome::default();
     // Every change is made (and checked) before the first file is written.
     for mut rec in found {
         if apply_changes(&mut rec.comment, changes, actor, force, &ts)? {

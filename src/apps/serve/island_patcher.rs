@@ -8,7 +8,7 @@
 //!
 //! May call: `islands` (the patch itself), `lock`.
 
-use super::islands::{Changes, Kind};
+use super::islands::{Changes, FileChange};
 use super::{Hint, Site, lock};
 use notabene_core::say_err;
 use std::collections::{BTreeMap, BTreeSet};
@@ -233,7 +233,7 @@ fn merge(mut pages: Changes, hints: Vec<Hint>) -> Changes {
             (Some(keys), Some((key, kind))) => {
                 // A comment created then changed in one burst is still new.
                 let k = keys.entry(key).or_insert(kind);
-                if *k != Kind::Created || kind == Kind::Removed {
+                if *k != FileChange::Created || kind == FileChange::Removed {
                     *k = kind;
                 }
             }

@@ -41,9 +41,9 @@ pub(super) fn changed_pages<V: PartialEq>(
         }
         let stem = name.trim_end_matches(".json").to_string();
         let kind = match (before.contains_key(path), after.contains_key(path)) {
-            (false, _) => Kind::Created,
-            (true, false) => Kind::Removed,
-            (true, true) => Kind::Changed,
+            (false, _) => FileChange::Created,
+            (true, false) => FileChange::Removed,
+            (true, true) => FileChange::Changed,
         };
         if let Some(keys) = pages
             .entry(dir.to_string())
@@ -58,11 +58,11 @@ pub(super) fn changed_pages<V: PartialEq>(
 /// What to refresh in a page's island: every comment (read from the page's files), or only
 /// the comments whose files are `<page>/<key>.json` (key: the id as its file is named — what
 /// the API wrote, or the files a poll saw change).
-pub(super) type Changes = BTreeMap<String, Option<BTreeMap<String, Kind>>>;
+pub(super) type Changes = BTreeMap<String, Option<BTreeMap<String, FileChange>>>;
 
 /// What happened to a comment file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kind {
+pub(super) enum FileChange {
     /// A new comment: it joins the island.
     Created,
     /// An existing one changed: its entry is updated (never added: a comment missing from
@@ -97,7 +97,7 @@ pub(super) fn patch_islands(
         let sure = some.as_ref().is_some_and(|v| {
             v.iter().all(|(k, kind, c)| match c {
                 Some(c) => notabene_store::ids::sanitize_id(c.id().unwrap_or_default()) == *k,
-                None => *kind == Kind::Removed,
+                None => *kind == FileChange::Removed,
             })
         });
         let update = match some {
@@ -137,7 +137,7 @@ enum Update {
     All(Vec<Comment>),
     /// These file keys only: what happened, and the comment its file holds now (`None`:
     /// gone).
-    Some(Vec<(String, Kind, Option<Comment>)>),
+    Some(Vec<(String, FileChange, Option<Comment>)>),
 }
 
 /// `html` with the island of `page` brought up to `update`; `None` when the page has no
@@ -216,7 +216,7 @@ fn patch_html(html: &str, page: &str, space: &str, update: &Update) -> Option<St
             }
             for (key, kind, c) in fresh {
                 if let Some(c) = c
-                    && *kind == Kind::Created
+                    && *kind == FileChange::Created
                     && !seen.contains(key)
                 {
                     push(&lean(c, space, &anchoring_of(c, None)));
@@ -270,7 +270,7 @@ fn lean(c: &Comment, space: &str, anchoring: &Value) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
-    use crate::apps::serve::islands::{Kind, Update, patch_html};
+    use crate::apps::serve::islands::{FileChange, Update, patch_html};
     use crate::util::payload;
     use notabene_store::Comment;
     use serde_json::json;
@@ -305,13 +305,13 @@ mod tests {
         assert_eq!(got["page"], "p");
         // The same by ids: c_gone removed, c_a changed, c_b added.
         let by_ids = Update::Some(vec![
-            ("c_gone".into(), Kind::Removed, None),
-            ("c_a".into(), Kind::Changed, Some(a)),
-            ("c_b".into(), Kind::Created, Some(b.clone())),
+            ("c_gone".into(), FileChange::Removed, None),
+            ("c_a".into(), FileChange::Changed, Some(a)),
+            ("c_b".into(), FileChange::Created, Some(b.clone())),
         ]);
         assert_eq!(patch_html(&html, "p", "book", &by_ids).unwrap(), out);
         // A changed comment this island does not show (followed elsewhere) is not added.
-        let other = Update::Some(vec![("c_b".into(), Kind::Changed, Some(b))]);
+        let other = Update::Some(vec![("c_b".into(), FileChange::Changed, Some(b))]);
         assert!(
             !patch_html(&html, "p", "book", &other)
                 .unwrap()

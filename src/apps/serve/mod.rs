@@ -33,7 +33,7 @@ use std::sync::{Arc, Mutex, RwLock};
 
 /// Options of `serve`.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub struct ServeOptions {
     /// Port; `None`: the first free port from 3000.
     pub port: Option<u16>,
     /// Bind every interface instead of loopback (requires a token: `NOTABENE_TOKEN`, or one
@@ -88,7 +88,7 @@ impl Context {
 
 /// What the API tells the watcher after a write: the page, and the comment's file key with
 /// what happened to it (no key: read the page whole).
-type Hint = (String, Option<(String, islands::Kind)>);
+type Hint = (String, Option<(String, islands::FileChange)>);
 
 /// The site being served and the build counter pages wait on.
 struct Site {
@@ -163,7 +163,7 @@ fn token_and_url(host: bool, port: u16) -> Result<(Option<String>, String)> {
 }
 
 /// Runs the server until SIGINT or SIGTERM, then removes its build directory.
-pub fn serve(root: &Path, options: &Options, announce: &dyn Fn(&str)) -> Result<()> {
+pub fn serve(root: &Path, options: &ServeOptions, announce: &dyn Fn(&str)) -> Result<()> {
     // Before the first snapshot: writing the client must not look like an edit.
     crate::output::engine::refresh_client(root)?;
     let book = Book::load(root)?;

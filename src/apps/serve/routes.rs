@@ -14,7 +14,7 @@ use super::answer::{Answer, ApiError};
 use super::bodies::{ApplyBody, CommentBody, CreateBody, PatchBody, UndoBody};
 use super::edge::{self, JsonBody, Query, error, json};
 use super::http::Slot;
-use super::islands::Kind;
+use super::islands::FileChange;
 use super::{Context, api, lock};
 use axum::Router;
 use axum::body::Body;
@@ -204,7 +204,7 @@ impl Named {
 /// `kind`.
 async fn write(
     ctx: Arc<Context>,
-    kind: Kind,
+    kind: FileChange,
     named: Named,
     op: impl FnOnce(&api::Api) -> Result<Answer, ApiError> + Send + 'static,
 ) -> Response<Body> {
@@ -248,7 +248,7 @@ async fn create(
     JsonBody(o): JsonBody<CreateBody>,
 ) -> Response<Body> {
     let named = Named::of(o.page.as_str(), None);
-    write(ctx, Kind::Created, named, move |api| api.create(&o)).await
+    write(ctx, FileChange::Created, named, move |api| api.create(&o)).await
 }
 
 async fn patch(
@@ -256,7 +256,7 @@ async fn patch(
     JsonBody(o): JsonBody<PatchBody>,
 ) -> Response<Body> {
     let named = Named::of(o.page.as_str(), o.id.as_str());
-    write(ctx, Kind::Changed, named, move |api| api.patch(&o)).await
+    write(ctx, FileChange::Changed, named, move |api| api.patch(&o)).await
 }
 
 async fn delete(
@@ -264,7 +264,7 @@ async fn delete(
     JsonBody(o): JsonBody<CommentBody>,
 ) -> Response<Body> {
     let named = Named::of(o.page.as_str(), o.id.as_str());
-    write(ctx, Kind::Removed, named, move |api| api.delete(&o)).await
+    write(ctx, FileChange::Removed, named, move |api| api.delete(&o)).await
 }
 
 /// `POST apply {id, author?}`.
@@ -273,16 +273,16 @@ async fn apply(
     JsonBody(r): JsonBody<ApplyBody>,
 ) -> Response<Body> {
     let named = Named::of(None, Some(&r.id));
-    write(ctx, Kind::Changed, named, move |api| api.apply(&r)).await
+    write(ctx, FileChange::Changed, named, move |api| api.apply(&r)).await
 }
 
 /// `POST undo`: a deletion taken back puts the comment back into its island; a change, its
 /// entry as it was.
 async fn undo(State(ctx): State<Arc<Context>>, JsonBody(o): JsonBody<UndoBody>) -> Response<Body> {
     let kind = if o.updated_at.as_str().is_some() {
-        Kind::Changed
+        FileChange::Changed
     } else {
-        Kind::Created
+        FileChange::Created
     };
     let named = Named::of(o.page.as_str(), o.id.as_str());
     write(ctx, kind, named, move |api| api.undo(&o)).await

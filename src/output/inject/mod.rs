@@ -57,7 +57,7 @@ pub struct Injection {
 
 /// What happened while injecting.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Outcome {
+pub struct InjectOutcome {
     /// Text markers were dropped because they would have changed the visible text.
     pub marks_dropped: bool,
 }
@@ -69,7 +69,7 @@ pub fn inject(
     page: &PageText,
     inj: &Injection,
     options: &notabene_anchoring::text::TextOptions,
-) -> (String, Outcome) {
+) -> (String, InjectOutcome) {
     // Markers are placed through the map from text to Markdown, which a light model (read
     // from the build's memo) does not carry.
     let whole;
@@ -109,13 +109,13 @@ pub fn inject(
         // (The island goes after the check: a script is no text, and it can be large.)
         let full = apply(md, with_marks, &replaces);
         if inj.marks.is_empty() || same_text(&full) {
-            return (full + &island, Outcome::default());
+            return (full + &island, InjectOutcome::default());
         }
     }
     let without = apply(md, structural, &replaces) + &island;
     (
         without,
-        Outcome {
+        InjectOutcome {
             marks_dropped: true,
         },
     )

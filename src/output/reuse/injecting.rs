@@ -9,7 +9,7 @@
 
 use super::Reuse;
 use super::last_build::{self, Items, Keep};
-use crate::output::inject::{Injection, Outcome};
+use crate::output::inject::{Injection, InjectOutcome};
 use crate::util::memo::{Digest, Key, Memo};
 use notabene_anchoring::text::TextOptions;
 use std::sync::Mutex;
@@ -21,7 +21,7 @@ pub struct InjectedChapter {
     /// The injected Markdown.
     pub out: String,
     /// What happened while injecting.
-    pub outcome: Outcome,
+    pub outcome: InjectOutcome,
 }
 
 /// One chapter as the injection looks it up: everything its injected Markdown is computed from.
@@ -145,6 +145,6 @@ fn decode(bytes: &[u8]) -> Option<InjectedChapter> {
     let out = String::from_utf8(text.to_vec()).ok()?;
     Some(InjectedChapter {
         out,
-        outcome: Outcome { marks_dropped },
+        outcome: InjectOutcome { marks_dropped },
     })
 }

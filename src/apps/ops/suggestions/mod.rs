@@ -43,7 +43,7 @@ use locate::locate;
 
 /// How `apply` closes the comments it applied.
 #[derive(Debug, Clone, Default)]
-pub struct Options {
+pub struct ApplyOptions {
     /// The journal entry recording the change (`resolution.journalEntryId`).
     pub journal: String,
     /// `Some`: the apply writes that entry itself (between its edits and its closes, so a run
@@ -88,7 +88,7 @@ pub fn apply(
     book: &Book,
     store: &Store,
     id_list: &[String],
-    opts: &Options,
+    opts: &ApplyOptions,
 ) -> Result<Vec<Applied>> {
     let mut unique: Vec<String> = Vec::new();
     for id in id_list {
@@ -100,7 +100,7 @@ pub fn apply(
     store.check_compatible()?;
     sweep(store)?;
     let mut out = match intent::read(store)? {
-        Some(pending) => write::finish(book, store, &lock, &pending, write::Traced::Again)?,
+        Some(pending) => write::finish(book, store, &lock, &pending, write::TraceMode::Again)?,
         None => Vec::new(),
     };
     unique.retain(|id| !out.iter().any(|a| a.comment.id() == Some(id.as_str())));
@@ -115,7 +115,7 @@ pub fn apply(
         store,
         &lock,
         &plan,
-        write::Traced::Now,
+        write::TraceMode::Now,
     )?);
     Ok(out)
 }
@@ -139,7 +139,7 @@ pub fn interrupted(store: &Store) -> Vec<notabene_store::verify::Finding> {
 
 /// The comments of `ids` (in that order) with their edits traced and checked, grouped by
 /// file, before anything is written.
-struct Traced {
+struct TracedComments {
     /// The comments.
     records: Vec<Record>,
     /// Each file's edits, each file once, in path order.
@@ -150,7 +150,7 @@ struct Traced {
 
 /// Traces the suggestions of `ids` in the book as it is now: every check, every edit located,
 /// every file read and its edits checked against it. `force`: held comments too.
-fn trace(book: &Book, store: &Store, ids: &[String], force: bool) -> Result<Traced> {
+fn trace(book: &Book, store: &Store, ids: &[String], force: bool) -> Result<TracedComments> {
     let snap = store.load()?;
     let records: Vec<Record> = store.find(&snap, ids)?.into_iter().cloned().collect();
     for r in &records {
@@ -232,7 +232,7 @@ fn trace(book: &Book, store: &Store, ids: &[String], force: bool) -> Result<Trac
         }
         files.push(fe);
     }
-    Ok(Traced {
+    Ok(TracedComments {
         records,
         files,
         places,
@@ -241,7 +241,7 @@ fn trace(book: &Book, store: &Store, ids: &[String], force: bool) -> Result<Trac
 
 /// Every check, every edit traced, before anything is written: the plan [`write::finish`]
 /// carries out.
-fn plan(book: &Book, store: &Store, ids: &[String], opts: &Options) -> Result<Intent> {
+fn plan(book: &Book, store: &Store, ids: &[String], opts: &ApplyOptions) -> Result<Intent> {
     let traced = trace(book, store, ids, opts.force)?;
     let closes = traced
         .records

@@ -28,8 +28,8 @@ const APPEND_CHECKS: usize = 1000;
 
 /// Where a plan's edits come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Traced {
-    /// Traced by this run, from the comments, a moment ago.
+pub(super) enum TraceMode {
+    /// TraceMode by this run, from the comments, a moment ago.
     Now,
     /// Read from the record of an interrupted run: traced again before anything is written.
     Again,
@@ -44,11 +44,11 @@ pub(super) fn finish(
     store: &Store,
     lock: &StoreLock,
     plan: &Intent,
-    traced: Traced,
+    traced: TraceMode,
 ) -> Result<Vec<Applied>> {
     let files = match traced {
-        Traced::Now => plan.files.clone(),
-        Traced::Again => retrace(book, store, plan)?,
+        TraceMode::Now => plan.files.clone(),
+        TraceMode::Again => retrace(book, store, plan)?,
     };
     for fe in &files {
         write_file(book, store, fe)?;
