@@ -9,7 +9,7 @@
 //! the original notabene algorithm (first exact prefix+quote+suffix, else first exact quote),
 //! and scores both against the ground truth (IoU ≥ 0.5 on Markdown bytes). A comment marked on
 //! a page other than its own is misplaced. The threshold sweep resolves on the comment's own
-//! page only (`anchor::text::resolve`). Deterministic: same output on every run.
+//! page only (`notabene_anchoring::quote::resolve`). Deterministic: same output on every run.
 //!
 //!     cargo bench --bench anchoring_quality
 //!
@@ -32,7 +32,7 @@ use mdbook_notabene::model::resolve::{Chapter, Which, anchor_book, follow};
 use notabene_anchoring::quote::resolve;
 use notabene_anchoring::text::normalize::normalize;
 use notabene_anchoring::text::{PageText, SegKind, TextOptions, page_text};
-use notabene_anchoring::{DEFAULT_THRESHOLD, PageIndex, Resolution, Status};
+use notabene_anchoring::{AnchorStatus, DEFAULT_THRESHOLD, PageIndex, Resolution};
 use notabene_store::{Fresh, Scope, new_comment};
 use serde_json::json;
 use std::ops::Range;
@@ -755,7 +755,7 @@ impl WholeBook {
         Built {
             chapter: l.chapter.map(|ch| members[ch]),
             resolution: l.resolution.clone().unwrap_or(Resolution {
-                status: Status::Orphan,
+                status: AnchorStatus::Orphan,
                 confidence: 0.0,
                 place: None,
                 flags: Default::default(),

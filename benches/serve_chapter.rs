@@ -271,7 +271,9 @@ fn idle(root: &std::path::Path) {
 /// (`mdbook-notabene build`'s with no memo, the baseline) and the engine alone on the book
 /// without notabene, alternating in the same run (`NB_ROUNDS` rounds, default 7).
 fn rebuilds(root: &std::path::Path, files: &[std::path::PathBuf], tmp: &std::path::Path) {
-    use mdbook_notabene::output::engine::{Change, Kept, Rebuilt, build, build_into, rebuild_into};
+    use mdbook_notabene::output::engine::{
+        Kept, RebuildChange, Rebuilt, build, build_into, rebuild_into,
+    };
     let rounds: usize = std::env::var("NB_ROUNDS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -329,7 +331,7 @@ fn rebuilds(root: &std::path::Path, files: &[std::path::PathBuf], tmp: &std::pat
                 root,
                 (&current, &dest, &tmp.join("scratch")),
                 &kept,
-                &Change {
+                &RebuildChange {
                     files: Some(&changed),
                     touched: &Default::default(),
                 },

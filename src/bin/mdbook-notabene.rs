@@ -2,7 +2,7 @@
 //! (or renderer) protocol on stdin/stdout; with a subcommand it is the agent CLI.
 //!
 //! The protocol dispatch lives here; the work on a book is the library's (`output::annotate::run_with`,
-//! `render::render_input`). Its error lines go through `util::term` (escaped for the terminal); the
+//! `output::render::render_input`). Its error lines go through `notabene_core::term` (escaped for the terminal); the
 //! book on stdout is raw JSON.
 
 use mdbook_notabene::model::book::config::{SUPPORTED_MDBOOK, check_mdbook_version};

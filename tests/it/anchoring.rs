@@ -1,11 +1,11 @@
-//! The anchoring test vectors, one per case the resolution pipeline of `anchor::text` and
-//! `anchor::block` (`docs/src/design/anchoring.md`) must handle: for each, the chosen location
+//! The anchoring test vectors, one per case the resolution pipeline of `notabene_anchoring::quote` and
+//! `notabene_anchoring::block` (`docs/src/design/anchoring.md`) must handle: for each, the chosen location
 //! and the status (never exact score values).
 
 use notabene_anchoring::block::{self, BlockAnchor};
 use notabene_anchoring::quote::{TextAnchor, resolve};
 use notabene_anchoring::text::{TextOptions, page_text};
-use notabene_anchoring::{DEFAULT_THRESHOLD, PageIndex, Status};
+use notabene_anchoring::{AnchorStatus, DEFAULT_THRESHOLD, PageIndex};
 use pretty_assertions::assert_eq;
 
 /// (status, matched raw text, matched Markdown source, suggestion's Markdown source)
@@ -15,7 +15,7 @@ fn run(
     prefix: &str,
     suffix: &str,
     section: Option<&str>,
-) -> (Status, Option<String>, Option<String>, Option<String>) {
+) -> (AnchorStatus, Option<String>, Option<String>, Option<String>) {
     let page = page_text(md, &TextOptions::default());
     let idx = PageIndex::new(&page);
     let r = resolve(
@@ -54,7 +54,7 @@ fn exact_with_context() {
         " applies to downloads.",
         Some("Intro"),
     );
-    assert_eq!(st, Status::Exact);
+    assert_eq!(st, AnchorStatus::Exact);
     assert_eq!(text.as_deref(), Some("retry policy"));
 }
 
@@ -74,7 +74,7 @@ fn duplicated_quote_picked_by_context() {
         },
         DEFAULT_THRESHOLD,
     );
-    assert_eq!(r.status, Status::Exact);
+    assert_eq!(r.status, AnchorStatus::Exact);
     let src = r.place.unwrap().source;
     assert_eq!(src.start, offset_of(md, "the cache", 1));
     assert_eq!(&md[src], "the cache");
@@ -92,9 +92,9 @@ fn robin_to_elisa_never_binds_to_the_other_name() {
         None,
     );
     match st {
-        Status::Fuzzy => assert_eq!(text.as_deref(), Some("Elisa")),
-        Status::Orphan => {}
-        Status::Exact => panic!("bound exactly to the other Robin"),
+        AnchorStatus::Fuzzy => assert_eq!(text.as_deref(), Some("Elisa")),
+        AnchorStatus::Orphan => {}
+        AnchorStatus::Exact => panic!("bound exactly to the other Robin"),
     }
 }
 
@@ -120,7 +120,7 @@ fn deleted_paragraph_among_lookalikes_is_orphan_with_suggestion() {
         },
         DEFAULT_THRESHOLD,
     );
-    assert_eq!(st, Status::Orphan, "{stored} {r:?}");
+    assert_eq!(st, AnchorStatus::Orphan, "{stored} {r:?}");
     assert!(
         sugg.is_some(),
         "an orphan carries its best rejected candidate"
@@ -136,7 +136,7 @@ fn short_quote_without_context_is_orphan() {
         " in 1991",
         None,
     );
-    assert_eq!(st, Status::Orphan);
+    assert_eq!(st, AnchorStatus::Orphan);
 }
 
 #[test]
@@ -150,7 +150,7 @@ fn quote_across_emphasis_link_code_and_line_break() {
         " quickly. End.",
         None,
     );
-    assert_eq!(st, Status::Exact);
+    assert_eq!(st, AnchorStatus::Exact);
     assert_eq!(
         text.as_deref(),
         Some("the run command with\n--fast to finish")
@@ -165,7 +165,7 @@ fn quote_across_emphasis_link_code_and_line_break() {
 fn entities_and_escapes_map_to_their_markdown_bytes() {
     let md = "Use a &amp; b and \\*not emphasis\\* here, then &copy; 2026.\n";
     let (st, text, src, _) = run(md, "a & b and *not emphasis*", "Use ", " here, then", None);
-    assert_eq!(st, Status::Exact);
+    assert_eq!(st, AnchorStatus::Exact);
     assert_eq!(text.as_deref(), Some("a & b and *not emphasis*"));
     // Escaped stars map with their backslash.
     assert_eq!(src.as_deref(), Some("a &amp; b and \\*not emphasis\\*"));
@@ -185,7 +185,7 @@ fn smart_punctuation_nbsp_curly_quotes_and_nfd() {
         " quickly.",
         None,
     );
-    assert_eq!(st, Status::Exact);
+    assert_eq!(st, AnchorStatus::Exact);
     assert_eq!(
         src.as_deref(),
         Some("\"it's done\" -- then left the cafe\u{301}")
@@ -196,7 +196,7 @@ fn smart_punctuation_nbsp_curly_quotes_and_nfd() {
 fn whitespace_in_the_stored_quote_is_folded() {
     let md = "Keep   the\nwhitespace out of it.\n";
     let (st, text, _, _) = run(md, "Keep the  \n whitespace", "", " out of it.", None);
-    assert_eq!(st, Status::Exact);
+    assert_eq!(st, AnchorStatus::Exact);
     assert_eq!(text.as_deref(), Some("Keep   the\nwhitespace"));
 }
 
@@ -204,23 +204,26 @@ fn whitespace_in_the_stored_quote_is_folded() {
 fn page_start_and_end() {
     let md = "# Title\n\nFirst words here and the last words.\n";
     let (st, text, _, _) = run(md, "Title", "", "\nFirst words here and the", Some("Title"));
-    assert_eq!((st, text.as_deref()), (Status::Exact, Some("Title")));
+    assert_eq!((st, text.as_deref()), (AnchorStatus::Exact, Some("Title")));
     let (st, text, _, _) = run(md, "last words.", "words here and the ", "", Some("Title"));
-    assert_eq!((st, text.as_deref()), (Status::Exact, Some("last words.")));
+    assert_eq!(
+        (st, text.as_deref()),
+        (AnchorStatus::Exact, Some("last words."))
+    );
 }
 
 #[test]
 fn emoji_and_graphemes() {
-    let md = "Status 👩‍👩‍👧 family and 😀 smile.\n";
-    let (st, text, _, _) = run(md, "👩‍👩‍👧 family and 😀", "Status ", " smile.", None);
+    let md = "AnchorStatus 👩‍👩‍👧 family and 😀 smile.\n";
+    let (st, text, _, _) = run(md, "👩‍👩‍👧 family and 😀", "AnchorStatus ", " smile.", None);
     assert_eq!(
         (st, text.as_deref()),
-        (Status::Exact, Some("👩‍👩‍👧 family and 😀"))
+        (AnchorStatus::Exact, Some("👩‍👩‍👧 family and 😀"))
     );
     // A changed emoji costs one edit; the match never splits a grapheme cluster.
-    let md2 = "Status 👩‍👩‍👦 family and 😀 smile.\n";
-    let (st, text, _, _) = run(md2, "👩‍👩‍👧 family and 😀", "Status ", " smile.", None);
-    assert_eq!(st, Status::Fuzzy);
+    let md2 = "AnchorStatus 👩‍👩‍👦 family and 😀 smile.\n";
+    let (st, text, _, _) = run(md2, "👩‍👩‍👧 family and 😀", "AnchorStatus ", " smile.", None);
+    assert_eq!(st, AnchorStatus::Fuzzy);
     assert_eq!(text.as_deref(), Some("👩‍👩‍👦 family and 😀"));
 }
 
@@ -244,7 +247,7 @@ fn long_quote_with_a_middle_sentence_edited() {
         " Closing text.",
         Some("Uploads"),
     );
-    assert_eq!(st, Status::Fuzzy);
+    assert_eq!(st, AnchorStatus::Fuzzy);
     assert_eq!(text.unwrap(), format!("{s1} {edited} {s3} {s4}"));
 }
 
@@ -263,7 +266,7 @@ fn identical_duplicated_paragraphs_are_flagged_ambiguous() {
         },
         DEFAULT_THRESHOLD,
     );
-    assert_eq!(r.status, Status::Fuzzy);
+    assert_eq!(r.status, AnchorStatus::Fuzzy);
     assert!(r.flags.ambiguous);
     assert_eq!(r.place.unwrap().source.start, offset_of(md, "words in", 0));
 }
@@ -272,7 +275,7 @@ fn identical_duplicated_paragraphs_are_flagged_ambiguous() {
 fn code_block_token_disambiguated_by_context_and_section() {
     let md = "# One\n\n```rust\nfn a(&self) { self.x }\n```\n\n# Two\n\n```rust\nfn b(&self) { self.y }\n```\n";
     let (st, _, src, _) = run(md, "self", "fn b(&self) { ", ".y }", Some("Two"));
-    assert_eq!(st, Status::Exact);
+    assert_eq!(st, AnchorStatus::Exact);
     assert_eq!(src.as_deref(), Some("self"));
     let page = page_text(md, &TextOptions::default());
     let idx = PageIndex::new(&page);
@@ -309,7 +312,7 @@ fn section_breaks_ties_between_identical_contexts() {
         offset_of(md, "the command", 1)
     );
     // The section is the only difference, and it decides: not ambiguous.
-    assert_eq!(r.status, Status::Exact);
+    assert_eq!(r.status, AnchorStatus::Exact);
 }
 
 #[test]
@@ -355,7 +358,7 @@ struct Vec<T> {
         DEFAULT_THRESHOLD,
     );
     assert_eq!(r.place.unwrap().source.start, offset_of(md, "//", 1));
-    assert_eq!(st, Status::Exact);
+    assert_eq!(st, AnchorStatus::Exact);
 }
 
 #[test]
@@ -370,7 +373,7 @@ fn edits_elsewhere_keep_the_anchor_exact() {
     );
     assert_eq!(
         (st, text.as_deref()),
-        (Status::Exact, Some("reads its configuration"))
+        (AnchorStatus::Exact, Some("reads its configuration"))
     );
 }
 
@@ -386,7 +389,7 @@ fn typo_fixed_inside_the_quote_is_fuzzy_at_the_same_place() {
     );
     assert_eq!(
         (st, text.as_deref()),
-        (Status::Fuzzy, Some("reads its configuration"))
+        (AnchorStatus::Fuzzy, Some("reads its configuration"))
     );
 }
 
@@ -406,7 +409,7 @@ fn blocks_rematch_by_key_then_guarded_position() {
             index: 2,
         },
     );
-    assert_eq!((r.status, r.block), (Status::Exact, Some(2)));
+    assert_eq!((r.status, r.block), (AnchorStatus::Exact, Some(2)));
     // Moved: found by key at another index.
     let r = block::resolve(
         &page,
@@ -417,7 +420,7 @@ fn blocks_rematch_by_key_then_guarded_position() {
             index: 0,
         },
     );
-    assert_eq!((r.status, r.block), (Status::Exact, Some(1)));
+    assert_eq!((r.status, r.block), (AnchorStatus::Exact, Some(1)));
     // Diagram edited in place: same index, same kind, same section → fuzzy.
     let r = block::resolve(
         &page,
@@ -428,7 +431,7 @@ fn blocks_rematch_by_key_then_guarded_position() {
             index: 1,
         },
     );
-    assert_eq!((r.status, r.block), (Status::Fuzzy, Some(1)));
+    assert_eq!((r.status, r.block), (AnchorStatus::Fuzzy, Some(1)));
     // A diagram deleted and another inserted under another heading: never an ordinal-only match.
     let r = block::resolve(
         &page,
@@ -439,5 +442,5 @@ fn blocks_rematch_by_key_then_guarded_position() {
             index: 1,
         },
     );
-    assert_eq!(r.status, Status::Orphan);
+    assert_eq!(r.status, AnchorStatus::Orphan);
 }

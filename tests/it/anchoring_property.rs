@@ -96,7 +96,7 @@ fn random_quotes_resolve_exact_where_they_were_taken() {
         // The same quote with the same context repeated on a page is legitimately ambiguous:
         // then the first occurrence is chosen and the result is flagged.
         let ok = place.as_ref() == Some(&s.range)
-            && (r.status == notabene_anchoring::Status::Exact || r.flags.ambiguous);
+            && (r.status == notabene_anchoring::AnchorStatus::Exact || r.flags.ambiguous);
         if !ok {
             failures.push(format!(
                 "{}: {:?} → {:?} at {:?} (expected {:?})",

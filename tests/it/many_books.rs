@@ -9,7 +9,7 @@ use crate::support::common;
 use crate::support::common::{book_example, copy_into_repo, stage};
 use crate::support::preprocess::files;
 use mdbook_driver::config::Config;
-use mdbook_notabene::output::engine::{self, Change, Kept, Rebuilt};
+use mdbook_notabene::output::engine::{self, Kept, RebuildChange, Rebuilt};
 use mdbook_preprocessor::PreprocessorContext;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -149,7 +149,7 @@ fn second_round(
             &out.join("scratch"),
         ),
         kept,
-        &Change {
+        &RebuildChange {
             files: Some(&files_changed),
             touched: &none,
         },
@@ -159,7 +159,7 @@ fn second_round(
         root,
         (&out.join("pages"), &out.join("whole"), &out.join("scratch")),
         kept,
-        &Change {
+        &RebuildChange {
             files: None,
             touched: &none,
         },

@@ -9,7 +9,7 @@
 use crate::support::common;
 use crate::support::common::{book_example, stage};
 use crate::support::preprocess::files;
-use mdbook_notabene::output::engine::{self, Change, Kept, Rebuilt, ReuseCounts};
+use mdbook_notabene::output::engine::{self, Kept, RebuildChange, Rebuilt, ReuseCounts};
 use pretty_assertions::assert_eq;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -191,7 +191,7 @@ fn rebuild(
         root,
         (&out.join(from), &out.join(name), &out.join("scratch")),
         kept,
-        &Change {
+        &RebuildChange {
             files: files.as_ref(),
             touched: &touched,
         },
@@ -455,7 +455,7 @@ fn after_a_comment_or_an_edit_a_rebuild_renders_only_the_pages_that_changed() {
             &root,
             (&out.join("9"), &out.join("10"), &out.join("scratch")),
             &kept,
-            &Change {
+            &RebuildChange {
                 files: Some(&named),
                 touched: &BTreeSet::new(),
             },

@@ -1,9 +1,9 @@
 //! What builds keep in the cache directory, through the real pipeline: the real `mdbook` 0.5
 //! binary running our binary as its preprocessor over the JSON protocol, on a copy of
-//! book-example. The cache of the store's files (`src/base/store/cache.rs`): a build with it
+//! book-example. The cache of the store's files (`crates/notabene-store/src/cache.rs`): a build with it
 //! warm, corrupted, deleted or off writes the same bytes, every file; a comment file changed
 //! under it (same size, same modification time) is read again. The build's memo
-//! (`src/base/util/memo.rs`): a second build takes every chapter's results from it and writes
+//! (`src/util/memo.rs`): a second build takes every chapter's results from it and writes
 //! the same bytes; after the edits authors and agents make (a quoted sentence reworded, a
 //! comment resolved, a new one, the threshold changed) the build is the one a build without it
 //! writes, byte for byte, and only what the edit touched is computed again; a garbled memo is

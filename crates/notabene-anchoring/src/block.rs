@@ -4,7 +4,7 @@
 //!
 //! Owns [`BlockAnchor`] and its [`resolve`]; calls the text model's blocks and the normaliser.
 
-use super::{Flags, Place, Resolution, Status};
+use super::{AnchorStatus, Flags, Place, Resolution};
 use crate::text::PageText;
 use crate::text::normalize::normalize;
 
@@ -38,7 +38,7 @@ fn same_section(a: Option<&str>, b: Option<&str>) -> bool {
 /// with the key (exact, moved); else a same-kind block at the same index whose section is
 /// unchanged (fuzzy: the content changed in place); else orphan.
 pub fn resolve(page: &PageText, anchor: &BlockAnchor) -> Resolution {
-    let found = |i: usize, status: Status, confidence: f64| {
+    let found = |i: usize, status: AnchorStatus, confidence: f64| {
         let b = &page.blocks[i];
         Resolution {
             status,
@@ -48,7 +48,7 @@ pub fn resolve(page: &PageText, anchor: &BlockAnchor) -> Resolution {
                 source: b.src.clone(),
             }),
             flags: Flags {
-                quote_changed: status == Status::Fuzzy,
+                quote_changed: status == AnchorStatus::Fuzzy,
                 context_changed: i != anchor.index,
                 section_changed: !same_section(b.section.as_deref(), anchor.section),
                 ambiguous: false,
@@ -60,16 +60,16 @@ pub fn resolve(page: &PageText, anchor: &BlockAnchor) -> Resolution {
     if let Some(b) = page.blocks.get(anchor.index)
         && b.key == anchor.key
     {
-        return found(anchor.index, Status::Exact, FOUND_BY_KEY_CONFIDENCE);
+        return found(anchor.index, AnchorStatus::Exact, FOUND_BY_KEY_CONFIDENCE);
     }
     if let Some(i) = page.blocks.iter().position(|b| b.key == anchor.key) {
-        return found(i, Status::Exact, FOUND_BY_KEY_CONFIDENCE);
+        return found(i, AnchorStatus::Exact, FOUND_BY_KEY_CONFIDENCE);
     }
     if let Some(b) = page.blocks.get(anchor.index)
         && b.kind.as_str() == anchor.kind
         && same_section(b.section.as_deref(), anchor.section)
     {
-        return found(anchor.index, Status::Fuzzy, FOUND_IN_PLACE_CONFIDENCE);
+        return found(anchor.index, AnchorStatus::Fuzzy, FOUND_IN_PLACE_CONFIDENCE);
     }
     Resolution::orphan()
 }

@@ -13,7 +13,7 @@
 //! HTML renderer uses ([`text::parser`]).
 //!
 //! This root owns what the kinds of anchor share — the outcome of a resolution ([`Resolution`],
-//! [`Status`], [`Flags`], [`Place`]) and its bytes for the build's memo, the prepared page
+//! [`AnchorStatus`], [`Flags`], [`Place`]) and its bytes for the build's memo, the prepared page
 //! ([`PageIndex`]), the stored anchor read from a comment ([`StoredAnchor`]) — and
 //! [`resolve_page`], which hands each anchor of a page to [`quote`] or [`block`]. It calls the
 //! text model, the normaliser and `notabene-core`'s byte codec.
@@ -51,7 +51,7 @@ const ENCODED_RESOLUTION_BYTES: usize = 48;
 /// How an anchor was re-found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
-pub enum Status {
+pub enum AnchorStatus {
     /// Found unchanged, with its context.
     Exact = 0,
     /// Found with changes (quote or context edited, block moved or changed).
@@ -60,13 +60,13 @@ pub enum Status {
     Orphan = 2,
 }
 
-impl Status {
+impl AnchorStatus {
     /// `exact`, `fuzzy` or `orphan`.
     pub fn as_str(self) -> &'static str {
         match self {
-            Status::Exact => "exact",
-            Status::Fuzzy => "fuzzy",
-            Status::Orphan => "orphan",
+            AnchorStatus::Exact => "exact",
+            AnchorStatus::Fuzzy => "fuzzy",
+            AnchorStatus::Orphan => "orphan",
         }
     }
 }
@@ -100,7 +100,7 @@ pub struct Place {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Resolution {
     /// exact, fuzzy or orphan.
-    pub status: Status,
+    pub status: AnchorStatus,
     /// The score `S` of the chosen (or, for an orphan, best rejected) candidate, in [0, 1].
     pub confidence: f64,
     /// Where it is (None for an orphan).
@@ -117,7 +117,7 @@ impl Resolution {
     /// An orphan with no suggestion.
     pub fn orphan() -> Resolution {
         Resolution {
-            status: Status::Orphan,
+            status: AnchorStatus::Orphan,
             confidence: 0.0,
             place: None,
             flags: Flags::default(),
@@ -188,9 +188,9 @@ pub fn decode_resolutions(bytes: &[u8]) -> Option<Vec<Option<Resolution>>> {
             continue;
         }
         let status = match r.tag(3)? {
-            0 => Status::Exact,
-            1 => Status::Fuzzy,
-            _ => Status::Orphan,
+            0 => AnchorStatus::Exact,
+            1 => AnchorStatus::Fuzzy,
+            _ => AnchorStatus::Orphan,
         };
         let confidence = f64::from_bits(r.word()?);
         let place_found = place(&mut r)?;
@@ -414,7 +414,7 @@ mod tests {
             None,
             Some(Resolution::orphan()),
             Some(Resolution {
-                status: Status::Fuzzy,
+                status: AnchorStatus::Fuzzy,
                 confidence: 0.912_345_678_901_234_5,
                 place: Some(place(3, 9)),
                 flags: Flags {
@@ -427,7 +427,7 @@ mod tests {
                 block: None,
             }),
             Some(Resolution {
-                status: Status::Orphan,
+                status: AnchorStatus::Orphan,
                 confidence: 0.5,
                 place: None,
                 flags: Flags::default(),
@@ -435,7 +435,7 @@ mod tests {
                 block: Some(7),
             }),
             Some(Resolution {
-                status: Status::Exact,
+                status: AnchorStatus::Exact,
                 confidence: 1.0,
                 place: Some(place(0, 0)),
                 flags: Flags::default(),

@@ -6,7 +6,7 @@
 //! pipeline in [`crate::quote`]; see `docs/src/design/anchoring.md`): finding match
 //! ends with at most `k` Levenshtein edits (with Ukkonen's cut-off: blocks that cannot hold a cell
 //! `<= k` are not computed), picking the best local minima, recovering match starts, and the small
-//! edit-distance helpers used to score context (the `E` term of that module's score) — all of
+//! edit-distance helpers used to score context (the `E` term of [`crate::quote`]'s score) — all of
 //! them bit-parallel over the same column step, so each costs O(⌈m/64⌉ · n). Symbols are
 //! `u32`: code points or dense per-page ids; nothing here depends on what they mean. It calls
 //! nothing else of the crate. [`search`] and [`best_ends`] are public (the benchmarks find

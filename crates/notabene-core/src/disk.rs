@@ -61,7 +61,7 @@ pub fn fnv(bytes: &[u8]) -> u64 {
     h
 }
 
-/// A hasher for maps keyed by paths and digests this crate wrote itself: [`fnv`] over the
+/// A hasher for maps keyed by paths and digests the notabene crates wrote themselves (the store's cache, the build's memo): [`fnv`] over the
 /// bytes given (fast on short keys; not for keys an attacker chooses to collide).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FnvHasher(u64);

@@ -1,4 +1,4 @@
-//! The crate's error type: one human-readable line, printed by the CLI as `notabene: <line>`.
+//! The error type every notabene crate shares: one human-readable line, printed by the CLI as `notabene: <line>`.
 
 use std::fmt;
 use std::path::Path;
@@ -43,7 +43,7 @@ impl PartialEq for Error {
 
 impl Eq for Error {}
 
-/// Result alias used throughout the crate.
+/// Result alias used throughout the notabene crates.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {

@@ -1,6 +1,6 @@
-//! Escaping for what the crate writes into HTML — text and attribute values, and JSON inside a
+//! Escaping for what the notabene crates write into HTML — text and attribute values, and JSON inside a
 //! `<script>` element — and onto a terminal. Comment text is untrusted: everything that reaches
-//! markup, and every human-readable line of stored text (through `util::term`), goes through here.
+//! markup, and every human-readable line of stored text (through [`crate::term`]), goes through here.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;

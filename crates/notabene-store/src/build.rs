@@ -5,7 +5,7 @@
 //! Owns: [`Store::load_condensed`] and its variants, [`Recent`], the cache's values.
 //! Calls: `read` (the listing and the parse of a comment file), `cache`, `condense`.
 
-use crate::cache::{self, FileKey, CacheOutcome};
+use crate::cache::{self, CacheOutcome, FileKey};
 use crate::condense::{self, Condense};
 use crate::read::{Listed, file_snapshot, parse, read_comment_file};
 use crate::{Location, Record, Result, Snapshot, Store, fsx};

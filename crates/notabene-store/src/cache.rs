@@ -217,7 +217,9 @@ impl Cache {
     pub(crate) fn write_back(&self, files: &[(impl AsRef<str>, CacheOutcome)], store_root: &Path) {
         let Some(path) = &self.path else { return };
         let changed = files.len() != self.entries.len()
-            || files.iter().any(|(_, l)| matches!(l, CacheOutcome::Read(_)));
+            || files
+                .iter()
+                .any(|(_, l)| matches!(l, CacheOutcome::Read(_)));
         if !changed {
             return;
         }

@@ -259,7 +259,7 @@ fn check_changes(entry: &Value, id: &str, index: &mut JournalIndex, out: &mut Ve
     }
 }
 
-/// The checks on files that yielded no comment: unreadable, non-UTF-8 names, temp files.
+/// The checks on files that yielded no comment: unreadable, non-UTF-8 names, symlinks, temp files.
 fn check_files(snap: &Snapshot, out: &mut Vec<Finding>) {
     for u in &snap.unreadable {
         out.push(f(

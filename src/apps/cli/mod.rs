@@ -2,7 +2,7 @@
 //! store/book discovery, and dispatch to the command modules. Errors are one line on stderr,
 //! `notabene: <what> (<where>)`, with exit code 1 (2 for `comments verify` without a store).
 //! Human-readable output is written line by line through `say!` / `say_err!`, which escape control
-//! and bidi characters (`util::term`); `--json` output is written raw.
+//! and bidi characters (`notabene_core::term`); `--json` output is written raw.
 
 mod build;
 mod comments;

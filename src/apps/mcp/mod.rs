@@ -139,7 +139,11 @@ impl Server {
     }
 
     /// Runs tool `name` on `args`: its answer, or the CLI's one-line error.
-    pub fn call(&self, name: &str, args: Value) -> std::result::Result<tools::ToolAnswer, ToolFailure> {
+    pub fn call(
+        &self,
+        name: &str,
+        args: Value,
+    ) -> std::result::Result<tools::ToolAnswer, ToolFailure> {
         let s = &self.session;
         let run = |r: Result<tools::ToolAnswer>| r.map_err(ToolFailure::Refused);
         match name {

@@ -4,7 +4,7 @@
 //! whichever way it came. Calls `ops`, `output::engine` and `output::render` (anchoring), the
 //! store; never the CLI.
 
-use crate::apps::ops::{self, Actor, Change, Resolution, limits};
+use crate::apps::ops::{self, Actor, Change, ResolutionNote, limits};
 use crate::model::book::Book;
 use crate::{Error, Result};
 use notabene_store::{Record, Status, Store, ids};
@@ -224,7 +224,7 @@ pub struct ApplySuggestionRequest {
     /// Apply held comments' suggestions too.
     #[serde(default)]
     pub force: bool,
-    /// Who applied it (default: NOTABENE_AUTHOR, else git's identity).
+    /// Who applied it (default: the MCP client's name), marked as an agent's.
     pub author: Option<String>,
 }
 
@@ -354,7 +354,7 @@ pub fn done(s: &Session, r: DoneRequest) -> Result<ToolAnswer> {
     };
     let change = Change::Close {
         status,
-        resolution: Some(Resolution {
+        resolution: Some(ResolutionNote {
             note: note.to_string(),
             journal: r.journal.clone(),
             by: None,

@@ -20,7 +20,7 @@ use std::path::Path;
 /// A comment's anchoring at one version of the book.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Grade {
-    /// `exact`, `fuzzy`, `orphan` (or `block`, `not-anchored`, …) as `anchors` says it.
+    /// `exact`, `fuzzy`, `orphan`, `page`, `not-anchored` or `other-language`, as `anchors` says it as `anchors` says it.
     pub status: String,
     /// The score of the match, when there is one.
     pub confidence: Option<f64>,

@@ -5,7 +5,7 @@
 
 use crate::model::resolve::BookAnchors;
 use crate::{Result, bail};
-use notabene_anchoring::Status;
+use notabene_anchoring::AnchorStatus;
 use notabene_store::{Record, Scope, Store, ids};
 use serde_json::Value;
 
@@ -45,7 +45,7 @@ pub fn plan(anchors: &BookAnchors, min_confidence: f64) -> Heal {
         let (Some(ch), Some(r)) = (l.chapter, &l.resolution) else {
             continue;
         };
-        if r.status != Status::Fuzzy
+        if r.status != AnchorStatus::Fuzzy
             || r.flags.ambiguous
             || r.block.is_some()
             || r.confidence < min_confidence

@@ -1,5 +1,5 @@
 //! The rule on the journal entry a close links to (`comments done --journal J`, `comments
-//! apply --journal J`, the MCP `done` and `apply_suggestions`): the entry must be in the
+//! apply --journal J`, the MCP `done` and `apply_suggestion`): the entry must be in the
 //! journal ([`check_link`]; `verify`'s `comment-unknown-journal-entry`), else the close is
 //! refused. An entry that does not list the comment is accepted with a note
 //! ([`journal_nudge`]; `verify`'s `comment-not-in-journal-changes`), as is a close that names

@@ -70,7 +70,7 @@ pub const APPROVAL: &str = "Approved the proposed change.";
 /// A resolution: the note of whoever closed the comment, the journal entry it links to,
 /// and who closed it when that is not the agent of the journal.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Resolution {
+pub struct ResolutionNote {
     /// What was done.
     pub note: String,
     /// The journal entry describing the change (`journalEntryId`).
@@ -79,7 +79,7 @@ pub struct Resolution {
     pub by: Option<String>,
 }
 
-impl Resolution {
+impl ResolutionNote {
     fn to_value(&self) -> Value {
         let mut m = Map::new();
         m.insert("note".into(), self.note.clone().into());
@@ -104,14 +104,14 @@ pub enum Change {
         /// addressed or resolved.
         status: Status,
         /// The resolution to record.
-        resolution: Option<Resolution>,
+        resolution: Option<ResolutionNote>,
         /// Who closes it (for a resolution recorded without one).
         by: String,
     },
     /// Opens it again: `status: open`, the stale resolution cleared.
     Reopen,
     /// Sets the resolution as given (`null` clears it), without a status change.
-    SetResolution(Option<Resolution>),
+    SetResolution(Option<ResolutionNote>),
     /// Puts it on hold, or takes it off.
     Hold(bool),
     /// Appends a message.
@@ -201,7 +201,7 @@ pub fn apply_changes(
             Change::SetResolution(r) => {
                 c.set(
                     "resolution",
-                    r.as_ref().map_or(Value::Null, Resolution::to_value),
+                    r.as_ref().map_or(Value::Null, ResolutionNote::to_value),
                 );
             }
             Change::Hold(h) => c.set("hold", (*h).into()),
@@ -235,7 +235,7 @@ pub fn change(
     // The journal entry a close links to must exist (before the lock: the journal only grows).
     for c in changes {
         if let Change::Close {
-            resolution: Some(Resolution {
+            resolution: Some(ResolutionNote {
                 journal: Some(j), ..
             }),
             ..

@@ -9,7 +9,7 @@
 
 use super::answer::ApiError;
 use crate::apps::ops::limits::{MAX_BODY, MAX_FIELD};
-use crate::apps::ops::{Anchor, Change, Resolution, limits};
+use crate::apps::ops::{Anchor, Change, ResolutionNote, limits};
 use axum::http::StatusCode;
 use notabene_store::{Scope, Status};
 use serde::Deserialize;
@@ -250,7 +250,7 @@ impl PatchBody {
         ) {
             (None, _) => None,
             (Some(Value::Null), _) => Some(None),
-            (_, Some(r)) => Some(Some(Resolution {
+            (_, Some(r)) => Some(Some(ResolutionNote {
                 note: r.note.text("note", MAX_BODY)?.unwrap_or("").to_string(),
                 journal: r
                     .journal_entry_id

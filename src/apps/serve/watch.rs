@@ -16,7 +16,7 @@
 use super::island_patcher::IslandPatcher;
 #[cfg(test)]
 use super::watched::{Changed, snapshot};
-use super::watched::{Events, Snapshot, refreshed};
+use super::watched::{Events, FileStamps, refreshed};
 use super::{Site, lock};
 use notabene_core::say_err;
 use std::collections::{BTreeMap, BTreeSet};
@@ -56,7 +56,7 @@ pub(super) struct Watcher {
     events: Events,
     patches: Arc<IslandPatcher>,
     /// The state the last build saw.
-    last: Snapshot,
+    last: FileStamps,
     /// The number of the next build directory.
     next: u64,
     /// The last build rendered only the pages that changed: a whole build (`print.html`, the
@@ -72,7 +72,7 @@ impl Watcher {
         root: &Path,
         work: &Path,
         (watched, events): (Vec<PathBuf>, Events),
-        initial: Snapshot,
+        initial: FileStamps,
         patches: Arc<IslandPatcher>,
     ) -> Watcher {
         Watcher {
@@ -119,7 +119,7 @@ impl Watcher {
 
     /// The debounce: waits until the tree is quiet for [`QUIET`] (or [`SETTLE_MAX`] passed),
     /// patching in comment files as they change; returns the tree as it settled.
-    fn settle(&mut self, mut settled: Snapshot) -> Snapshot {
+    fn settle(&mut self, mut settled: FileStamps) -> FileStamps {
         let start = Instant::now();
         loop {
             std::thread::sleep(QUIET);
@@ -155,7 +155,7 @@ impl Watcher {
         self.next += 1;
         let current = lock::read(&site.dir).clone();
         let touched = self.patches.begin_build();
-        let change = crate::output::engine::Change {
+        let change = crate::output::engine::RebuildChange {
             files: files.as_ref(),
             touched: &touched,
         };
@@ -207,7 +207,7 @@ impl Watcher {
 
     /// IslandPatcher in the comment files changed by others (an agent's CLI) between `before` and
     /// `after`, except on the pages the API already named.
-    fn quick(&mut self, before: &Snapshot, after: &Snapshot) {
+    fn quick(&mut self, before: &FileStamps, after: &FileStamps) {
         let done = self.patches.take_hinted();
         if let Some(mut pages) =
             super::islands::changed_pages(before, after, self.patches.store().root())
@@ -219,7 +219,7 @@ impl Watcher {
 }
 
 /// The files whose state differs between `before` and `after` (changed, new or gone).
-fn changed_files(before: &Snapshot, after: &Snapshot) -> BTreeSet<PathBuf> {
+fn changed_files(before: &FileStamps, after: &FileStamps) -> BTreeSet<PathBuf> {
     let mut out: BTreeSet<PathBuf> = after
         .iter()
         .filter(|(k, v)| before.get(*k) != Some(v))

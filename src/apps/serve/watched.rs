@@ -1,4 +1,4 @@
-//! What the watcher knows of the watched files: a [`Snapshot`] of their [`Stamp`]s, brought up
+//! What the watcher knows of the watched files: a [`FileStamps`] of their [`Stamp`]s, brought up
 //! to date for the paths the OS's file events name ([`refreshed`]), and the events themselves
 //! ([`Events`], through `notify`; polling where no native watcher can be set up, with the
 //! reason, [`Unwatched`]). When to rebuild and what to build is `watch`'s.
@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 /// File state the watcher compares: (modified, length) by path.
-pub(super) type Snapshot = BTreeMap<PathBuf, Stamp>;
+pub(super) type FileStamps = BTreeMap<PathBuf, Stamp>;
 
 /// What tells a watched file's versions apart without reading it: its modification time, its
 /// length and (on Unix) its change time and inode, which a rewrite that keeps the first two
@@ -46,9 +46,9 @@ impl Stamp {
 }
 
 /// Files whose changes trigger a rebuild, by path, sorted.
-pub(super) fn snapshot(paths: &[PathBuf]) -> Snapshot {
+pub(super) fn snapshot(paths: &[PathBuf]) -> FileStamps {
     let mut out = BTreeMap::new();
-    fn walk(p: &Path, out: &mut Snapshot) {
+    fn walk(p: &Path, out: &mut FileStamps) {
         let Ok(meta) = std::fs::symlink_metadata(p) else {
             return;
         };
@@ -256,7 +256,7 @@ impl Events {
 /// `last` brought up to date for `changed`: the whole of `watched` walked again, or only the
 /// paths the events named (each under a watched path: its entries dropped, then walked
 /// again, so a removed file or directory leaves, a new one comes in).
-pub(super) fn refreshed(last: &Snapshot, changed: Changed, watched: &[PathBuf]) -> Snapshot {
+pub(super) fn refreshed(last: &FileStamps, changed: Changed, watched: &[PathBuf]) -> FileStamps {
     let paths = match changed {
         Changed::All => return snapshot(watched),
         Changed::Paths(paths) => paths,

@@ -87,7 +87,7 @@ pub struct Config {
     /// `generated-pages` (default true): add the /review, /comments and /journal chapters.
     pub generated_pages: bool,
     /// `print-comments` (default false): print.html carries every comment as a numbered
-    /// note beside its text (the client draws them; see `docs/src/guide/printing.md`).
+    /// note beside its text (the client draws them; see `docs/src/guide/reader.md`, "Printing with comments").
     pub print_comments: bool,
     /// `public` (default false): a published build — pages carry the comments but show no
     /// counts, badges or marks until the reader opens the comments panel.

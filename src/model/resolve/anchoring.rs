@@ -1,7 +1,7 @@
 //! The anchoring of a whole book, chapter by chapter and in parallel: each chapter's text model
 //! and the resolutions of the comments looked for in it. A pure stage: the same chapters and
 //! comments give the same anchoring. What earlier builds computed comes in through [`Earlier`]
-//! (implemented by `output::reuse`, which owns every kind of reuse); [`Fresh`] takes nothing.
+//! (implemented by `output::reuse`, which owns every kind of reuse); [`NothingEarlier`] takes nothing.
 //!
 //! Owns: the parallel anchoring of a book's chapters, and the content keys of a chapter's
 //! anchoring ([`anchoring_key`], [`content_digest`]), which every reuse of it looks it up by.
@@ -60,9 +60,9 @@ pub trait Earlier: Sync {
 }
 
 /// No earlier build: every chapter is anchored, nothing is kept.
-pub struct Fresh;
+pub struct NothingEarlier;
 
-impl Earlier for Fresh {
+impl Earlier for NothingEarlier {
     fn anchoring(&self, _: &ChapterInput<'_>) -> Option<ChapterAnchoring> {
         None
     }
@@ -82,7 +82,13 @@ pub fn anchor_book(
     which: Which,
 ) -> BookAnchors {
     anchor_book_after(
-        chapters, comments, options, threshold, threads, which, &Fresh,
+        chapters,
+        comments,
+        options,
+        threshold,
+        threads,
+        which,
+        &NothingEarlier,
     )
 }
 

@@ -118,7 +118,7 @@ pub fn anchor(
     comments: Vec<Comment>,
     which: Which,
 ) -> Result<(BookAnchors, PageIds)> {
-    anchor_after(book_cfg, book, comments, which, &super::Fresh)
+    anchor_after(book_cfg, book, comments, which, &super::NothingEarlier)
 }
 
 /// [`anchor`], taking from `earlier` what earlier builds computed of chapters that did not

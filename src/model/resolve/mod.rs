@@ -14,8 +14,8 @@ pub mod report;
 pub mod source_map;
 
 pub use anchoring::{
-    ChapterAnchoring, ChapterInput, Earlier, Fresh, anchor_book, anchor_book_after, anchoring_key,
-    content_digest,
+    ChapterAnchoring, ChapterInput, Earlier, NothingEarlier, anchor_book, anchor_book_after,
+    anchoring_key, content_digest,
 };
 
 use crate::util::memo::Digest;
@@ -228,7 +228,10 @@ impl BookAnchors {
         let l = &self.located[ci];
         let r = l.resolution.as_ref()?;
         let p = r.place.as_ref().filter(|_| r.block.is_none())?;
-        if r.status != anchor::Status::Fuzzy && !r.flags.quote_changed && !r.flags.context_changed {
+        if r.status != anchor::AnchorStatus::Fuzzy
+            && !r.flags.quote_changed
+            && !r.flags.context_changed
+        {
             return None;
         }
         let a = self.comments[ci].as_map().get("anchor")?.as_object()?;

@@ -114,8 +114,8 @@ fn anchor_lines<'a>(
             .and_then(|v| v.as_str())
             .unwrap_or("");
         match r.status {
-            anchor::Status::Fuzzy if fuzzy_lines >= MAX_FUZZY_LINES => fuzzy_more += 1,
-            anchor::Status::Fuzzy => {
+            anchor::AnchorStatus::Fuzzy if fuzzy_lines >= MAX_FUZZY_LINES => fuzzy_more += 1,
+            anchor::AnchorStatus::Fuzzy => {
                 fuzzy_lines += 1;
                 out.push(format!(
                     "notabene: warning: fuzzy anchor {id} on {page} ({:.2}): «{}»",
@@ -123,8 +123,8 @@ fn anchor_lines<'a>(
                     head(quote)
                 ));
             }
-            anchor::Status::Orphan => out.push(orphan_line(anchors, ch, r, id, page, quote)),
-            anchor::Status::Exact => {}
+            anchor::AnchorStatus::Orphan => out.push(orphan_line(anchors, ch, r, id, page, quote)),
+            anchor::AnchorStatus::Exact => {}
         }
     }
     if fuzzy_more > 0 {

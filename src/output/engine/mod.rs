@@ -23,7 +23,7 @@ mod log;
 mod pages;
 
 pub use crate::output::reuse::Kept;
-pub use pages::{Change, Rebuilt};
+pub use pages::{RebuildChange, Rebuilt};
 
 /// Loads the book at `root` with our preprocessor (and renderer) in process.
 pub fn load(root: &Path) -> Result<MDBook> {
@@ -86,7 +86,7 @@ pub fn rebuild_into(
     root: &Path,
     (current, dest, scratch): (&Path, &Path, &Path),
     kept: &Kept,
-    change: &Change,
+    change: &RebuildChange,
 ) -> Result<(BTreeMap<String, Vec<String>>, Rebuilt)> {
     let t0 = std::time::Instant::now();
     let built = load_into(root, dest, kept).and_then(|md| {

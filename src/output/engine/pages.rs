@@ -46,7 +46,7 @@ pub enum Rebuilt {
 }
 
 /// What a rebuild is told of the change it follows.
-pub struct Change<'a> {
+pub struct RebuildChange<'a> {
     /// The files that changed (`None`: not known, a whole build).
     pub files: Option<&'a BTreeSet<PathBuf>>,
     /// The pages (HTML files, relative to the site) that were changed in place since the last
@@ -167,7 +167,7 @@ pub(crate) fn rebuild(
     dest: &Path,
     scratch: &Path,
     kept: &Kept,
-    change: &Change,
+    change: &RebuildChange,
 ) -> Result<Rebuilt> {
     kept.reuse
         .expect_store_changes(change.files.and_then(|files| store_names(md, files)));
@@ -370,7 +370,7 @@ fn pages(
         })
         .collect();
     link_tree(current, dest, "", &written)?;
-    // The summaries, replaced on two threads (a big book has hundreds of pages).
+    // The summaries, replaced in parallel on every available thread (a big book has hundreds of pages).
     let threads = notabene_core::par::default_threads();
     for done in notabene_core::par::par_map(&jobs, threads, |(rel, old, new_summary)| {
         let path = current.join(rel);

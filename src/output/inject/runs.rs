@@ -9,7 +9,7 @@ use std::ops::Range;
 /// What marks are cut against: the chapter's Markdown, its text model, its raw tags and the
 /// text range of each inline element.
 #[derive(Clone, Copy)]
-pub(super) struct Chapter<'a> {
+pub(super) struct ChapterRuns<'a> {
     pub(super) md: &'a str,
     pub(super) page: &'a PageText,
     pub(super) tags: &'a RawTags,
@@ -136,13 +136,13 @@ fn is_full_reference(whole: &str) -> bool {
 /// The runs of one text mark; a reference link whose text the mark enters adds its label to
 /// `labels` (offset, text to insert).
 pub(super) fn runs_of(
-    chapter: &Chapter,
+    chapter: &ChapterRuns,
     mark: usize,
     range: &Range<usize>,
     mode: Snap,
     labels: &mut Vec<(usize, String)>,
 ) -> Vec<Run> {
-    let Chapter { md, page, tags, .. } = *chapter;
+    let ChapterRuns { md, page, tags, .. } = *chapter;
     let (a, b) = snap(page, range.start, range.end, mode);
     let mut runs: Vec<Run> = Vec::new();
     let first = page.segments.partition_point(|s| s.text.end <= a);
@@ -213,13 +213,13 @@ fn keep_escape(md: &str, src: &mut Range<usize>) {
 /// (`[text]`, `[text][]`) takes its label from its text, which markup inside would change: it
 /// gets its label written out (`[text][text]`, added to `labels`) so the mark can go inside.
 fn lift_covered(
-    chapter: &Chapter,
+    chapter: &ChapterRuns,
     mut inline: u32,
     src: &mut Range<usize>,
     marked: Range<usize>,
     labels: &mut Vec<(usize, String)>,
 ) -> u32 {
-    let Chapter {
+    let ChapterRuns {
         md,
         page,
         inline_text,
@@ -270,8 +270,8 @@ fn glued(text: &str, at: usize) -> bool {
 /// Leaving an inline element in the middle of a word (`[RFC](u),`, `**a b**c`): a new
 /// `<mark>` there would split the word for the search index (every element start is a word
 /// break). The last run takes the element whole instead, at the outer `level`.
-fn take_whole(chapter: &Chapter, runs: &mut [Run], level: (u32, u32)) {
-    let Chapter { md, page, .. } = *chapter;
+fn take_whole(chapter: &ChapterRuns, runs: &mut [Run], level: (u32, u32)) {
+    let ChapterRuns { md, page, .. } = *chapter;
     let Some(last) = runs.last_mut() else {
         return;
     };

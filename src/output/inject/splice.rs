@@ -3,7 +3,7 @@
 
 use super::TextMark;
 use super::raw_tags::RawTags;
-use super::runs::{Chapter, Run, Snap, inline_text_ranges, runs_of};
+use super::runs::{ChapterRuns, Run, Snap, inline_text_ranges, runs_of};
 use notabene_anchoring::text::PageText;
 use notabene_core::escape::escape_html;
 use std::collections::BTreeMap;
@@ -30,7 +30,7 @@ pub(super) fn mark_inserts(
     let inline_text = inline_text_ranges(page);
     let mut by_level: BTreeMap<(u32, u32), Vec<Run>> = BTreeMap::new();
     let mut labels: Vec<(usize, String)> = Vec::new();
-    let chapter = Chapter {
+    let chapter = ChapterRuns {
         md,
         page,
         tags,

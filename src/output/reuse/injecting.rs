@@ -9,7 +9,7 @@
 
 use super::Reuse;
 use super::last_build::{self, Items, Keep};
-use crate::output::inject::{Injection, InjectOutcome};
+use crate::output::inject::{InjectOutcome, Injection};
 use crate::util::memo::{Digest, Key, Memo};
 use notabene_anchoring::text::TextOptions;
 use std::sync::Mutex;

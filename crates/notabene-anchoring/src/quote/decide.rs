@@ -13,7 +13,7 @@ use super::score::{
     separated,
 };
 use super::search::{CONTEXT_INTACT, Candidates, between_context};
-use crate::{Flags, Resolution, Status};
+use crate::{AnchorStatus, Flags, Resolution};
 
 /// The changed side of an exact quote's context counts as kept when this many of its chars
 /// next to the quote are unchanged ([`other_side_kept`]): more than a short word shared by
@@ -82,9 +82,9 @@ pub(super) fn one_side_intact(
     };
     let resolution = Resolution {
         status: if ambiguous {
-            Status::Fuzzy
+            AnchorStatus::Fuzzy
         } else {
-            Status::Exact
+            AnchorStatus::Exact
         },
         confidence: rounded(score),
         place: Some(ctx.index.place(best.start, best.end)),
@@ -178,10 +178,12 @@ pub(super) fn specific_or_searched(
 ) -> Resolution {
     match occurrences {
         [only]
-            if searched.status == Status::Orphan && ctx.pattern.specific && !ctx.in_code(only) =>
+            if searched.status == AnchorStatus::Orphan
+                && ctx.pattern.specific
+                && !ctx.in_code(only) =>
         {
             Resolution {
-                status: Status::Fuzzy,
+                status: AnchorStatus::Fuzzy,
                 confidence: only.confidence(),
                 place: Some(ctx.index.place(only.start, only.end)),
                 flags: flags_of(ctx, only, false),
@@ -331,9 +333,9 @@ fn placed(ctx: &SearchContext, best: &Candidate, second: Option<Candidate>) -> R
     // one did not get here).
     let status =
         if best.quote_exact() && (best.prefix_verbatim || best.suffix_verbatim) && !ambiguous {
-            Status::Exact
+            AnchorStatus::Exact
         } else {
-            Status::Fuzzy
+            AnchorStatus::Fuzzy
         };
     Resolution {
         status,

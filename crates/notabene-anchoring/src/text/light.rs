@@ -4,7 +4,7 @@
 //! only finding an anchor and injecting markers need ([`PageText::light`] says which a model
 //! is; [`super::page_text`] derives the whole one again).
 //!
-//! Owns: the byte form of a light model. Calls: `util::codec` for the bytes.
+//! Owns: the byte form of a light model. Calls: `notabene_core::codec` for the bytes.
 
 use super::blocks::BlockKind;
 use super::{Block, CodeBlock, Heading, PageText};

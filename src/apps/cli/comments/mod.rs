@@ -7,7 +7,7 @@ mod add;
 mod verify;
 
 use super::{Ctx, format, say, say_err};
-use crate::apps::ops::{self, Actor, Change, Resolution, limits};
+use crate::apps::ops::{self, Actor, Change, ResolutionNote, limits};
 use crate::{Error, Result, bail};
 use add::AddArgs;
 use clap::{Args, Subcommand};
@@ -275,7 +275,7 @@ fn done(ctx: &Ctx, a: &DoneArgs) -> Result<i32> {
     };
     let change = Change::Close {
         status,
-        resolution: Some(Resolution {
+        resolution: Some(ResolutionNote {
             note: note.to_string(),
             journal: a.journal.clone(),
             by: None,

@@ -6,13 +6,13 @@
 //!
 //! May call: the book's anchoring (`model::resolve`), the text model (`notabene_anchoring::text`).
 
-use super::safe_text::{self, Context, Unsafe};
+use super::safe_text::{self, TextContext, Unsafe};
 use super::{Edit, display};
 use crate::model::book::Book;
 use crate::model::resolve::source_map::{self, directives};
 use crate::model::resolve::{BookAnchors, Chapter};
 use crate::{Error, Result, bail};
-use notabene_anchoring::Status;
+use notabene_anchoring::AnchorStatus;
 use notabene_anchoring::text::{PageText, SegKind, TextOptions};
 use notabene_store::Comment;
 use serde_json::Value;
@@ -120,11 +120,11 @@ pub(super) fn locate(
             "the quote of {id:?} appears more than once with the same context; nothing written (anchor.quote)"
         );
     }
-    let (Status::Exact, Some(place)) = (r.status, &r.place) else {
+    let (AnchorStatus::Exact, Some(place)) = (r.status, &r.place) else {
         bail!(
             "the quote of {id:?} is no longer exact in its chapter ({}): the text changed since the suggestion; nothing written (anchor.quote)",
             match r.status {
-                Status::Fuzzy => "fuzzy",
+                AnchorStatus::Fuzzy => "fuzzy",
                 _ => "not found",
             }
         );
@@ -148,8 +148,8 @@ pub(super) fn locate(
         .next()
         .is_some_and(|l| l.chars().all(|c| c == '>' || c.is_whitespace()));
     let ctx = match code {
-        None => Context::Prose { at_line_start },
-        Some((CodeKind::Indented, _)) => Context::Indented,
+        None => TextContext::Prose { at_line_start },
+        Some((CodeKind::Indented, _)) => TextContext::Indented,
         Some((CodeKind::Fenced, n)) => fenced(pt, &chapter.content, n, options, line_start_in_code),
     };
     let newline = if file_text.contains("\r\n") {
@@ -271,7 +271,7 @@ fn fenced(
     n: u32,
     options: &TextOptions,
     at_line_start: bool,
-) -> Context {
+) -> TextContext {
     let src = pt
         .code_blocks
         .get(n as usize)
@@ -311,7 +311,7 @@ fn fenced(
             }
         })
         .collect();
-    Context::Fenced {
+    TextContext::Fenced {
         fence_char,
         fence_len,
         prefix,

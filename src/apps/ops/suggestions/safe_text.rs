@@ -15,7 +15,7 @@ use std::ops::Range;
 
 /// Where a quote stands in its chapter's Markdown.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Context {
+pub enum TextContext {
     /// Paragraph, heading, list item or table text; `at_line_start` when the quote begins a
     /// source line (where `-`, `#` or `1.` would start a block).
     Prose {
@@ -134,13 +134,13 @@ impl std::fmt::Display for Unsafe {
 /// The bytes to write in place of a quote in `ctx` for a suggestion of `text`, or why it
 /// cannot be written (a clause to put after "the suggestion …"). `newline` is the file's line
 /// ending, used for the line breaks of a multi-line code replacement.
-pub fn replacement(text: &str, ctx: &Context, newline: &str) -> Result<String, Unsafe> {
+pub fn replacement(text: &str, ctx: &TextContext, newline: &str) -> Result<String, Unsafe> {
     if has_directive(text) {
         return Err(Unsafe::Directive);
     }
     let multiline = text.chars().any(is_line_break);
     match ctx {
-        Context::Prose { at_line_start } => {
+        TextContext::Prose { at_line_start } => {
             if multiline {
                 return Err(Unsafe::ProseLines);
             }
@@ -152,7 +152,7 @@ pub fn replacement(text: &str, ctx: &Context, newline: &str) -> Result<String, U
             }
             Ok(escape_markdown(text, *at_line_start))
         }
-        Context::InlineCode => {
+        TextContext::InlineCode => {
             if multiline {
                 return Err(Unsafe::InlineCodeLines);
             }
@@ -161,13 +161,13 @@ pub fn replacement(text: &str, ctx: &Context, newline: &str) -> Result<String, U
             }
             Ok(text.to_string())
         }
-        Context::Indented => {
+        TextContext::Indented => {
             if multiline {
                 return Err(Unsafe::IndentedLines);
             }
             Ok(text.to_string())
         }
-        Context::Fenced {
+        TextContext::Fenced {
             fence_char,
             fence_len,
             prefix,
@@ -311,8 +311,8 @@ mod tests {
     const INCLUDE: &str = "{{#include /etc/passwd}}";
     const FENCE_BREAK: &str = "one\n```\n\n<img src=x onerror=alert(1)>\n\n```text\ncode";
 
-    fn fenced() -> Context {
-        Context::Fenced {
+    fn fenced() -> TextContext {
+        TextContext::Fenced {
             fence_char: '`',
             fence_len: 3,
             prefix: String::new(),
@@ -321,15 +321,20 @@ mod tests {
         }
     }
 
-    fn prose() -> Context {
-        Context::Prose {
+    fn prose() -> TextContext {
+        TextContext::Prose {
             at_line_start: false,
         }
     }
 
     #[test]
     fn a_directive_is_refused_in_every_context() {
-        for ctx in [prose(), Context::InlineCode, fenced(), Context::Indented] {
+        for ctx in [
+            prose(),
+            TextContext::InlineCode,
+            fenced(),
+            TextContext::Indented,
+        ] {
             let err = replacement(INCLUDE, &ctx, "\n").unwrap_err().to_string();
             assert!(err.contains("mdBook directive"), "{ctx:?}: {err}");
             assert!(
@@ -343,10 +348,15 @@ mod tests {
 
     #[test]
     fn a_fence_break_is_refused_in_every_context() {
-        for ctx in [prose(), Context::InlineCode, fenced(), Context::Indented] {
+        for ctx in [
+            prose(),
+            TextContext::InlineCode,
+            fenced(),
+            TextContext::Indented,
+        ] {
             assert!(replacement(FENCE_BREAK, &ctx, "\n").is_err(), "{ctx:?}");
         }
-        let tilde = Context::Fenced {
+        let tilde = TextContext::Fenced {
             fence_char: '~',
             fence_len: 4,
             prefix: String::new(),
@@ -364,14 +374,14 @@ mod tests {
             let text = format!("plain{br}===");
             assert!(replacement(&text, &prose(), "\n").is_err(), "{br:?}");
             assert!(
-                replacement(&text, &Context::InlineCode, "\n").is_err(),
+                replacement(&text, &TextContext::InlineCode, "\n").is_err(),
                 "{br:?}"
             );
             assert!(
-                replacement(&text, &Context::Indented, "\n").is_err(),
+                replacement(&text, &TextContext::Indented, "\n").is_err(),
                 "{br:?}"
             );
-            let in_list = Context::Fenced {
+            let in_list = TextContext::Fenced {
                 fence_char: '`',
                 fence_len: 3,
                 prefix: "  ".into(),
@@ -396,15 +406,15 @@ mod tests {
         assert_eq!(escape_markdown("2. two", true), "2\\. two");
         assert_eq!(escape_markdown("- item", false), "- item");
         assert_eq!(
-            replacement("a < b", &Context::InlineCode, "\n").unwrap(),
+            replacement("a < b", &TextContext::InlineCode, "\n").unwrap(),
             "a < b"
         );
-        assert!(replacement("a ` b", &Context::InlineCode, "\n").is_err());
+        assert!(replacement("a ` b", &TextContext::InlineCode, "\n").is_err());
     }
 
     #[test]
     fn hidden_lines_math_and_hard_breaks_are_refused() {
-        let rust = Context::Fenced {
+        let rust = TextContext::Fenced {
             fence_char: '`',
             fence_len: 3,
             prefix: String::new(),
@@ -421,7 +431,7 @@ mod tests {
             replacement("# not at a line start", &rust, "\n").unwrap(),
             "# not at a line start"
         );
-        let start = Context::Fenced {
+        let start = TextContext::Fenced {
             fence_char: '`',
             fence_len: 3,
             prefix: String::new(),

@@ -10,7 +10,7 @@ use crate::model::book::PageIds;
 use crate::model::book::git::{MoveKind, Repo};
 use notabene_anchoring::text::TextOptions;
 use notabene_anchoring::text::normalize::normalize;
-use notabene_anchoring::{PageIndex, Resolution, Status, StoredAnchor, block, quote};
+use notabene_anchoring::{AnchorStatus, PageIndex, Resolution, StoredAnchor, block, quote};
 use std::collections::{BTreeMap, HashMap};
 
 /// Where git's evidence `target` for a comment's page takes its `anchor`: a page anchor to
@@ -53,7 +53,7 @@ pub(super) fn by_git<'a>(
                     best = Some((ch, k, r));
                 }
             }
-            best.filter(|b| b.2.status != Status::Orphan)
+            best.filter(|b| b.2.status != AnchorStatus::Orphan)
                 .map(|(ch, k, r)| followed(ch, Some(r), k))
         }
     }
@@ -84,7 +84,7 @@ pub(super) fn arrived(
         None => true,
         Some(md) => {
             let page = notabene_anchoring::text::page_text(&md, options);
-            quote::resolve(&PageIndex::new(&page), t, threshold).status == Status::Orphan
+            quote::resolve(&PageIndex::new(&page), t, threshold).status == AnchorStatus::Orphan
         }
     }
 }

@@ -38,7 +38,7 @@ use crate::util::memo::Memo;
 use git::{by_git, git_targets};
 use memo::{asked_git, decode_decisions, encode_decisions, memo_key};
 use notabene_anchoring::text::TextOptions;
-use notabene_anchoring::{PageIndex, Resolution, Status, StoredAnchor};
+use notabene_anchoring::{AnchorStatus, PageIndex, Resolution, StoredAnchor};
 use notabene_store::Scope;
 use quotes::by_quotes;
 use std::collections::HashMap;
@@ -161,7 +161,7 @@ fn is_candidate(anchors: &BookAnchors, ids: &PageIds, ci: usize) -> bool {
                 && is_live(c)
                 && l.resolution
                     .as_ref()
-                    .is_some_and(|r| r.status == Status::Orphan)
+                    .is_some_and(|r| r.status == AnchorStatus::Orphan)
         }
     }
 }

@@ -9,7 +9,7 @@ use super::git::arrived;
 use super::{AMBIGUOUS, BookAnchors, Decision, FollowedBy, index_of};
 use crate::model::book::git::Repo;
 use notabene_anchoring::text::TextOptions;
-use notabene_anchoring::{PageIndex, Resolution, Status, quote};
+use notabene_anchoring::{AnchorStatus, PageIndex, Resolution, quote};
 use std::collections::{BTreeMap, HashMap};
 
 /// Pieces of a quote searched for exactly to short-list chapters (chars each).
@@ -92,10 +92,10 @@ fn best_page(
     });
     match scored.as_slice() {
         [] => Decision::Nowhere(None),
-        [(ch, r), rest @ ..] if r.status != Status::Orphan => {
+        [(ch, r), rest @ ..] if r.status != AnchorStatus::Orphan => {
             let ties: Vec<usize> = rest
                 .iter()
-                .filter(|(_, o)| o.status != Status::Orphan)
+                .filter(|(_, o)| o.status != AnchorStatus::Orphan)
                 .filter(|(_, o)| r.confidence - o.confidence < AMBIGUOUS)
                 .map(|(c, _)| *c)
                 .collect();
