@@ -230,33 +230,20 @@ impl CommentForms for BookAnchors {
     }
 }
 
-/// The position of `place` in the chapter's file on disk: the same bytes when the chapter
-/// was not expanded, else the occurrence of the matched Markdown nearest to it (None when
-/// the text comes from an included file).
+/// The position of `place` in the chapter's sources: where the source map traces it when the
+/// chapter was expanded (its own file or an included one; `null` when it cannot be traced to one
+/// place), else the same bytes of the chapter's file.
 fn source_json(anchors: &BookAnchors, ch: usize, place: &Place) -> Value {
     let chapter = &anchors.chapters[ch];
-    // Text an include brought in: its place in the included file.
-    if let Some(place) = anchors
-        .sources
-        .as_ref()
-        .and_then(|src| src.included_place(chapter, place.source.clone()))
-    {
-        return place;
+    if chapter.disk.is_some() {
+        return anchors
+            .sources
+            .as_ref()
+            .and_then(|src| src.place(chapter, place.source.clone()))
+            .unwrap_or(Value::Null);
     }
-    let range = match &chapter.disk {
-        None => Some(place.source.clone()),
-        Some(disk) => {
-            let slice = &chapter.content[place.source.clone()];
-            disk.match_indices(slice)
-                .map(|(i, _)| i)
-                .min_by_key(|i| i.abs_diff(place.source.start))
-                .map(|i| i..i + slice.len())
-        }
-    };
-    let Some(range) = range else {
-        return Value::Null;
-    };
-    let file = chapter.disk.as_deref().unwrap_or(&chapter.content);
+    let range = place.source.clone();
+    let file = &chapter.content;
     let pos = range.start.min(file.len());
     let starts = anchors.line_starts(ch);
     let line = starts.partition_point(|&s| s <= pos).max(1);

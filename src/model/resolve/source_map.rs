@@ -88,16 +88,14 @@ impl Sources {
     }
 
     /// The source place (`{path, start, end, line, column}`, as `anchors --json` gives it) of
-    /// `range` of `chapter`'s rendered Markdown when an include brought that text in; `None`
-    /// when it is the chapter's own text or cannot be traced.
-    pub fn included_place(
-        &self,
-        chapter: &Chapter,
-        range: Range<usize>,
-    ) -> Option<serde_json::Value> {
-        chapter.disk.as_ref()?;
+    /// `range` of `chapter`'s rendered Markdown: in the chapter's own file, or in the file an
+    /// include brought it from — traced as `apply` traces a suggestion ([`trace`]), so the two
+    /// never disagree. `None` when it cannot be traced to one place.
+    pub fn place(&self, chapter: &Chapter, range: Range<usize>) -> Option<serde_json::Value> {
         let t = trace(self, chapter, range).ok()?;
-        let path = self.included(chapter, &t.path)?;
+        let path = self
+            .included(chapter, &t.path)
+            .unwrap_or_else(|| chapter.source.clone());
         let pos = t.range.start.min(t.text.len());
         let line_start = t.text[..pos].rfind('\n').map_or(0, |i| i + 1);
         let line = t.text[..pos].matches('\n').count() + 1;
