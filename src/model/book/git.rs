@@ -300,6 +300,43 @@ impl Repo {
         }
     }
 
+    /// What git's answers about this repository's history and work tree depend on, for a
+    /// memo's key: the commit `HEAD` names and every change to a Markdown file the work tree and
+    /// the index hold (`git status`, untracked files included, with each such file's bytes) —
+    /// what its moves and copies are found among ([`Repo::moves_since`]).
+    /// `None` without a repository: git has nothing to say.
+    pub fn state(&self) -> Option<String> {
+        let root = self.root.as_deref()?;
+        let head = git(root, &["rev-parse", "--verify", "-q", "HEAD"])
+            .map(|(_, out)| out.trim().to_string())
+            .unwrap_or_default();
+        let status = git(
+            root,
+            &[
+                "status",
+                "--porcelain=v1",
+                "-z",
+                "--untracked-files=all",
+                "--",
+                "*.md",
+            ],
+        )
+        .map(|(_, out)| out)
+        .unwrap_or_default();
+        let mut state = format!("{head}\n{status}");
+        for entry in status.split('\0') {
+            let path = entry.get(3..).unwrap_or_default();
+            if path.ends_with(".md") {
+                let bytes = std::fs::read(root.join(path)).unwrap_or_default();
+                state.push_str(&format!(
+                    "\n{path} {:016x}",
+                    notabene_core::disk::fnv(&bytes)
+                ));
+            }
+        }
+        Some(state)
+    }
+
     /// The contents of `path` in commit `base`.
     pub fn show(&self, base: &str, path: &str) -> Option<String> {
         let root = self.root.as_deref()?;

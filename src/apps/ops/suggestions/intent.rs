@@ -110,7 +110,7 @@ pub struct JournalPlan {
 /// A whole `apply`: its Markdown edits, its journal entry and its closes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Intent {
-    /// The record's format ([`VERSION`]).
+    /// The record's format (`VERSION`).
     pub version: u32,
     /// When it was planned (`updatedAt`, `applied.at`).
     pub at: String,

@@ -1,5 +1,5 @@
 //! The decisions of following kept in the build's memo: their key (everything the decisions are
-//! made from but git) and their bytes. Decisions git had a say in are not kept.
+//! made from, git's answers through the repository's state) and their bytes.
 //!
 //! Owns: the key and the encoding of the decisions. Calls: `util::memo`, `notabene_core::codec`.
 
@@ -11,38 +11,18 @@ use notabene_anchoring::Resolution;
 use notabene_anchoring::text::TextOptions;
 use notabene_core::codec::{Reader, Writer};
 
-/// Whether git had a say in `decisions` on `candidates`: a candidate whose page is not in the
-/// book (git's evidence of moves), or a quote found on another page while the comment's own
-/// chapter is in the book (git decides between a move and a suggestion). Which of these
-/// happens depends only on what [`memo_key`] holds.
-pub(super) fn asked_git(
-    anchors: &BookAnchors,
-    candidates: &[usize],
-    decisions: &[(usize, Decision)],
-) -> bool {
-    candidates
-        .iter()
-        .any(|&ci| anchors.located[ci].chapter.is_none())
-        || decisions.iter().any(|(ci, d)| match d {
-            Decision::Suggest(..) => true,
-            Decision::Follow {
-                by: FollowedBy::Quote,
-                ..
-            } => anchors.located[*ci].chapter.is_some(),
-            _ => false,
-        })
-}
-
-/// The memo's address of the decisions on `candidates`: everything [`decide`] reads but git.
+/// The memo's address of the decisions on `candidates`: everything [`decide`] reads, git's
+/// answers through the repository's state (`git_state`, [`crate::model::book::Repo::state`]).
 pub(super) fn memo_key(
     anchors: &BookAnchors,
     ids: &PageIds,
-    options: &TextOptions,
-    threshold: f64,
+    (options, threshold): (&TextOptions, f64),
     candidates: &[usize],
+    git_state: Option<&str>,
 ) -> Digest {
     let mut k = Key::new("follow");
-    k.debug(options)
+    k.debug(&git_state)
+        .debug(options)
         .u64(threshold.to_bits())
         .debug(&anchors.which)
         .debug(ids)

@@ -36,7 +36,7 @@ use crate::model::book::PageIds;
 use crate::model::book::git::{MoveKind, Repo};
 use crate::util::memo::Memo;
 use git::{by_git, git_targets};
-use memo::{asked_git, decode_decisions, encode_decisions, memo_key};
+use memo::{decode_decisions, encode_decisions, memo_key};
 use notabene_anchoring::text::TextOptions;
 use notabene_anchoring::{AnchorStatus, PageIndex, Resolution, StoredAnchor};
 use notabene_store::Scope;
@@ -81,9 +81,9 @@ fn page_files(ids: &PageIds, page: &str) -> Vec<String> {
 /// whose comments matched several pages equally, by comment: `(comment, [chapters])`.
 ///
 /// With `memo`, the decisions are taken from an earlier build when everything they are made
-/// from is the same (every chapter, the comments to follow, the page ids, options and
-/// threshold) and git had no say in them: decisions that asked git (a comment whose page is
-/// gone, a quote found on another page) are made again every time.
+/// from is the same: every chapter, the comments to follow, the page ids, options and
+/// threshold, and the repository's state (its `HEAD` and the changes its work tree holds), on
+/// which git's answers depend.
 pub fn follow(
     anchors: &mut BookAnchors,
     ids: &PageIds,
@@ -98,7 +98,18 @@ pub fn follow(
     if candidates.is_empty() {
         return Vec::new();
     }
-    let key = memo.map(|_| memo_key(anchors, ids, options, threshold, &candidates));
+    // The repository is looked up only when some comment is missing or orphaned.
+    let repo = Repo::discover(root);
+    let key = memo.map(|_| {
+        let state = repo.state();
+        memo_key(
+            anchors,
+            ids,
+            (options, threshold),
+            &candidates,
+            state.as_deref(),
+        )
+    });
     // Kept by the candidates' places in `candidates`, not their indices in the store: a
     // comment added or removed elsewhere leaves them as they were.
     let kept = memo
@@ -108,12 +119,8 @@ pub fn follow(
     let decisions = match kept {
         Some(d) => d,
         None => {
-            // The repository is looked up only when some comment is missing or orphaned.
-            let repo = Repo::discover(root);
             let decisions = decide(anchors, ids, &repo, options, threshold, &candidates);
-            if let (Some(m), Some(k)) = (memo, key)
-                && !asked_git(anchors, &candidates, &decisions)
-            {
+            if let (Some(m), Some(k)) = (memo, key) {
                 m.put(k, encode_decisions(&decisions, &candidates));
             }
             decisions
