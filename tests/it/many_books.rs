@@ -5,6 +5,7 @@
 //! (`annotate::run`, and the embedded engine's `engine::build`) use. Every byte each writes is the
 //! byte a build of that book alone writes: no state of one book leaks into another's build.
 
+use crate::rebuild_reuse::{assert_same, pages};
 use crate::support::common;
 use crate::support::common::{book_example, copy_into_repo, stage};
 use crate::support::preprocess::files;
@@ -176,38 +177,6 @@ fn second_round(
         },
         pages,
     )
-}
-
-/// The files of the site at `dir` a reader's pages show: all but `print.html` and the search
-/// index (a rebuild of pages keeps the last build's), with the search index's hashed name
-/// taken out.
-fn pages(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    files(dir)
-        .into_iter()
-        .filter(|(p, _)| p != "print.html" && !p.starts_with("searchindex"))
-        .map(|(p, bytes)| {
-            if !(p.ends_with(".html") || p.starts_with("searcher")) {
-                return (p, bytes);
-            }
-            let mut text = String::from_utf8(bytes).unwrap();
-            let mut from = 0;
-            while let Some(at) = text[from..].find("searchindex-").map(|i| from + i) {
-                let end = at + text[at..].find(".js").unwrap();
-                text.replace_range(at..end, "searchindex");
-                from = at + "searchindex".len();
-            }
-            (p, text.into_bytes())
-        })
-        .collect()
-}
-
-/// Asserts that two sets of files are the same, naming the files that differ.
-#[track_caller]
-fn assert_same(a: &BTreeMap<String, Vec<u8>>, b: &BTreeMap<String, Vec<u8>>, what: &str) {
-    let keys = |m: &BTreeMap<String, Vec<u8>>| m.keys().cloned().collect::<Vec<_>>();
-    assert_eq!(keys(a), keys(b), "{what}: the same files");
-    let differ: Vec<&String> = a.keys().filter(|k| a[*k] != b[*k]).collect();
-    assert!(differ.is_empty(), "{what}: these files differ: {differ:?}");
 }
 
 /// Asserts that what a round of builds at once wrote is what a round of each book alone wrote.

@@ -203,7 +203,7 @@ fn rebuild(
 /// The files of the site at `dir` a reader's pages show: all but `print.html` and the search
 /// index, with the search index's hashed name taken out of the pages and the search script
 /// that name it.
-fn pages(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+pub(crate) fn pages(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     files(dir)
         .into_iter()
         .filter(|(p, _)| p != "print.html" && !p.starts_with("searchindex"))
@@ -225,7 +225,11 @@ fn pages(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 
 /// Asserts that two maps of files are the same, naming the files that differ.
 #[track_caller]
-fn assert_same(a: &BTreeMap<String, Vec<u8>>, b: &BTreeMap<String, Vec<u8>>, what: &str) {
+pub(crate) fn assert_same(
+    a: &BTreeMap<String, Vec<u8>>,
+    b: &BTreeMap<String, Vec<u8>>,
+    what: &str,
+) {
     let keys = |m: &BTreeMap<String, Vec<u8>>| m.keys().cloned().collect::<Vec<_>>();
     assert_eq!(keys(a), keys(b), "{what}: the same files");
     let differ: Vec<&String> = a.keys().filter(|k| a[*k] != b[*k]).collect();
