@@ -139,31 +139,59 @@ fn walk(p: &mut Page, base: &str, pages: &[String], mode: &str, how: &str) {
             // The panel as it starts (open when the page has live comments and the reader has
             // not closed it); then closed and opened again from the header.
             for _ in 0..2 {
-                let open = p.eval_bool("!document.getElementById('nb-panel').hidden");
-                // The header as a reader reaches it: at the top of the page (mdBook slides the
-                // menu bar away while a page scrolls down, as a restored scroll position does).
-                p.eval("window.scrollTo(0, 0)");
-                p.wait_for(
-                    "(() => { const b = document.getElementById('nb-panel-toggle').getBoundingClientRect();
-                       const at = document.elementFromPoint(b.left + b.width / 2, b.top + b.height / 2);
-                       return !!at && document.getElementById('nb-panel-toggle').contains(at); })()",
-                    SECS,
-                );
-                p.click("#nb-panel-toggle");
-                let want = !open;
-                p.wait_for(
-                    &format!(
-                        "document.getElementById('nb-panel').hidden === {} && document.getElementById('nb-panel-toggle').getAttribute('aria-expanded') === '{want}'",
-                        !want
-                    ),
-                    SECS,
-                );
+                toggle_panel(p, &format!("{how}, review = {mode:?}, {rel}"));
             }
         }
         p.assert_no_errors();
     }
     // index, installing, configuration, sensors, cli, troubleshooting and print.html.
     assert_eq!(chapters, 7, "{how}, review = {mode:?}: chapter pages");
+}
+
+/// Clicks the panel toggle as a reader does (at the top of the page, where the header is) and
+/// waits for the panel to have turned. A live reload in between (a rebuild of the served book
+/// swapped in: the page starts again, its panel as a fresh page has it) is told apart from a
+/// toggle that did not turn the panel, by a mark the reload clears, and the click is made again
+/// on the new page; a toggle that does not turn the panel fails.
+fn toggle_panel(p: &mut Page, what: &str) {
+    for _ in 0..3 {
+        p.wait_for(
+            "document.getElementById('nb-panel') && document.getElementById('nb-panel-toggle')",
+            SECS,
+        );
+        let open = p.eval_bool("!document.getElementById('nb-panel').hidden");
+        // The header as a reader reaches it: at the top of the page (mdBook slides the menu
+        // bar away while a page scrolls down, as a restored scroll position does).
+        p.eval("window.scrollTo(0, 0); window.__nbWalk = true");
+        p.wait_for(
+            "(() => { const b = document.getElementById('nb-panel-toggle').getBoundingClientRect();
+               const at = document.elementFromPoint(b.left + b.width / 2, b.top + b.height / 2);
+               return !!at && document.getElementById('nb-panel-toggle').contains(at); })()",
+            SECS,
+        );
+        p.click("#nb-panel-toggle");
+        let want = !open;
+        let turned = format!(
+            "!!(document.getElementById('nb-panel').hidden === {} && document.getElementById('nb-panel-toggle').getAttribute('aria-expanded') === '{want}')",
+            !want
+        );
+        let deadline = std::time::Instant::now() + SECS;
+        loop {
+            if p.try_eval(&turned) == Ok(serde_json::Value::Bool(true)) {
+                return;
+            }
+            if p.try_eval("window.__nbWalk === true") == Ok(serde_json::Value::Bool(false)) {
+                break; // reloaded: click again on the new page
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{what}: the panel toggle did not turn the panel (open before: {open}; scrollY {})",
+                p.eval("window.scrollY")
+            );
+            std::thread::sleep(Duration::from_millis(40));
+        }
+    }
+    panic!("{what}: the page reloaded at every click of the panel toggle");
 }
 
 /// Walks the built book, then the same book served.
