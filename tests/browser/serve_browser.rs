@@ -898,6 +898,14 @@ fn suggest_a_change_apply_it_and_see_it_rebuilt_and_on_review() {
 
     // Rejecting the applied edit offers to put the old text back: a new suggestion on the
     // applied text, applied at once. The chapter is then as it was, but for the second edit.
+    // (On /review as it stays: the builds the apply set off are all served first, so no live
+    // reload comes between the click and the look at the card.)
+    settle(server.port, 0, Duration::from_millis(1500));
+    p.goto(&format!("{url}review.html"));
+    p.wait_for(
+        &format!("document.querySelector('{card} .nb-proposed .nb-resolution-label')"),
+        WRITE,
+    );
     p.click(&format!("{card} .nb-reject"));
     p.wait_for(
         &format!("document.activeElement === document.querySelector('{card} .nb-reason')"),
