@@ -103,7 +103,7 @@ pub fn anchor_book_after(
     which: Which,
     earlier: &dyn Earlier,
 ) -> BookAnchors {
-    // Thin comments (a build's resolved ones) carry no anchor: only a build that does not look
+    // Condensed comments (a build's resolved ones) carry no anchor: only a build that does not look
     // for resolved comments may be handed them.
     debug_assert!(
         which == Which::Live || comments.iter().all(|c| c.prerendered().is_none()),

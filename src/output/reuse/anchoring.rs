@@ -10,11 +10,11 @@
 //! anchoring crate's encodings.
 
 use super::Reuse;
-use super::last_build::{self, Items, Keep};
+use super::last_build::{self, Items, Keep, Left};
 use crate::model::resolve::{ChapterAnchoring, ChapterInput, Earlier, anchoring_key};
 use crate::util::memo::{Digest, Key, Memo};
 use notabene_anchoring::text::light;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// One build's lookups of chapters' anchoring, and what it leaves for the next build.
 pub struct AnchoringAfter<'a> {
@@ -25,7 +25,7 @@ pub struct AnchoringAfter<'a> {
     /// The memo following takes its decisions from (when it is on).
     following: Option<&'a Memo>,
     /// What each chapter (by source file) leaves for the next build.
-    left: Mutex<Vec<(String, Keep<ChapterAnchoring>)>>,
+    left: Left<ChapterAnchoring>,
 }
 
 impl<'a> AnchoringAfter<'a> {
@@ -35,24 +35,20 @@ impl<'a> AnchoringAfter<'a> {
             // The memo gives chapters their anchoring only where the process keeps none.
             lookup_memo: (session.is_none() && memo.is_on()).then_some(memo),
             following: memo.is_on().then_some(memo),
-            left: Mutex::default(),
+            left: Left::default(),
         }
     }
 
     fn leave(&self, source: &str, keep: Keep<ChapterAnchoring>) {
         if self.last.is_some() {
-            self.left
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push((source.to_string(), keep));
+            self.left.push(source, keep);
         }
     }
 
     /// Keeps this build's anchoring for the next build of the process.
     pub fn keep(self) {
         if let Some((session, taken)) = self.last {
-            let left = self.left.into_inner().unwrap_or_else(|e| e.into_inner());
-            session.anchoring.keep(taken, left);
+            session.anchoring.keep(taken, self.left.into_items());
         }
     }
 }

@@ -8,11 +8,10 @@
 //! `output::inject` (its types).
 
 use super::Reuse;
-use super::last_build::{self, Items, Keep};
+use super::last_build::{self, Items, Keep, Left};
 use crate::output::inject::{InjectOutcome, Injection};
 use crate::util::memo::{Digest, Key, Memo};
 use notabene_anchoring::text::TextOptions;
-use std::sync::Mutex;
 
 /// A chapter's injection as a build computed it: the injected Markdown (without the summary)
 /// and what happened.
@@ -47,7 +46,7 @@ pub struct InjectingAfter<'a> {
     options: &'a TextOptions,
     compress_above: usize,
     /// What each chapter (by source file) leaves for the next build.
-    left: Mutex<Vec<(String, Keep<InjectedChapter>)>>,
+    left: Left<InjectedChapter>,
 }
 
 impl<'a> InjectingAfter<'a> {
@@ -62,7 +61,7 @@ impl<'a> InjectingAfter<'a> {
             memo: memo.is_on().then_some(memo),
             options,
             compress_above,
-            left: Mutex::default(),
+            left: Left::default(),
         }
     }
 
@@ -109,18 +108,14 @@ impl<'a> InjectingAfter<'a> {
 
     fn leave(&self, source: &str, keep: Keep<InjectedChapter>) {
         if self.last.is_some() {
-            self.left
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push((source.to_string(), keep));
+            self.left.push(source, keep);
         }
     }
 
     /// Keeps this build's injected chapters for the next build of the process.
     pub fn keep(self) {
         if let Some((session, taken)) = self.last {
-            let left = self.left.into_inner().unwrap_or_else(|e| e.into_inner());
-            session.injected.keep(taken, left);
+            session.injected.keep(taken, self.left.into_items());
         }
     }
 }

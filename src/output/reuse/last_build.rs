@@ -109,6 +109,31 @@ pub(crate) fn get<'a, V>(items: &'a Items<V>, name: &str, digest: &Digest) -> Op
     items.get(name).filter(|(d, _)| d == digest).map(|(_, v)| v)
 }
 
+/// What one build leaves for the next, item by item, gathered from the threads computing it
+/// (then handed to [`LastBuild::keep`]).
+pub(super) struct Left<V>(Mutex<Vec<(String, Keep<V>)>>);
+
+impl<V> Default for Left<V> {
+    fn default() -> Self {
+        Left(Mutex::default())
+    }
+}
+
+impl<V> Left<V> {
+    /// What the item `source` leaves.
+    pub(super) fn push(&self, source: &str, keep: Keep<V>) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((source.to_string(), keep));
+    }
+
+    /// Everything left, in the order it was left.
+    pub(super) fn into_items(self) -> Vec<(String, Keep<V>)> {
+        self.0.into_inner().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
