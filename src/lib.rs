@@ -39,6 +39,7 @@ pub const LAYERS: &[&[&str]] = &[
     &["output::engine"],
     &["apps::ops"],
     &["apps::serve", "apps::mcp"],
+    &["apps::hub"],
     &["apps::cli"],
     &["bin"],
 ];

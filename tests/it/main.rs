@@ -30,6 +30,7 @@ mod following;
 mod gettext;
 mod git_merge;
 mod hostile_store;
+mod hub;
 mod install;
 mod journal_rules;
 mod layers;

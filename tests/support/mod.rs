@@ -9,6 +9,8 @@
 //!   it writes and for its warnings.
 //! * [`serve`]: `mdbook-notabene serve` processes, an HTTP client for them, waits on their
 //!   build generation, and the write load.
+//! * [`forge`]: the real parts a review hub talks to (a git remote over HTTP behind nginx, a
+//!   sign-in proxy) and `mdbook-notabene hub` processes.
 //! * [`wait`]: bounded polls (no fixed sleep before an assertion that something did not
 //!   happen).
 //!
@@ -16,6 +18,7 @@
 #![allow(dead_code)]
 
 pub mod common;
+pub mod forge;
 pub mod preprocess;
 pub mod serve;
 pub mod wait;

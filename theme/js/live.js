@@ -15,7 +15,11 @@ const Live = (() => {
 
   /* ============================================================ write side (serve) */
 
-  const API = '/__notabene/api/';
+  // The book's root: `/` under serve, `/b/<branch>/` under the hub (mdBook's path_to_root).
+  const BASE = (() => {
+    try { return new URL(Locale.ROOT || './', location.href).pathname; } catch { return '/'; }
+  })();
+  const API = `${BASE}__notabene/api/`;
   const SCROLL_KEY = 'notabene:scroll';
   const DONE_KEY = 'notabene:done';
   /** How long an Undo stays offered (and how old a reload may be to show it again). */
@@ -25,6 +29,7 @@ const Live = (() => {
     on: false, // the write API answered
     generation: 0, // the build the page came from (as far as the client knows)
     identityBtn: null,
+    signedIn: '', // `Name <email>` the hub's sign-in gives (the author of every write there)
     toast: null,
     toastTimer: 0,
     done: null, // the reader's last action {at, what} (see didSomething)
@@ -51,6 +56,7 @@ const Live = (() => {
 
   /** `Name <email>` (or `Name`) from the identity stored in this browser; '' when unset. */
   function authorString() {
+    if (state.signedIn) return state.signedIn;
     const name = ls('notabene:author').trim();
     const email = ls('notabene:email').trim();
     if (!name) return '';
@@ -278,7 +284,7 @@ const Live = (() => {
     const connect = () => {
       const token = ls('notabene:token');
       const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
-      const url = `${scheme}//${location.host}/__notabene/ws${token ? `?token=${encodeURIComponent(token)}` : ''}`;
+      const url = `${scheme}//${location.host}${BASE}__notabene/ws${token ? `?token=${encodeURIComponent(token)}` : ''}`;
       let ws;
       try { ws = new WebSocket(url); } catch { return longPoll(); }
       ws.onopen = () => {
@@ -357,6 +363,7 @@ const Live = (() => {
     if (d.api !== 1 || typeof d.generation !== 'number') return;
     const served = servedGeneration();
     state.generation = served === null ? d.generation : served;
+    if (typeof d.identity === 'string') state.signedIn = d.identity;
     if (d.writable === true) {
       state.on = true;
       safely('write mode', onWritable);
@@ -382,6 +389,8 @@ const Live = (() => {
   }
 
   function openIdentity(onDone, opener) {
+    // Signed in through the hub: who writes is the sign-in's, not this browser's.
+    if (state.signedIn) return;
     const old = D.querySelector('dialog.nb-identity');
     if (old) old.remove();
     const nameIn = h('input', { type: 'text', class: 'nb-input nb-identity-name', name: 'name', autocomplete: 'name', required: true });
@@ -455,7 +464,8 @@ const Live = (() => {
     if (!b) return;
     const a = authorString();
     b.textContent = a ? t('you', { name: displayName(a) }) : t('setName');
-    b.title = t('changeIdentity');
+    b.title = state.signedIn ? t('signedIn') : t('changeIdentity');
+    b.disabled = !!state.signedIn;
   }
 
   return { api, busy, didSomething, hideToast, holdReload, isRestoring, maybeReload, probe, restoreScroll,

@@ -195,7 +195,8 @@ const Locale = (() => {
       badChars: 'Leave out the characters < and >.',
       you: 'You: {name}',
       setName: 'Set your name',
-      changeIdentity: 'Change the name written into your comments'
+      changeIdentity: 'Change the name written into your comments',
+      signedIn: 'Your name comes from your sign-in'
     },
     fr: {
       comments: 'Commentaires',
@@ -369,7 +370,8 @@ const Locale = (() => {
       badChars: 'N’utilisez pas les caractères < et >.',
       you: 'Vous : {name}',
       setName: 'Indiquer votre nom',
-      changeIdentity: 'Changer le nom écrit dans vos commentaires'
+      changeIdentity: 'Changer le nom écrit dans vos commentaires',
+      signedIn: 'Votre nom vient de votre connexion'
     }
   };
   const CAT = IS_FR ? STRINGS.fr : STRINGS.en;

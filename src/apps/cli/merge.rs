@@ -296,17 +296,6 @@ fn ensure_strategy_program() -> std::result::Result<(PathBuf, bool), NoStrategy>
     }
 }
 
-/// The driver command git runs: this program, by its absolute path, quoted for the shell.
-fn driver_command() -> Result<String> {
-    let exe = std::env::current_exe()
-        .map_err(|e| Error::new(format!("cannot find this program's path: {e}")))?;
-    let exe = exe.to_string_lossy();
-    Ok(format!(
-        "'{}' merge-driver %O %A %B %P",
-        exe.replace('\'', "'\\''")
-    ))
-}
-
 /// Ensures `file` in the store holds `line`: written whole when missing, the line appended
 /// when another tool's file lacks it. Returns what was done. Call with the store lock held.
 fn ensure_line(ctx: &Ctx, file: &str, line: &str, whole: &str, why: &str) -> Result<String> {
@@ -355,7 +344,7 @@ pub(crate) fn setup(ctx: &Ctx) -> Result<Vec<String>> {
         );
         return Ok(said);
     }
-    let command = driver_command()?;
+    let command = git::merge_driver_command()?;
     let key = format!("merge.{DRIVER}.driver");
     if git::local_config(store.root(), &key).as_deref() == Some(command.as_str()) {
         said.push(format!(

@@ -7,6 +7,7 @@
 mod build;
 mod comments;
 mod format;
+mod hub;
 mod install;
 mod journal;
 mod mcp_config;
@@ -88,6 +89,8 @@ enum Command {
         #[arg(long)]
         open: bool,
     },
+    /// The team's review server: every branch's book, comments as commits pushed to the branch.
+    Hub(hub::HubArgs),
     /// Where every anchor lands in the current text, without a build; `anchors heal`; `anchors --check`.
     Anchors(build::AnchorsArgs),
     /// Serve the review loop to an agent over MCP (stdio): tools, the protocol, a prompt.
@@ -254,6 +257,12 @@ fn dispatch(command: Command, book: Option<&Path>, store: Option<&Path>) -> Resu
             })?;
             return Ok(0);
         }
+        Command::Hub(a) => {
+            crate::apps::hub::hub(a.options()?, &|url| {
+                say!("notabene: hub serving at {url}");
+            })?;
+            return Ok(0);
+        }
         Command::Install { dir: Some(d) } if book.is_none() => {
             let ctx = Ctx::resolve(Some(d), store)?;
             return install::install(&ctx, Some(d));
@@ -285,6 +294,7 @@ fn dispatch(command: Command, book: Option<&Path>, store: Option<&Path>) -> Resu
         Command::Supports { .. }
         | Command::Render
         | Command::Serve { .. }
+        | Command::Hub(_)
         | Command::Mcp
         | Command::MergeDriver(_) => {
             unreachable!("handled before the context")

@@ -16,6 +16,7 @@ use super::answer::{Answer, ApiError};
 use super::bodies::{ApplyBody, CommentBody, CreateBody, PatchBody, UndoBody};
 use super::bodies::{anchor_of, suggestion_of};
 use super::patches::{self, Job};
+use super::signed_in::{Reviewer, Right};
 use crate::apps::ops::{self, Actor, NewComment, limits};
 use crate::model::book::{PageIds, Repo};
 use axum::http::StatusCode;
@@ -58,6 +59,9 @@ pub struct Api<'a> {
     pub patches: &'a PatchQueue,
     /// What the recent writes replaced, for `POST undo`.
     pub undos: &'a Undos,
+    /// Under the hub: the signed-in reviewer, the author of every write (whatever the body
+    /// says), whose role and messages say what they may do.
+    pub signed_in: Option<&'a Reviewer>,
 }
 
 pub use super::undo::{UNDO_DEPTH, Undos};
@@ -91,7 +95,50 @@ impl From<ApiError> for Unfound {
     }
 }
 
+/// The 403 of a signed-in reviewer without `right`.
+fn refused(right: Right) -> ApiError {
+    ApiError::new(
+        StatusCode::FORBIDDEN,
+        match right {
+            Right::Comment => "you may not comment here",
+            Right::Own => "only its author may change or delete this message",
+            Right::Decide => "only a maintainer may change a comment's status or apply it",
+        },
+    )
+}
+
 impl Api<'_> {
+    /// Under the hub: whether the signed-in reviewer may do `right` on the comment `id` of
+    /// `page` (a comment that is not there is left to the write to report).
+    fn may(&self, right: Right, page: &str, id: &str) -> Result<(), ApiError> {
+        let Some(who) = self.signed_in else {
+            return Ok(());
+        };
+        if right != Right::Own {
+            return match who.may(right, None) {
+                true => Ok(()),
+                false => Err(refused(right)),
+            };
+        }
+        let Some(record) = self
+            .store
+            .find_on_page(page, id)
+            .map_err(ApiError::failed)?
+        else {
+            return Ok(());
+        };
+        let owner = record
+            .comment
+            .thread()
+            .first()
+            .and_then(|m| m.get("author"))
+            .and_then(Value::as_str);
+        match who.may(right, owner) {
+            true => Ok(()),
+            false => Err(refused(right)),
+        }
+    }
+
     fn comments(&self) -> Result<Vec<notabene_store::Record>, ApiError> {
         let snap = self.store.load().map_err(ApiError::failed)?;
         Ok(snap.comments().cloned().collect())
@@ -150,6 +197,8 @@ impl Api<'_> {
             .map(str::trim)
             .filter(|a| !a.is_empty())
             .unwrap_or(self.default_author);
+        let signed = self.signed_in.map(Reviewer::author);
+        let author = signed.as_deref().unwrap_or(author);
         let new = NewComment {
             page: page.to_string(),
             space: space.to_string(),
@@ -178,10 +227,22 @@ impl Api<'_> {
     /// `PATCH comments`: the request is parsed here, then committed with whatever other
     /// PATCHes are waiting (see [`PatchQueue`]).
     pub fn patch(&self, o: &PatchBody) -> Result<Answer, ApiError> {
-        let changes = o.changes(self.default_author)?;
+        let signed = self.signed_in.map(Reviewer::author);
+        let changes = match &signed {
+            Some(author) => o.changes_by(author)?,
+            None => o.changes(self.default_author)?,
+        };
         let (Some(page), Some(id)) = (o.page.text("page", 1024)?, o.id.text("id", 256)?) else {
             return Err(ApiError::bad_request("page, id required"));
         };
+        for change in &changes {
+            let right = match change {
+                ops::Change::Edit(_) => Right::Own,
+                ops::Change::Reply { .. } => Right::Comment,
+                _ => Right::Decide,
+            };
+            self.may(right, page, id)?;
+        }
         let job = Job {
             page: page.to_string(),
             id: id.to_string(),
@@ -198,7 +259,16 @@ impl Api<'_> {
     /// comment closed); 409 with the reason when it cannot be applied.
     pub fn apply(&self, o: &ApplyBody) -> Result<Answer, ApiError> {
         let id = o.id()?;
-        let author = o.author(self.default_author)?;
+        let signed = self.signed_in.map(Reviewer::author);
+        let author = match signed {
+            Some(author) => author,
+            None => o.author(self.default_author)?,
+        };
+        if let Some(who) = self.signed_in
+            && !who.may(Right::Decide, None)
+        {
+            return Err(refused(Right::Decide));
+        }
         let snap = self.store.load().map_err(ApiError::failed)?;
         if !snap.comments().any(|r| r.comment.id() == Some(id)) {
             return Err(ApiError::not_found());
@@ -231,6 +301,9 @@ impl Api<'_> {
     /// `DELETE comments {page, id}`: the comment's file removed (404 `{deleted: false}` when
     /// there is none).
     pub fn delete(&self, o: &CommentBody) -> Result<Answer, ApiError> {
+        if let (Some(page), Some(id)) = (o.page.as_str(), o.id.as_str()) {
+            self.may(Right::Own, page, id)?;
+        }
         let _lock = self.store.lock().map_err(ApiError::failed)?;
         match self.find(o) {
             Ok(rec) => {
@@ -266,6 +339,9 @@ impl Api<'_> {
             return Err(ApiError::bad_request("page, id required"));
         };
         let after = o.updated_at.text("updatedAt", 64)?;
+        if self.may(Right::Own, page, id).is_err() {
+            self.may(Right::Decide, page, id)?;
+        }
         let _lock = self.store.lock().map_err(ApiError::failed)?;
         let now = self
             .store

@@ -230,6 +230,16 @@ impl PatchBody {
     /// The changes asked for, in the order the original applies them (edit, status,
     /// resolution, hold, reply); an actor named by none is `default_author`.
     pub(super) fn changes(&self, default_author: &str) -> Result<Vec<Change>, ApiError> {
+        self.changes_as(default_author, false)
+    }
+
+    /// [`PatchBody::changes`] made by `author` whoever the body names (the hub's signed-in
+    /// reviewer).
+    pub(super) fn changes_by(&self, author: &str) -> Result<Vec<Change>, ApiError> {
+        self.changes_as(author, true)
+    }
+
+    fn changes_as(&self, default_author: &str, fixed: bool) -> Result<Vec<Change>, ApiError> {
         let status = match self.status.text("status", 32)? {
             None => None,
             Some(s) => Some(Status::parse(s).ok_or_else(|| {
@@ -264,7 +274,10 @@ impl PatchBody {
                 ));
             }
         };
-        let actor = self.author.author(default_author)?;
+        let actor = match fixed {
+            true => default_author.to_string(),
+            false => self.author.author(default_author)?,
+        };
         let mut changes = Vec::new();
         if self.edit.value().is_some() {
             let Some(e) = self.edit.object::<MessageBody>() else {
@@ -292,7 +305,10 @@ impl PatchBody {
                 return Err(ApiError::bad_request("reply must be {author?, body}"));
             };
             let body = r.body.body_text("body")?;
-            let author = r.author.author(&actor)?;
+            let author = match fixed {
+                true => actor.clone(),
+                false => r.author.author(&actor)?,
+            };
             changes.push(Change::Reply { author, body });
         }
         Ok(changes)

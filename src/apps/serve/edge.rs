@@ -7,7 +7,8 @@
 //!   send as a header, comes from its query), any other path [`guard::check_page`] (with
 //!   `--host`, the token of a page comes from `x-notabene-token`, the printed URL's `nb-token=`,
 //!   or the cookie a page let in by that query is given) — and a refusal is a 403 with its
-//!   reason. Nothing past it runs for a refused request.
+//!   reason. Nothing past it runs for a refused request. Under the hub, whose front checked the
+//!   sign-in, the guard is a write's `Origin` only ([`same_origin_write`]).
 //! * [`Query`]: the one query decoder (axum's, percent-decoding, `+` a space) into a typed
 //!   struct; a query that does not fit is a 400 with the reason.
 //! * [`JsonBody`]: a request body of at most [`api::MAX_REQUEST`] bytes, read within
@@ -170,6 +171,27 @@ fn guard_verdict(
     guard::check_api(&g, policy, api::access(req.method().as_str(), rest)).map(|()| None)
 }
 
+/// Under the hub (whose front checked the sign-in): a write's `Origin`, when it has one, must be
+/// the site it is sent to (its host and port are the request's `Host`), so that another site's
+/// page cannot write with the reviewer's sign-in cookie. A browser sends an `Origin` with every
+/// write.
+fn same_origin_write(req: &Request) -> Result<(), guard::Refusal> {
+    if matches!(req.method().as_str(), "GET" | "HEAD") {
+        return Ok(());
+    }
+    let Some(origin) = header_text(req, "origin") else {
+        return Ok(());
+    };
+    let host = header_text(req, "host");
+    let authority = origin
+        .strip_prefix("https://")
+        .or_else(|| origin.strip_prefix("http://"));
+    match (authority, host) {
+        (Some(a), Some(h)) if a.eq_ignore_ascii_case(&h) => Ok(()),
+        _ => Err(guard::Refusal::CrossOrigin { writing: true }),
+    }
+}
+
 /// The middleware in front of every route: the head's size, then the guard.
 pub(super) async fn checks(
     State(ctx): State<Arc<Context>>,
@@ -182,7 +204,11 @@ pub(super) async fn checks(
             "request head too large",
         );
     }
-    let cookie = match guard_verdict(&req, &ctx.policy()) {
+    let verdict = match ctx.policy() {
+        Some(policy) => guard_verdict(&req, &policy),
+        None => same_origin_write(&req).map(|()| None),
+    };
+    let cookie = match verdict {
         Ok(cookie) => cookie,
         Err(reason) => return error(StatusCode::FORBIDDEN, &reason.to_string()),
     };

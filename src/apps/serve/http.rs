@@ -17,7 +17,8 @@
 //! (SIGINT, SIGTERM) that end `run`; `serve` then removes its build directory.
 //!
 //! Each connection is served by the `routes` router (the guard in front of it); the connection's
-//! `Slot` rides along in each request's extensions, for a WebSocket to keep.
+//! `Slot` rides along in each request's extensions, for a WebSocket to keep, and so does its
+//! [`Peer`] address.
 
 use axum::Router;
 use hyper::service::Service;
@@ -126,7 +127,7 @@ impl Stop {
 
 /// Serves on `listeners`, at most [`MAX_CONNECTIONS`] connections at once, until `stop`
 /// comes; the connections still open are left to the runtime's shutdown.
-pub(super) async fn run(listeners: Vec<TcpListener>, router: Router, stop: Stop) {
+pub(crate) async fn run(listeners: Vec<TcpListener>, router: Router, stop: Stop) {
     let limit = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     let mut tasks = tokio::task::JoinSet::new();
     for l in listeners {
@@ -135,6 +136,11 @@ pub(super) async fn run(listeners: Vec<TcpListener>, router: Router, stop: Stop)
     stop.wait().await;
     tasks.shutdown().await;
 }
+
+/// The address a connection came from (the TCP peer, never a header), in each request's
+/// extensions: the hub believes identity headers only from its trusted proxies.
+#[derive(Debug, Clone, Copy)]
+pub struct Peer(pub std::net::SocketAddr);
 
 /// A connection's place under the cap: held by the connection, and by its WebSocket once
 /// upgraded; freed when the last of them ends.
@@ -153,10 +159,10 @@ fn connection_error(e: &std::io::Error) -> bool {
 async fn accept(listener: TcpListener, router: Router, limit: Arc<tokio::sync::Semaphore>) {
     let mut pause = ACCEPT_PAUSE;
     loop {
-        let stream = match listener.accept().await {
-            Ok((stream, _)) => {
+        let (stream, peer) = match listener.accept().await {
+            Ok((stream, peer)) => {
                 pause = ACCEPT_PAUSE;
-                stream
+                (stream, Peer(peer))
             }
             Err(e) if connection_error(&e) => continue,
             Err(_) => {
@@ -174,6 +180,7 @@ async fn accept(listener: TcpListener, router: Router, limit: Arc<tokio::sync::S
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |mut req: hyper::Request<_>| {
                 req.extensions_mut().insert(Arc::clone(&slot));
+                req.extensions_mut().insert(peer);
                 app.call(req)
             });
             let conn = hyper::server::conn::http1::Builder::new()

@@ -19,6 +19,7 @@ mod lock;
 mod patches;
 mod queue;
 mod routes;
+mod signed_in;
 mod undo;
 mod watch;
 mod watched;
@@ -30,6 +31,9 @@ use notabene_store::Store;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
+
+pub(crate) use answer::{Answer, ApiError};
+pub(crate) use signed_in::{Gate, Reviewer, Role};
 
 /// Options of `serve`.
 #[derive(Debug, Clone)]
@@ -46,22 +50,34 @@ pub struct ServeOptions {
     pub open: bool,
 }
 
+/// Who may do what on the book being served.
+pub(crate) enum Access {
+    /// `serve`: a loopback (or `--host`) server and its guard ([`guard`]).
+    Local {
+        /// The token API requests must carry: `NOTABENE_TOKEN`, or the one `--host` generated.
+        token: Option<String>,
+        /// `--host`: every interface is bound.
+        host_mode: bool,
+        /// The bound port.
+        port: u16,
+        /// `--allowed-host`: names pages are served under with `--host` (besides loopback).
+        allowed_hosts: Vec<String>,
+    },
+    /// The hub: every request carries its [`Reviewer`] (the hub's front checked the
+    /// sign-in), and every write goes through the gate.
+    Hub(Arc<dyn Gate>),
+}
+
 /// Everything a request handler needs: the site being served, the store and the book's page
-/// ids, the repository (diffs), the guard's settings and the defaults of new comments.
+/// ids, the repository (diffs), who may do what, and the defaults of new comments.
 pub(crate) struct Context {
     site: Arc<Site>,
     store: Store,
     ids: PageIds,
     repo: Repo,
-    /// The token API requests must carry: `NOTABENE_TOKEN`, or the one `--host` generated.
-    token: Option<String>,
-    /// `--host`: every interface is bound.
-    host_mode: bool,
-    /// The bound port.
-    port: u16,
-    /// `--allowed-host`: names pages are served under with `--host` (besides loopback).
-    allowed_hosts: Vec<String>,
-    /// Author of a write that names none.
+    /// Who may do what.
+    access: Access,
+    /// Author of a write that names none (under `serve`).
     author: String,
     /// The book's `space`, for new comments.
     space: String,
@@ -76,12 +92,21 @@ pub(crate) struct Context {
 }
 
 impl Context {
-    fn policy(&self) -> guard::Policy<'_> {
-        guard::Policy {
-            host_mode: self.host_mode,
-            port: self.port,
-            token: self.token.as_deref(),
-            allowed: &self.allowed_hosts,
+    /// The guard's policy under `serve` (none under the hub: its front checks the sign-in).
+    fn policy(&self) -> Option<guard::Policy<'_>> {
+        match &self.access {
+            Access::Local {
+                token,
+                host_mode,
+                port,
+                allowed_hosts,
+            } => Some(guard::Policy {
+                host_mode: *host_mode,
+                port: *port,
+                token: token.as_deref(),
+                allowed: allowed_hosts,
+            }),
+            Access::Hub(_) => None,
         }
     }
 }
@@ -162,16 +187,103 @@ fn token_and_url(host: bool, port: u16) -> Result<(Option<String>, String)> {
     Ok((token, url))
 }
 
+/// A book being served: its build directory, its site (rebuilt by a watcher thread when its
+/// files change), the island patcher and the request context. `serve` runs one; the hub one per
+/// branch it serves.
+pub(crate) struct Served {
+    ctx: Arc<Context>,
+    patcher: Arc<island_patcher::IslandPatcher>,
+    work: tempfile::TempDir,
+}
+
+impl Served {
+    /// Builds the book at `root` (after writing its reader client when missing or stale) and
+    /// starts watching it; requests are answered by [`Served::router`] with `access`.
+    pub(crate) fn start(root: &Path, access: Access) -> Result<Served> {
+        // Before the first snapshot: writing the client must not look like an edit.
+        crate::output::engine::refresh_client(root)?;
+        let book = Book::load(root)?;
+        crate::model::book::warn_config(&book);
+        let ids = PageIds::new(&book);
+        let store = book.store();
+        let repo = Repo::discover(root);
+        let work = tempfile::Builder::new()
+            .prefix("notabene-serve-")
+            .tempdir()
+            .map_err(|e| Error::new(format!("cannot create a build directory: {e}")))?;
+        let watched = watched_paths(&book, root, &store);
+        // The file events are on before the snapshot the first build is compared with, and
+        // that snapshot is taken before the build: a change made during it, or by a request
+        // served before the watcher thread starts, still triggers a rebuild.
+        let events = watched::Events::watch(&watched);
+        if let watched::Events::Polling { why } = &events {
+            say_err!("notabene: watching by polling every 200 ms ({why})");
+        }
+        let initial = watched::snapshot(&watched);
+        let first = work.path().join("site-0");
+        let kept = Arc::new(crate::output::engine::Kept::default());
+        let pages = crate::output::engine::build_into(root, &first, &kept)?;
+        let site = Arc::new(Site {
+            dir: RwLock::new(first),
+            pages: RwLock::new(pages),
+            generation: tokio::sync::watch::Sender::new(1),
+            builds: Mutex::new((1, 1)),
+            last_patch: Mutex::new(None),
+            last_build: Mutex::new((kept.reuse.counts(), crate::output::engine::Rebuilt::Whole)),
+            kept,
+            stopped: Mutex::new(false),
+        });
+        let (wake, woken) = std::sync::mpsc::channel();
+        let patcher = Arc::new(island_patcher::IslandPatcher::new(
+            Arc::clone(&site),
+            store.clone(),
+            book.config.space.clone(),
+        ));
+        patcher.spawn(woken);
+        watch::Watcher::new(
+            Arc::clone(&site),
+            root,
+            work.path(),
+            (watched, events),
+            initial,
+            Arc::clone(&patcher),
+        )
+        .spawn();
+        let ctx = Arc::new(Context {
+            site,
+            store,
+            ids,
+            repo,
+            access,
+            author: notabene_store::ids::resolve_author(None, root),
+            space: book.config.space.clone(),
+            root: root.to_path_buf(),
+            patches: api::PatchQueue::default(),
+            undos: api::Undos::default(),
+            wake: Mutex::new(wake),
+        });
+        Ok(Served { ctx, patcher, work })
+    }
+
+    /// The routes of this book (pages, live reload, the API), from its root.
+    pub(crate) fn router(&self) -> axum::Router {
+        routes::router(Arc::clone(&self.ctx))
+    }
+
+    /// Stops: waits for a patch, then a build, under way (nothing is written after this; the
+    /// watcher thread ends), and removes the build directory.
+    pub(crate) fn close(self) -> Result<()> {
+        self.patcher.close();
+        *lock::lock(&self.ctx.site.stopped) = true;
+        let dir = self.work.path().display().to_string();
+        self.work
+            .close()
+            .map_err(|e| Error::new(format!("cannot remove the build directory: {e} ({dir})")))
+    }
+}
+
 /// Runs the server until SIGINT or SIGTERM, then removes its build directory.
 pub fn serve(root: &Path, options: &ServeOptions, announce: &dyn Fn(&str)) -> Result<()> {
-    // Before the first snapshot: writing the client must not look like an edit.
-    crate::output::engine::refresh_client(root)?;
-    let book = Book::load(root)?;
-    crate::model::book::warn_config(&book);
-    let ids = PageIds::new(&book);
-    let store = book.store();
-    // Before the server is announced: what git runs to find the repository is done by then.
-    let repo = Repo::discover(root);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -182,39 +294,21 @@ pub fn serve(root: &Path, options: &ServeOptions, announce: &dyn Fn(&str)) -> Re
         let _in = runtime.enter();
         http::Stop::register()?
     };
-    let work = tempfile::Builder::new()
-        .prefix("notabene-serve-")
-        .tempdir()
-        .map_err(|e| Error::new(format!("cannot create a build directory: {e}")))?;
-    let watched = watched_paths(&book, root, &store);
-    // The file events are on before the snapshot the first build is compared with, and that
-    // snapshot is taken before the build: a change made during it, or by a request served
-    // before the watcher thread starts, still triggers a rebuild.
-    let events = watched::Events::watch(&watched);
-    if let watched::Events::Polling { why } = &events {
-        say_err!("notabene: watching by polling every 200 ms ({why})");
-    }
-    let initial = watched::snapshot(&watched);
-    let first = work.path().join("site-0");
-    let kept = Arc::new(crate::output::engine::Kept::default());
-    let pages = crate::output::engine::build_into(root, &first, &kept)?;
-    let site = Arc::new(Site {
-        dir: RwLock::new(first),
-        pages: RwLock::new(pages),
-        generation: tokio::sync::watch::Sender::new(1),
-        builds: Mutex::new((1, 1)),
-        last_patch: Mutex::new(None),
-        last_build: Mutex::new((kept.reuse.counts(), crate::output::engine::Rebuilt::Whole)),
-        kept,
-        stopped: Mutex::new(false),
-    });
-
     let listeners = runtime.block_on(http::bind(options.host, options.port))?;
     let port = listeners[0]
         .local_addr()
         .map(|a| a.port())
         .map_err(|e| Error::new(format!("cannot read the bound port: {e}")))?;
     let (token, url) = token_and_url(options.host, port)?;
+    let access = Access::Local {
+        token,
+        host_mode: options.host,
+        port,
+        allowed_hosts: options.allowed_hosts.clone(),
+    };
+    // Before the server is announced: the first build, and what git runs to find the
+    // repository, are done by then.
+    let served = Served::start(root, access)?;
     if options.host {
         say_err!(
             "notabene: WARNING: --host binds every interface: anyone on this network can read the book. The review API requires the token."
@@ -224,50 +318,10 @@ pub fn serve(root: &Path, options: &ServeOptions, announce: &dyn Fn(&str)) -> Re
     if options.open {
         let _ = std::process::Command::new("xdg-open").arg(&url).spawn();
     }
-
-    let (wake, woken) = std::sync::mpsc::channel();
-    let patcher = Arc::new(island_patcher::IslandPatcher::new(
-        Arc::clone(&site),
-        store.clone(),
-        book.config.space.clone(),
-    ));
-    patcher.spawn(woken);
-    watch::Watcher::new(
-        Arc::clone(&site),
-        root,
-        work.path(),
-        (watched, events),
-        initial,
-        Arc::clone(&patcher),
-    )
-    .spawn();
-
-    let ctx = Arc::new(Context {
-        site: Arc::clone(&site),
-        store,
-        ids,
-        repo,
-        token,
-        host_mode: options.host,
-        port,
-        allowed_hosts: options.allowed_hosts.clone(),
-        author: notabene_store::ids::resolve_author(None, root),
-        space: book.config.space.clone(),
-        root: root.to_path_buf(),
-        patches: api::PatchQueue::default(),
-        undos: api::Undos::default(),
-        wake: Mutex::new(wake),
-    });
-    runtime.block_on(http::run(listeners, routes::router(ctx), stop));
+    runtime.block_on(http::run(listeners, served.router(), stop));
     // Open connections are dropped; a write already under way finishes (they are atomic).
     runtime.shutdown_timeout(std::time::Duration::from_secs(5));
-    // Waits for a patch, then a build, under way; nothing is written after this.
-    patcher.close();
-    *lock::lock(&site.stopped) = true;
-    let dir = work.path().display().to_string();
-    work.close()
-        .map_err(|e| Error::new(format!("cannot remove the build directory: {e} ({dir})")))?;
-    Ok(())
+    served.close()
 }
 
 #[cfg(test)]

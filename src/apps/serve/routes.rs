@@ -15,7 +15,7 @@ use super::bodies::{ApplyBody, CommentBody, CreateBody, PatchBody, UndoBody};
 use super::edge::{self, JsonBody, Query, error, json};
 use super::http::Slot;
 use super::islands::FileChange;
-use super::{Context, api, lock};
+use super::{Access, Context, Reviewer, api, lock};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::ws::{Message, WebSocketUpgrade};
@@ -122,7 +122,11 @@ struct StatusQuery {
 
 /// `GET status`: the build generation and counters; with `since`, once the generation has
 /// moved past it (or the long poll ran out).
-async fn status(State(ctx): State<Arc<Context>>, Query(q): Query<StatusQuery>) -> Response<Body> {
+async fn status(
+    State(ctx): State<Arc<Context>>,
+    who: Option<Extension<Reviewer>>,
+    Query(q): Query<StatusQuery>,
+) -> Response<Body> {
     let mut rx = ctx.site.generation.subscribe();
     if q.since > 0 {
         let _ = tokio::time::timeout(LONG_POLL, rx.wait_for(|g| *g > q.since)).await;
@@ -136,6 +140,17 @@ async fn status(State(ctx): State<Arc<Context>>, Query(q): Query<StatusQuery>) -
     answer["builds"] = builds.into();
     answer["built"] = built.into();
     answer["writable"] = true.into();
+    if let Access::Hub(gate) = &ctx.access {
+        // Under the hub: who the sign-in says writes, and whether this branch takes writes.
+        if let Some(Extension(who)) = &who {
+            answer["identity"] = who.author().into();
+            answer["maintainer"] = (who.role == super::Role::Maintainer).into();
+        }
+        answer["writable"] = (who.is_some() && gate.read_only().is_none()).into();
+        if let Some(why) = gate.read_only() {
+            answer["readOnly"] = why.into();
+        }
+    }
     let (last, rebuilt) = *lock::lock(&ctx.site.last_build);
     // Chapters of the last full build: anchored and injected anew, or kept from the one
     // before (their Markdown and comments unchanged); and what it rendered: the whole book,
@@ -162,6 +177,15 @@ async fn blocking<R: IntoResponse + Send + 'static>(
     ctx: Arc<Context>,
     op: impl FnOnce(&Context, &api::Api) -> R + Send + 'static,
 ) -> Response<Body> {
+    blocking_as(ctx, None, op).await
+}
+
+/// [`blocking`], the API's writes made by `who` (the hub's signed-in reviewer) when given.
+async fn blocking_as<R: IntoResponse + Send + 'static>(
+    ctx: Arc<Context>,
+    who: Option<Reviewer>,
+    op: impl FnOnce(&Context, &api::Api) -> R + Send + 'static,
+) -> Response<Body> {
     let answer = tokio::task::spawn_blocking(move || {
         let pages = lock::read(&ctx.site.pages).clone();
         let api = api::Api {
@@ -174,6 +198,7 @@ async fn blocking<R: IntoResponse + Send + 'static>(
             book_root: &ctx.root,
             patches: &ctx.patches,
             undos: &ctx.undos,
+            signed_in: who.as_ref(),
         };
         op(&ctx, &api)
     })
@@ -202,14 +227,33 @@ impl Named {
 /// The write `op`; when it succeeds, its comment (named by the answer, or else by the
 /// request, `named`) is patched into its served chapter's island at once, as a change of
 /// `kind`.
+///
+/// Under the hub, the write is made by the signed-in reviewer `who` (none: a 401) through the
+/// book's gate, which answers only once it is pushed; `action` names it there.
 async fn write(
     ctx: Arc<Context>,
+    (who, action): (Option<Extension<Reviewer>>, &'static str),
     kind: FileChange,
     named: Named,
     op: impl FnOnce(&api::Api) -> Result<Answer, ApiError> + Send + 'static,
 ) -> Response<Body> {
-    blocking(ctx, move |ctx, api| {
-        let answer = op(api);
+    let who = who.map(|Extension(w)| w);
+    blocking_as(ctx, who.clone(), move |ctx, api| {
+        let answer = match (&ctx.access, &who) {
+            (Access::Local { .. }, _) => op(api),
+            (Access::Hub(_), None) => Err(ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "sign in to write (identity)",
+            )),
+            (Access::Hub(gate), Some(who)) => {
+                let mut op = Some(op);
+                let describe = |a: &Answer| describe(action, &named, a);
+                gate.write(who, &describe, &mut || match op.take() {
+                    Some(op) => op(api),
+                    None => Err(ApiError::internal("internal error")),
+                })
+            }
+        };
         if let Ok(a) = &answer
             && a.status.is_success()
         {
@@ -226,6 +270,26 @@ async fn write(
         answer
     })
     .await
+}
+
+/// One line naming a write (a commit's message): what it did, to which comment, on which page
+/// (as its answer names them, else as the request did).
+fn describe(action: &str, named: &Named, answer: &Answer) -> String {
+    let field = |k: &str, asked: &Option<String>| {
+        answer
+            .body
+            .get(k)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .or_else(|| asked.clone())
+    };
+    let id = field("id", &named.id).unwrap_or_default();
+    let line = match field("page", &named.page) {
+        Some(page) => format!("notabene: {action} {id} on {page}"),
+        None => format!("notabene: {action} {id}"),
+    };
+    // One line whatever a request held.
+    line.chars().filter(|c| !c.is_control()).collect()
 }
 
 /// `GET comments?page=…` or `?all`.
@@ -245,47 +309,78 @@ async fn list(State(ctx): State<Arc<Context>>, Query(q): Query<ListQuery>) -> Re
 
 async fn create(
     State(ctx): State<Arc<Context>>,
+    who: Option<Extension<Reviewer>>,
     JsonBody(o): JsonBody<CreateBody>,
 ) -> Response<Body> {
     let named = Named::of(o.page.as_str(), None);
-    write(ctx, FileChange::Created, named, move |api| api.create(&o)).await
+    let by = (who, "new comment");
+    write(ctx, by, FileChange::Created, named, move |api| {
+        api.create(&o)
+    })
+    .await
 }
 
 async fn patch(
     State(ctx): State<Arc<Context>>,
+    who: Option<Extension<Reviewer>>,
     JsonBody(o): JsonBody<PatchBody>,
 ) -> Response<Body> {
     let named = Named::of(o.page.as_str(), o.id.as_str());
-    write(ctx, FileChange::Changed, named, move |api| api.patch(&o)).await
+    let action = match (o.reply.value().is_some(), o.edit.value().is_some()) {
+        (true, _) => "reply to",
+        (false, true) => "edit",
+        (false, false) => "update",
+    };
+    write(ctx, (who, action), FileChange::Changed, named, move |api| {
+        api.patch(&o)
+    })
+    .await
 }
 
 async fn delete(
     State(ctx): State<Arc<Context>>,
+    who: Option<Extension<Reviewer>>,
     JsonBody(o): JsonBody<CommentBody>,
 ) -> Response<Body> {
     let named = Named::of(o.page.as_str(), o.id.as_str());
-    write(ctx, FileChange::Removed, named, move |api| api.delete(&o)).await
+    let by = (who, "delete");
+    write(ctx, by, FileChange::Removed, named, move |api| {
+        api.delete(&o)
+    })
+    .await
 }
 
 /// `POST apply {id, author?}`.
 async fn apply(
     State(ctx): State<Arc<Context>>,
+    who: Option<Extension<Reviewer>>,
     JsonBody(r): JsonBody<ApplyBody>,
 ) -> Response<Body> {
     let named = Named::of(None, Some(&r.id));
-    write(ctx, FileChange::Changed, named, move |api| api.apply(&r)).await
+    let by = (who, "apply the suggestion of");
+    write(ctx, by, FileChange::Changed, named, move |api| {
+        api.apply(&r)
+    })
+    .await
 }
 
 /// `POST undo`: a deletion taken back puts the comment back into its island; a change, its
 /// entry as it was.
-async fn undo(State(ctx): State<Arc<Context>>, JsonBody(o): JsonBody<UndoBody>) -> Response<Body> {
+async fn undo(
+    State(ctx): State<Arc<Context>>,
+    who: Option<Extension<Reviewer>>,
+    JsonBody(o): JsonBody<UndoBody>,
+) -> Response<Body> {
     let kind = if o.updated_at.as_str().is_some() {
         FileChange::Changed
     } else {
         FileChange::Created
     };
     let named = Named::of(o.page.as_str(), o.id.as_str());
-    write(ctx, kind, named, move |api| api.undo(&o)).await
+    write(ctx, (who, "undo a change to"), kind, named, move |api| {
+        api.undo(&o)
+    })
+    .await
 }
 
 async fn journal(State(ctx): State<Arc<Context>>) -> Response<Body> {
@@ -387,10 +482,12 @@ mod tests {
             store: book.store(),
             ids: PageIds::new(&book),
             repo: Repo::discover(&root),
-            token: None,
-            host_mode: false,
-            port: PORT,
-            allowed_hosts: Vec::new(),
+            access: Access::Local {
+                token: None,
+                host_mode: false,
+                port: PORT,
+                allowed_hosts: Vec::new(),
+            },
             author: "Sam Server".into(),
             space: book.config.space.clone(),
             root,

@@ -101,6 +101,9 @@ impl Watcher {
     /// has stopped.
     fn cycle(&mut self) -> bool {
         std::thread::sleep(POLL);
+        if *lock::lock(&self.site.stopped) {
+            return false;
+        }
         // (Nothing heard is the idle case: nothing of the snapshot is copied or compared.)
         let now = self
             .events

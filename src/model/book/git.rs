@@ -567,3 +567,15 @@ pub fn export_at(dir: &Path, rev: &str, paths: &[String], dest: &Path) -> crate:
     }
     Ok(())
 }
+
+/// The merge driver command git runs for store files (`merge.notabene.driver`): this program,
+/// by its absolute path, quoted for the shell.
+pub fn merge_driver_command() -> crate::Result<String> {
+    let exe = std::env::current_exe()
+        .map_err(|e| crate::Error::new(format!("cannot find this program's path: {e}")))?;
+    let exe = exe.to_string_lossy();
+    Ok(format!(
+        "'{}' merge-driver %O %A %B %P",
+        exe.replace('\'', "'\\''")
+    ))
+}

@@ -1,0 +1,180 @@
+//! The hub's routes: `/`, the branches it serves; `/b/<branch>/…`, that branch's book, served
+//! by the branch's own router exactly as `serve` serves a book (pages, live reload, the API under
+//! `/b/<branch>/__notabene/api/`), the branch name percent-encoded in one path segment.
+//!
+//! In front of every route, the sign-in ([`identity`](super::identity)): a request from a peer
+//! that is not a trusted proxy is refused, and the reviewer the proxy names rides in the
+//! request's extensions to the branch's router (the API writes as them, never as a request body
+//! says).
+//!
+//! Owns: the routing by branch, the branch list page. Calls: `hub::branches`, `hub::identity`.
+
+use super::branches::Branches;
+use super::identity::SignIn;
+use crate::apps::serve::http::Peer;
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Response, StatusCode, header};
+use axum::middleware::Next;
+use notabene_core::escape::escape_html;
+use std::sync::Arc;
+use tower::ServiceExt;
+
+/// What every route reads.
+pub(crate) struct Hub {
+    pub(crate) branches: Arc<Branches>,
+    pub(crate) sign_in: SignIn,
+}
+
+/// The hub's router.
+pub(crate) fn router(hub: Arc<Hub>) -> Router {
+    Router::new()
+        .route("/", axum::routing::get(index))
+        .fallback(branch)
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&hub),
+            signed_in,
+        ))
+        .with_state(hub)
+}
+
+fn text(status: StatusCode, message: &str) -> Response<Body> {
+    let mut r = Response::new(Body::from(format!("{message}\n")));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r
+}
+
+/// The sign-in in front of every route: the reviewer put into the request's extensions, or
+/// the refusal.
+async fn signed_in(State(hub): State<Arc<Hub>>, mut req: Request, next: Next) -> Response<Body> {
+    let peer = req.extensions().get::<Peer>().map(|p| p.0.ip());
+    let read = matches!(req.method().as_str(), "GET" | "HEAD");
+    match hub.sign_in.reviewer(peer, req.headers(), read) {
+        Ok(Some(who)) => {
+            req.extensions_mut().insert(who);
+        }
+        Ok(None) => {}
+        Err(refused) => {
+            return text(refused.status, &format!("notabene: {}", refused.message));
+        }
+    }
+    next.run(req).await
+}
+
+/// `/`: the branches this hub serves (those of the remote its patterns match).
+async fn index(State(hub): State<Arc<Hub>>) -> Response<Body> {
+    let b = Arc::clone(&hub.branches);
+    let listed = tokio::task::spawn_blocking(move || {
+        let names = super::git::remote_branches(&b.source().repo)?;
+        let open: Vec<String> = b.opened().iter().map(|x| x.name.clone()).collect();
+        Ok::<_, crate::Error>(
+            names
+                .into_iter()
+                .filter(|n| b.allowed(n))
+                .map(|n| {
+                    let live = open.contains(&n);
+                    (n, live)
+                })
+                .collect::<Vec<_>>(),
+        )
+    })
+    .await;
+    let list = match listed {
+        Ok(Ok(list)) => list,
+        Ok(Err(e)) => return text(StatusCode::BAD_GATEWAY, &format!("notabene: {e}")),
+        Err(_) => {
+            return text(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "notabene: internal error",
+            );
+        }
+    };
+    let mut items = String::new();
+    for (name, live) in &list {
+        let href: String = percent_encoding::utf8_percent_encode(name, SEGMENT).to_string();
+        items.push_str(&format!(
+            "<li><a href=\"/b/{}/\">{}</a>{}</li>\n",
+            escape_html(&href),
+            escape_html(name),
+            if *live { " <small>(built)</small>" } else { "" }
+        ));
+    }
+    let html = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Review hub</title></head>\n<body><h1>Branches under review</h1>\n<ul class=\"nb-branches\">\n{items}</ul></body></html>\n"
+    );
+    let mut r = Response::new(Body::from(html));
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    r
+}
+
+/// What a branch name has percent-encoded in its path segment.
+const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.');
+
+/// `/b/<branch>/rest`: the branch's router, asked for `/rest`.
+async fn branch(State(hub): State<Arc<Hub>>, mut req: Request) -> Response<Body> {
+    let path = req.uri().path().to_string();
+    let Some(after) = path.strip_prefix("/b/") else {
+        return text(StatusCode::NOT_FOUND, "notabene: not found");
+    };
+    let (segment, rest) = after.split_once('/').unwrap_or((after, ""));
+    let Ok(name) = percent_encoding::percent_decode_str(segment).decode_utf8() else {
+        return text(StatusCode::NOT_FOUND, "notabene: not a branch");
+    };
+    let name = name.into_owned();
+    if !path[3..].contains('/') {
+        // `/b/main`: the book's relative links need the trailing slash.
+        let mut r = text(StatusCode::MOVED_PERMANENTLY, "");
+        if let Ok(v) = HeaderValue::from_str(&format!("/b/{segment}/")) {
+            r.headers_mut().insert(header::LOCATION, v);
+        }
+        return r;
+    }
+    let b = Arc::clone(&hub.branches);
+    let found = tokio::task::spawn_blocking(move || b.get(&name)).await;
+    let branch = match found {
+        Ok(Ok(Some(branch))) => branch,
+        Ok(Ok(None)) => {
+            return text(
+                StatusCode::NOT_FOUND,
+                "notabene: this hub serves no such branch",
+            );
+        }
+        Ok(Err(e)) => {
+            notabene_core::say_err!("notabene: {e}");
+            return text(
+                StatusCode::BAD_GATEWAY,
+                "notabene: the branch cannot be built (see the hub's log)",
+            );
+        }
+        Err(_) => {
+            return text(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "notabene: internal error",
+            );
+        }
+    };
+    let query = req
+        .uri()
+        .query()
+        .map(|q| format!("?{q}"))
+        .unwrap_or_default();
+    let Ok(uri) = format!("/{rest}{query}").parse() else {
+        return text(StatusCode::BAD_REQUEST, "notabene: bad path");
+    };
+    *req.uri_mut() = uri;
+    match branch.router().oneshot(req).await {
+        Ok(r) => r,
+        Err(never) => match never {},
+    }
+}
