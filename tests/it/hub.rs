@@ -9,6 +9,7 @@ use crate::support::forge::{self, GitServer, Hub, Proxy, basic};
 use crate::support::serve::request;
 use serde_json::{Value, json};
 use std::path::Path;
+use std::time::Duration;
 
 const USERS: &[forge::User] = &[
     ("alice", "a-pass", "alice@example.org", "Alice Liddell"),
@@ -288,5 +289,472 @@ fn reviewers_write_through_the_sign_in_and_every_write_is_their_commit_in_the_re
         log[6].starts_with("T <t@example.com> | T | the book | "),
         "{}",
         log[6]
+    );
+}
+
+/// `n` comments posted by `user` through the proxy on `page`; the ids of those acknowledged
+/// (a 201) and how many were not (a 503: nothing claimed).
+fn post_many(proxy: &Proxy, user: &str, page: &str, n: usize) -> (Vec<String>, usize) {
+    let mut ids = Vec::new();
+    let mut refused = 0;
+    for i in 0..n {
+        let body =
+            json!({"page": page, "space": "book", "scope": "page", "body": format!("{user} #{i}")});
+        match as_user(proxy, Some(user), "POST", &format!("{API}comments"), &body) {
+            (201, c) => ids.push(c["id"].as_str().unwrap().to_string()),
+            (503, _) => refused += 1,
+            (code, other) => panic!("{user} #{i}: {code} {other}"),
+        }
+    }
+    (ids, refused)
+}
+
+/// A clone of the remote `url` at `dir`, committing as the author Ann.
+fn author_clone(url: &str, dir: &Path) {
+    git(Path::new("/"), &["clone", "-q", url, dir.to_str().unwrap()]);
+    git(dir, &["config", "user.name", "Ann Author"]);
+    git(dir, &["config", "user.email", "ann@example.org"]);
+}
+
+/// Commits `text` appended to `file` in the author's clone and pushes it, pulling (rebasing)
+/// when the branch moved; returns the commit's subject.
+fn author_push(dir: &Path, file: &str, text: &str) -> String {
+    let path = dir.join(file);
+    let mut md = std::fs::read_to_string(&path).unwrap();
+    md.push_str(&format!("\n{text}\n"));
+    std::fs::write(&path, md).unwrap();
+    let subject = format!("docs: {text}");
+    git(dir, &["commit", "-qam", &subject]);
+    // The hubs push many times a second under this load: an author retries, as anyone does.
+    for _ in 0..300 {
+        let pushed = std::process::Command::new("git")
+            .current_dir(dir)
+            .args(["push", "-q", "origin", "HEAD:main"])
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .unwrap();
+        if pushed.status.success() {
+            return subject;
+        }
+        std::thread::sleep(Duration::from_millis(fastrand::u64(0..200)));
+        git(dir, &["pull", "-q", "--rebase", "origin", "main"]);
+    }
+    panic!("the author could not push");
+}
+
+#[test]
+fn the_branch_moves_under_the_reviewers_and_every_write_lands_once() {
+    let Some(tools) = forge::tools("hub::the_branch_moves…") else {
+        return;
+    };
+    let work = common::tempdir();
+    book_repo(work.path());
+    let remote = GitServer::start(&tools);
+    let url = remote.publish("book.git", work.path());
+    let hub = Hub::start(&url, &["--book", "book-example"]);
+    let proxy = Proxy::start(&tools, hub.port, USERS);
+    assert_eq!(
+        as_user(&proxy, Some("alice"), "GET", "/b/main/", &Value::Null).0,
+        200
+    );
+
+    // Two reviewers write while the author pushes three edits of a chapter.
+    let author = work.path().join("author");
+    author_clone(&url, &author);
+    let chapter = "book-example/src/guide/sensors.md";
+    let (written, subjects) = std::thread::scope(|s| {
+        let writers: Vec<_> = ["alice", "bob"]
+            .into_iter()
+            .map(|u| {
+                let proxy = &proxy;
+                s.spawn(move || post_many(proxy, u, "book-example/src/guide/sensors", 12))
+            })
+            .collect();
+        let subjects: Vec<String> = (1..=3)
+            .map(|i| author_push(&author, chapter, &format!("Edit {i} by the author.")))
+            .collect();
+        let written: Vec<(Vec<String>, usize)> =
+            writers.into_iter().map(|w| w.join().unwrap()).collect();
+        (written, subjects)
+    });
+    let acknowledged: Vec<&String> = written.iter().flat_map(|(ids, _)| ids).collect();
+    assert!(acknowledged.len() >= 20, "{written:?}");
+
+    // The remote: every acknowledged comment's file, each created once; the author's commits.
+    let bare = remote.root.join("book.git");
+    let log = git(&bare, &["log", "--format=%s", "main"]);
+    for id in &acknowledged {
+        let created = log
+            .lines()
+            .filter(|l| l.starts_with(&format!("notabene: new comment {id} ")))
+            .count();
+        assert_eq!(created, 1, "{id} in\n{log}");
+    }
+    for subject in &subjects {
+        assert_eq!(
+            log.lines().filter(|l| l == subject).count(),
+            1,
+            "{subject} in\n{log}"
+        );
+    }
+    let check = work.path().join("check");
+    git(
+        Path::new("/"),
+        &["clone", "-q", &url, check.to_str().unwrap()],
+    );
+    let book = check.join("book-example");
+    let verify = common::run(&book, &["comments", "verify"]);
+    assert_eq!(verify.code, 0, "{}{}", verify.stdout, verify.stderr);
+    let listed = common::run(&book, &["comments", "ls", "--json"]);
+    let all: Value = serde_json::from_str(&listed.stdout).unwrap();
+    for id in &acknowledged {
+        assert_eq!(
+            all.as_array()
+                .unwrap()
+                .iter()
+                .filter(|c| &c["id"] == *id)
+                .count(),
+            1,
+            "{id}"
+        );
+    }
+    let md = std::fs::read_to_string(check.join(chapter)).unwrap();
+    assert!(
+        md.contains("Edit 3 by the author.") && !md.contains("<<<<<<<"),
+        "{md}"
+    );
+
+    // The hub follows the branch: the chapter it serves has the author's last edit.
+    crate::support::wait::until(
+        Duration::from_secs(30),
+        "the hub to serve the author's edit",
+        || {
+            let (code, page) = as_user(
+                &proxy,
+                Some("bob"),
+                "GET",
+                "/b/main/guide/sensors.html",
+                &Value::Null,
+            );
+            (code == 200
+                && page
+                    .as_str()
+                    .is_some_and(|p| p.contains("Edit 3 by the author.")))
+            .then_some(())
+        },
+    );
+}
+
+/// What the reviewers of a load wrote, as acknowledged: new comments' ids, and replies'
+/// bodies (each unique); and how many writes were not acknowledged.
+#[derive(Default, Debug)]
+struct Acknowledged {
+    comments: Vec<String>,
+    replies: Vec<String>,
+    refused: usize,
+    /// What the writes not acknowledged got: (status, answer).
+    why: Vec<(u16, String)>,
+}
+
+/// `writes` writes by `user` through `proxy`: every third one a reply to one of `hot` (a
+/// comment both hubs have), the others new comments. Not acknowledged: a 503, or no answer
+/// (a killed hub).
+fn load(proxy: &Proxy, user: &str, hot: &[String], writes: usize) -> Acknowledged {
+    let page = "book-example/src/guide/sensors";
+    let mut out = Acknowledged::default();
+    for i in 0..writes {
+        if i % 3 == 2 {
+            let body = format!("{user} reply #{i}");
+            let target = &hot[i % hot.len()];
+            let patch = json!({"page": page, "id": target, "reply": {"body": body}});
+            match as_reviewer(proxy, user, "PATCH", &format!("{API}comments"), &patch) {
+                (200, _) => out.replies.push(body),
+                (code @ (0 | 502 | 503), v) => {
+                    out.refused += 1;
+                    out.why.push((code, v.to_string()));
+                }
+                (code, other) => panic!("{user} reply #{i}: {code} {other}"),
+            }
+        } else {
+            let body = json!({"page": page, "space": "book", "scope": "page", "body": format!("{user} #{i}")});
+            match as_reviewer(proxy, user, "POST", &format!("{API}comments"), &body) {
+                (201, c) => out.comments.push(c["id"].as_str().unwrap().to_string()),
+                (code @ (0 | 502 | 503), v) => {
+                    out.refused += 1;
+                    out.why.push((code, v.to_string()));
+                }
+                (code, other) => panic!("{user} #{i}: {code} {other}"),
+            }
+        }
+    }
+    out
+}
+
+/// Checks the remote against what was acknowledged: every comment created once, every reply
+/// once in its thread, `comments verify` clean on a fresh clone, no conflict markers, and the
+/// author's commits kept. Returns the comments in the remote.
+fn check_remote(url: &str, dir: &Path, acked: &[Acknowledged], subjects: &[String]) -> Vec<Value> {
+    let check = dir.join("check");
+    git(
+        Path::new("/"),
+        &["clone", "-q", url, check.to_str().unwrap()],
+    );
+    let log = git(&check, &["log", "--format=%s", "main"]);
+    for id in acked.iter().flat_map(|a| &a.comments) {
+        let created = log
+            .lines()
+            .filter(|l| l.starts_with(&format!("notabene: new comment {id} ")))
+            .count();
+        assert_eq!(created, 1, "{id}");
+    }
+    for subject in subjects {
+        assert_eq!(log.lines().filter(|l| l == subject).count(), 1, "{subject}");
+    }
+    let book = check.join("book-example");
+    let verify = common::run(&book, &["comments", "verify"]);
+    assert_eq!(verify.code, 0, "{}{}", verify.stdout, verify.stderr);
+    let grep = std::process::Command::new("grep")
+        .args(["-rl", "<<<<<<<", "."])
+        .current_dir(&check)
+        .output()
+        .unwrap();
+    assert!(
+        grep.stdout.is_empty(),
+        "conflict markers in {}",
+        String::from_utf8_lossy(&grep.stdout)
+    );
+    let listed = common::run(&book, &["comments", "ls", "--json"]);
+    let all: Vec<Value> = serde_json::from_str(&listed.stdout).unwrap();
+    for id in acked.iter().flat_map(|a| &a.comments) {
+        assert_eq!(all.iter().filter(|c| &c["id"] == id).count(), 1, "{id}");
+    }
+    let bodies: Vec<&str> = all
+        .iter()
+        .flat_map(|c| c["thread"].as_array().unwrap())
+        .filter_map(|m| m["body"].as_str())
+        .collect();
+    for reply in acked.iter().flat_map(|a| &a.replies) {
+        assert_eq!(bodies.iter().filter(|b| *b == reply).count(), 1, "{reply}");
+    }
+    all
+}
+
+/// How many comments of `all` a load's reviewers made (`rN #i`).
+fn loaded(all: &[Value]) -> usize {
+    all.iter()
+        .filter(|c| {
+            let body = c["thread"][0]["body"].as_str().unwrap_or("");
+            body.starts_with('r') && body.contains(" #")
+        })
+        .count()
+}
+
+/// Ten reviewers (`r0`…`r9`, password `pw`) for the proxies of a load.
+fn ten_reviewers() -> Vec<(String, String, String, String)> {
+    (0..10)
+        .map(|i| {
+            (
+                format!("r{i}"),
+                "pw".into(),
+                format!("r{i}@example.org"),
+                format!("Reviewer {i}"),
+            )
+        })
+        .collect()
+}
+
+/// `method path` as reviewer `user` (password `pw`) through `proxy`.
+fn as_reviewer(proxy: &Proxy, user: &str, method: &str, path: &str, body: &Value) -> (u16, Value) {
+    let auth = basic(user, "pw");
+    let host = format!("127.0.0.1:{}", proxy.port);
+    let origin = format!("http://{host}");
+    let headers = [
+        ("Authorization", auth.as_str()),
+        ("Host", &host),
+        ("Origin", &origin),
+    ];
+    let bytes = if body.is_null() {
+        Vec::new()
+    } else {
+        body.to_string().into_bytes()
+    };
+    let (code, text) = request(proxy.port, method, path, &headers, &bytes);
+    (
+        code,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
+}
+
+/// Two hubs on `url`, each behind its own sign-in proxy for the ten reviewers, and `hot`
+/// comments made through the first that both serve.
+struct TwoHubs {
+    hubs: Vec<Hub>,
+    proxies: Vec<Proxy>,
+    hot: Vec<String>,
+}
+
+fn two_hubs(tools: &(std::path::PathBuf, std::path::PathBuf), url: &str) -> TwoHubs {
+    let users = ten_reviewers();
+    let refs: Vec<forge::User> = users
+        .iter()
+        .map(|u| (u.0.as_str(), u.1.as_str(), u.2.as_str(), u.3.as_str()))
+        .collect();
+    let hubs = vec![
+        Hub::start(url, &["--book", "book-example"]),
+        Hub::start(url, &["--book", "book-example"]),
+    ];
+    let proxies: Vec<Proxy> = hubs
+        .iter()
+        .map(|h| Proxy::start(tools, h.port, &refs))
+        .collect();
+    let page = "book-example/src/guide/sensors";
+    let hot: Vec<String> = (0..3)
+        .map(|i| {
+            let body = json!({"page": page, "space": "book", "scope": "page", "body": format!("hot #{i}")});
+            let (code, c) = as_reviewer(&proxies[0], "r0", "POST", &format!("{API}comments"), &body);
+            assert_eq!(code, 201, "{c}");
+            c["id"].as_str().unwrap().to_string()
+        })
+        .collect();
+    crate::support::wait::until(
+        Duration::from_secs(30),
+        "the second hub to have the hot comments",
+        || {
+            let (code, list) = as_reviewer(
+                &proxies[1],
+                "r1",
+                "GET",
+                &format!("{API}comments?page={page}"),
+                &Value::Null,
+            );
+            let has = |id: &String| {
+                list.as_array()
+                    .is_some_and(|l| l.iter().any(|c| &c["id"] == id))
+            };
+            (code == 200 && hot.iter().all(has)).then_some(())
+        },
+    );
+    TwoHubs { hubs, proxies, hot }
+}
+
+#[test]
+fn two_hubs_on_one_remote_converge_under_ten_reviewers_and_an_author() {
+    let Some(tools) = forge::tools("hub::two_hubs…") else {
+        return;
+    };
+    let work = common::tempdir();
+    book_repo(work.path());
+    let remote = GitServer::start(&tools);
+    let url = remote.publish("book.git", work.path());
+    let two = two_hubs(&tools, &url);
+    let author = work.path().join("author");
+    author_clone(&url, &author);
+    let (acked, subjects) = std::thread::scope(|s| {
+        let writers: Vec<_> = (0..10)
+            .map(|i| {
+                let (proxy, hot) = (&two.proxies[i % 2], &two.hot);
+                s.spawn(move || load(proxy, &format!("r{i}"), hot, 30))
+            })
+            .collect();
+        let subjects: Vec<String> = (1..=5)
+            .map(|i| {
+                std::thread::sleep(Duration::from_millis(700));
+                author_push(
+                    &author,
+                    "book-example/src/guide/sensors.md",
+                    &format!("Author edit {i}."),
+                )
+            })
+            .collect();
+        let acked: Vec<Acknowledged> = writers.into_iter().map(|w| w.join().unwrap()).collect();
+        (acked, subjects)
+    });
+    let written: usize = acked
+        .iter()
+        .map(|a| a.comments.len() + a.replies.len())
+        .sum();
+    let refused: usize = acked.iter().map(|a| a.refused).sum();
+    assert_eq!(written + refused, 300);
+    // The hubs retry a push the other's moved branch refused: every write here is taken.
+    assert_eq!(
+        refused,
+        0,
+        "{acked:?}\n{}\n{}",
+        two.hubs[0].said(),
+        two.hubs[1].said()
+    );
+    let all = check_remote(&url, work.path(), &acked, &subjects);
+    assert_eq!(
+        loaded(&all),
+        written - acked.iter().map(|a| a.replies.len()).sum::<usize>()
+    );
+    drop(two);
+}
+
+#[test]
+fn a_hub_killed_during_the_load_loses_no_acknowledged_write() {
+    let Some(tools) = forge::tools("hub::a_hub_killed…") else {
+        return;
+    };
+    let work = common::tempdir();
+    book_repo(work.path());
+    let remote = GitServer::start(&tools);
+    let url = remote.publish("book.git", work.path());
+    let mut two = two_hubs(&tools, &url);
+    let victim = two.hubs[0].pid();
+    let acked = std::thread::scope(|s| {
+        let writers: Vec<_> = (0..6)
+            .map(|i| {
+                let (proxy, hot) = (&two.proxies[i % 2], &two.hot);
+                s.spawn(move || load(proxy, &format!("r{i}"), hot, 20))
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(1500));
+        let killed = std::process::Command::new("kill")
+            .args(["-KILL", &victim.to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        writers
+            .into_iter()
+            .map(|w| w.join().unwrap())
+            .collect::<Vec<Acknowledged>>()
+    });
+    let refused: usize = acked.iter().map(|a| a.refused).sum();
+    assert!(
+        refused > 0,
+        "the killed hub refused nothing: killed too late? {acked:?}"
+    );
+    let all = check_remote(&url, work.path(), &acked, &[]);
+    // Nothing but what was acknowledged, and at most one write per hub under way when it died.
+    // Beyond what was acknowledged, at most the writes under way on the killed hub (one per
+    // reviewer writing through it), each whole (`comments verify` above).
+    let acked_comments: usize = acked.iter().map(|a| a.comments.len()).sum();
+    let extra = loaded(&all) - acked_comments;
+    assert!(extra <= 3, "{extra} comments not acknowledged: {acked:?}");
+    // Restarted on its data directory, the hub serves and takes writes again.
+    let data = two.hubs[0].data.clone();
+    two.hubs[0] = Hub::start_in(&url, &data, &["--book", "book-example"]);
+    let users = ten_reviewers();
+    let refs: Vec<forge::User> = users
+        .iter()
+        .map(|u| (u.0.as_str(), u.1.as_str(), u.2.as_str(), u.3.as_str()))
+        .collect();
+    let proxy = Proxy::start(&tools, two.hubs[0].port, &refs);
+    let body = json!({"page": "book-example/src/guide/sensors", "space": "book", "scope": "page", "body": "after the restart"});
+    let (code, c) = as_reviewer(&proxy, "r3", "POST", &format!("{API}comments"), &body);
+    assert_eq!(code, 201, "{c} {}", two.hubs[0].said());
+    let check = work.path().join("after");
+    git(
+        Path::new("/"),
+        &["clone", "-q", &url, check.to_str().unwrap()],
+    );
+    let log = git(&check, &["log", "-1", "--format=%an | %s", "main"]);
+    assert_eq!(
+        log.trim(),
+        format!(
+            "Reviewer 3 | notabene: new comment {} on book-example/src/guide/sensors",
+            c["id"].as_str().unwrap()
+        )
     );
 }

@@ -3,16 +3,15 @@
 //! (the least recently used one stopped first; its clone stays for next time), and moved to the
 //! remote's tip when it changes ([`Branches::refresh`]: polling, or a push the hub is told of).
 //!
-//! Every write to a branch's book goes through its [`Publisher`] (the book's gate): under the
-//! branch's lock, the store write, a commit by the reviewer of that write's files alone, and the
-//! push; the answer only after the push. Moving the clone to the remote's tip takes the same lock.
+//! Every write to a branch's book goes through its `Publisher` (the book's gate: a commit by the
+//! reviewer, pushed before the answer).
 //!
-//! Owns: the registry, the branch's gate. Calls: `hub::git`, `apps::serve` (the served book).
+//! Owns: the registry. Calls: `hub::publisher`, `hub::git`, `apps::serve` (the served book).
 
 use super::git::Clone;
-use crate::apps::serve::{Access, Answer, ApiError, Gate, Reviewer, Served};
+use super::publisher::Publisher;
+use crate::apps::serve::{Access, Gate, Served};
 use crate::{Error, Result};
-use axum::http::StatusCode;
 use notabene_core::say_err;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -34,53 +33,6 @@ pub struct Source {
     pub committer: String,
     /// Branches served at once.
     pub max_branches: usize,
-}
-
-/// The gate of one branch's book: a write, then its commit and push, under the branch's lock.
-pub(crate) struct Publisher {
-    clone: Clone,
-    /// The store and the book's sources, relative to the clone: what a write may commit.
-    paths: Vec<String>,
-    /// Held by a write being published, and by a move to the remote's tip.
-    lock: Mutex<()>,
-    /// Why the branch takes no writes (a push the remote refused outright).
-    read_only: Mutex<Option<String>>,
-}
-
-impl Gate for Publisher {
-    fn write(
-        &self,
-        who: &Reviewer,
-        describe: &dyn Fn(&Answer) -> String,
-        write: &mut dyn FnMut() -> std::result::Result<Answer, ApiError>,
-    ) -> std::result::Result<Answer, ApiError> {
-        if let Some(why) = self.read_only() {
-            return Err(ApiError::new(StatusCode::FORBIDDEN, why));
-        }
-        let _held = lock(&self.lock);
-        let answer = write()?;
-        if !answer.status.is_success() {
-            return Ok(answer);
-        }
-        let paths: Vec<&str> = self.paths.iter().map(String::as_str).collect();
-        match self
-            .clone
-            .publish(&paths, &who.author(), &describe(&answer))
-        {
-            Ok(_) => Ok(answer),
-            Err(e) => {
-                say_err!("notabene: {e}");
-                Err(ApiError::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "not saved: the branch could not be pushed; try again",
-                ))
-            }
-        }
-    }
-
-    fn read_only(&self) -> Option<String> {
-        lock(&self.read_only).clone()
-    }
 }
 
 /// A branch being served.
@@ -217,12 +169,7 @@ impl Branches {
                 "the book's store is outside the repository ({name})"
             )));
         }
-        let publisher = Arc::new(Publisher {
-            clone,
-            paths,
-            lock: Mutex::new(()),
-            read_only: Mutex::new(None),
-        });
+        let publisher = Arc::new(Publisher::new(clone, paths));
         let gate: Arc<dyn Gate> = Arc::clone(&publisher) as Arc<dyn Gate>;
         let served = Served::start(&root, Access::Hub(gate))?;
         Ok(Branch {
@@ -243,17 +190,12 @@ impl Branches {
     /// then rebuilt by its watcher, and its readers reloaded). Errors are reported, not fatal.
     pub(crate) fn refresh(&self) {
         for b in self.opened() {
-            let p = &b.publisher;
-            let _held = lock(&p.lock);
-            let moved = p.clone.fetch().and_then(|tip| {
-                let head = p.clone.head()?;
-                if head == tip {
-                    return Ok(false);
+            let moved = b.publisher.follow().and_then(|moved| {
+                if moved {
+                    let root = b.publisher.clone.dir.join(&self.source.book);
+                    crate::output::engine::refresh_client(&root)?;
                 }
-                p.clone.reset()?;
-                let root = p.clone.dir.join(&self.source.book);
-                crate::output::engine::refresh_client(&root)?;
-                Ok(true)
+                Ok(moved)
             });
             if let Err(e) = moved {
                 say_err!("notabene: cannot update branch {}: {e}", b.name);

@@ -2,20 +2,16 @@
 //! reviewer pushed to the branch before it is answered. Everything here runs `git` (the real one,
 //! as the user would) with no terminal prompt, in a clone the hub owns.
 //!
-//! A branch's clone has no commit the remote lacks, except while a write is being published
-//! (under the branch's lock): so moving it to the remote's tip is a hard reset, and a push that
-//! gives up is taken back the same way. A push the remote rejects because the branch moved is
-//! followed by a fetch and a rebase of the one commit (store files merged by the store's merge
-//! driver, which the hub sets up in each clone), then tried again.
+//! A branch's clone has no commit the remote lacks, except writes being published (see
+//! `hub::publisher`): so moving it to the remote's tip is a hard reset. After a push the remote
+//! rejects because the branch moved, a rebase puts the clone's commits on its new tip (store
+//! files merged by the store's merge driver, which the hub sets up in each clone).
 //!
-//! Owns: the clone's set-up, fetch, reset, commit and push. Calls: `git`.
+//! Owns: the clone's set-up, fetch, reset, commit, push and rebase. Calls: `git`.
 
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-/// How many times a write's push is tried (each after a fetch and rebase) before it gives up.
-pub(crate) const PUSH_TRIES: usize = 8;
 
 /// `git` with `args` in `dir` (no prompt, no pager, no user or system config that could change
 /// what a clone does: only the hub's own settings).
@@ -174,12 +170,15 @@ impl Clone {
         Ok(())
     }
 
+    /// Puts the work tree and the index back to the last commit (a write that could not be
+    /// committed).
+    pub(crate) fn reset_tree(&self) -> Result<()> {
+        run(&self.dir, &["reset", "--quiet", "--hard", "HEAD"]).map(|_| ())
+    }
+
     /// Commits what changed under `paths` (relative to the work tree) as `author` with
-    /// `message`, and pushes it; `Ok(false)` when nothing changed. A push rejected because the
-    /// branch moved is fetched, rebased and tried again, [`PUSH_TRIES`] times in all; when it
-    /// gives up the commit is taken back (the work tree at the remote's tip) and the error
-    /// says why.
-    pub(crate) fn publish(&self, paths: &[&str], author: &str, message: &str) -> Result<bool> {
+    /// `message`; `Ok(false)` when nothing changed.
+    pub(crate) fn commit(&self, paths: &[&str], author: &str, message: &str) -> Result<bool> {
         let mut add = vec!["add", "--all", "--"];
         add.extend_from_slice(paths);
         run(&self.dir, &add)?;
@@ -199,59 +198,77 @@ impl Clone {
                 message,
             ],
         )?;
-        let refspec = format!("HEAD:refs/heads/{}", self.branch);
-        let mut why = String::new();
-        for _ in 0..PUSH_TRIES {
-            let out = git(&self.dir, &["push", "--porcelain", "origin", &refspec])?;
-            if out.status.success() {
-                // The remote-tracking ref follows, so that the next poll sees no change.
-                let _ = self.fetch();
-                return Ok(true);
-            }
-            let text = format!(
-                "{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            why = text
-                .lines()
-                .find(|l| l.starts_with('!') || l.contains("error") || l.contains("fatal"))
-                .unwrap_or("the push failed")
-                .to_string();
-            let moved = [
-                "fetch first",
-                "non-fast-forward",
-                "failed to update ref",
-                "cannot lock ref",
-            ]
-            .iter()
-            .any(|m| text.contains(m));
-            if !moved {
-                break;
-            }
-            // The branch moved: our commit on its new tip, store files merged by the driver.
-            if self.fetch().is_err() {
-                break;
-            }
-            let onto = format!("refs/remotes/origin/{}", self.branch);
-            if git(&self.dir, &["rebase", "--quiet", &onto])?
-                .status
-                .success()
-            {
-                continue;
-            }
-            let _ = git(&self.dir, &["rebase", "--abort"]);
-            why = "the write could not be merged with the branch".into();
-            break;
-        }
-        let _ = self.fetch();
-        self.reset()?;
-        Err(Error::new(format!(
-            "cannot push to {}: {} (push)",
-            self.branch,
-            notabene_core::escape::escape_terminal(why.trim())
-        )))
+        Ok(true)
     }
+
+    /// Pushes `commit` to the branch (never forced: the remote checks that the branch is
+    /// where it was, so a concurrent update is never overwritten).
+    pub(crate) fn push(&self, commit: &str) -> Result<Pushed> {
+        let refspec = format!("{commit}:refs/heads/{}", self.branch);
+        let out = git(&self.dir, &["push", "--porcelain", "origin", &refspec])?;
+        if out.status.success() {
+            return Ok(Pushed::Done);
+        }
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let moved = [
+            "fetch first",
+            "non-fast-forward",
+            "failed to update ref",
+            "cannot lock ref",
+            "stale info",
+        ]
+        .iter()
+        .any(|m| text.contains(m));
+        if moved {
+            return Ok(Pushed::Moved);
+        }
+        let why = text
+            .lines()
+            .find(|l| l.starts_with('!') || l.contains("error") || l.contains("fatal"))
+            .unwrap_or("the push failed");
+        Ok(Pushed::Refused(
+            notabene_core::escape::escape_terminal(why.trim()).into_owned(),
+        ))
+    }
+
+    /// After the branch moved: fetches it and puts the clone's own commits on its new tip
+    /// (store files merged by the store's driver); `Ok(Err(why))` when they do not merge (the
+    /// rebase is undone).
+    pub(crate) fn rebase(&self) -> Result<std::result::Result<(), String>> {
+        self.fetch()?;
+        let onto = format!("refs/remotes/origin/{}", self.branch);
+        let out = git(&self.dir, &["rebase", "--quiet", &onto])?;
+        if out.status.success() {
+            return Ok(Ok(()));
+        }
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let why = text
+            .lines()
+            .find(|l| l.contains("CONFLICT") || l.contains("error"))
+            .unwrap_or("the rebase failed");
+        let why = notabene_core::escape::escape_terminal(why.trim()).into_owned();
+        let _ = git(&self.dir, &["rebase", "--abort"]);
+        Ok(Err(why))
+    }
+}
+
+/// What a push did.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Pushed {
+    /// The branch holds the commit.
+    Done,
+    /// The branch moved since it was fetched: fetch, rebase, try again.
+    Moved,
+    /// Refused for another reason (no right to push, no such branch): trying again will not do.
+    Refused(String),
 }
 
 /// `Name <email>` split into its name and email (all of it the name when there are no `<>`).

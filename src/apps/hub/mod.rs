@@ -11,6 +11,7 @@ mod branches;
 mod front;
 mod git;
 mod identity;
+mod publisher;
 
 pub use branches::{Source, matches, valid_branch};
 pub use identity::{Cidr, SignIn};

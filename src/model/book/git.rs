@@ -54,6 +54,9 @@ fn git(root: &Path, args: &[&str]) -> Option<(i32, String)> {
         .args(["-c", "core.quotepath=off", "-c", "diff.noprefix=false"])
         .args(args)
         .env("LC_ALL", "C")
+        // Reads only: `git status` and `diff` then leave the index alone (no `index.lock` that a
+        // commit or rebase in the same work tree, the hub's, would trip over).
+        .env("GIT_OPTIONAL_LOCKS", "0")
         .env_remove("GIT_EXTERNAL_DIFF")
         .output()
         .ok()?;
