@@ -758,3 +758,91 @@ fn a_hub_killed_during_the_load_loses_no_acknowledged_write() {
         )
     );
 }
+
+/// GitHub's signature of `body` with `secret`: `sha256=<hex of HMAC-SHA256>`.
+fn github_signature(secret: &str, body: &[u8]) -> String {
+    use hmac::{KeyInit, Mac};
+    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).unwrap();
+    mac.update(body);
+    let hex: String = mac
+        .finalize()
+        .into_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("sha256={hex}")
+}
+
+#[test]
+fn a_signed_push_webhook_makes_the_hub_fetch_and_a_forged_one_is_refused() {
+    let Some(tools) = forge::tools("hub::a_signed_push_webhook…") else {
+        return;
+    };
+    let work = common::tempdir();
+    book_repo(work.path());
+    let remote = GitServer::start(&tools);
+    let url = remote.publish("book.git", work.path());
+    let args = [
+        "--book",
+        "book-example",
+        "--poll",
+        "0",
+        "--webhook-secret-env",
+        "NB_HOOK",
+    ];
+    let hub = Hub::start_env(&url, &args, &[("NB_HOOK", "s3cret hook")]);
+    let proxy = Proxy::start(&tools, hub.port, USERS);
+    assert_eq!(
+        as_user(&proxy, Some("bob"), "GET", "/b/main/", &Value::Null).0,
+        200
+    );
+    let author = work.path().join("author");
+    author_clone(&url, &author);
+    author_push(
+        &author,
+        "book-example/src/guide/sensors.md",
+        "Told by a webhook.",
+    );
+
+    let event = br#"{"ref":"refs/heads/main","after":"0000"}"#;
+    let hook = |headers: &[(&str, &str)]| request(hub.port, "POST", "/hooks/push", headers, event);
+    let refused = (
+        401,
+        "notabene: webhook refused: bad signature or token\n".to_string(),
+    );
+    assert_eq!(
+        hook(&[("X-Hub-Signature-256", &github_signature("wrong", event))]),
+        refused
+    );
+    assert_eq!(hook(&[("X-Gitlab-Token", "s3cret hoo")]), refused);
+    assert_eq!(hook(&[]), refused);
+    // Signed for another body: refused.
+    let other = github_signature("s3cret hook", br#"{"ref":"refs/heads/main"}"#);
+    assert_eq!(hook(&[("X-Hub-Signature-256", &other)]), refused);
+
+    let signed = github_signature("s3cret hook", event);
+    assert_eq!(
+        hook(&[("X-GitHub-Event", "push"), ("X-Hub-Signature-256", &signed)]),
+        (202, "notabene: fetching\n".to_string())
+    );
+    crate::support::wait::until(
+        Duration::from_secs(30),
+        "the hub to serve the pushed edit",
+        || {
+            let (code, page) = as_user(
+                &proxy,
+                Some("bob"),
+                "GET",
+                "/b/main/guide/sensors.html",
+                &Value::Null,
+            );
+            (code == 200
+                && page
+                    .as_str()
+                    .is_some_and(|p| p.contains("Told by a webhook.")))
+            .then_some(())
+        },
+    );
+    // GitLab's token: taken too.
+    assert_eq!(hook(&[("X-Gitlab-Token", "s3cret hook")]).0, 202);
+}

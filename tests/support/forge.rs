@@ -255,13 +255,27 @@ impl Hub {
     pub fn start(repo: &str, args: &[&str]) -> Hub {
         let dir = common::tempdir();
         let data = dir.path().join("data");
-        let mut hub = Hub::start_in(repo, &data, args);
+        let mut hub = Hub::spawn(repo, &data, args, &[]);
+        hub._dir = Some(dir);
+        hub
+    }
+
+    /// [`Hub::start`] with `env` set for it.
+    pub fn start_env(repo: &str, args: &[&str], env: &[(&str, &str)]) -> Hub {
+        let dir = common::tempdir();
+        let data = dir.path().join("data");
+        let mut hub = Hub::spawn(repo, &data, args, env);
         hub._dir = Some(dir);
         hub
     }
 
     /// [`Hub::start`] with its data directory given (a restart keeps its clones).
     pub fn start_in(repo: &str, data: &Path, args: &[&str]) -> Hub {
+        Hub::spawn(repo, data, args, &[])
+    }
+
+    /// `hub` on `repo` with `args` (`--poll 1` unless they say otherwise) and `env`.
+    fn spawn(repo: &str, data: &Path, args: &[&str], env: &[(&str, &str)]) -> Hub {
         std::fs::create_dir_all(data).unwrap();
         let log = data.with_extension("log");
         let stderr = std::fs::File::create(&log).unwrap();
@@ -280,10 +294,14 @@ impl Hub {
                 "X-Forwarded-User",
                 "--trusted-proxy",
                 &format!("{PROXY_PEER}/32"),
-                "--poll",
-                "1",
             ])
+            .args(if args.contains(&"--poll") {
+                &[][..]
+            } else {
+                &["--poll", "1"][..]
+            })
             .args(args)
+            .envs(env.iter().copied())
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env_remove("NOTABENE_TOKEN")

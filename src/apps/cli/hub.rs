@@ -44,6 +44,10 @@ pub(crate) struct HubArgs {
     /// Seconds between fetches of the served branches (0: never).
     #[arg(long, value_name = "SECS", default_value_t = 30)]
     poll: u64,
+    /// The environment variable holding the secret of push webhooks (`POST /hooks/push`:
+    /// GitHub's X-Hub-Signature-256, GitLab's X-Gitlab-Token).
+    #[arg(long = "webhook-secret-env", value_name = "VAR")]
+    webhook_secret_env: Option<String>,
     /// Who commits the reviewers' writes.
     #[arg(
         long,
@@ -78,6 +82,17 @@ impl HubArgs {
                 "the book must be a path inside the repository (--book)",
             ));
         }
+        let webhook_secret = match &self.webhook_secret_env {
+            None => None,
+            Some(var) => match std::env::var(var) {
+                Ok(secret) if !secret.is_empty() => Some(secret.into_bytes()),
+                _ => {
+                    return Err(Error::new(format!(
+                        "the environment variable {var} holds no webhook secret (--webhook-secret-env)"
+                    )));
+                }
+            },
+        };
         let trusted = match self.trusted_proxies.is_empty() {
             true => Cidr::loopback(),
             false => self
@@ -108,6 +123,7 @@ impl HubArgs {
                 public_read: self.public_read,
             },
             poll: self.poll,
+            webhook_secret,
         })
     }
 }

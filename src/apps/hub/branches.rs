@@ -190,16 +190,29 @@ impl Branches {
     /// then rebuilt by its watcher, and its readers reloaded). Errors are reported, not fatal.
     pub(crate) fn refresh(&self) {
         for b in self.opened() {
-            let moved = b.publisher.follow().and_then(|moved| {
-                if moved {
-                    let root = b.publisher.clone.dir.join(&self.source.book);
-                    crate::output::engine::refresh_client(&root)?;
-                }
-                Ok(moved)
-            });
-            if let Err(e) = moved {
-                say_err!("notabene: cannot update branch {}: {e}", b.name);
+            self.follow(&b);
+        }
+    }
+
+    /// [`Branches::refresh`] of the branch `name` alone (a webhook named it), if it is open.
+    pub(crate) fn refresh_branch(&self, name: &str) {
+        let open = lock(&self.open).get(name).cloned();
+        if let Some(b) = open {
+            self.follow(&b);
+        }
+    }
+
+    /// Moves `b` to the remote's tip when it changed.
+    fn follow(&self, b: &Branch) {
+        let moved = b.publisher.follow().and_then(|moved| {
+            if moved {
+                let root = b.publisher.clone.dir.join(&self.source.book);
+                crate::output::engine::refresh_client(&root)?;
             }
+            Ok(moved)
+        });
+        if let Err(e) = moved {
+            say_err!("notabene: cannot update branch {}: {e}", b.name);
         }
     }
 

@@ -25,6 +25,8 @@ use tower::ServiceExt;
 pub(crate) struct Hub {
     pub(crate) branches: Arc<Branches>,
     pub(crate) sign_in: SignIn,
+    /// The webhook's secret (`None`: no webhook route).
+    pub(crate) webhook_secret: Option<Vec<u8>>,
 }
 
 /// The hub's router.
@@ -36,6 +38,9 @@ pub(crate) fn router(hub: Arc<Hub>) -> Router {
             Arc::clone(&hub),
             signed_in,
         ))
+        // Forges send webhooks from their own servers, not through the sign-in: the secret
+        // is the proof.
+        .route("/hooks/push", axum::routing::post(hook))
         .with_state(hub)
 }
 
@@ -64,6 +69,45 @@ async fn signed_in(State(hub): State<Arc<Hub>>, mut req: Request, next: Next) ->
         }
     }
     next.run(req).await
+}
+
+/// `POST /hooks/push`: a forge's push event, proven by the secret; the branch it names is
+/// fetched (202), anything else is answered and ignored (200), a request without the proof is
+/// refused (401).
+async fn hook(State(hub): State<Arc<Hub>>, req: Request) -> Response<Body> {
+    let Some(secret) = hub.webhook_secret.clone() else {
+        return text(
+            StatusCode::NOT_FOUND,
+            "notabene: no webhook here (--webhook-secret-env)",
+        );
+    };
+    let (signature, token) = {
+        let header = |name: &str| {
+            req.headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        };
+        (header("x-hub-signature-256"), header("x-gitlab-token"))
+    };
+    let Ok(body) = axum::body::to_bytes(req.into_body(), super::hooks::MAX_HOOK_BODY).await else {
+        return text(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "notabene: webhook body too large",
+        );
+    };
+    if !super::hooks::authentic(&secret, &body, signature.as_deref(), token.as_deref()) {
+        return text(
+            StatusCode::UNAUTHORIZED,
+            "notabene: webhook refused: bad signature or token",
+        );
+    }
+    let Some(branch) = super::hooks::pushed_branch(&body) else {
+        return text(StatusCode::OK, "notabene: nothing to fetch");
+    };
+    let b = Arc::clone(&hub.branches);
+    tokio::task::spawn_blocking(move || b.refresh_branch(&branch));
+    text(StatusCode::ACCEPTED, "notabene: fetching")
 }
 
 /// `/`: the branches this hub serves (those of the remote its patterns match).

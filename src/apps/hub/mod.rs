@@ -10,6 +10,7 @@
 mod branches;
 mod front;
 mod git;
+mod hooks;
 mod identity;
 mod publisher;
 
@@ -33,6 +34,8 @@ pub struct HubOptions {
     pub sign_in: SignIn,
     /// Seconds between fetches of the open branches (0: never).
     pub poll: u64,
+    /// The secret push webhooks prove they know (`None`: no webhook).
+    pub webhook_secret: Option<Vec<u8>>,
 }
 
 /// Runs the hub until SIGINT or SIGTERM; `announce` gets the URL once it listens.
@@ -65,6 +68,7 @@ pub fn hub(mut options: HubOptions, announce: &dyn Fn(&str)) -> Result<()> {
     let hub = Arc::new(front::Hub {
         branches: Arc::clone(&branches),
         sign_in: options.sign_in.clone(),
+        webhook_secret: options.webhook_secret.clone(),
     });
     let stopped = Arc::new(AtomicBool::new(false));
     if options.poll > 0 {
