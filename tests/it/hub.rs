@@ -846,3 +846,136 @@ fn a_signed_push_webhook_makes_the_hub_fetch_and_a_forged_one_is_refused() {
     // GitLab's token: taken too.
     assert_eq!(hook(&[("X-Gitlab-Token", "s3cret hook")]).0, 202);
 }
+
+/// Adds, on a new branch `name` of the repository at `repo` (pushed to `origin`), what `edit`
+/// makes of the work tree.
+fn push_branch(repo: &Path, name: &str, edit: impl FnOnce(&Path)) {
+    git(repo, &["checkout", "-q", "-b", name, "main"]);
+    edit(repo);
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-qm", &format!("{name}: hostile")]);
+    git(repo, &["push", "-q", "origin", name]);
+    git(repo, &["checkout", "-q", "main"]);
+}
+
+#[test]
+fn a_hostile_branch_runs_nothing_and_reads_nothing_outside_the_checkout() {
+    let Some(tools) = forge::tools("hub::a_hostile_branch…") else {
+        return;
+    };
+    let work = common::tempdir();
+    let repo = work.path().join("repo");
+    book_repo(&repo);
+    let remote = GitServer::start(&tools);
+    let url = remote.publish("book.git", &repo);
+    git(&repo, &["remote", "add", "origin", &url]);
+    let ran = work.path().join("ran");
+    let sh = |what: &str| format!("sh -c 'touch {}/{what}'", ran.display());
+    std::fs::create_dir_all(&ran).unwrap();
+    // Commands, a script of its own, a 404 page and includes that climb out (by `..`, and by
+    // a symlink in the repository to /etc).
+    push_branch(&repo, "hostile", |r| {
+        let toml = r.join("book-example/book.toml");
+        let text = std::fs::read_to_string(&toml).unwrap().replace(
+            "additional-js = [",
+            "input-404 = \"../../../../../../etc/passwd\"\nadditional-js = [\"evil.js\", ",
+        ) + &format!(
+            "\n[preprocessor.pwn]\ncommand = \"{}\"\n\n[output.pwn]\ncommand = \"{}\"\n",
+            sh("preprocessor"),
+            sh("renderer")
+        );
+        std::fs::write(&toml, text).unwrap();
+        std::fs::write(
+            r.join("book-example/evil.js"),
+            "fetch('/b/hostile/__notabene/api/comments')",
+        )
+        .unwrap();
+        std::os::unix::fs::symlink("/etc", r.join("etc-link")).unwrap();
+        let chapter = r.join("book-example/src/guide/sensors.md");
+        let md = std::fs::read_to_string(&chapter).unwrap()
+            + "\nBy dots: {{#include ../../../../../../../../../../etc/passwd}}\n\nBy a link: {{#include ../../../etc-link/passwd}}\n";
+        std::fs::write(&chapter, md).unwrap();
+    });
+    // A chapter that is a symlink out of the repository.
+    push_branch(&repo, "linked", |r| {
+        let src = r.join("book-example/src");
+        std::os::unix::fs::symlink("/etc/passwd", src.join("passwd.md")).unwrap();
+        let summary =
+            std::fs::read_to_string(src.join("SUMMARY.md")).unwrap() + "- [Passwords](passwd.md)\n";
+        std::fs::write(src.join("SUMMARY.md"), summary).unwrap();
+    });
+    // A file mdBook would copy into the site, a symlink out of the repository.
+    push_branch(&repo, "copies-out", |r| {
+        std::os::unix::fs::symlink("/etc/passwd", r.join("book-example/src/images/shadow.png"))
+            .unwrap();
+    });
+    // The reader client written through a path of its book.toml that leaves the checkout.
+    let outside = work.path().join("outside");
+    push_branch(&repo, "writes-out", |r| {
+        let toml = r.join("book-example/book.toml");
+        let rel = format!(
+            "../../../../../../../../../..{}/notabene.js",
+            outside.display()
+        );
+        let text = std::fs::read_to_string(&toml)
+            .unwrap()
+            .replace("\"theme/notabene.js\"", &format!("{rel:?}"));
+        std::fs::write(&toml, text).unwrap();
+    });
+
+    let hub = Hub::start(&url, &["--book", "book-example", "--branch", "*"]);
+    let proxy = Proxy::start(&tools, hub.port, USERS);
+    let get = |path: &str| as_user(&proxy, Some("bob"), "GET", path, &Value::Null);
+    let (code, page) = get("/b/hostile/guide/sensors.html");
+    let page = page.as_str().unwrap_or_default().to_string();
+    assert_eq!(code, 200, "{page}\n{}", hub.said());
+    let note = "names a file outside the repository; it was not read";
+    assert_eq!(page.matches(note).count(), 2, "{page}");
+    assert!(
+        !page.contains("root:x:0:0") && !page.contains("evil.js"),
+        "{page}"
+    );
+    let (code, missing) = get("/b/hostile/no-such-page.html");
+    assert_eq!(code, 404);
+    assert!(!missing.as_str().unwrap_or_default().contains("root:x:0:0"));
+    let (_, index) = get("/");
+    let index = index.as_str().unwrap_or_default().to_string();
+    let skipped = format!(
+        "<a href=\"/b/hostile/\">hostile</a> <small>(built; skipped from its book.toml, never run: preprocessor.pwn (command &quot;{}&quot;), output.pwn (command &quot;{}&quot;), output.html.additional-js &quot;evil.js&quot;, output.html.additional-js &quot;mermaid/mermaid.min.js&quot;, output.html.additional-js &quot;mermaid/mermaid-init.js&quot;, output.html.input-404)</small>",
+        sh("preprocessor").replace('\'', "&#39;"),
+        sh("renderer").replace('\'', "&#39;")
+    );
+    assert!(index.contains(&skipped), "{index}\n{skipped}");
+    assert_eq!(std::fs::read_dir(&ran).unwrap().count(), 0, "a command ran");
+
+    // Refused whole: a chapter that is a symlink out, a client file written out.
+    for (branch, why) in [
+        (
+            "linked",
+            "the branch reads outside the repository: the chapter \"passwd.md\" (SUMMARY.md)",
+        ),
+        (
+            "copies-out",
+            "the branch reads outside the repository: the symlink images/shadow.png",
+        ),
+        (
+            "writes-out",
+            "the branch reads outside the repository: additional-js",
+        ),
+    ] {
+        let (code, text) = get(&format!("/b/{branch}/"));
+        assert_eq!(
+            (code, text),
+            (
+                502,
+                json!("notabene: the branch cannot be built (see the hub's log)\n")
+            ),
+            "{branch}"
+        );
+        assert!(hub.said().contains(why), "{branch}: {}", hub.said());
+    }
+    assert!(
+        !outside.exists(),
+        "the client was written outside the checkout"
+    );
+}

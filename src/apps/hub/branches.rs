@@ -11,6 +11,7 @@
 use super::git::Clone;
 use super::publisher::Publisher;
 use crate::apps::serve::{Access, Gate, Served};
+use crate::model::book::Trust;
 use crate::{Error, Result};
 use notabene_core::say_err;
 use std::collections::BTreeMap;
@@ -50,6 +51,14 @@ impl Branch {
     /// The routes of its book, from its root.
     pub(crate) fn router(&self) -> axum::Router {
         self.router.clone()
+    }
+
+    /// What its last build skipped of the branch's configuration.
+    pub(crate) fn skipped(&self) -> Vec<String> {
+        lock(&self.served)
+            .as_ref()
+            .map(Served::skipped)
+            .unwrap_or_default()
     }
 }
 
@@ -171,7 +180,10 @@ impl Branches {
         }
         let publisher = Arc::new(Publisher::new(clone, paths));
         let gate: Arc<dyn Gate> = Arc::clone(&publisher) as Arc<dyn Gate>;
-        let served = Served::start(&root, Access::Hub(gate))?;
+        let trust = Trust::Inert {
+            checkout: dir.clone(),
+        };
+        let served = Served::start(&root, Access::Hub(gate), trust)?;
         Ok(Branch {
             name: name.to_string(),
             router: served.router(),
@@ -206,8 +218,9 @@ impl Branches {
     fn follow(&self, b: &Branch) {
         let moved = b.publisher.follow().and_then(|moved| {
             if moved {
-                let root = b.publisher.clone.dir.join(&self.source.book);
-                crate::output::engine::refresh_client(&root)?;
+                let checkout = b.publisher.clone.dir.clone();
+                let root = checkout.join(&self.source.book);
+                crate::output::engine::refresh_client_trusting(&root, &Trust::Inert { checkout })?;
             }
             Ok(moved)
         });

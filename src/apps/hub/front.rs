@@ -115,13 +115,17 @@ async fn index(State(hub): State<Arc<Hub>>) -> Response<Body> {
     let b = Arc::clone(&hub.branches);
     let listed = tokio::task::spawn_blocking(move || {
         let names = super::git::remote_branches(&b.source().repo)?;
-        let open: Vec<String> = b.opened().iter().map(|x| x.name.clone()).collect();
+        let open: Vec<(String, Vec<String>)> = b
+            .opened()
+            .iter()
+            .map(|x| (x.name.clone(), x.skipped()))
+            .collect();
         Ok::<_, crate::Error>(
             names
                 .into_iter()
                 .filter(|n| b.allowed(n))
                 .map(|n| {
-                    let live = open.contains(&n);
+                    let live = open.iter().find(|(o, _)| *o == n).map(|(_, s)| s.clone());
                     (n, live)
                 })
                 .collect::<Vec<_>>(),
@@ -141,11 +145,18 @@ async fn index(State(hub): State<Arc<Hub>>) -> Response<Body> {
     let mut items = String::new();
     for (name, live) in &list {
         let href: String = percent_encoding::utf8_percent_encode(name, SEGMENT).to_string();
+        let note = match live {
+            None => String::new(),
+            Some(skipped) if skipped.is_empty() => " <small>(built)</small>".into(),
+            Some(skipped) => format!(
+                " <small>(built; skipped from its book.toml, never run: {})</small>",
+                escape_html(&skipped.join(", "))
+            ),
+        };
         items.push_str(&format!(
-            "<li><a href=\"/b/{}/\">{}</a>{}</li>\n",
+            "<li><a href=\"/b/{}/\">{}</a>{note}</li>\n",
             escape_html(&href),
             escape_html(name),
-            if *live { " <small>(built)</small>" } else { "" }
         ));
     }
     let html = format!(

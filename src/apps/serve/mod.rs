@@ -197,11 +197,16 @@ pub(crate) struct Served {
 }
 
 impl Served {
-    /// Builds the book at `root` (after writing its reader client when missing or stale) and
-    /// starts watching it; requests are answered by [`Served::router`] with `access`.
-    pub(crate) fn start(root: &Path, access: Access) -> Result<Served> {
+    /// Builds the book at `root` (after writing its reader client when missing or stale),
+    /// following its configuration as far as `trust` says, and starts watching it; requests are
+    /// answered by [`Served::router`] with `access`.
+    pub(crate) fn start(
+        root: &Path,
+        access: Access,
+        trust: crate::model::book::Trust,
+    ) -> Result<Served> {
         // Before the first snapshot: writing the client must not look like an edit.
-        crate::output::engine::refresh_client(root)?;
+        crate::output::engine::refresh_client_trusting(root, &trust)?;
         let book = Book::load(root)?;
         crate::model::book::warn_config(&book);
         let ids = PageIds::new(&book);
@@ -221,7 +226,10 @@ impl Served {
         }
         let initial = watched::snapshot(&watched);
         let first = work.path().join("site-0");
-        let kept = Arc::new(crate::output::engine::Kept::default());
+        let kept = Arc::new(crate::output::engine::Kept {
+            trust,
+            ..Default::default()
+        });
         let pages = crate::output::engine::build_into(root, &first, &kept)?;
         let site = Arc::new(Site {
             dir: RwLock::new(first),
@@ -263,6 +271,11 @@ impl Served {
             wake: Mutex::new(wake),
         });
         Ok(Served { ctx, patcher, work })
+    }
+
+    /// What the last build skipped of the book's configuration (an inert build's commands).
+    pub(crate) fn skipped(&self) -> Vec<String> {
+        lock::lock(&self.ctx.site.kept.skipped).clone()
     }
 
     /// The routes of this book (pages, live reload, the API), from its root.
@@ -308,7 +321,7 @@ pub fn serve(root: &Path, options: &ServeOptions, announce: &dyn Fn(&str)) -> Re
     };
     // Before the server is announced: the first build, and what git runs to find the
     // repository, are done by then.
-    let served = Served::start(root, access)?;
+    let served = Served::start(root, access, crate::model::book::Trust::Full)?;
     if options.host {
         say_err!(
             "notabene: WARNING: --host binds every interface: anyone on this network can read the book. The review API requires the token."

@@ -150,6 +150,8 @@ async fn status(
         if let Some(why) = gate.read_only() {
             answer["readOnly"] = why.into();
         }
+        // What the branch's book.toml asked to run that the hub never runs.
+        answer["skipped"] = value!(*lock::lock(&ctx.site.kept.skipped));
     }
     let (last, rebuilt) = *lock::lock(&ctx.site.last_build);
     // Chapters of the last full build: anchored and injected anew, or kept from the one

@@ -12,9 +12,11 @@ pub mod git;
 pub mod notices;
 pub mod pages;
 pub mod text_options;
+pub mod trust;
 
 pub use config::{Book, Config, FailOn, LocaleStrategy, Review};
 pub use git::Repo;
 pub use notices::warn_config;
 pub use pages::PageIds;
 pub use text_options::text_options;
+pub use trust::Trust;

@@ -19,8 +19,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+mod inert;
 mod log;
 mod pages;
+
+pub use crate::model::book::Trust;
 
 pub use crate::output::reuse::Kept;
 pub use pages::{RebuildChange, Rebuilt};
@@ -32,24 +35,76 @@ pub fn load(root: &Path) -> Result<MDBook> {
 
 /// [`load`], with the preprocessor given (one that keeps what builds can reuse).
 fn load_with(root: &Path, preprocessor: Notabene) -> Result<MDBook> {
+    load_trusting(root, preprocessor, &Trust::Full).map(|(md, _)| md)
+}
+
+/// [`load_with`], following the book's configuration as far as `trust` says; returns what was
+/// skipped of it.
+fn load_trusting(
+    root: &Path,
+    preprocessor: Notabene,
+    trust: &Trust,
+) -> Result<(MDBook, Vec<String>)> {
     log::install();
-    let mut md = MDBook::load(root).map_err(|e| {
-        Error::new(format!(
-            "cannot load the book: {e:#} ({})",
-            root.join("book.toml").display()
-        ))
-    })?;
+    let toml = root.join("book.toml");
+    let cannot = |e: &dyn std::fmt::Display| {
+        Error::new(format!("cannot load the book: {e:#} ({})", toml.display()))
+    };
+    let (loaded, skipped) = match trust {
+        Trust::Full => (MDBook::load(root), Vec::new()),
+        Trust::Inert { checkout } => {
+            let mut config = mdbook_driver::config::Config::from_disk(&toml)
+                .map_err(|e| cannot(&format!("{e:#}")))?;
+            config
+                .update_from_env()
+                .map_err(|e| cannot(&format!("{e:#}")))?;
+            let skipped = inert::neutralize(&mut config, &default_theme()?)?;
+            inert::check_reads(root, &config, checkout)?;
+            (MDBook::load_with_config(root, config), skipped)
+        }
+    };
+    let mut md = loaded.map_err(|e| cannot(&format!("{e:#}")))?;
+    if let Trust::Inert { checkout } = trust {
+        // Registered under the name its `[preprocessor]` table has: mdBook runs this one.
+        md.with_preprocessor(inert::InertIncludes {
+            checkout: std::fs::canonicalize(checkout)
+                .map_err(|e| Error::io("cannot read", checkout, e))?,
+        });
+    }
     md.with_preprocessor(preprocessor);
     if md.config.contains_key("output.notabene") {
         md.with_renderer(crate::output::render::CommentsJson);
     }
-    Ok(md)
+    Ok((md, skipped))
+}
+
+/// An empty directory an inert build takes as its theme directory: mdBook's default theme.
+fn default_theme() -> Result<PathBuf> {
+    static DIR: std::sync::OnceLock<Option<tempfile::TempDir>> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        tempfile::Builder::new()
+            .prefix("notabene-default-theme-")
+            .tempdir()
+            .ok()
+    })
+    .as_ref()
+    .map(|d| d.path().to_path_buf())
+    .ok_or_else(|| Error::new("cannot create an empty theme directory"))
 }
 
 /// Writes the reader client into a set-up book when its copy is missing or stale
 /// ([`crate::output::assets::refresh`]), saying so on stderr. `build` and `serve` call it first.
 pub fn refresh_client(root: &Path) -> Result<()> {
+    refresh_client_trusting(root, &Trust::Full)
+}
+
+/// [`refresh_client`] for a book built with `trust`: an inert book's client files are written
+/// only inside its checkout (a path of its `book.toml` cannot send them elsewhere).
+pub fn refresh_client_trusting(root: &Path, trust: &Trust) -> Result<()> {
     let book = Book::load(root)?;
+    if let Trust::Inert { checkout } = trust {
+        inert::check_client_paths(&book, checkout)?;
+    }
     for path in crate::output::assets::refresh(&book)? {
         say_err!(
             "notabene: wrote {path} (mdbook-notabene {})",
@@ -119,7 +174,12 @@ pub fn rebuild_into(
 /// The book at `root`, loaded with the preprocessor that keeps `kept`, its build directory set
 /// to `dest`.
 fn load_into(root: &Path, dest: &Path, kept: &Kept) -> Result<MDBook> {
-    let mut md = load_with(root, Notabene::reusing(Arc::clone(&kept.reuse)))?;
+    let preprocessor = Notabene::reusing(Arc::clone(&kept.reuse));
+    let (mut md, skipped) = load_trusting(root, preprocessor, &kept.trust)?;
+    *kept
+        .skipped
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = skipped;
     md.config.build.build_dir = std::path::absolute(dest).unwrap_or_else(|_| dest.to_path_buf());
     Ok(md)
 }

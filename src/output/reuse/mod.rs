@@ -106,6 +106,10 @@ pub struct Kept {
     pub reuse: Arc<Reuse>,
     /// The book the last build rendered.
     pub(crate) rendered: Mutex<Option<Rendered>>,
+    /// How far the book's configuration is followed (the hub's branches: inert).
+    pub trust: crate::model::book::Trust,
+    /// What the last build skipped of the book's configuration (an inert build's commands).
+    pub skipped: Mutex<Vec<String>>,
 }
 
 /// The book the last build rendered, as the renderer got it.
