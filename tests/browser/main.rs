@@ -16,5 +16,6 @@ mod support;
 mod axe;
 mod browser;
 mod corpus_book;
+mod hub_browser;
 mod serve_browser;
 mod smoke;

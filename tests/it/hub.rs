@@ -4,8 +4,8 @@
 //! commit by its reviewer in the remote; identity comes from the sign-in only; the branch moves
 //! on its own and the hub follows.
 
-use crate::support::common::{self, copy_book, git};
-use crate::support::forge::{self, GitServer, Hub, Proxy, basic};
+use crate::support::common::{self, git};
+use crate::support::forge::{self, GitServer, Hub, Proxy, basic, book_repo, push_branch};
 use crate::support::serve::request;
 use serde_json::{Value, json};
 use std::path::Path;
@@ -16,13 +16,6 @@ const USERS: &[forge::User] = &[
     ("bob", "b-pass", "bob@example.org", "Bob Builder"),
     ("max", "m-pass", "max@example.org", "Max Maintainer"),
 ];
-
-/// A repository holding book-example under `book-example/` (page ids `book-example/src/…`),
-/// its store's files merged by the store's driver.
-fn book_repo(dir: &Path) {
-    copy_book(&common::book_example(), &dir.join("book-example"));
-    common::git_commit_all(dir, "the book");
-}
 
 /// `method path` through the proxy as `user` (None: no credentials): (status, JSON or text).
 fn as_user(
@@ -845,17 +838,6 @@ fn a_signed_push_webhook_makes_the_hub_fetch_and_a_forged_one_is_refused() {
     );
     // GitLab's token: taken too.
     assert_eq!(hook(&[("X-Gitlab-Token", "s3cret hook")]).0, 202);
-}
-
-/// Adds, on a new branch `name` of the repository at `repo` (pushed to `origin`), what `edit`
-/// makes of the work tree.
-fn push_branch(repo: &Path, name: &str, edit: impl FnOnce(&Path)) {
-    git(repo, &["checkout", "-q", "-b", name, "main"]);
-    edit(repo);
-    git(repo, &["add", "-A"]);
-    git(repo, &["commit", "-qm", &format!("{name}: hostile")]);
-    git(repo, &["push", "-q", "origin", name]);
-    git(repo, &["checkout", "-q", "main"]);
 }
 
 #[test]

@@ -350,3 +350,21 @@ pub fn basic(user: &str, password: &str) -> String {
     let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
     format!("Basic {token}")
 }
+
+/// A repository at `dir` holding book-example under `book-example/` (page ids
+/// `book-example/src/…`), everything committed on `main`.
+pub fn book_repo(dir: &Path) {
+    common::copy_book(&common::book_example(), &dir.join("book-example"));
+    common::git_commit_all(dir, "the book");
+}
+
+/// Adds, on a new branch `name` of the repository at `repo` (pushed to its `origin`), what
+/// `edit` makes of the work tree; `main` is checked out again after.
+pub fn push_branch(repo: &Path, name: &str, edit: impl FnOnce(&Path)) {
+    common::git(repo, &["checkout", "-q", "-b", name, "main"]);
+    edit(repo);
+    common::git(repo, &["add", "-A"]);
+    common::git(repo, &["commit", "-qm", &format!("{name}: hostile")]);
+    common::git(repo, &["push", "-q", "origin", name]);
+    common::git(repo, &["checkout", "-q", "main"]);
+}

@@ -9,7 +9,7 @@ const Actions = (() => {
   const { arr, cssEscape, firstMessage, h, num, obj, saveHint, statusOf, str, truncate } = Dom;
   const { inUI, mainEl } = TextModel;
   const { replaceComment } = Paint;
-  const { api, busy, didSomething, maybeReload, showError, withAuthor, wroteSomething } = Live;
+  const { api, busy, didSomething, maybeReload, rightsOver, showError, withAuthor, wroteSomething } = Live;
   const { renderThread, threadOptsOf } = Thread;
   const { discussionSection } = Panel;
   const { openComposer } = Compose;
@@ -264,15 +264,17 @@ const Actions = (() => {
     button('nb-act-reply', t('reply'), () => {
       form('reply', '', t('replyPlaceholder'), t('send'), (body, b) => { patch({ reply: { body } }, b); });
     });
-    if (status === 'open' && arr(c.thread).length === 1) {
+    // Under the hub, what the sign-in allows: the server refuses the rest anyway.
+    const may = rightsOver(c);
+    if (status === 'open' && arr(c.thread).length === 1 && may.own) {
       button('nb-act-edit', t('edit'), () => {
         form('edit', str(firstMessage(c).body), t('bodyPlaceholder'), t('save'), (body, b) => { patch({ edit: { body } }, b); });
       });
     }
-    if (status === 'open') button('nb-act-resolve', t('resolve'), (b) => { patch({ status: 'resolved' }, b); });
-    else if (status === 'resolved') button('nb-act-reopen', t('reopen'), (b) => { patch({ status: 'open' }, b); });
-    button('nb-act-hold', c.hold === true ? t('holdOff') : t('holdOn'), (b) => { patch({ hold: c.hold !== true }, b); });
-    button('nb-act-delete', t('del'), () => {
+    if (may.decide && status === 'open') button('nb-act-resolve', t('resolve'), (b) => { patch({ status: 'resolved' }, b); });
+    else if (may.decide && status === 'resolved') button('nb-act-reopen', t('reopen'), (b) => { patch({ status: 'open' }, b); });
+    if (may.decide) button('nb-act-hold', c.hold === true ? t('holdOff') : t('holdOn'), (b) => { patch({ hold: c.hold !== true }, b); });
+    if (may.own) button('nb-act-delete', t('del'), () => {
       forms.textContent = '';
       showError(msg, null);
       const yes = h('button', { type: 'button', class: 'nb-btn nb-danger nb-delete-confirm', text: t('del') });
@@ -309,7 +311,7 @@ const Actions = (() => {
    * what `comments apply` does, then the page rebuilds with the new text. */
   function addApply(box, c) {
     const sg = obj(c.suggestion);
-    if (sg.applied || statusOf(c) !== 'open' || box.querySelector('.nb-apply')) return;
+    if (sg.applied || statusOf(c) !== 'open' || !rightsOver(c).decide || box.querySelector('.nb-apply')) return;
     const b = h('button', { type: 'button', class: 'nb-btn nb-primary nb-apply', text: t('apply') });
     const msg = h('p', { class: 'nb-error', role: 'alert', hidden: true });
     b.addEventListener('click', (e) => {

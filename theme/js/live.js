@@ -30,6 +30,7 @@ const Live = (() => {
     generation: 0, // the build the page came from (as far as the client knows)
     identityBtn: null,
     signedIn: '', // `Name <email>` the hub's sign-in gives (the author of every write there)
+    maintainer: false, // the hub's sign-in says they may resolve, hold and apply
     toast: null,
     toastTimer: 0,
     done: null, // the reader's last action {at, what} (see didSomething)
@@ -38,6 +39,17 @@ const Live = (() => {
     reloadTimer: 0,
     working: 0 // API call chains that hold the reload back (holdReload)
   };
+
+  /** What the reader may do to comment `c` (under the hub, as its sign-in says: `own` — edit or
+   * delete its first message, theirs; `decide` — resolve, reopen, hold, apply, a maintainer's).
+   * Under serve, everything. */
+  function rightsOver(c) {
+    if (!state.signedIn) return { own: true, decide: true };
+    const email = (s) => { const m = /<([^<>]+)>\s*$/.exec(str(s)); return m ? m[1].trim().toLowerCase() : ''; };
+    const first = arr(obj(c).thread)[0];
+    const mine = email(obj(first).author) !== '' && email(obj(first).author) === email(state.signedIn);
+    return { own: mine, decide: state.maintainer };
+  }
 
   /** Whether the page is served by a serve that takes writes (the write side is on). */
   const writable = () => state.on;
@@ -364,6 +376,7 @@ const Live = (() => {
     const served = servedGeneration();
     state.generation = served === null ? d.generation : served;
     if (typeof d.identity === 'string') state.signedIn = d.identity;
+    state.maintainer = d.maintainer === true;
     if (d.writable === true) {
       state.on = true;
       safely('write mode', onWritable);
@@ -468,6 +481,6 @@ const Live = (() => {
     b.disabled = !!state.signedIn;
   }
 
-  return { api, busy, didSomething, hideToast, holdReload, isRestoring, maybeReload, probe, restoreScroll,
+  return { api, busy, didSomething, rightsOver, hideToast, holdReload, isRestoring, maybeReload, probe, restoreScroll,
     setupIdentityControl, showError, takeDone, tellDone, toast, whenSettled, withAuthor, writable, wroteSomething };
 })();

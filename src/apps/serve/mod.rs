@@ -10,6 +10,7 @@ mod answer;
 pub mod api;
 mod bodies;
 mod body;
+mod csp;
 mod edge;
 pub mod guard;
 pub mod http;

@@ -434,7 +434,11 @@ async fn static_file(State(ctx): State<Arc<Context>>, mut req: Request) -> Respo
     if let Ok(v) = format!("nb-generation;dur={generation}").parse() {
         response.headers_mut().insert("server-timing", v);
     }
-    response
+    match &ctx.access {
+        // A branch's content may carry scripts: only the theme's run.
+        Access::Hub(_) => super::csp::apply(response).await,
+        Access::Local { .. } => response,
+    }
 }
 
 #[cfg(test)]

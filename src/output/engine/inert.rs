@@ -71,6 +71,9 @@ pub(crate) fn neutralize(config: &mut Config, default_theme: &Path) -> Result<Ve
                 INERT_INCLUDES.to_string(),
                 serde_json::json!({ "before": ["links"] }),
             );
+            // And last: the marks around each chapter's content.
+            let all: Vec<String> = kept.keys().cloned().collect();
+            kept.insert(INERT_MARKS.to_string(), serde_json::json!({ "after": all }));
         }
         config
             .set(section, Value::Object(kept))
@@ -302,6 +305,51 @@ fn linked(text: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The two HTML comments an inert build puts around every chapter's content (after every
+/// other preprocessor): `<!--nb-content-<secret>-->` and `<!--nb-content-end-<secret>-->`, the
+/// secret 128 random bits drawn once per process. A branch cannot write them (it does not know
+/// the secret), so in a page, whatever lies before the first and after the last is the theme's:
+/// the hub lets only the scripts there run (`apps::serve::csp`).
+pub fn content_marks() -> &'static (String, String) {
+    static MARKS: std::sync::OnceLock<(String, String)> = std::sync::OnceLock::new();
+    MARKS.get_or_init(|| {
+        let mut bits = [0u8; 16];
+        // Without the OS's randomness the marks are still unguessable enough to fail safe: a
+        // page whose marks cannot be found runs no script at all.
+        let _ = getrandom::fill(&mut bits);
+        let secret: String = bits.iter().map(|b| format!("{b:02x}")).collect();
+        (
+            format!("<!--nb-content-{secret}-->"),
+            format!("<!--nb-content-end-{secret}-->"),
+        )
+    })
+}
+
+/// The preprocessor an inert build runs after every other: each chapter's content between the
+/// [`content_marks`].
+pub(crate) struct InertMarks;
+
+/// Its name in `[preprocessor]` (ordered after notabene by [`neutralize`]).
+pub(crate) const INERT_MARKS: &str = "notabene-inert-marks";
+
+impl mdbook_preprocessor::Preprocessor for InertMarks {
+    fn name(&self) -> &str {
+        INERT_MARKS
+    }
+
+    fn run(
+        &self,
+        _: &mdbook_preprocessor::PreprocessorContext,
+        mut book: mdbook_preprocessor::book::Book,
+    ) -> mdbook_preprocessor::errors::Result<mdbook_preprocessor::book::Book> {
+        let (start, end) = content_marks();
+        book.for_each_chapter_mut(|ch| {
+            ch.content = format!("{start}\n\n{}\n\n{end}\n", ch.content);
+        });
+        Ok(book)
+    }
+}
+
 /// The preprocessor an inert build runs before mdBook's `links`: in each chapter, a directive
 /// that would read outside the checkout is replaced by a note saying so (what it names is
 /// never read). Directives within included files are checked before the build
@@ -421,7 +469,12 @@ command = "rm -rf /"
         let pre: std::collections::BTreeMap<String, Value> = config.preprocessors().unwrap();
         assert_eq!(
             pre.keys().collect::<Vec<_>>(),
-            ["links", "notabene", "notabene-inert-includes"]
+            [
+                "links",
+                "notabene",
+                "notabene-inert-includes",
+                "notabene-inert-marks"
+            ]
         );
         assert_eq!(pre["notabene"].get("command"), None);
         let js: Vec<String> = config.get("output.html.additional-js").unwrap().unwrap();

@@ -24,6 +24,7 @@ mod log;
 mod pages;
 
 pub use crate::model::book::Trust;
+pub use inert::content_marks;
 
 pub use crate::output::reuse::Kept;
 pub use pages::{RebuildChange, Rebuilt};
@@ -70,6 +71,7 @@ fn load_trusting(
             checkout: std::fs::canonicalize(checkout)
                 .map_err(|e| Error::io("cannot read", checkout, e))?,
         });
+        md.with_preprocessor(inert::InertMarks);
     }
     md.with_preprocessor(preprocessor);
     if md.config.contains_key("output.notabene") {

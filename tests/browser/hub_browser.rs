@@ -1,0 +1,259 @@
+//! The hub in headless Chromium, through its real parts (`support::forge`: a git remote behind
+//! nginx, a sign-in proxy with basic authentication): two reviewers comment on one branch, each
+//! under their own name, and see each other's comments; a script a branch's Markdown carries is
+//! blocked by the page's Content-Security-Policy while the reader client runs.
+
+use crate::harness::serving::{ISLAND, ctrl_enter, drag_over_text, type_text, wait_writable};
+use crate::harness::{Page, chromium};
+use crate::support::common::{self, git};
+use crate::support::forge::{self, GitServer, Hub, Proxy, basic, book_repo, push_branch};
+use serde_json::json;
+use std::time::Duration;
+
+const SECS: Duration = Duration::from_secs(20);
+
+const USERS: &[forge::User] = &[
+    ("alice", "a-pass", "alice@example.org", "Alice Liddell"),
+    ("bob", "b-pass", "bob@example.org", "Bob Builder"),
+];
+
+/// A page signed in through the proxy as `user`.
+fn signed_in(exe: &std::path::Path, user: &str) -> Page {
+    let mut p = Page::new(exe, 1280, 900);
+    let pass = USERS.iter().find(|u| u.0 == user).unwrap().1;
+    p.call(
+        "Network.setExtraHTTPHeaders",
+        json!({ "headers": { "Authorization": basic(user, pass) } }),
+    );
+    p
+}
+
+/// Whether the page's island holds a comment whose first message is `body` by `author`.
+fn island_has(body: &str, author: &str) -> String {
+    format!(
+        "{ISLAND}.comments.some(c => c.thread[0].body === {} && c.thread[0].author === {})",
+        json!(body),
+        json!(author)
+    )
+}
+
+/// The branch's status through the proxy (as Alice).
+fn status(proxy: &Proxy) -> serde_json::Value {
+    let auth = basic("alice", "a-pass");
+    let (_, text) = crate::support::serve::request(
+        proxy.port,
+        "GET",
+        "/b/main/__notabene/api/status",
+        &[
+            ("Authorization", &auth),
+            ("Host", &format!("127.0.0.1:{}", proxy.port)),
+        ],
+        b"",
+    );
+    serde_json::from_str(&text).unwrap_or_default()
+}
+
+/// Waits until the branch's book was rebuilt past `after` (a full build) and then stayed quiet
+/// for 600 ms: a page opened then is not reloaded under the test's hands.
+fn settle(proxy: &Proxy, after: u64) -> u64 {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let num = |v: &serde_json::Value, k: &str| v[k].as_u64().unwrap_or(0);
+    while num(&status(proxy), "built") <= after {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no rebuild after {after}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (mut g, mut since) = (num(&status(proxy), "generation"), std::time::Instant::now());
+    loop {
+        std::thread::sleep(Duration::from_millis(100));
+        let now = num(&status(proxy), "generation");
+        if now != g {
+            (g, since) = (now, std::time::Instant::now());
+        } else if since.elapsed() >= Duration::from_millis(600) {
+            return num(&status(proxy), "built");
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the branch keeps rebuilding"
+        );
+    }
+}
+
+/// Selects `sentence` on the page and comments `body` on it, through the reader client.
+fn comment(p: &mut Page, sentence: &str, body: &str) {
+    drag_over_text(p, sentence);
+    p.wait_for("!document.querySelector('.nb-sel-btn').hidden", SECS);
+    p.click(".nb-sel-btn");
+    p.wait_for(
+        "document.activeElement && document.activeElement.matches('.nb-compose textarea')",
+        SECS,
+    );
+    type_text(p, body);
+    ctrl_enter(p);
+}
+
+#[test]
+fn two_reviewers_signed_in_comment_on_one_branch_under_their_own_names() {
+    let Some(exe) = chromium() else { return };
+    let Some(tools) = forge::tools("hub_browser::two_reviewers…") else {
+        return;
+    };
+    let work = common::tempdir();
+    book_repo(work.path());
+    let remote = GitServer::start(&tools);
+    let url = remote.publish("book.git", work.path());
+    let hub = Hub::start(&url, &["--book", "book-example"]);
+    let proxy = Proxy::start(&tools, hub.port, USERS);
+    let page = format!(
+        "http://127.0.0.1:{}/b/main/guide/installing.html",
+        proxy.port
+    );
+    let (alice_name, bob_name) = (
+        "Alice Liddell <alice@example.org>",
+        "Bob Builder <bob@example.org>",
+    );
+
+    let built = status(&proxy)["built"].as_u64().unwrap_or(0);
+    let mut alice = signed_in(&exe, "alice");
+    alice.goto(&page);
+    wait_writable(&mut alice);
+    // The sign-in names her: no name to type, her name on the identity control.
+    assert_eq!(
+        alice.eval_str("document.querySelector('.nb-identity-btn').textContent"),
+        "You: Alice Liddell"
+    );
+    comment(
+        &mut alice,
+        "You can install a prebuilt binary",
+        "Alice's remark.",
+    );
+    alice.wait_for(&island_has("Alice's remark.", alice_name), SECS);
+    let built = settle(&proxy, built);
+
+    let mut bob = signed_in(&exe, "bob");
+    bob.goto(&page);
+    wait_writable(&mut bob);
+    bob.wait_for(&island_has("Alice's remark.", alice_name), SECS);
+    comment(&mut bob, "build from source with Cargo", "Bob's remark.");
+    bob.wait_for(&island_has("Bob's remark.", bob_name), SECS);
+    settle(&proxy, built);
+    bob.reload();
+    wait_writable(&mut bob);
+
+    // Alice sees Bob's after a reload.
+    alice.reload();
+    wait_writable(&mut alice);
+    alice.wait_for(&island_has("Bob's remark.", bob_name), SECS);
+
+    // Each thread offers edit and delete to its author alone, and resolve to no reviewer.
+    // Its thread, opened from the panel's entry.
+    let actions = |p: &mut Page, body: &str| -> Vec<String> {
+        let id = p.eval_str(&format!(
+            "{ISLAND}.comments.find(c => c.thread[0].body === {}).id",
+            json!(body)
+        ));
+        let thread = format!(".nb-thread[data-nb-id=\"{id}\"] .nb-actions-bar");
+        p.eval(&format!("document.querySelector('li.nb-entry[data-nb-id=\"{id}\"]').scrollIntoView({{block: 'center'}})"));
+        p.click(&format!("li.nb-entry[data-nb-id=\"{id}\"]"));
+        p.wait_for(&format!("!!document.querySelector('{thread}')"), SECS);
+        let names = p.eval(&format!(
+            "[...document.querySelector('{thread}').querySelectorAll('button')].map(b => [...b.classList].find(k => k.startsWith('nb-act-')))"
+        ));
+        p.key("Escape");
+        serde_json::from_value(names).unwrap_or_default()
+    };
+    for (p, own, other) in [
+        (&mut alice, "Alice's remark.", "Bob's remark."),
+        (&mut bob, "Bob's remark.", "Alice's remark."),
+    ] {
+        p.eval("window.scrollTo(0, 0)");
+        if p.eval_bool("document.getElementById('nb-panel').hidden") {
+            p.click("#nb-panel-toggle");
+        }
+        assert_eq!(
+            actions(p, own),
+            ["nb-act-reply", "nb-act-edit", "nb-act-delete"]
+        );
+        assert_eq!(actions(p, other), ["nb-act-reply"]);
+        p.assert_no_errors();
+    }
+
+    // The remote: one commit per comment, each by its reviewer.
+    let log = git(
+        &remote.root.join("book.git"),
+        &["log", "--format=%an <%ae> | %s", "-2", "main"],
+    );
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(lines.len(), 2);
+    assert!(
+        lines[0].starts_with(&format!("{bob_name} | notabene: new comment ")),
+        "{log}"
+    );
+    assert!(
+        lines[1].starts_with(&format!("{alice_name} | notabene: new comment ")),
+        "{log}"
+    );
+}
+
+#[test]
+fn a_script_in_a_branch_is_blocked_by_the_policy_and_the_client_still_runs() {
+    let Some(exe) = chromium() else { return };
+    let Some(tools) = forge::tools("hub_browser::a_script…") else {
+        return;
+    };
+    let work = common::tempdir();
+    let repo = work.path().join("repo");
+    book_repo(&repo);
+    let remote = GitServer::start(&tools);
+    let url = remote.publish("book.git", &repo);
+    git(&repo, &["remote", "add", "origin", &url]);
+    let api = "/b/hostile/__notabene/api/comments";
+    push_branch(&repo, "hostile", |r| {
+        let chapter = r.join("book-example/src/guide/installing.md");
+        let attack = format!(
+            "\n<script>window.pwned = 1; fetch('{api}', {{method: 'POST', body: JSON.stringify({{page: 'book-example/src/guide/installing', space: 'book', scope: 'page', body: 'by a script'}})}});</script>\n\n<img src=\"data:,\" onerror=\"window.pwned = 2\">\n\n</main><script>window.pwned = 3</script><main>\n"
+        );
+        let md = std::fs::read_to_string(&chapter).unwrap() + &attack;
+        std::fs::write(&chapter, md).unwrap();
+        std::fs::write(
+            r.join("book-example/src/evil.html"),
+            "<script>window.pwned = 4</script>",
+        )
+        .unwrap();
+    });
+    let hub = Hub::start(&url, &["--book", "book-example", "--branch", "*"]);
+    let proxy = Proxy::start(&tools, hub.port, USERS);
+    let mut p = signed_in(&exe, "bob");
+    for blocked in ["Content Security Policy", "Refused to execute"] {
+        p.expect_error(blocked);
+    }
+    p.goto(&format!(
+        "http://127.0.0.1:{}/b/hostile/guide/installing.html",
+        proxy.port
+    ));
+    // The reader client (the theme's scripts) runs and finds the write API.
+    wait_writable(&mut p);
+    assert_eq!(p.eval("typeof window.pwned"), json!("undefined"));
+    let posted: Vec<String> = p
+        .requests()
+        .into_iter()
+        .filter(|u| u.contains(api))
+        .collect();
+    assert!(
+        posted.is_empty(),
+        "the page's script reached the API: {posted:?}"
+    );
+    // A page the branch copied into its site runs nothing either.
+    p.goto(&format!(
+        "http://127.0.0.1:{}/b/hostile/evil.html",
+        proxy.port
+    ));
+    assert_eq!(p.eval("typeof window.pwned"), json!("undefined"));
+    let log = git(
+        &remote.root.join("book.git"),
+        &["log", "--format=%s", "hostile"],
+    );
+    assert!(!log.contains("notabene:"), "{log}");
+}
