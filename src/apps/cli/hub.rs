@@ -39,7 +39,7 @@ pub(crate) struct HubArgs {
     #[arg(long = "public-read")]
     public_read: bool,
     /// Branches served at once (the least recently used stops first).
-    #[arg(long = "max-branches", default_value_t = 8)]
+    #[arg(long = "max-branches", value_name = "N", default_value_t = 8)]
     max_branches: usize,
     /// Seconds between fetches of the served branches (0: never).
     #[arg(long, value_name = "SECS", default_value_t = 30)]
