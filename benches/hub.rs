@@ -30,7 +30,14 @@ const PAGE: &str = "book-example/src/guide/sensors";
 /// Ten reviewers for the proxy.
 fn reviewers() -> Vec<(String, String, String, String)> {
     (0..10)
-        .map(|i| (format!("r{i}"), "pw".into(), format!("r{i}@example.org"), format!("Reviewer {i}")))
+        .map(|i| {
+            (
+                format!("r{i}"),
+                "pw".into(),
+                format!("r{i}@example.org"),
+                format!("Reviewer {i}"),
+            )
+        })
         .collect()
 }
 
@@ -39,8 +46,16 @@ fn call(proxy: &Proxy, user: &str, method: &str, path: &str, body: &Value) -> (u
     let auth = basic(user, "pw");
     let host = format!("127.0.0.1:{}", proxy.port);
     let origin = format!("http://{host}");
-    let headers = [("Authorization", auth.as_str()), ("Host", &host), ("Origin", &origin)];
-    let bytes = if body.is_null() { Vec::new() } else { body.to_string().into_bytes() };
+    let headers = [
+        ("Authorization", auth.as_str()),
+        ("Host", &host),
+        ("Origin", &origin),
+    ];
+    let bytes = if body.is_null() {
+        Vec::new()
+    } else {
+        body.to_string().into_bytes()
+    };
     request(proxy.port, method, path, &headers, &bytes)
 }
 
@@ -63,7 +78,10 @@ fn main() {
         eprintln!("hub bench: nginx and fcgiwrap are needed");
         return;
     };
-    let writes: usize = std::env::var("NB_WRITES").ok().and_then(|v| v.parse().ok()).unwrap_or(10);
+    let writes: usize = std::env::var("NB_WRITES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10);
     let work = common::tempdir();
     book_repo(work.path());
     // Twenty branches for the memory figure.
@@ -91,7 +109,13 @@ fn main() {
                     (0..writes)
                         .map(|_| {
                             let t = Instant::now();
-                            let (code, _) = call(proxy, &format!("r{i}"), "GET", &format!("{api}status"), &Value::Null);
+                            let (code, _) = call(
+                                proxy,
+                                &format!("r{i}"),
+                                "GET",
+                                &format!("{api}status"),
+                                &Value::Null,
+                            );
                             assert_eq!(code, 200);
                             t.elapsed().as_micros() as u64
                         })
@@ -103,7 +127,10 @@ fn main() {
     });
     // One plain commit and push of a clone to the same remote (what a write cannot avoid).
     let plain = work.path().join("plain");
-    git(std::path::Path::new("/"), &["clone", "-q", &url, plain.to_str().unwrap()]);
+    git(
+        std::path::Path::new("/"),
+        &["clone", "-q", &url, plain.to_str().unwrap()],
+    );
     let mut pushes = Vec::new();
     for i in 0..10 {
         std::fs::write(plain.join(format!("f{i}.txt")), "x").unwrap();
@@ -154,19 +181,44 @@ fn main() {
     let (mut base, mut pushes) = (base, pushes);
     let base_p50 = quantile(&mut base, 0.5);
     let push_p50 = quantile(&mut pushes, 0.5);
-    println!("hub bench: 10 reviewers × {writes} comments through the sign-in proxy ({:.1} s, {:.1} writes/s)", wall.as_secs_f64(), (10 * writes) as f64 / wall.as_secs_f64());
+    println!(
+        "hub bench: 10 reviewers × {writes} comments through the sign-in proxy ({:.1} s, {:.1} writes/s)",
+        wall.as_secs_f64(),
+        (10 * writes) as f64 / wall.as_secs_f64()
+    );
     println!("| measure | p50 (ms) | p95 (ms) | max (ms) | target |");
     println!("|---|---:|---:|---:|---|");
     let row = |name: &str, v: &mut Vec<u64>, target: &str| {
         let (p50, p95) = (quantile(v, 0.5), quantile(v, 0.95));
         let max = *v.iter().max().unwrap_or(&0);
-        println!("| {name} | {:.1} | {:.1} | {:.1} | {target} |", ms(p50), ms(p95), ms(max));
+        println!(
+            "| {name} | {:.1} | {:.1} | {:.1} | {target} |",
+            ms(p50),
+            ms(p95),
+            ms(max)
+        );
         p95
     };
-    row("baseline: GET status through the proxy, same concurrency", &mut base, "—");
-    row("baseline: one commit + push of a plain clone, alone", &mut pushes, "—");
-    let a95 = row("a write acknowledged (in the remote)", &mut acked, "p95 ≤ 400");
-    let s95 = row("another reviewer's page shows it", &mut shown, "p95 ≤ 1,000");
+    row(
+        "baseline: GET status through the proxy, same concurrency",
+        &mut base,
+        "—",
+    );
+    row(
+        "baseline: one commit + push of a plain clone, alone",
+        &mut pushes,
+        "—",
+    );
+    let a95 = row(
+        "a write acknowledged (in the remote)",
+        &mut acked,
+        "p95 ≤ 400",
+    );
+    let s95 = row(
+        "another reviewer's page shows it",
+        &mut shown,
+        "p95 ≤ 1,000",
+    );
     println!(
         "acknowledged p95 {:.1} ms = {:.1}× one plain push ({:.1} ms), {:.1}× a proxied read ({:.1} ms); shown p95 {:.1} ms",
         ms(a95),
@@ -180,13 +232,31 @@ fn main() {
     drop(hub);
 
     // 2. Memory with 20 branches.
-    let hub = Hub::start(&url, &["--book", "book-example", "--poll", "0", "--branch", "review/*", "--max-branches", "20"]);
+    let hub = Hub::start(
+        &url,
+        &[
+            "--book",
+            "book-example",
+            "--poll",
+            "0",
+            "--branch",
+            "review/*",
+            "--max-branches",
+            "20",
+        ],
+    );
     let proxy = Proxy::start(&tools, hub.port, &refs);
     std::thread::sleep(Duration::from_millis(300));
     let none = rss_mb(hub.pid());
     let mut after = Vec::new();
     for i in 0..20 {
-        let (code, _) = call(&proxy, "r0", "GET", &format!("/b/review%2F{i:02}/"), &Value::Null);
+        let (code, _) = call(
+            &proxy,
+            "r0",
+            "GET",
+            &format!("/b/review%2F{i:02}/"),
+            &Value::Null,
+        );
         assert_eq!(code, 200);
         after.push(rss_mb(hub.pid()));
     }
@@ -196,5 +266,8 @@ fn main() {
     println!("|---|---:|");
     println!("| no branch open | {none:.1} |");
     println!("| 1 branch of book-example | {:.1} |", after[0]);
-    println!("| 20 branches | {twenty:.1} ({:.1} per branch after the first) |", (twenty - after[0]) / 19.0);
+    println!(
+        "| 20 branches | {twenty:.1} ({:.1} per branch after the first) |",
+        (twenty - after[0]) / 19.0
+    );
 }

@@ -961,3 +961,112 @@ fn a_hostile_branch_runs_nothing_and_reads_nothing_outside_the_checkout() {
         "the client was written outside the checkout"
     );
 }
+
+#[test]
+fn without_a_proxy_reviewers_prove_who_they_are_with_their_token() {
+    let Some(tools) = forge::tools("hub::without_a_proxy…") else {
+        return;
+    };
+    use sha2::Digest;
+    let work = common::tempdir();
+    book_repo(&work.path().join("repo"));
+    let remote = GitServer::start(&tools);
+    let url = remote.publish("book.git", &work.path().join("repo"));
+    let token = "alice-secret-token-0123456789";
+    let hash: String = sha2::Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let file = work.path().join("reviewers.toml");
+    std::fs::write(
+        &file,
+        format!("[[reviewer]]\nname = \"Alice Liddell\"\nemail = \"alice@example.org\"\ntoken-sha256 = \"{hash}\"\n"),
+    )
+    .unwrap();
+    let hub = Hub::start_reviewers(&url, &file, &["--book", "book-example"]);
+    let host = format!("127.0.0.1:{}", hub.port);
+    let status =
+        |headers: &[(&str, &str)]| request(hub.port, "GET", &format!("{API}status"), headers, b"");
+    let unknown = (
+        401,
+        "notabene: sign in first: no known token (/sign-in)\n".to_string(),
+    );
+    assert_eq!(status(&[]), unknown);
+    assert_eq!(
+        status(&[("Authorization", "Bearer alice-secret-token-012345678X")]),
+        unknown
+    );
+    // Headers a proxy would set mean nothing here.
+    assert_eq!(
+        status(&[("X-Forwarded-Email", "alice@example.org")]),
+        unknown
+    );
+    let bearer = format!("Bearer {token}");
+    let (code, s) = status(&[("Authorization", &bearer)]);
+    assert_eq!(code, 200, "{s}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&s).unwrap()["identity"],
+        "Alice Liddell <alice@example.org>"
+    );
+
+    // The sign-in page sets the cookie; a wrong token gets the form again.
+    let form = ("Content-Type", "application/x-www-form-urlencoded");
+    let (code, _) = request(
+        hub.port,
+        "POST",
+        "/sign-in",
+        &[form],
+        b"token=nope-nope-nope-nope",
+    );
+    assert_eq!(code, 401);
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", hub.port)).unwrap();
+    use std::io::{Read, Write};
+    s.write_all(&crate::support::serve::request_bytes(
+        hub.port,
+        "POST",
+        "/sign-in",
+        &[form],
+        format!("token={token}").as_bytes(),
+    ))
+    .unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    assert!(raw.starts_with("HTTP/1.1 303 "), "{raw}");
+    let cookie_line = raw
+        .lines()
+        .find(|l| l.to_ascii_lowercase().starts_with("set-cookie:"))
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        cookie_line,
+        format!("set-cookie: nb-hub-token={token}; Path=/; HttpOnly; SameSite=Strict")
+    );
+    let cookie = format!("nb-hub-token={token}");
+    let (code, _) = status(&[("Cookie", &cookie)]);
+    assert_eq!(code, 200);
+
+    // A write with the cookie from another site's page: refused; from the hub's own: Alice's commit.
+    let body = json!({"page": "book-example/src/guide/sensors", "space": "book", "scope": "page", "body": "With a token."}).to_string();
+    let evil = request(
+        hub.port,
+        "POST",
+        &format!("{API}comments"),
+        &[("Cookie", &cookie), ("Origin", "http://evil.example")],
+        body.as_bytes(),
+    );
+    assert_eq!(evil.0, 403, "{evil:?}");
+    let own = format!("http://{host}");
+    let (code, c) = request(
+        hub.port,
+        "POST",
+        &format!("{API}comments"),
+        &[("Cookie", &cookie), ("Origin", &own)],
+        body.as_bytes(),
+    );
+    assert_eq!(code, 201, "{c}");
+    let log = git(
+        &remote.root.join("book.git"),
+        &["log", "-1", "--format=%an <%ae>", "main"],
+    );
+    assert_eq!(log.trim(), "Alice Liddell <alice@example.org>");
+}

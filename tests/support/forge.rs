@@ -274,8 +274,42 @@ impl Hub {
         Hub::spawn(repo, data, args, &[])
     }
 
+    /// A hub on `repo` whose reviewers are those of the file `reviewers` (no sign-in proxy).
+    pub fn start_reviewers(repo: &str, reviewers: &Path, args: &[&str]) -> Hub {
+        let dir = common::tempdir();
+        let data = dir.path().join("data");
+        let mut all = vec!["--reviewers", reviewers.to_str().unwrap()];
+        all.extend_from_slice(args);
+        let mut hub = Hub::spawn_signed(repo, &data, &all, &[], false);
+        hub._dir = Some(dir);
+        hub
+    }
+
     /// `hub` on `repo` with `args` (`--poll 1` unless they say otherwise) and `env`.
     fn spawn(repo: &str, data: &Path, args: &[&str], env: &[(&str, &str)]) -> Hub {
+        Hub::spawn_signed(repo, data, args, env, true)
+    }
+
+    /// [`Hub::spawn`], behind the sign-in proxy's headers (`proxy`) or not.
+    fn spawn_signed(
+        repo: &str,
+        data: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+        proxy: bool,
+    ) -> Hub {
+        let trusted = format!("{PROXY_PEER}/32");
+        let sign_in: Vec<&str> = match proxy {
+            true => vec![
+                "--identity-header",
+                "X-Forwarded-Email",
+                "--name-header",
+                "X-Forwarded-User",
+                "--trusted-proxy",
+                &trusted,
+            ],
+            false => Vec::new(),
+        };
         std::fs::create_dir_all(data).unwrap();
         let log = data.with_extension("log");
         let stderr = std::fs::File::create(&log).unwrap();
@@ -288,13 +322,8 @@ impl Hub {
                 data.to_str().unwrap(),
                 "--listen",
                 "127.0.0.1:0",
-                "--identity-header",
-                "X-Forwarded-Email",
-                "--name-header",
-                "X-Forwarded-User",
-                "--trusted-proxy",
-                &format!("{PROXY_PEER}/32"),
             ])
+            .args(&sign_in)
             .args(if args.contains(&"--poll") {
                 &[][..]
             } else {

@@ -1,12 +1,13 @@
 //! `hub`'s command line: the flags, checked and turned into [`crate::apps::hub::HubOptions`].
 
-use crate::apps::hub::{Cidr, HubOptions, SignIn, Source};
+use crate::apps::hub::{Cidr, HubOptions, SignIn, Source, Vouched};
 use crate::{Error, Result};
 use clap::Args;
 use std::path::PathBuf;
 
 /// `mdbook-notabene hub`.
 #[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("sign-in").required(true).args(["identity_header", "reviewers"])))]
 pub(crate) struct HubArgs {
     /// The remote (any URL git can push to: https, ssh, file).
     #[arg(long, value_name = "URL")]
@@ -25,10 +26,18 @@ pub(crate) struct HubArgs {
     data_dir: PathBuf,
     /// The header the sign-in proxy names the reviewer's email in (e.g. X-Forwarded-Email).
     #[arg(long = "identity-header", value_name = "NAME")]
-    identity_header: String,
+    identity_header: Option<String>,
     /// The header it names their display name in (e.g. X-Forwarded-User).
-    #[arg(long = "name-header", value_name = "NAME")]
+    #[arg(
+        long = "name-header",
+        value_name = "NAME",
+        requires = "identity_header"
+    )]
     name_header: Option<String>,
+    /// Without a sign-in proxy: a TOML list of reviewers (name, email, token-sha256, role);
+    /// tokens come as `Authorization: Bearer` or from the /sign-in page.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["identity_header", "trusted_proxies", "maintainers"])]
+    reviewers: Option<PathBuf>,
     /// Peers whose identity headers are believed (repeatable; default: loopback).
     #[arg(long = "trusted-proxy", value_name = "CIDR")]
     trusted_proxies: Vec<String>,
@@ -112,14 +121,24 @@ impl HubArgs {
             },
             listen: self.listen,
             sign_in: SignIn {
-                identity_header: header(&self.identity_header, "--identity-header")?,
-                name_header: self
-                    .name_header
-                    .as_deref()
-                    .map(|h| header(h, "--name-header"))
-                    .transpose()?,
-                trusted,
-                maintainers: self.maintainers.clone(),
+                by: match (&self.identity_header, &self.reviewers) {
+                    (_, Some(file)) => Vouched::Tokens(crate::apps::hub::read_reviewers(file)?),
+                    (Some(h), None) => Vouched::Proxy {
+                        identity_header: header(h, "--identity-header")?,
+                        name_header: self
+                            .name_header
+                            .as_deref()
+                            .map(|h| header(h, "--name-header"))
+                            .transpose()?,
+                        trusted,
+                        maintainers: self.maintainers.clone(),
+                    },
+                    (None, None) => {
+                        return Err(Error::new(
+                            "the hub needs a sign-in: --identity-header or --reviewers",
+                        ));
+                    }
+                },
                 public_read: self.public_read,
             },
             poll: self.poll,

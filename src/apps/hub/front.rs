@@ -10,7 +10,7 @@
 //! Owns: the routing by branch, the branch list page. Calls: `hub::branches`, `hub::identity`.
 
 use super::branches::Branches;
-use super::identity::SignIn;
+use super::identity::{SignIn, Vouched};
 use crate::apps::serve::http::Peer;
 use axum::Router;
 use axum::body::Body;
@@ -41,6 +41,9 @@ pub(crate) fn router(hub: Arc<Hub>) -> Router {
         // Forges send webhooks from their own servers, not through the sign-in: the secret
         // is the proof.
         .route("/hooks/push", axum::routing::post(hook))
+        // Signing in with a token (`--reviewers`) is open to anyone, as a door is.
+        .route("/sign-in", axum::routing::get(sign_in_page).post(sign_in))
+        .route("/sign-out", axum::routing::post(sign_out))
         .with_state(hub)
 }
 
@@ -69,6 +72,100 @@ async fn signed_in(State(hub): State<Arc<Hub>>, mut req: Request, next: Next) ->
         }
     }
     next.run(req).await
+}
+
+/// The sign-in page of `--reviewers` (a 404 behind a sign-in proxy).
+async fn sign_in_page(State(hub): State<Arc<Hub>>) -> Response<Body> {
+    if !matches!(hub.sign_in.by, Vouched::Tokens(_)) {
+        return text(
+            StatusCode::NOT_FOUND,
+            "notabene: sign in through your single sign-on",
+        );
+    }
+    html(StatusCode::OK, SIGN_IN_FORM)
+}
+
+const SIGN_IN_FORM: &str = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Sign in to review</title></head>\n<body><h1>Sign in to review</h1>\n<form method=\"post\" action=\"/sign-in\"><label>Your token <input type=\"password\" name=\"token\" autocomplete=\"current-password\" required></label> <button type=\"submit\">Sign in</button></form>\n</body></html>\n";
+
+/// `POST /sign-in` (`token=…`, form-encoded): the token's reviewer gets the cookie that carries
+/// it (`HttpOnly`, `SameSite=Strict`) and goes to the branch list; an unknown token, a 401.
+async fn sign_in(State(hub): State<Arc<Hub>>, req: Request) -> Response<Body> {
+    let Vouched::Tokens(listed) = &hub.sign_in.by else {
+        return text(
+            StatusCode::NOT_FOUND,
+            "notabene: sign in through your single sign-on",
+        );
+    };
+    let secure = req
+        .headers()
+        .get("x-forwarded-proto")
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"https"));
+    let Ok(body) = axum::body::to_bytes(req.into_body(), 16 * 1024).await else {
+        return text(StatusCode::PAYLOAD_TOO_LARGE, "notabene: sign-in too large");
+    };
+    let token = body
+        .split(|b| *b == b'&')
+        .filter_map(|pair| pair.strip_prefix(b"token="))
+        .map(|v| {
+            let v: Vec<u8> = v
+                .iter()
+                .map(|b| if *b == b'+' { b' ' } else { *b })
+                .collect();
+            percent_encoding::percent_decode(&v)
+                .decode_utf8_lossy()
+                .into_owned()
+        })
+        .next()
+        .unwrap_or_default();
+    if super::reviewers::by_token(listed, token.trim()).is_none() {
+        return html(StatusCode::UNAUTHORIZED, SIGN_IN_FORM);
+    }
+    let cookie = format!(
+        "{}={}; Path=/; HttpOnly; SameSite=Strict{}",
+        super::reviewers::COOKIE,
+        token.trim(),
+        if secure { "; Secure" } else { "" }
+    );
+    let mut r = text(StatusCode::SEE_OTHER, "notabene: signed in");
+    r.headers_mut()
+        .insert(header::LOCATION, HeaderValue::from_static("/"));
+    if let Ok(v) = HeaderValue::from_str(&cookie) {
+        r.headers_mut().insert(header::SET_COOKIE, v);
+    }
+    r
+}
+
+/// `POST /sign-out`: the cookie is dropped.
+async fn sign_out() -> Response<Body> {
+    let mut r = text(StatusCode::SEE_OTHER, "notabene: signed out");
+    r.headers_mut()
+        .insert(header::LOCATION, HeaderValue::from_static("/sign-in"));
+    let gone = format!(
+        "{}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0",
+        super::reviewers::COOKIE
+    );
+    if let Ok(v) = HeaderValue::from_str(&gone) {
+        r.headers_mut().insert(header::SET_COOKIE, v);
+    }
+    r
+}
+
+/// One of the hub's own pages (no script; a form posts only to the hub).
+fn html(status: StatusCode, page: &str) -> Response<Body> {
+    let mut r = Response::new(Body::from(page.to_string()));
+    *r.status_mut() = status;
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+        ),
+    );
+    r
 }
 
 /// `POST /hooks/push`: a forge's push event, proven by the secret; the branch it names is
@@ -159,15 +256,10 @@ async fn index(State(hub): State<Arc<Hub>>) -> Response<Body> {
             escape_html(name),
         ));
     }
-    let html = format!(
+    let page = format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Review hub</title></head>\n<body><h1>Branches under review</h1>\n<ul class=\"nb-branches\">\n{items}</ul></body></html>\n"
     );
-    let mut r = Response::new(Body::from(html));
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/html; charset=utf-8"),
-    );
-    r
+    html(StatusCode::OK, &page)
 }
 
 /// What a branch name has percent-encoded in its path segment.

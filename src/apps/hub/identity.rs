@@ -3,9 +3,10 @@
 //! (`--identity-header`, `--name-header`); those headers are a bare claim that only the proxy's
 //! position makes true, so they are believed only from the proxy's address: the TCP peer of the
 //! connection (never `X-Forwarded-For`) must be in a `--trusted-proxy` range. A request from any
-//! other peer is refused, whatever it carries.
+//! other peer is refused, whatever it carries. Without a proxy, `--reviewers FILE` lists the
+//! reviewers and the hashes of their tokens (`hub::reviewers`).
 //!
-//! Owns: trusted ranges, the identity headers, roles by email. Calls: nothing.
+//! Owns: trusted ranges, the identity headers, roles by email. Calls: `hub::reviewers`.
 
 use crate::apps::serve::{Reviewer, Role};
 use crate::{Error, Result};
@@ -78,16 +79,28 @@ impl Cidr {
 /// How the hub knows its reviewers.
 #[derive(Debug, Clone)]
 pub struct SignIn {
-    /// The header holding the reviewer's email (`X-Forwarded-Email`).
-    pub identity_header: String,
-    /// The header holding their name (`X-Forwarded-User`); else the email's local part.
-    pub name_header: Option<String>,
-    /// The peers whose headers are believed.
-    pub trusted: Vec<Cidr>,
-    /// Emails of the maintainers (everyone else is a reviewer).
-    pub maintainers: Vec<String>,
+    /// Who vouches for them.
+    pub by: Vouched,
     /// Reads need no identity.
     pub public_read: bool,
+}
+
+/// Who vouches for a reviewer.
+#[derive(Debug, Clone)]
+pub enum Vouched {
+    /// A sign-in proxy, in headers.
+    Proxy {
+        /// The header holding the reviewer's email (`X-Forwarded-Email`).
+        identity_header: String,
+        /// The header holding their name (`X-Forwarded-User`); else the email's local part.
+        name_header: Option<String>,
+        /// The peers whose headers are believed.
+        trusted: Vec<Cidr>,
+        /// Emails of the maintainers (everyone else is a reviewer).
+        maintainers: Vec<String>,
+    },
+    /// Their token (`--reviewers FILE`).
+    Tokens(Vec<super::reviewers::Listed>),
 }
 
 /// Why a request is refused at the hub's door.
@@ -109,7 +122,30 @@ impl SignIn {
         headers: &HeaderMap,
         read: bool,
     ) -> std::result::Result<Option<Reviewer>, Refused> {
-        if !peer.is_some_and(|p| self.trusted.iter().any(|c| c.contains(p))) {
+        let nobody = |message| match read && self.public_read {
+            true => Ok(None),
+            false => Err(Refused {
+                status: StatusCode::UNAUTHORIZED,
+                message,
+            }),
+        };
+        let (identity_header, name_header, trusted, maintainers) = match &self.by {
+            Vouched::Tokens(listed) => {
+                let found = super::reviewers::token_of(headers)
+                    .and_then(|t| super::reviewers::by_token(listed, &t).cloned());
+                return match found {
+                    Some(who) => Ok(Some(who)),
+                    None => nobody("sign in first: no known token (/sign-in)"),
+                };
+            }
+            Vouched::Proxy {
+                identity_header,
+                name_header,
+                trusted,
+                maintainers,
+            } => (identity_header, name_header, trusted, maintainers),
+        };
+        if !peer.is_some_and(|p| trusted.iter().any(|c| c.contains(p))) {
             return Err(Refused {
                 status: StatusCode::FORBIDDEN,
                 message: "requests must come through the sign-in proxy",
@@ -122,27 +158,16 @@ impl SignIn {
                 .map(str::trim)
                 .filter(|v| !v.is_empty())
         };
-        let email = text(&self.identity_header).filter(|e| plain(e) && e.contains('@'));
+        let email = text(identity_header).filter(|e| plain(e) && e.contains('@'));
         let Some(email) = email else {
-            return match read && self.public_read {
-                true => Ok(None),
-                false => Err(Refused {
-                    status: StatusCode::UNAUTHORIZED,
-                    message: "sign in first: the proxy named no reviewer",
-                }),
-            };
+            return nobody("sign in first: the proxy named no reviewer");
         };
-        let name = self
-            .name_header
+        let name = name_header
             .as_deref()
             .and_then(text)
             .filter(|n| plain(n))
             .unwrap_or_else(|| email.split('@').next().unwrap_or(email));
-        let role = match self
-            .maintainers
-            .iter()
-            .any(|m| m.eq_ignore_ascii_case(email))
-        {
+        let role = match maintainers.iter().any(|m| m.eq_ignore_ascii_case(email)) {
             true => Role::Maintainer,
             false => Role::Reviewer,
         };
@@ -166,10 +191,12 @@ mod tests {
 
     fn sign_in() -> SignIn {
         SignIn {
-            identity_header: "x-forwarded-email".into(),
-            name_header: Some("x-forwarded-user".into()),
-            trusted: vec![Cidr::parse("10.0.0.0/8").unwrap()],
-            maintainers: vec!["Max@Example.org".into()],
+            by: Vouched::Proxy {
+                identity_header: "x-forwarded-email".into(),
+                name_header: Some("x-forwarded-user".into()),
+                trusted: vec![Cidr::parse("10.0.0.0/8").unwrap()],
+                maintainers: vec!["Max@Example.org".into()],
+            },
             public_read: false,
         }
     }

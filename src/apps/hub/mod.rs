@@ -13,9 +13,11 @@ mod git;
 mod hooks;
 mod identity;
 mod publisher;
+mod reviewers;
 
 pub use branches::{Source, matches, valid_branch};
-pub use identity::{Cidr, SignIn};
+pub use identity::{Cidr, SignIn, Vouched};
+pub use reviewers::{Listed, read as read_reviewers};
 
 use crate::{Error, Result};
 use notabene_core::say_err;
