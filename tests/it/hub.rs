@@ -1070,3 +1070,50 @@ fn without_a_proxy_reviewers_prove_who_they_are_with_their_token() {
     );
     assert_eq!(log.trim(), "Alice Liddell <alice@example.org>");
 }
+
+#[test]
+fn a_branch_the_remote_refuses_is_served_read_only_saying_why() {
+    let Some(tools) = forge::tools("hub::a_branch_the_remote_refuses…") else {
+        return;
+    };
+    let work = common::tempdir();
+    let repo = work.path().join("repo");
+    book_repo(&repo);
+    let remote = GitServer::start(&tools);
+    let url = remote.publish("book.git", &repo);
+    git(&repo, &["remote", "add", "origin", &url]);
+    push_branch(&repo, "frozen", |r| {
+        std::fs::write(r.join("book-example/FROZEN.md"), "frozen\n").unwrap();
+    });
+    let hook = remote.root.join("book.git/hooks/pre-receive");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\nwhile read old new ref; do [ \"$ref\" = refs/heads/frozen ] && { echo 'frozen is read-only' >&2; exit 1; }; done; exit 0\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let hub = Hub::start(&url, &["--book", "book-example", "--branch", "*"]);
+    let proxy = Proxy::start(&tools, hub.port, USERS);
+    let new = |branch: &str| {
+        let body = json!({"page": "book-example/src/guide/sensors", "space": "book", "scope": "page", "body": format!("On {branch}.")});
+        as_user(&proxy, Some("alice"), "POST", &format!("/b/{branch}/__notabene/api/comments"), &body)
+    };
+    assert_eq!(
+        new("frozen"),
+        (503, json!({"error": "not saved: the branch could not be pushed; try again"}))
+    );
+    let (_, status) = as_user(&proxy, Some("alice"), "GET", "/b/frozen/__notabene/api/status", &Value::Null);
+    let why = status["readOnly"].as_str().unwrap_or_default().to_string();
+    assert!(
+        why.starts_with("this branch cannot be pushed to: ") && why.contains("pre-receive hook declined"),
+        "{status}"
+    );
+    assert_eq!(status["writable"], false);
+    assert_eq!(new("frozen"), (403, json!({ "error": why })));
+    // The write given up is not in the branch's book, nor in the remote; main takes writes.
+    let (_, list) = as_user(&proxy, Some("alice"), "GET", "/b/frozen/__notabene/api/comments?page=book-example/src/guide/sensors", &Value::Null);
+    assert!(!list.to_string().contains("On frozen."), "{list}");
+    let log = git(&remote.root.join("book.git"), &["log", "--format=%s", "frozen"]);
+    assert!(!log.contains("notabene:"), "{log}");
+    assert_eq!(new("main").0, 201);
+}

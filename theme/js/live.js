@@ -376,6 +376,8 @@ const Live = (() => {
     const served = servedGeneration();
     state.generation = served === null ? d.generation : served;
     if (typeof d.identity === 'string') state.signedIn = d.identity;
+    // A branch the hub cannot push to: readable, not writable, and the reader told why.
+    if (typeof d.readOnly === 'string') toast(t('readOnly', { why: d.readOnly }), null, 12000);
     state.maintainer = d.maintainer === true;
     if (d.writable === true) {
       state.on = true;

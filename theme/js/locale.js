@@ -196,7 +196,8 @@ const Locale = (() => {
       you: 'You: {name}',
       setName: 'Set your name',
       changeIdentity: 'Change the name written into your comments',
-      signedIn: 'Your name comes from your sign-in'
+      signedIn: 'Your name comes from your sign-in',
+      readOnly: 'Read-only: {why}'
     },
     fr: {
       comments: 'Commentaires',
@@ -371,7 +372,8 @@ const Locale = (() => {
       you: 'Vous : {name}',
       setName: 'Indiquer votre nom',
       changeIdentity: 'Changer le nom écrit dans vos commentaires',
-      signedIn: 'Votre nom vient de votre connexion'
+      signedIn: 'Votre nom vient de votre connexion',
+      readOnly: 'Lecture seule : {why}'
     }
   };
   const CAT = IS_FR ? STRINGS.fr : STRINGS.en;
