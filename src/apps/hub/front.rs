@@ -24,6 +24,8 @@ use tower::ServiceExt;
 /// What every route reads.
 pub(crate) struct Hub {
     pub(crate) branches: Arc<Branches>,
+    /// The branch list's counts.
+    pub(crate) listing: super::listing::Listing,
     pub(crate) sign_in: SignIn,
     /// The webhook's secret (`None`: no webhook route).
     pub(crate) webhook_secret: Option<Vec<u8>>,
@@ -207,12 +209,18 @@ async fn hook(State(hub): State<Arc<Hub>>, req: Request) -> Response<Body> {
     text(StatusCode::ACCEPTED, "notabene: fetching")
 }
 
-/// `/`: the branches this hub serves (those of the remote its patterns match).
+/// `/`: the branches this hub serves (those of the remote its patterns match), each with its
+/// open and to-validate counts, and what its last build skipped of its `book.toml`.
 async fn index(State(hub): State<Arc<Hub>>) -> Response<Body> {
-    let b = Arc::clone(&hub.branches);
+    let h = Arc::clone(&hub);
     let listed = tokio::task::spawn_blocking(move || {
-        let names = super::git::remote_branches(&b.source().repo)?;
-        let open: Vec<(String, Vec<String>)> = b
+        let names: Vec<String> = super::git::remote_branches(&h.branches.source().repo)?
+            .into_iter()
+            .filter(|n| h.branches.allowed(n))
+            .collect();
+        let counts = h.listing.counts(&names);
+        let open: Vec<(String, Vec<String>)> = h
+            .branches
             .opened()
             .iter()
             .map(|x| (x.name.clone(), x.skipped()))
@@ -220,10 +228,10 @@ async fn index(State(hub): State<Arc<Hub>>) -> Response<Body> {
         Ok::<_, crate::Error>(
             names
                 .into_iter()
-                .filter(|n| b.allowed(n))
                 .map(|n| {
                     let live = open.iter().find(|(o, _)| *o == n).map(|(_, s)| s.clone());
-                    (n, live)
+                    let c = counts.get(&n).copied();
+                    (n, c, live)
                 })
                 .collect::<Vec<_>>(),
         )
@@ -240,8 +248,15 @@ async fn index(State(hub): State<Arc<Hub>>) -> Response<Body> {
         }
     };
     let mut items = String::new();
-    for (name, live) in &list {
+    for (name, counts, live) in &list {
         let href: String = percent_encoding::utf8_percent_encode(name, SEGMENT).to_string();
+        let counted = match counts {
+            Some(c) => format!(
+                " <span class=\"nb-counts\">{} open, {} to validate</span>",
+                c.open, c.to_validate
+            ),
+            None => String::new(),
+        };
         let note = match live {
             None => String::new(),
             Some(skipped) if skipped.is_empty() => " <small>(built)</small>".into(),
@@ -251,7 +266,7 @@ async fn index(State(hub): State<Arc<Hub>>) -> Response<Body> {
             ),
         };
         items.push_str(&format!(
-            "<li><a href=\"/b/{}/\">{}</a>{note}</li>\n",
+            "<li><a href=\"/b/{}/\">{}</a>{counted}{note}</li>\n",
             escape_html(&href),
             escape_html(name),
         ));

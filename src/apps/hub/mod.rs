@@ -12,6 +12,7 @@ mod front;
 mod git;
 mod hooks;
 mod identity;
+mod listing;
 mod publisher;
 mod reviewers;
 
@@ -68,6 +69,11 @@ pub fn hub(mut options: HubOptions, announce: &dyn Fn(&str)) -> Result<()> {
         .map_err(|e| Error::new(format!("cannot read the bound address: {e}")))?;
     let branches = Arc::new(branches::Branches::new(options.source.clone()));
     let hub = Arc::new(front::Hub {
+        listing: listing::Listing::new(
+            &options.source.repo,
+            &options.source.book,
+            &options.source.data_dir,
+        ),
         branches: Arc::clone(&branches),
         sign_in: options.sign_in.clone(),
         webhook_secret: options.webhook_secret.clone(),
