@@ -283,6 +283,29 @@ fn reviewers_write_through_the_sign_in_and_every_write_is_their_commit_in_the_re
         "{}",
         log[6]
     );
+
+    // The branch list counts the branch's open and addressed comments, as a clone has them, and
+    // names what its book.toml asked to run that the hub did not.
+    let check = common::tempdir();
+    let clone = check.path().join("c");
+    git(
+        Path::new("/"),
+        &["clone", "-q", &url, clone.to_str().unwrap()],
+    );
+    let listed = common::run(&clone.join("book-example"), &["comments", "ls", "--json"]);
+    let all: Vec<Value> = serde_json::from_str(&listed.stdout).unwrap();
+    let count = |s: &str| all.iter().filter(|c| c["status"] == s).count();
+    assert!(count("open") > 0 && count("addressed") > 0);
+    let (_, index) = as_user(&proxy, Some("bob"), "GET", "/", &Value::Null);
+    let expected = format!(
+        "<li><a href=\"/b/main/\">main</a> <span class=\"nb-counts\">{} open, {} to validate</span> <small>(built; skipped from its book.toml, never run: output.html.additional-js &quot;mermaid/mermaid.min.js&quot;, output.html.additional-js &quot;mermaid/mermaid-init.js&quot;)</small></li>",
+        count("open"),
+        count("addressed")
+    );
+    assert!(
+        index.as_str().unwrap().contains(&expected),
+        "{index}\n{expected}"
+    );
 }
 
 /// `n` comments posted by `user` through the proxy on `page`; the ids of those acknowledged
@@ -1148,4 +1171,71 @@ fn a_branch_the_remote_refuses_is_served_read_only_saying_why() {
     );
     assert!(!log.contains("notabene:"), "{log}");
     assert_eq!(new("main").0, 201);
+}
+
+#[test]
+fn past_max_branches_the_least_recently_used_stops_and_comes_back_on_request() {
+    let Some(tools) = forge::tools("hub::past_max_branches…") else {
+        return;
+    };
+    let work = common::tempdir();
+    let repo = work.path().join("repo");
+    book_repo(&repo);
+    let remote = GitServer::start(&tools);
+    let url = remote.publish("book.git", &repo);
+    git(&repo, &["remote", "add", "origin", &url]);
+    push_branch(&repo, "second", |r| {
+        std::fs::write(r.join("book-example/SECOND.md"), "second\n").unwrap();
+    });
+    let hub = Hub::start(
+        &url,
+        &[
+            "--book",
+            "book-example",
+            "--branch",
+            "*",
+            "--max-branches",
+            "1",
+        ],
+    );
+    let proxy = Proxy::start(&tools, hub.port, USERS);
+    let built = |proxy: &Proxy| -> Vec<String> {
+        let (_, index) = as_user(proxy, Some("bob"), "GET", "/", &Value::Null);
+        index
+            .as_str()
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.contains("(built"))
+            .filter_map(|l| l.split("\">").nth(1)?.split('<').next().map(str::to_string))
+            .collect()
+    };
+    let page = |branch: &str| {
+        as_user(
+            &proxy,
+            Some("bob"),
+            "GET",
+            &format!("/b/{branch}/guide/sensors.html"),
+            &Value::Null,
+        )
+        .0
+    };
+    assert_eq!(page("main"), 200);
+    assert_eq!(built(&proxy), ["main"]);
+    assert_eq!(page("second"), 200);
+    assert_eq!(built(&proxy), ["second"]);
+    // Back on request, from its clone; a write to it lands.
+    assert_eq!(page("main"), 200);
+    assert_eq!(built(&proxy), ["main"]);
+    let body = json!({"page": "book-example/src/guide/sensors", "space": "book", "scope": "page", "body": "After a restart of the branch."});
+    assert_eq!(
+        as_user(
+            &proxy,
+            Some("bob"),
+            "POST",
+            &format!("{API}comments"),
+            &body
+        )
+        .0,
+        201
+    );
 }
