@@ -22,41 +22,19 @@ mod support;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 use support::common::{self, git};
-use support::forge::{self, GitServer, Hub, Proxy, basic, book_repo};
-use support::serve::{quantile, request};
+use support::forge::{self, GitServer, Hub, Proxy, book_repo};
+use support::serve::quantile;
 
 const PAGE: &str = "book-example/src/guide/sensors";
 
-/// Ten reviewers for the proxy.
-fn reviewers() -> Vec<(String, String, String, String)> {
-    (0..10)
-        .map(|i| {
-            (
-                format!("r{i}"),
-                "pw".into(),
-                format!("r{i}@example.org"),
-                format!("Reviewer {i}"),
-            )
-        })
-        .collect()
-}
-
-/// `method path` as `user` through `proxy`: (status, body).
+/// `method path` as `user` (password `pw`) through `proxy`: (status, body as text).
 fn call(proxy: &Proxy, user: &str, method: &str, path: &str, body: &Value) -> (u16, String) {
-    let auth = basic(user, "pw");
-    let host = format!("127.0.0.1:{}", proxy.port);
-    let origin = format!("http://{host}");
-    let headers = [
-        ("Authorization", auth.as_str()),
-        ("Host", &host),
-        ("Origin", &origin),
-    ];
-    let bytes = if body.is_null() {
-        Vec::new()
-    } else {
-        body.to_string().into_bytes()
+    let (code, v) = forge::through(proxy, Some((user, "pw")), method, path, body);
+    let text = match v {
+        Value::String(t) => t,
+        other => other.to_string(),
     };
-    request(proxy.port, method, path, &headers, &bytes)
+    (code, text)
 }
 
 /// Resident set of process `pid`, in MB.
@@ -90,11 +68,8 @@ fn main() {
     }
     let remote = GitServer::start(&tools);
     let url = remote.publish("book.git", work.path());
-    let users = reviewers();
-    let refs: Vec<forge::User> = users
-        .iter()
-        .map(|u| (u.0.as_str(), u.1.as_str(), u.2.as_str(), u.3.as_str()))
-        .collect();
+    let users = forge::ten_reviewers();
+    let refs = forge::users(&users);
 
     // 1. Writes.
     let hub = Hub::start(&url, &["--book", "book-example", "--poll", "0"]);

@@ -5,7 +5,7 @@
 //! on its own and the hub follows.
 
 use crate::support::common::{self, git};
-use crate::support::forge::{self, GitServer, Hub, Proxy, basic, book_repo, push_branch};
+use crate::support::forge::{self, GitServer, Hub, Proxy, book_repo, push_branch};
 use crate::support::serve::request;
 use serde_json::{Value, json};
 use std::path::Path;
@@ -25,28 +25,8 @@ fn as_user(
     path: &str,
     body: &Value,
 ) -> (u16, Value) {
-    let auth = user.map(|u| {
-        let pass = USERS.iter().find(|x| x.0 == u).unwrap().1;
-        basic(u, pass)
-    });
-    let mut headers: Vec<(&str, &str)> = vec![("Content-Type", "application/json")];
-    if let Some(a) = &auth {
-        headers.push(("Authorization", a));
-    }
-    let host = format!("127.0.0.1:{}", proxy.port);
-    let origin = format!("http://{host}");
-    headers.push(("Host", &host));
-    if method != "GET" {
-        headers.push(("Origin", &origin));
-    }
-    let bytes = if body.is_null() {
-        Vec::new()
-    } else {
-        body.to_string().into_bytes()
-    };
-    let (code, text) = request(proxy.port, method, path, &headers, &bytes);
-    let v = serde_json::from_str(&text).unwrap_or(Value::String(text));
-    (code, v)
+    let credentials = user.map(|u| (u, USERS.iter().find(|x| x.0 == u).unwrap().1));
+    forge::through(proxy, credentials, method, path, body)
 }
 
 const API: &str = "/b/main/__notabene/api/";
@@ -441,23 +421,11 @@ fn the_branch_moves_under_the_reviewers_and_every_write_lands_once() {
     );
 
     // The hub follows the branch: the chapter it serves has the author's last edit.
-    crate::support::wait::until(
-        Duration::from_secs(30),
-        "the hub to serve the author's edit",
-        || {
-            let (code, page) = as_user(
-                &proxy,
-                Some("bob"),
-                "GET",
-                "/b/main/guide/sensors.html",
-                &Value::Null,
-            );
-            (code == 200
-                && page
-                    .as_str()
-                    .is_some_and(|p| p.contains("Edit 3 by the author.")))
-            .then_some(())
-        },
+    forge::wait_served(
+        &proxy,
+        ("bob", "b-pass"),
+        "/b/main/guide/sensors.html",
+        "Edit 3 by the author.",
     );
 }
 
@@ -565,40 +533,9 @@ fn loaded(all: &[Value]) -> usize {
         .count()
 }
 
-/// Ten reviewers (`r0`…`r9`, password `pw`) for the proxies of a load.
-fn ten_reviewers() -> Vec<(String, String, String, String)> {
-    (0..10)
-        .map(|i| {
-            (
-                format!("r{i}"),
-                "pw".into(),
-                format!("r{i}@example.org"),
-                format!("Reviewer {i}"),
-            )
-        })
-        .collect()
-}
-
-/// `method path` as reviewer `user` (password `pw`) through `proxy`.
+/// `method path` as reviewer `user` (password `pw`, of [`forge::ten_reviewers`]) through `proxy`.
 fn as_reviewer(proxy: &Proxy, user: &str, method: &str, path: &str, body: &Value) -> (u16, Value) {
-    let auth = basic(user, "pw");
-    let host = format!("127.0.0.1:{}", proxy.port);
-    let origin = format!("http://{host}");
-    let headers = [
-        ("Authorization", auth.as_str()),
-        ("Host", &host),
-        ("Origin", &origin),
-    ];
-    let bytes = if body.is_null() {
-        Vec::new()
-    } else {
-        body.to_string().into_bytes()
-    };
-    let (code, text) = request(proxy.port, method, path, &headers, &bytes);
-    (
-        code,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
+    forge::through(proxy, Some((user, "pw")), method, path, body)
 }
 
 /// Two hubs on `url`, each behind its own sign-in proxy for the ten reviewers, and `hot`
@@ -610,11 +547,8 @@ struct TwoHubs {
 }
 
 fn two_hubs(tools: &(std::path::PathBuf, std::path::PathBuf), url: &str) -> TwoHubs {
-    let users = ten_reviewers();
-    let refs: Vec<forge::User> = users
-        .iter()
-        .map(|u| (u.0.as_str(), u.1.as_str(), u.2.as_str(), u.3.as_str()))
-        .collect();
+    let users = forge::ten_reviewers();
+    let refs = forge::users(&users);
     let hubs = vec![
         Hub::start(url, &["--book", "book-example"]),
         Hub::start(url, &["--book", "book-example"]),
@@ -751,11 +685,8 @@ fn a_hub_killed_during_the_load_loses_no_acknowledged_write() {
     // Restarted on its data directory, the hub serves and takes writes again.
     let data = two.hubs[0].data.clone();
     two.hubs[0] = Hub::start_in(&url, &data, &["--book", "book-example"]);
-    let users = ten_reviewers();
-    let refs: Vec<forge::User> = users
-        .iter()
-        .map(|u| (u.0.as_str(), u.1.as_str(), u.2.as_str(), u.3.as_str()))
-        .collect();
+    let users = forge::ten_reviewers();
+    let refs = forge::users(&users);
     let proxy = Proxy::start(&tools, two.hubs[0].port, &refs);
     let body = json!({"page": "book-example/src/guide/sensors", "space": "book", "scope": "page", "body": "after the restart"});
     let (code, c) = as_reviewer(&proxy, "r3", "POST", &format!("{API}comments"), &body);
@@ -841,23 +772,11 @@ fn a_signed_push_webhook_makes_the_hub_fetch_and_a_forged_one_is_refused() {
         hook(&[("X-GitHub-Event", "push"), ("X-Hub-Signature-256", &signed)]),
         (202, "notabene: fetching\n".to_string())
     );
-    crate::support::wait::until(
-        Duration::from_secs(30),
-        "the hub to serve the pushed edit",
-        || {
-            let (code, page) = as_user(
-                &proxy,
-                Some("bob"),
-                "GET",
-                "/b/main/guide/sensors.html",
-                &Value::Null,
-            );
-            (code == 200
-                && page
-                    .as_str()
-                    .is_some_and(|p| p.contains("Told by a webhook.")))
-            .then_some(())
-        },
+    forge::wait_served(
+        &proxy,
+        ("bob", "b-pass"),
+        "/b/main/guide/sensors.html",
+        "Told by a webhook.",
     );
     // GitLab's token: taken too.
     assert_eq!(hook(&[("X-Gitlab-Token", "s3cret hook")]).0, 202);

@@ -397,3 +397,75 @@ pub fn push_branch(repo: &Path, name: &str, edit: impl FnOnce(&Path)) {
     common::git(repo, &["push", "-q", "origin", name]);
     common::git(repo, &["checkout", "-q", "main"]);
 }
+
+/// `method path` with `body` (none when null) through `proxy`, signed in as `credentials`
+/// (user, password; none: no credentials), a write carrying the proxy's own `Origin` as a
+/// browser's would: (status, the answer as JSON, or as text when it is not JSON).
+pub fn through(
+    proxy: &Proxy,
+    credentials: Option<(&str, &str)>,
+    method: &str,
+    path: &str,
+    body: &serde_json::Value,
+) -> (u16, serde_json::Value) {
+    let auth = credentials.map(|(u, p)| basic(u, p));
+    let host = format!("127.0.0.1:{}", proxy.port);
+    let origin = format!("http://{host}");
+    let mut headers: Vec<(&str, &str)> =
+        vec![("Content-Type", "application/json"), ("Host", &host)];
+    if let Some(a) = &auth {
+        headers.push(("Authorization", a));
+    }
+    if method != "GET" {
+        headers.push(("Origin", &origin));
+    }
+    let bytes = match body.is_null() {
+        true => Vec::new(),
+        false => body.to_string().into_bytes(),
+    };
+    let (code, text) = super::serve::request(proxy.port, method, path, &headers, &bytes);
+    let v = serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text));
+    (code, v)
+}
+
+/// Ten reviewers, `r0`…`r9` (password `pw`, email `rN@example.org`, name `Reviewer N`), for
+/// the proxies of a load: own them, then hand [`users`] of them to [`Proxy::start`].
+pub fn ten_reviewers() -> Vec<(String, String, String, String)> {
+    (0..10)
+        .map(|i| {
+            (
+                format!("r{i}"),
+                "pw".into(),
+                format!("r{i}@example.org"),
+                format!("Reviewer {i}"),
+            )
+        })
+        .collect()
+}
+
+/// The proxy's users of `owned`.
+pub fn users(owned: &[(String, String, String, String)]) -> Vec<User<'_>> {
+    owned
+        .iter()
+        .map(|u| (u.0.as_str(), u.1.as_str(), u.2.as_str(), u.3.as_str()))
+        .collect()
+}
+
+/// Waits (30 s at most) until `GET path` through `proxy` as `credentials` answers 200 with
+/// `text` in it: the hub serves what a push brought.
+pub fn wait_served(proxy: &Proxy, credentials: (&str, &str), path: &str, text: &str) {
+    super::wait::until(
+        Duration::from_secs(30),
+        &format!("the hub to serve {text:?} at {path}"),
+        || {
+            let (code, page) = through(
+                proxy,
+                Some(credentials),
+                "GET",
+                path,
+                &serde_json::Value::Null,
+            );
+            (code == 200 && page.as_str().is_some_and(|p| p.contains(text))).then_some(())
+        },
+    );
+}
