@@ -5,7 +5,7 @@
 //! on its own and the hub follows.
 
 use crate::support::common::{self, git};
-use crate::support::forge::{self, GitServer, Hub, Proxy, book_repo, push_branch};
+use crate::support::forge::{self, Hub, Origin, Proxy, push_branch};
 use crate::support::serve::request;
 use serde_json::{Value, json};
 use std::path::Path;
@@ -53,12 +53,10 @@ fn reviewers_write_through_the_sign_in_and_every_write_is_their_commit_in_the_re
     let Some(tools) = forge::tools("hub::reviewers_write…") else {
         return;
     };
-    let work = common::tempdir();
-    book_repo(work.path());
-    let remote = GitServer::start(&tools);
-    let url = remote.publish("book.git", work.path());
+    let o = Origin::start(&tools);
+    let url = &o.url;
     let hub = Hub::start(
-        &url,
+        url,
         &["--book", "book-example", "--maintainer", "max@example.org"],
     );
     let proxy = Proxy::start(&tools, hub.port, USERS);
@@ -231,7 +229,7 @@ fn reviewers_write_through_the_sign_in_and_every_write_is_their_commit_in_the_re
 
     // The remote: one commit per acknowledged write, by its reviewer, committed by the hub,
     // each touching that comment's file alone; the book's own commit below them.
-    let bare = remote.root.join("book.git");
+    let bare = o.bare();
     let file =
         |id: &str| format!("book-example/.notabene/book-example/src/guide/sensors/{id}.json");
     let line = |who: &str, what: &str, id: &str| {
@@ -270,7 +268,7 @@ fn reviewers_write_through_the_sign_in_and_every_write_is_their_commit_in_the_re
     let clone = check.path().join("c");
     git(
         Path::new("/"),
-        &["clone", "-q", &url, clone.to_str().unwrap()],
+        &["clone", "-q", url, clone.to_str().unwrap()],
     );
     let listed = common::run(&clone.join("book-example"), &["comments", "ls", "--json"]);
     let all: Vec<Value> = serde_json::from_str(&listed.stdout).unwrap();
@@ -343,11 +341,9 @@ fn the_branch_moves_under_the_reviewers_and_every_write_lands_once() {
     let Some(tools) = forge::tools("hub::the_branch_moves…") else {
         return;
     };
-    let work = common::tempdir();
-    book_repo(work.path());
-    let remote = GitServer::start(&tools);
-    let url = remote.publish("book.git", work.path());
-    let hub = Hub::start(&url, &["--book", "book-example"]);
+    let o = Origin::start(&tools);
+    let (work, url) = (&o.work, &o.url);
+    let hub = Hub::start(url, &["--book", "book-example"]);
     let proxy = Proxy::start(&tools, hub.port, USERS);
     assert_eq!(
         as_user(&proxy, Some("alice"), "GET", "/b/main/", &Value::Null).0,
@@ -356,7 +352,7 @@ fn the_branch_moves_under_the_reviewers_and_every_write_lands_once() {
 
     // Two reviewers write while the author pushes three edits of a chapter.
     let author = work.path().join("author");
-    author_clone(&url, &author);
+    author_clone(url, &author);
     let chapter = "book-example/src/guide/sensors.md";
     let (written, subjects) = std::thread::scope(|s| {
         let writers: Vec<_> = ["alice", "bob"]
@@ -377,7 +373,7 @@ fn the_branch_moves_under_the_reviewers_and_every_write_lands_once() {
     assert!(acknowledged.len() >= 20, "{written:?}");
 
     // The remote: every acknowledged comment's file, each created once; the author's commits.
-    let bare = remote.root.join("book.git");
+    let bare = o.bare();
     let log = git(&bare, &["log", "--format=%s", "main"]);
     for id in &acknowledged {
         let created = log
@@ -396,7 +392,7 @@ fn the_branch_moves_under_the_reviewers_and_every_write_lands_once() {
     let check = work.path().join("check");
     git(
         Path::new("/"),
-        &["clone", "-q", &url, check.to_str().unwrap()],
+        &["clone", "-q", url, check.to_str().unwrap()],
     );
     let book = check.join("book-example");
     let verify = common::run(&book, &["comments", "verify"]);
@@ -592,13 +588,11 @@ fn two_hubs_on_one_remote_converge_under_ten_reviewers_and_an_author() {
     let Some(tools) = forge::tools("hub::two_hubs…") else {
         return;
     };
-    let work = common::tempdir();
-    book_repo(work.path());
-    let remote = GitServer::start(&tools);
-    let url = remote.publish("book.git", work.path());
-    let two = two_hubs(&tools, &url);
+    let o = Origin::start(&tools);
+    let (work, url) = (&o.work, &o.url);
+    let two = two_hubs(&tools, url);
     let author = work.path().join("author");
-    author_clone(&url, &author);
+    author_clone(url, &author);
     let (acked, subjects) = std::thread::scope(|s| {
         let writers: Vec<_> = (0..10)
             .map(|i| {
@@ -633,7 +627,7 @@ fn two_hubs_on_one_remote_converge_under_ten_reviewers_and_an_author() {
         two.hubs[0].said(),
         two.hubs[1].said()
     );
-    let all = check_remote(&url, work.path(), &acked, &subjects);
+    let all = check_remote(url, work.path(), &acked, &subjects);
     assert_eq!(
         loaded(&all),
         written - acked.iter().map(|a| a.replies.len()).sum::<usize>()
@@ -646,11 +640,9 @@ fn a_hub_killed_during_the_load_loses_no_acknowledged_write() {
     let Some(tools) = forge::tools("hub::a_hub_killed…") else {
         return;
     };
-    let work = common::tempdir();
-    book_repo(work.path());
-    let remote = GitServer::start(&tools);
-    let url = remote.publish("book.git", work.path());
-    let mut two = two_hubs(&tools, &url);
+    let o = Origin::start(&tools);
+    let (work, url) = (&o.work, &o.url);
+    let mut two = two_hubs(&tools, url);
     let victim = two.hubs[0].pid();
     let acked = std::thread::scope(|s| {
         let writers: Vec<_> = (0..6)
@@ -675,7 +667,7 @@ fn a_hub_killed_during_the_load_loses_no_acknowledged_write() {
         refused > 0,
         "the killed hub refused nothing: killed too late? {acked:?}"
     );
-    let all = check_remote(&url, work.path(), &acked, &[]);
+    let all = check_remote(url, work.path(), &acked, &[]);
     // Nothing but what was acknowledged, and at most one write per hub under way when it died.
     // Beyond what was acknowledged, at most the writes under way on the killed hub (one per
     // reviewer writing through it), each whole (`comments verify` above).
@@ -684,7 +676,7 @@ fn a_hub_killed_during_the_load_loses_no_acknowledged_write() {
     assert!(extra <= 3, "{extra} comments not acknowledged: {acked:?}");
     // Restarted on its data directory, the hub serves and takes writes again.
     let data = two.hubs[0].data.clone();
-    two.hubs[0] = Hub::start_in(&url, &data, &["--book", "book-example"]);
+    two.hubs[0] = Hub::start_in(url, &data, &["--book", "book-example"]);
     let users = forge::ten_reviewers();
     let refs = forge::users(&users);
     let proxy = Proxy::start(&tools, two.hubs[0].port, &refs);
@@ -694,7 +686,7 @@ fn a_hub_killed_during_the_load_loses_no_acknowledged_write() {
     let check = work.path().join("after");
     git(
         Path::new("/"),
-        &["clone", "-q", &url, check.to_str().unwrap()],
+        &["clone", "-q", url, check.to_str().unwrap()],
     );
     let log = git(&check, &["log", "-1", "--format=%an | %s", "main"]);
     assert_eq!(
@@ -725,10 +717,8 @@ fn a_signed_push_webhook_makes_the_hub_fetch_and_a_forged_one_is_refused() {
     let Some(tools) = forge::tools("hub::a_signed_push_webhook…") else {
         return;
     };
-    let work = common::tempdir();
-    book_repo(work.path());
-    let remote = GitServer::start(&tools);
-    let url = remote.publish("book.git", work.path());
+    let o = Origin::start(&tools);
+    let (work, url) = (&o.work, &o.url);
     let args = [
         "--book",
         "book-example",
@@ -737,14 +727,14 @@ fn a_signed_push_webhook_makes_the_hub_fetch_and_a_forged_one_is_refused() {
         "--webhook-secret-env",
         "NB_HOOK",
     ];
-    let hub = Hub::start_env(&url, &args, &[("NB_HOOK", "s3cret hook")]);
+    let hub = Hub::start_env(url, &args, &[("NB_HOOK", "s3cret hook")]);
     let proxy = Proxy::start(&tools, hub.port, USERS);
     assert_eq!(
         as_user(&proxy, Some("bob"), "GET", "/b/main/", &Value::Null).0,
         200
     );
     let author = work.path().join("author");
-    author_clone(&url, &author);
+    author_clone(url, &author);
     author_push(
         &author,
         "book-example/src/guide/sensors.md",
@@ -787,18 +777,14 @@ fn a_hostile_branch_runs_nothing_and_reads_nothing_outside_the_checkout() {
     let Some(tools) = forge::tools("hub::a_hostile_branch…") else {
         return;
     };
-    let work = common::tempdir();
-    let repo = work.path().join("repo");
-    book_repo(&repo);
-    let remote = GitServer::start(&tools);
-    let url = remote.publish("book.git", &repo);
-    git(&repo, &["remote", "add", "origin", &url]);
+    let o = Origin::start(&tools);
+    let (work, repo, url) = (&o.work, &o.repo, &o.url);
     let ran = work.path().join("ran");
     let sh = |what: &str| format!("sh -c 'touch {}/{what}'", ran.display());
     std::fs::create_dir_all(&ran).unwrap();
     // Commands, a script of its own, a 404 page and includes that climb out (by `..`, and by
     // a symlink in the repository to /etc).
-    push_branch(&repo, "hostile", |r| {
+    push_branch(repo, "hostile", |r| {
         let toml = r.join("book-example/book.toml");
         let text = std::fs::read_to_string(&toml).unwrap().replace(
             "additional-js = [",
@@ -821,7 +807,7 @@ fn a_hostile_branch_runs_nothing_and_reads_nothing_outside_the_checkout() {
         std::fs::write(&chapter, md).unwrap();
     });
     // A chapter that is a symlink out of the repository.
-    push_branch(&repo, "linked", |r| {
+    push_branch(repo, "linked", |r| {
         let src = r.join("book-example/src");
         std::os::unix::fs::symlink("/etc/passwd", src.join("passwd.md")).unwrap();
         let summary =
@@ -829,13 +815,13 @@ fn a_hostile_branch_runs_nothing_and_reads_nothing_outside_the_checkout() {
         std::fs::write(src.join("SUMMARY.md"), summary).unwrap();
     });
     // A file mdBook would copy into the site, a symlink out of the repository.
-    push_branch(&repo, "copies-out", |r| {
+    push_branch(repo, "copies-out", |r| {
         std::os::unix::fs::symlink("/etc/passwd", r.join("book-example/src/images/shadow.png"))
             .unwrap();
     });
     // The reader client written through a path of its book.toml that leaves the checkout.
     let outside = work.path().join("outside");
-    push_branch(&repo, "writes-out", |r| {
+    push_branch(repo, "writes-out", |r| {
         let toml = r.join("book-example/book.toml");
         let rel = format!(
             "../../../../../../../../../..{}/notabene.js",
@@ -847,7 +833,7 @@ fn a_hostile_branch_runs_nothing_and_reads_nothing_outside_the_checkout() {
         std::fs::write(&toml, text).unwrap();
     });
 
-    let hub = Hub::start(&url, &["--book", "book-example", "--branch", "*"]);
+    let hub = Hub::start(url, &["--book", "book-example", "--branch", "*"]);
     let proxy = Proxy::start(&tools, hub.port, USERS);
     let get = |path: &str| as_user(&proxy, Some("bob"), "GET", path, &Value::Null);
     let (code, page) = get("/b/hostile/guide/sensors.html");
@@ -917,10 +903,8 @@ fn without_a_proxy_reviewers_prove_who_they_are_with_their_token() {
         return;
     };
     use sha2::Digest;
-    let work = common::tempdir();
-    book_repo(&work.path().join("repo"));
-    let remote = GitServer::start(&tools);
-    let url = remote.publish("book.git", &work.path().join("repo"));
+    let o = Origin::start(&tools);
+    let (work, url) = (&o.work, &o.url);
     let token = "alice-secret-token-0123456789";
     let hash: String = sha2::Sha256::digest(token.as_bytes())
         .iter()
@@ -932,7 +916,7 @@ fn without_a_proxy_reviewers_prove_who_they_are_with_their_token() {
         format!("[[reviewer]]\nname = \"Alice Liddell\"\nemail = \"alice@example.org\"\ntoken-sha256 = \"{hash}\"\n"),
     )
     .unwrap();
-    let hub = Hub::start_reviewers(&url, &file, &["--book", "book-example"]);
+    let hub = Hub::start_reviewers(url, &file, &["--book", "book-example"]);
     let host = format!("127.0.0.1:{}", hub.port);
     let status =
         |headers: &[(&str, &str)]| request(hub.port, "GET", &format!("{API}status"), headers, b"");
@@ -1013,10 +997,7 @@ fn without_a_proxy_reviewers_prove_who_they_are_with_their_token() {
         body.as_bytes(),
     );
     assert_eq!(code, 201, "{c}");
-    let log = git(
-        &remote.root.join("book.git"),
-        &["log", "-1", "--format=%an <%ae>", "main"],
-    );
+    let log = git(&o.bare(), &["log", "-1", "--format=%an <%ae>", "main"]);
     assert_eq!(log.trim(), "Alice Liddell <alice@example.org>");
 }
 
@@ -1025,23 +1006,19 @@ fn a_branch_the_remote_refuses_is_served_read_only_saying_why() {
     let Some(tools) = forge::tools("hub::a_branch_the_remote_refuses…") else {
         return;
     };
-    let work = common::tempdir();
-    let repo = work.path().join("repo");
-    book_repo(&repo);
-    let remote = GitServer::start(&tools);
-    let url = remote.publish("book.git", &repo);
-    git(&repo, &["remote", "add", "origin", &url]);
-    push_branch(&repo, "frozen", |r| {
+    let o = Origin::start(&tools);
+    let (repo, url) = (&o.repo, &o.url);
+    push_branch(repo, "frozen", |r| {
         std::fs::write(r.join("book-example/FROZEN.md"), "frozen\n").unwrap();
     });
-    let hook = remote.root.join("book.git/hooks/pre-receive");
+    let hook = o.bare().join("hooks/pre-receive");
     std::fs::write(
         &hook,
         "#!/bin/sh\nwhile read old new ref; do [ \"$ref\" = refs/heads/frozen ] && { echo 'frozen is read-only' >&2; exit 1; }; done; exit 0\n",
     )
     .unwrap();
     std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let hub = Hub::start(&url, &["--book", "book-example", "--branch", "*"]);
+    let hub = Hub::start(url, &["--book", "book-example", "--branch", "*"]);
     let proxy = Proxy::start(&tools, hub.port, USERS);
     let new = |branch: &str| {
         let body = json!({"page": "book-example/src/guide/sensors", "space": "book", "scope": "page", "body": format!("On {branch}.")});
@@ -1084,10 +1061,7 @@ fn a_branch_the_remote_refuses_is_served_read_only_saying_why() {
         &Value::Null,
     );
     assert!(!list.to_string().contains("On frozen."), "{list}");
-    let log = git(
-        &remote.root.join("book.git"),
-        &["log", "--format=%s", "frozen"],
-    );
+    let log = git(&o.bare(), &["log", "--format=%s", "frozen"]);
     assert!(!log.contains("notabene:"), "{log}");
     assert_eq!(new("main").0, 201);
 }
@@ -1097,17 +1071,13 @@ fn past_max_branches_the_least_recently_used_stops_and_comes_back_on_request() {
     let Some(tools) = forge::tools("hub::past_max_branches…") else {
         return;
     };
-    let work = common::tempdir();
-    let repo = work.path().join("repo");
-    book_repo(&repo);
-    let remote = GitServer::start(&tools);
-    let url = remote.publish("book.git", &repo);
-    git(&repo, &["remote", "add", "origin", &url]);
-    push_branch(&repo, "second", |r| {
+    let o = Origin::start(&tools);
+    let (repo, url) = (&o.repo, &o.url);
+    push_branch(repo, "second", |r| {
         std::fs::write(r.join("book-example/SECOND.md"), "second\n").unwrap();
     });
     let hub = Hub::start(
-        &url,
+        url,
         &[
             "--book",
             "book-example",

@@ -469,3 +469,39 @@ pub fn wait_served(proxy: &Proxy, credentials: (&str, &str), path: &str, text: &
         },
     );
 }
+
+/// The usual start of a hub test: book-example in a repository (`repo`, under `work`),
+/// published on a git server over HTTP (`url`), which is the repository's `origin`.
+pub struct Origin {
+    /// A directory for the test's own files.
+    pub work: tempfile::TempDir,
+    /// The repository (`main`, book-example under `book-example/`).
+    pub repo: PathBuf,
+    /// The git server.
+    pub remote: GitServer,
+    /// The remote's URL (`book.git`).
+    pub url: String,
+}
+
+impl Origin {
+    /// Starts one with the tools of [`tools`].
+    pub fn start(tools: &(PathBuf, PathBuf)) -> Origin {
+        let work = common::tempdir();
+        let repo = work.path().join("repo");
+        book_repo(&repo);
+        let remote = GitServer::start(tools);
+        let url = remote.publish("book.git", &repo);
+        common::git(&repo, &["remote", "add", "origin", &url]);
+        Origin {
+            work,
+            repo,
+            remote,
+            url,
+        }
+    }
+
+    /// The remote's bare repository.
+    pub fn bare(&self) -> PathBuf {
+        self.remote.root.join("book.git")
+    }
+}
