@@ -5,8 +5,8 @@
 
 use crate::harness::serving::{ISLAND, ctrl_enter, drag_over_text, type_text, wait_writable};
 use crate::harness::{Page, chromium};
-use crate::support::common::{self, git};
-use crate::support::forge::{self, GitServer, Hub, Proxy, basic, book_repo, push_branch};
+use crate::support::common::git;
+use crate::support::forge::{self, Hub, Origin, Proxy, basic, push_branch};
 use serde_json::json;
 use std::time::Duration;
 
@@ -100,11 +100,8 @@ fn two_reviewers_signed_in_comment_on_one_branch_under_their_own_names() {
     let Some(tools) = forge::tools("hub_browser::two_reviewers…") else {
         return;
     };
-    let work = common::tempdir();
-    book_repo(work.path());
-    let remote = GitServer::start(&tools);
-    let url = remote.publish("book.git", work.path());
-    let hub = Hub::start(&url, &["--book", "book-example"]);
+    let o = Origin::start(&tools);
+    let hub = Hub::start(&o.url, &["--book", "book-example"]);
     let proxy = Proxy::start(&tools, hub.port, USERS);
     let page = format!(
         "http://127.0.0.1:{}/b/main/guide/installing.html",
@@ -181,10 +178,7 @@ fn two_reviewers_signed_in_comment_on_one_branch_under_their_own_names() {
     }
 
     // The remote: one commit per comment, each by its reviewer.
-    let log = git(
-        &remote.root.join("book.git"),
-        &["log", "--format=%an <%ae> | %s", "-2", "main"],
-    );
+    let log = git(&o.bare(), &["log", "--format=%an <%ae> | %s", "-2", "main"]);
     let lines: Vec<&str> = log.lines().collect();
     assert_eq!(lines.len(), 2);
     assert!(
@@ -203,14 +197,9 @@ fn a_script_in_a_branch_is_blocked_by_the_policy_and_the_client_still_runs() {
     let Some(tools) = forge::tools("hub_browser::a_script…") else {
         return;
     };
-    let work = common::tempdir();
-    let repo = work.path().join("repo");
-    book_repo(&repo);
-    let remote = GitServer::start(&tools);
-    let url = remote.publish("book.git", &repo);
-    git(&repo, &["remote", "add", "origin", &url]);
+    let o = Origin::start(&tools);
     let api = "/b/hostile/__notabene/api/comments";
-    push_branch(&repo, "hostile", |r| {
+    push_branch(&o.repo, "hostile", |r| {
         let chapter = r.join("book-example/src/guide/installing.md");
         let attack = format!(
             "\n<script>window.pwned = 1; fetch('{api}', {{method: 'POST', body: JSON.stringify({{page: 'book-example/src/guide/installing', space: 'book', scope: 'page', body: 'by a script'}})}});</script>\n\n<img src=\"data:,\" onerror=\"window.pwned = 2\">\n\n</main><script>window.pwned = 3</script><main>\n"
@@ -223,7 +212,7 @@ fn a_script_in_a_branch_is_blocked_by_the_policy_and_the_client_still_runs() {
         )
         .unwrap();
     });
-    let hub = Hub::start(&url, &["--book", "book-example", "--branch", "*"]);
+    let hub = Hub::start(&o.url, &["--book", "book-example", "--branch", "*"]);
     let proxy = Proxy::start(&tools, hub.port, USERS);
     let mut p = signed_in(&exe, "bob");
     for blocked in ["Content Security Policy", "Refused to execute"] {
@@ -251,9 +240,6 @@ fn a_script_in_a_branch_is_blocked_by_the_policy_and_the_client_still_runs() {
         proxy.port
     ));
     assert_eq!(p.eval("typeof window.pwned"), json!("undefined"));
-    let log = git(
-        &remote.root.join("book.git"),
-        &["log", "--format=%s", "hostile"],
-    );
+    let log = git(&o.bare(), &["log", "--format=%s", "hostile"]);
     assert!(!log.contains("notabene:"), "{log}");
 }
