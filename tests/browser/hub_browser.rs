@@ -146,7 +146,8 @@ fn two_reviewers_signed_in_comment_on_one_branch_under_their_own_names() {
 
     // Each thread offers edit and delete to its author alone, and resolve to no reviewer.
     // Its thread, opened from the panel's entry.
-    let actions = |p: &mut Page, body: &str| -> Vec<String> {
+    // (the name shown on its first message, the actions offered)
+    let actions = |p: &mut Page, body: &str| -> (String, Vec<String>) {
         let id = p.eval_str(&format!(
             "{ISLAND}.comments.find(c => c.thread[0].body === {}).id",
             json!(body)
@@ -158,22 +159,34 @@ fn two_reviewers_signed_in_comment_on_one_branch_under_their_own_names() {
         let names = p.eval(&format!(
             "[...document.querySelector('{thread}').querySelectorAll('button')].map(b => [...b.classList].find(k => k.startsWith('nb-act-')))"
         ));
+        let shown = p.eval_str(&format!(
+            "document.querySelector('.nb-thread[data-nb-id=\"{id}\"] .nb-author').textContent"
+        ));
         p.key("Escape");
-        serde_json::from_value(names).unwrap_or_default()
+        (shown, serde_json::from_value(names).unwrap_or_default())
     };
-    for (p, own, other) in [
-        (&mut alice, "Alice's remark.", "Bob's remark."),
-        (&mut bob, "Bob's remark.", "Alice's remark."),
+    for (p, (own, me), (other, them)) in [
+        (
+            &mut alice,
+            ("Alice's remark.", "Alice Liddell"),
+            ("Bob's remark.", "Bob Builder"),
+        ),
+        (
+            &mut bob,
+            ("Bob's remark.", "Bob Builder"),
+            ("Alice's remark.", "Alice Liddell"),
+        ),
     ] {
         p.eval("window.scrollTo(0, 0)");
         if p.eval_bool("document.getElementById('nb-panel').hidden") {
             p.click("#nb-panel-toggle");
         }
+        let edit_delete = ["nb-act-reply", "nb-act-edit", "nb-act-delete"].map(String::from);
+        assert_eq!(actions(p, own), (me.to_string(), edit_delete.to_vec()));
         assert_eq!(
-            actions(p, own),
-            ["nb-act-reply", "nb-act-edit", "nb-act-delete"]
+            actions(p, other),
+            (them.to_string(), vec!["nb-act-reply".to_string()])
         );
-        assert_eq!(actions(p, other), ["nb-act-reply"]);
         p.assert_no_errors();
     }
 
@@ -199,12 +212,25 @@ fn a_script_in_a_branch_is_blocked_by_the_policy_and_the_client_still_runs() {
     };
     let o = Origin::start(&tools);
     let api = "/b/hostile/__notabene/api/comments";
+    let ran = o.work.path().join("ran");
+    std::fs::create_dir_all(&ran).unwrap();
+    // One branch with everything: a command in its book.toml, includes of /etc/passwd by `..`
+    // and by a symlink, and scripts in its Markdown and in a page of its own.
     push_branch(&o.repo, "hostile", |r| {
+        let toml = r.join("book-example/book.toml");
+        let text = std::fs::read_to_string(&toml).unwrap()
+            + &format!(
+                "\n[preprocessor.pwn]\ncommand = \"sh -c 'touch {}/preprocessor'\"\n",
+                ran.display()
+            );
+        std::fs::write(&toml, text).unwrap();
+        std::os::unix::fs::symlink("/etc", r.join("etc-link")).unwrap();
         let chapter = r.join("book-example/src/guide/installing.md");
         let attack = format!(
             "\n<script>window.pwned = 1; fetch('{api}', {{method: 'POST', body: JSON.stringify({{page: 'book-example/src/guide/installing', space: 'book', scope: 'page', body: 'by a script'}})}});</script>\n\n<img src=\"data:,\" onerror=\"window.pwned = 2\">\n\n</main><script>window.pwned = 3</script><main>\n"
         );
-        let md = std::fs::read_to_string(&chapter).unwrap() + &attack;
+        let includes = "\n{{#include ../../../../../../../../../../etc/passwd}}\n\n{{#include ../../../etc-link/passwd}}\n";
+        let md = std::fs::read_to_string(&chapter).unwrap() + &attack + includes;
         std::fs::write(&chapter, md).unwrap();
         std::fs::write(
             r.join("book-example/src/evil.html"),
@@ -225,6 +251,19 @@ fn a_script_in_a_branch_is_blocked_by_the_policy_and_the_client_still_runs() {
     // The reader client (the theme's scripts) runs and finds the write API.
     wait_writable(&mut p);
     assert_eq!(p.eval("typeof window.pwned"), json!("undefined"));
+    // Nothing ran, nothing was read outside the checkout.
+    assert_eq!(
+        std::fs::read_dir(&ran).unwrap().count(),
+        0,
+        "the branch's command ran"
+    );
+    let text = p.eval_str("document.querySelector('main').textContent");
+    assert!(!text.contains("root:x:0:0"), "{text}");
+    assert_eq!(
+        text.matches("names a file outside the repository; it was not read")
+            .count(),
+        2
+    );
     let posted: Vec<String> = p
         .requests()
         .into_iter()
