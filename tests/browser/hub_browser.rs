@@ -251,6 +251,8 @@ fn a_script_in_a_branch_is_blocked_by_the_policy_and_the_client_still_runs() {
     // The reader client (the theme's scripts) runs and finds the write API.
     wait_writable(&mut p);
     assert_eq!(p.eval("typeof window.pwned"), json!("undefined"));
+    // The marks around the content (their secret) never reach the reader.
+    assert!(!p.eval_bool("document.documentElement.outerHTML.includes('nb-content-')"));
     // Nothing ran, nothing was read outside the checkout.
     assert_eq!(
         std::fs::read_dir(&ran).unwrap().count(),

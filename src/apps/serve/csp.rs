@@ -29,19 +29,45 @@ fn page_policy(nonce: &str) -> String {
     )
 }
 
+/// Every place `needle` occurs in `hay`.
+fn all(hay: &[u8], needle: &[u8]) -> Vec<usize> {
+    hay.windows(needle.len())
+        .enumerate()
+        .filter(|(_, w)| *w == needle)
+        .map(|(i, _)| i)
+        .collect()
+}
+
 /// `html` with ` nonce="<nonce>"` on every `<script` before the first `start` mark and after
-/// the last `end` mark (none anywhere when either is missing).
+/// the last `end` mark, and the marks taken out (the secret in them never leaves the hub). The
+/// marks must come in pairs, each start before its end and after the end before it (one pair
+/// per chapter the page shows): otherwise — a mark missing, or one the content hid (an unclosed
+/// code block escapes what follows it) — no script of the page gets the nonce.
 pub(super) fn nonce_scripts(html: &[u8], nonce: &str, (start, end): (&str, &str)) -> Vec<u8> {
-    let find = |hay: &[u8], needle: &[u8]| hay.windows(needle.len()).position(|w| w == needle);
-    let rfind = |hay: &[u8], needle: &[u8]| hay.windows(needle.len()).rposition(|w| w == needle);
-    let trusted = match (find(html, start.as_bytes()), rfind(html, end.as_bytes())) {
-        (Some(a), Some(b)) if a < b => Some((a, b + end.len())),
-        _ => None,
-    };
+    let (starts, ends) = (all(html, start.as_bytes()), all(html, end.as_bytes()));
+    let paired = !starts.is_empty()
+        && starts.len() == ends.len()
+        && starts.iter().zip(&ends).all(|(s, e)| s < e)
+        && ends.iter().zip(starts.iter().skip(1)).all(|(e, s)| e < s);
+    let trusted = paired.then(|| (starts[0], ends[ends.len() - 1] + end.len()));
+    let mut marks: Vec<(usize, usize)> = starts
+        .iter()
+        .map(|&i| (i, start.len()))
+        .chain(ends.iter().map(|&i| (i, end.len())))
+        .collect();
+    marks.sort_unstable();
+    let mut next_mark = marks.iter().peekable();
     let attr = format!(" nonce=\"{nonce}\"");
     let mut out = Vec::with_capacity(html.len() + 1024);
     let mut i = 0;
     while i < html.len() {
+        if let Some(&&(at, len)) = next_mark.peek()
+            && at == i
+        {
+            next_mark.next();
+            i += len;
+            continue;
+        }
         let is_script = html.len() - i >= 8
             && html[i] == b'<'
             && html[i + 1..i + 7].eq_ignore_ascii_case(b"script")
@@ -105,19 +131,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_the_scripts_outside_the_content_get_the_nonce() {
+    fn only_the_scripts_outside_the_content_get_the_nonce_and_the_marks_go() {
         let marks = ("<!--s-->", "<!--e-->");
+        let run = |page: &[u8]| String::from_utf8(nonce_scripts(page, "N", marks)).unwrap();
         let page = b"<head><script>a()</script><SCRIPT src=x.js></SCRIPT></head><main><!--s--><script>evil()</script><!--e--> <!--s--><scripty></scripty><!--e--></main><script src=b.js></script>";
-        let out = String::from_utf8(nonce_scripts(page, "N", marks)).unwrap();
         assert_eq!(
-            out,
-            "<head><script nonce=\"N\">a()</script><SCRIPT nonce=\"N\" src=x.js></SCRIPT></head><main><!--s--><script>evil()</script><!--e--> <!--s--><scripty></scripty><!--e--></main><script nonce=\"N\" src=b.js></script>"
+            run(page),
+            "<head><script nonce=\"N\">a()</script><SCRIPT nonce=\"N\" src=x.js></SCRIPT></head><main><script>evil()</script> <scripty></scripty></main><script nonce=\"N\" src=b.js></script>"
         );
-        // A mark missing (a page no chapter made, a copied file): no script runs.
-        let copied = b"<script>a()</script><!--s--><script>b()</script>";
-        assert_eq!(nonce_scripts(copied, "N", marks), copied.to_vec());
-        // An end mark before the start: nothing trusted.
-        let odd = b"<!--e--><script>a()</script><!--s-->";
-        assert_eq!(nonce_scripts(odd, "N", marks), odd.to_vec());
+        // A mark missing (a page no chapter made, a copied file), marks out of order, or an end
+        // the content hid while it wrote one of its own (had it learnt the secret): no script
+        // runs, and no mark is left.
+        for page in [
+            &b"<script>a()</script><!--s--><script>b()</script>"[..],
+            b"<!--e--><script>a()</script><!--s-->",
+            b"<script>a()</script><!--s--><!--e--><script>b()</script><!--e--><script>c()</script>",
+            b"<!--s--><!--s--><!--e--><!--e--><script>a()</script>",
+        ] {
+            let out = run(page);
+            assert!(!out.contains("nonce") && !out.contains("<!--"), "{out}");
+        }
     }
 }

@@ -308,8 +308,9 @@ fn linked(text: &str) -> Vec<(String, String)> {
 /// The two HTML comments an inert build puts around every chapter's content (after every
 /// other preprocessor): `<!--nb-content-<secret>-->` and `<!--nb-content-end-<secret>-->`, the
 /// secret 128 random bits drawn once per process. A branch cannot write them (it does not know
-/// the secret), so in a page, whatever lies before the first and after the last is the theme's:
-/// the hub lets only the scripts there run (`apps::serve::csp`).
+/// the secret: the hub takes the marks out of every page it serves), so in a page, whatever lies
+/// before the first and after the last is the theme's: the hub lets only the scripts there run
+/// (`apps::serve::csp`).
 pub fn content_marks() -> &'static (String, String) {
     static MARKS: std::sync::OnceLock<(String, String)> = std::sync::OnceLock::new();
     MARKS.get_or_init(|| {
