@@ -1128,3 +1128,42 @@ fn past_max_branches_the_least_recently_used_stops_and_comes_back_on_request() {
         201
     );
 }
+
+#[test]
+fn a_commit_holds_the_files_of_its_write_alone() {
+    let Some(tools) = forge::tools("hub::a_commit_holds…") else {
+        return;
+    };
+    let o = Origin::start(&tools);
+    // The reader client listed inside the book's sources: the hub writes it there (untracked)
+    // before the first build; no reviewer's commit may carry it.
+    push_branch(&o.repo, "client-in-src", |r| {
+        let toml = r.join("book-example/book.toml");
+        let text = std::fs::read_to_string(&toml)
+            .unwrap()
+            .replace("\"theme/notabene.js\"", "\"src/notabene.js\"");
+        std::fs::write(&toml, text).unwrap();
+    });
+    let hub = Hub::start(&o.url, &["--book", "book-example", "--branch", "*"]);
+    let proxy = Proxy::start(&tools, hub.port, USERS);
+    let body = json!({"page": "book-example/src/guide/sensors", "space": "book", "scope": "page", "body": "Only mine."});
+    let (code, c) = as_user(
+        &proxy,
+        Some("alice"),
+        "POST",
+        "/b/client-in-src/__notabene/api/comments",
+        &body,
+    );
+    assert_eq!(code, 201, "{c} {}", hub.said());
+    let files = git(
+        &o.bare(),
+        &["show", "--name-only", "--format=", "client-in-src"],
+    );
+    assert_eq!(
+        files.trim(),
+        format!(
+            "book-example/.notabene/book-example/src/guide/sensors/{}.json",
+            c["id"].as_str().unwrap()
+        )
+    );
+}

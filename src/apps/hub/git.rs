@@ -170,17 +170,62 @@ impl Clone {
         Ok(())
     }
 
-    /// Puts the work tree and the index back to the last commit (a write that could not be
-    /// committed).
-    pub(crate) fn reset_tree(&self) -> Result<()> {
-        run(&self.dir, &["reset", "--quiet", "--hard", "HEAD"]).map(|_| ())
+    /// Puts `paths` (relative to the work tree) back as the last commit has them, in the index
+    /// and the work tree (a write that could not be committed).
+    pub(crate) fn reset_paths(&self, paths: &[&str]) -> Result<()> {
+        for command in [
+            &["reset", "--quiet", "HEAD", "--"][..],
+            &["checkout", "--quiet", "HEAD", "--"][..],
+            &["clean", "--quiet", "-d", "--force", "--"][..],
+        ] {
+            let mut args = command.to_vec();
+            args.extend_from_slice(paths);
+            // Each step on its own: a path the last commit lacks fails `checkout`, not `clean`.
+            let _ = run(&self.dir, &args);
+        }
+        Ok(())
     }
 
-    /// Commits what changed under `paths` (relative to the work tree) as `author` with
+    /// The files under `paths` (relative to the work tree) that differ from the last commit,
+    /// untracked ones included, as git names them.
+    pub(crate) fn dirty(&self, paths: &[&str]) -> Result<std::collections::BTreeSet<String>> {
+        let mut args = vec![
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            "--",
+        ];
+        args.extend_from_slice(paths);
+        let out = git(&self.dir, &args)?;
+        if !out.status.success() {
+            return Err(Error::new("git status failed (git)"));
+        }
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let mut files = std::collections::BTreeSet::new();
+        let mut entries = text.split('\0');
+        while let Some(entry) = entries.next() {
+            let Some(path) = entry.get(3..).filter(|p| !p.is_empty()) else {
+                continue;
+            };
+            files.insert(path.to_string());
+            // A rename names its source next.
+            if entry.starts_with('R') || entry.starts_with('C') {
+                entries.next();
+            }
+        }
+        Ok(files)
+    }
+
+    /// Commits `files` (relative to the work tree: what one write changed) as `author` with
     /// `message`; `Ok(false)` when nothing changed.
-    pub(crate) fn commit(&self, paths: &[&str], author: &str, message: &str) -> Result<bool> {
-        let mut add = vec!["add", "--all", "--"];
-        add.extend_from_slice(paths);
+    pub(crate) fn commit(&self, files: &[String], author: &str, message: &str) -> Result<bool> {
+        if files.is_empty() {
+            return Ok(false);
+        }
+        // Paths as they are (a `*` in a name is no pattern).
+        let mut add = vec!["--literal-pathspecs", "add", "--all", "--"];
+        add.extend(files.iter().map(String::as_str));
         run(&self.dir, &add)?;
         let staged = git(&self.dir, &["diff", "--cached", "--quiet"])?;
         if staged.status.success() {

@@ -170,19 +170,35 @@ impl Gate for Publisher {
             return Err(ApiError::new(StatusCode::FORBIDDEN, why.clone()));
         }
         // A rebase or a reset may be rewriting the work tree only while a push leader holds
-        // the lock, never while this write holds it.
+        // the lock, never while this write holds it. The commit holds what this write changed
+        // alone: not what was already changed before it (the reader client the hub wrote).
+        let paths: Vec<&str> = self.paths.iter().map(String::as_str).collect();
+        let before = match self.clone.dirty(&paths) {
+            Ok(before) => before,
+            Err(e) => {
+                say_err!("notabene: {e}");
+                return Err(ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "not saved: the branch's work tree cannot be read; try again",
+                ));
+            }
+        };
         let answer = write()?;
         if !answer.status.is_success() {
             return Ok(answer);
         }
-        let paths: Vec<&str> = self.paths.iter().map(String::as_str).collect();
-        match self.clone.commit(&paths, &who.author(), &describe(&answer)) {
+        let committed = self.clone.dirty(&paths).and_then(|after| {
+            let changed: Vec<String> = after.difference(&before).cloned().collect();
+            self.clone
+                .commit(&changed, &who.author(), &describe(&answer))
+        });
+        match committed {
             Ok(true) => {}
             Ok(false) => return Ok(answer),
             Err(e) => {
                 say_err!("notabene: {e}");
-                // The write is in the work tree but not in a commit: put the tree back.
-                let _ = self.clone.reset_tree();
+                // The write is in the work tree but not in a commit: put its files back.
+                let _ = self.clone.reset_paths(&paths);
                 return Err(ApiError::new(
                     StatusCode::SERVICE_UNAVAILABLE,
                     "not saved: the write could not be committed; try again",
