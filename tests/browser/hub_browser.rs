@@ -17,6 +17,21 @@ const USERS: &[forge::User] = &[
     ("bob", "b-pass", "bob@example.org", "Bob Builder"),
 ];
 
+/// The hub's browser tests start nginx, fcgiwrap, a hub and its builds: one at a time, so that
+/// the other browser tests, which wait on real time, do not share the two cores with two of them.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Navigates `p` to `url` and waits (60 s at most: a branch's first build is in the hub's first
+/// answer) for the page to have loaded.
+fn open(p: &mut Page, url: &str) {
+    p.eval("window.__nbOldDocument = true");
+    p.call("Page.navigate", json!({ "url": url }));
+    p.wait_for(
+        "!window.__nbOldDocument && document.readyState === 'complete'",
+        Duration::from_secs(60),
+    );
+}
+
 /// A page signed in through the proxy as `user`.
 fn signed_in(exe: &std::path::Path, user: &str) -> Page {
     let mut p = Page::new(exe, 1280, 900);
@@ -100,6 +115,9 @@ fn two_reviewers_signed_in_comment_on_one_branch_under_their_own_names() {
     let Some(tools) = forge::tools("hub_browser::two_reviewers…") else {
         return;
     };
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let o = Origin::start(&tools);
     let hub = Hub::start(&o.url, &["--book", "book-example"]);
     let proxy = Proxy::start(&tools, hub.port, USERS);
@@ -114,7 +132,7 @@ fn two_reviewers_signed_in_comment_on_one_branch_under_their_own_names() {
 
     let built = status(&proxy)["built"].as_u64().unwrap_or(0);
     let mut alice = signed_in(&exe, "alice");
-    alice.goto(&page);
+    open(&mut alice, &page);
     wait_writable(&mut alice);
     // The sign-in names her: no name to type, her name on the identity control.
     assert_eq!(
@@ -130,17 +148,17 @@ fn two_reviewers_signed_in_comment_on_one_branch_under_their_own_names() {
     let built = settle(&proxy, built);
 
     let mut bob = signed_in(&exe, "bob");
-    bob.goto(&page);
+    open(&mut bob, &page);
     wait_writable(&mut bob);
     bob.wait_for(&island_has("Alice's remark.", alice_name), SECS);
     comment(&mut bob, "build from source with Cargo", "Bob's remark.");
     bob.wait_for(&island_has("Bob's remark.", bob_name), SECS);
     settle(&proxy, built);
-    bob.reload();
+    open(&mut bob, &page);
     wait_writable(&mut bob);
 
     // Alice sees Bob's after a reload.
-    alice.reload();
+    open(&mut alice, &page);
     wait_writable(&mut alice);
     alice.wait_for(&island_has("Bob's remark.", bob_name), SECS);
 
@@ -210,6 +228,9 @@ fn a_script_in_a_branch_is_blocked_by_the_policy_and_the_client_still_runs() {
     let Some(tools) = forge::tools("hub_browser::a_script…") else {
         return;
     };
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let o = Origin::start(&tools);
     let api = "/b/hostile/__notabene/api/comments";
     let ran = o.work.path().join("ran");
@@ -244,10 +265,13 @@ fn a_script_in_a_branch_is_blocked_by_the_policy_and_the_client_still_runs() {
     for blocked in ["Content Security Policy", "Refused to execute"] {
         p.expect_error(blocked);
     }
-    p.goto(&format!(
-        "http://127.0.0.1:{}/b/hostile/guide/installing.html",
-        proxy.port
-    ));
+    open(
+        &mut p,
+        &format!(
+            "http://127.0.0.1:{}/b/hostile/guide/installing.html",
+            proxy.port
+        ),
+    );
     // The reader client (the theme's scripts) runs and finds the write API.
     wait_writable(&mut p);
     assert_eq!(p.eval("typeof window.pwned"), json!("undefined"));
@@ -276,10 +300,10 @@ fn a_script_in_a_branch_is_blocked_by_the_policy_and_the_client_still_runs() {
         "the page's script reached the API: {posted:?}"
     );
     // A page the branch copied into its site runs nothing either.
-    p.goto(&format!(
-        "http://127.0.0.1:{}/b/hostile/evil.html",
-        proxy.port
-    ));
+    open(
+        &mut p,
+        &format!("http://127.0.0.1:{}/b/hostile/evil.html", proxy.port),
+    );
     assert_eq!(p.eval("typeof window.pwned"), json!("undefined"));
     let log = git(&o.bare(), &["log", "--format=%s", "hostile"]);
     assert!(!log.contains("notabene:"), "{log}");
