@@ -214,17 +214,13 @@ impl Branches {
         }
     }
 
-    /// Moves `b` to the remote's tip when it changed.
+    /// Moves `b` to the remote's tip when it changed (its reader client written again).
     fn follow(&self, b: &Branch) {
-        let moved = b.publisher.follow().and_then(|moved| {
-            if moved {
-                let checkout = b.publisher.clone.dir.clone();
-                let root = checkout.join(&self.source.book);
-                crate::output::engine::refresh_client_trusting(&root, &Trust::Inert { checkout })?;
-            }
-            Ok(moved)
-        });
-        if let Err(e) = moved {
+        let checkout = b.publisher.clone.dir.clone();
+        let root = checkout.join(&self.source.book);
+        let trust = Trust::Inert { checkout };
+        let refresh = || crate::output::engine::refresh_client_trusting(&root, &trust);
+        if let Err(e) = b.publisher.follow(&refresh) {
             say_err!("notabene: cannot update branch {}: {e}", b.name);
         }
     }

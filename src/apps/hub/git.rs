@@ -227,10 +227,6 @@ impl Clone {
         let mut add = vec!["--literal-pathspecs", "add", "--all", "--"];
         add.extend(files.iter().map(String::as_str));
         run(&self.dir, &add)?;
-        let staged = git(&self.dir, &["diff", "--cached", "--quiet"])?;
-        if staged.status.success() {
-            return Ok(false);
-        }
         let author_arg = format!("--author={author}");
         run(
             &self.dir,

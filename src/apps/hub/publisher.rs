@@ -37,6 +37,10 @@ struct Progress {
     pushing: bool,
     /// Why the branch takes no writes (a push refused outright).
     read_only: Option<String>,
+    /// What differed from the last commit, in the paths writes commit, before any write (the
+    /// reader client the hub wrote): known after the first write, forgotten when the work tree
+    /// moves to the remote's tip.
+    dirty_before: Option<std::collections::BTreeSet<String>>,
 }
 
 /// The gate of a branch's book.
@@ -71,9 +75,11 @@ impl Publisher {
     }
 
     /// Moves the clone to the remote's tip when it changed and the hub has nothing of its own
-    /// to push (else the push under way will bring it); `Ok(true)` when it moved.
-    pub(crate) fn follow(&self) -> crate::Result<bool> {
-        let state = self.lock();
+    /// to push (else the push under way will bring it), then runs `after` (the reader client
+    /// written again), under the lock: no write sees the tree between the two. `Ok(true)` when
+    /// it moved.
+    pub(crate) fn follow(&self, after: &dyn Fn() -> crate::Result<()>) -> crate::Result<bool> {
+        let mut state = self.lock();
         if state.pushing || state.committed > state.pushed.max(state.dropped) {
             return Ok(false);
         }
@@ -82,6 +88,8 @@ impl Publisher {
             return Ok(false);
         }
         self.clone.reset()?;
+        state.dirty_before = None;
+        after()?;
         drop(state);
         Ok(true)
     }
@@ -147,6 +155,7 @@ impl Publisher {
             if let Err(e) = self.clone.reset() {
                 say_err!("notabene: {e}");
             }
+            state.dirty_before = None;
             state.dropped = state.committed;
         } else {
             // The remote-tracking ref follows, so that the next poll sees no change.
@@ -173,7 +182,8 @@ impl Gate for Publisher {
         // the lock, never while this write holds it. The commit holds what this write changed
         // alone: not what was already changed before it (the reader client the hub wrote).
         let paths: Vec<&str> = self.paths.iter().map(String::as_str).collect();
-        let before = match self.clone.dirty(&paths) {
+        let known = state.dirty_before.take().map(Ok);
+        let before = match known.unwrap_or_else(|| self.clone.dirty(&paths)) {
             Ok(before) => before,
             Err(e) => {
                 say_err!("notabene: {e}");
@@ -183,6 +193,7 @@ impl Gate for Publisher {
                 ));
             }
         };
+        state.dirty_before = Some(before.clone());
         let answer = write()?;
         if !answer.status.is_success() {
             return Ok(answer);
