@@ -13,8 +13,9 @@ use sha2::Sha256;
 /// The largest webhook body read (GitHub's push payloads with many commits run to megabytes).
 pub(crate) const MAX_HOOK_BODY: usize = 8 * 1024 * 1024;
 
-/// Whether `a` and `b` are equal, in time that depends on their lengths only.
-fn same(a: &[u8], b: &[u8]) -> bool {
+/// Whether `a` and `b` are equal, in time that depends on their lengths only (webhook tokens,
+/// the reviewers' token hashes).
+pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 

@@ -181,7 +181,7 @@ impl SignIn {
 
 /// Whether a header's text can stand in `Name <email>` as it is: no angle brackets, no control
 /// characters, at most 200 characters.
-fn plain(text: &str) -> bool {
+pub(crate) fn plain(text: &str) -> bool {
     text.len() <= 200 && !text.chars().any(|c| c.is_control() || c == '<' || c == '>')
 }
 

@@ -49,11 +49,9 @@ struct Entry {
     role: Option<String>,
 }
 
-/// Whether a name or email can stand in `Name <email>` as it is.
+/// Whether a name or email can stand in `Name <email>` as it is (and is not blank).
 fn plain(text: &str) -> bool {
-    !text.trim().is_empty()
-        && text.len() <= 200
-        && !text.chars().any(|c| c.is_control() || c == '<' || c == '>')
+    !text.trim().is_empty() && super::identity::plain(text)
 }
 
 /// Reads the reviewers file at `path`.
@@ -143,12 +141,7 @@ pub(crate) fn by_token<'a>(listed: &'a [Listed], token: &str) -> Option<&'a Revi
     let hash: [u8; 32] = Sha256::digest(token.as_bytes()).into();
     let mut found = None;
     for l in listed {
-        let diff = l
-            .token_sha256
-            .iter()
-            .zip(&hash)
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b));
-        if diff == 0 {
+        if super::hooks::same(&l.token_sha256, &hash) {
             found = Some(&l.reviewer);
         }
     }
