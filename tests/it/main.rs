@@ -27,6 +27,7 @@ mod comments_json;
 mod concurrency;
 mod config_warnings;
 mod following;
+mod gate;
 mod gettext;
 mod git_merge;
 mod hostile_store;

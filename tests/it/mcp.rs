@@ -197,7 +197,8 @@ fn the_review_loop_through_a_real_mcp_client_leaves_the_bytes_the_cli_leaves() {
             "apply_suggestion",
             "verify",
             "anchors",
-            "check_edit"
+            "check_edit",
+            "gate"
         ]
     );
     let schema =

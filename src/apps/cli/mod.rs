@@ -7,6 +7,7 @@
 mod build;
 mod comments;
 mod format;
+mod gate;
 mod hub;
 mod install;
 mod journal;
@@ -93,6 +94,8 @@ enum Command {
     Hub(hub::HubArgs),
     /// Where every anchor lands in the current text, without a build; `anchors heal`; `anchors --check`.
     Anchors(build::AnchorsArgs),
+    /// The review state of the pages a change touches, for CI: text, JSON, GitHub, GitLab, SARIF, JUnit or Markdown; exit 1 on --fail-on.
+    Gate(gate::GateArgs),
     /// Serve the review loop to an agent over MCP (stdio): tools, the protocol, a prompt.
     Mcp,
     /// mdBook protocol: exit 0 if the preprocessor supports RENDERER.
@@ -290,6 +293,7 @@ fn dispatch(command: Command, book: Option<&Path>, store: Option<&Path>) -> Resu
         Command::Build(a) => build::build(&ctx, &a),
         Command::Install { dir } => install::install(&ctx, dir.as_deref()),
         Command::Anchors(a) => build::anchors(&ctx, &a),
+        Command::Gate(a) => gate::gate(&ctx, &a),
         Command::Clean(a) => merge::clean(&ctx, &a),
         Command::Supports { .. }
         | Command::Render

@@ -104,6 +104,16 @@ fn tool_list() -> Vec<Tool> {
              before closing a pass; `bystanders > 0` means stop.",
             schema_for_type::<CheckRequest>(),
         ),
+        Tool::new(
+            "gate",
+            "The review state of the pages a change touches, as CI reports it on the pull \
+             request (`notabene gate --format json`): open comments, addressed ones waiting for \
+             validation, lost and fuzzy anchors, and resolved comments whose text changed since \
+             (recheck), each with its file, line and first message; `failed` says whether the \
+             kinds of `failOn` (default open, orphan) were found. Not a guard for your edits: \
+             that is check_edit.",
+            schema_for_type::<GateRequest>(),
+        ),
     ]
 }
 
@@ -161,6 +171,7 @@ impl Server {
             "verify" => run(parse(name, args).and_then(|r| tools::verify(s, r))),
             "anchors" => run(parse(name, args).and_then(|r| tools::anchors(s, r))),
             "check_edit" => run(parse(name, args).and_then(|r| tools::check(s, r))),
+            "gate" => run(parse(name, args).and_then(|r| tools::gate(s, r))),
             other => Err(ToolFailure::Unknown(other.to_string())),
         }
     }

@@ -246,6 +246,22 @@ pub struct CheckRequest {
     pub since: Option<String>,
 }
 
+/// `gate`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct GateRequest {
+    /// Compare with the merge base of HEAD and this revision (default: the pull request's base
+    /// branch in CI, else origin/HEAD).
+    pub base: Option<String>,
+    /// Every page of the book, not only the pages the change touches.
+    #[serde(default)]
+    pub all: bool,
+    /// The kinds that fail the gate: open, addressed, orphan, fuzzy, recheck (default: open,
+    /// orphan; an empty list: none).
+    pub fail_on: Option<Vec<String>>,
+}
+
 /// `verify` takes nothing.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
@@ -525,5 +541,52 @@ pub fn check(s: &Session, r: CheckRequest) -> Result<ToolAnswer> {
     Ok(ToolAnswer {
         value: ops::check::to_json(&report),
         notes: vec![line],
+    })
+}
+
+/// `gate`: the review state of the pages a change touches, as `notabene gate --format json`.
+pub fn gate(s: &Session, r: GateRequest) -> Result<ToolAnswer> {
+    use ops::gate::{Base, GateOptions, Kind};
+    let book = s.book("gate")?;
+    let fail_on = match r.fail_on {
+        None => [Kind::Open, Kind::Orphan].into_iter().collect(),
+        Some(list) => list
+            .iter()
+            .map(|k| {
+                Kind::parse(k).ok_or_else(|| {
+                    crate::Error::new(format!(
+                        "unknown kind {k:?}: expected open, addressed, orphan, fuzzy or recheck (failOn)"
+                    ))
+                })
+            })
+            .collect::<Result<_>>()?,
+    };
+    let base = match (r.base, r.all) {
+        (_, true) => Base::All,
+        (Some(rev), false) => Base::Rev(rev),
+        (None, false) => Base::Default,
+    };
+    let opts = GateOptions {
+        base,
+        links: None,
+        fail_on,
+    };
+    let report = ops::gate::gate(book, &s.store, &opts)?;
+    let totals = report.totals();
+    let line = format!(
+        "notabene: gate: {} page(s) touched; {}; {}",
+        report.pages.len(),
+        Kind::ALL
+            .iter()
+            .map(|k| format!("{} {}", totals[*k as usize], k.as_str()))
+            .collect::<Vec<_>>()
+            .join(", "),
+        if report.failed { "fails" } else { "passes" }
+    );
+    let mut notes = report.notes.clone();
+    notes.push(line);
+    Ok(ToolAnswer {
+        value: serde_json::to_value(&report).unwrap_or(Value::Null),
+        notes,
     })
 }

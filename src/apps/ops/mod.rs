@@ -10,6 +10,7 @@
 pub mod audit;
 pub mod check;
 mod create;
+pub mod gate;
 pub mod heal;
 mod journal_link;
 pub mod limits;

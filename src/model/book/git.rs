@@ -47,7 +47,9 @@ impl Diff {
     }
 }
 
-fn git(root: &Path, args: &[&str]) -> Option<(i32, String)> {
+/// Runs `git -C root args…` for reading (no optional locks, paths unquoted, the C locale): its
+/// exit code and standard output; `None` when git cannot be run.
+pub(crate) fn git(root: &Path, args: &[&str]) -> Option<(i32, String)> {
     let out = Command::new("git")
         .arg("-C")
         .arg(root)

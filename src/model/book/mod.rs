@@ -9,6 +9,7 @@
 pub mod condensed;
 pub mod config;
 pub mod git;
+pub mod history;
 pub mod notices;
 pub mod pages;
 pub mod text_options;

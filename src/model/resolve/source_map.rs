@@ -105,6 +105,27 @@ impl Sources {
         )
     }
 
+    /// The files `chapter` is read from: its own, then each file its `{{#include}}` directives
+    /// name (one level: the includes of an included file are not followed), as paths that may
+    /// not exist.
+    pub fn files_of(&self, chapter: &Chapter) -> Vec<PathBuf> {
+        let own = self.file_of(chapter);
+        let mut files = vec![own.clone()];
+        let Some(disk) = &chapter.disk else {
+            return files;
+        };
+        let dir = own.parent().unwrap_or(&self.src_dir).to_path_buf();
+        for d in directives(disk).directives {
+            if let Some((target, _)) = include_target(&disk[d]) {
+                let path = dir.join(target);
+                if !files.contains(&path) {
+                    files.push(path);
+                }
+            }
+        }
+        files
+    }
+
     /// `path` for a message: relative to the book root when below it.
     pub fn display(&self, path: &Path) -> String {
         let canon = self

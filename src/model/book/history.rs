@@ -1,0 +1,242 @@
+//! What git's history says about a change, for the review gate: the revision a change is
+//! compared with (its merge base with the base branch), the files it touched, the commit that
+//! last wrote a comment's file, and which commits last changed a range of lines.
+//!
+//! Every path is relative to the top of the work tree, `/`-separated, and given to git as a
+//! literal pathspec (a file named `*.md` is that file). Reads only: git runs without optional
+//! locks. Calls: `git` (the runner).
+
+use super::git::{git, git_toplevel};
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// The commit git writes for lines not committed yet (`git blame` of the work tree).
+const NOT_COMMITTED: &str = "0000000000000000000000000000000000000000";
+
+/// A work tree's history.
+#[derive(Debug)]
+pub struct History {
+    /// The top of the work tree, canonical.
+    top: PathBuf,
+    /// `is-ancestor` answers already asked: (ancestor, descendant) → answer.
+    ancestry: Mutex<HashMap<(String, String), bool>>,
+}
+
+/// Where a default base came from, for messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DefaultBase {
+    /// The revision (`origin/main`, a commit).
+    pub rev: String,
+    /// What named it (`GITHUB_BASE_REF`, `origin/HEAD`).
+    pub from: &'static str,
+}
+
+/// Who changed a range of lines since a commit, when someone did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChangedBy {
+    /// A later commit (its hash).
+    Commit(String),
+    /// The work tree: changes not committed yet.
+    WorkTree,
+}
+
+impl History {
+    /// The history of the work tree holding `dir`; `None` outside one.
+    pub fn discover(dir: &Path) -> Option<History> {
+        let top = git_toplevel(dir)?;
+        Some(History {
+            top: top.canonicalize().unwrap_or(top),
+            ancestry: Mutex::default(),
+        })
+    }
+
+    /// The top of the work tree.
+    pub fn top(&self) -> &Path {
+        &self.top
+    }
+
+    /// `path` relative to the top of the work tree, `/`-separated, when it is inside.
+    pub fn relative(&self, path: &Path) -> Option<String> {
+        let abs = std::path::absolute(path).ok()?;
+        let abs = abs.canonicalize().unwrap_or(abs);
+        abs.strip_prefix(&self.top)
+            .ok()
+            .map(notabene_core::slash_path)
+    }
+
+    fn git(&self, args: &[&str]) -> Option<(i32, String)> {
+        let mut all = vec!["--literal-pathspecs"];
+        all.extend_from_slice(args);
+        git(&self.top, &all)
+    }
+
+    /// The commit `rev` names, or `None`.
+    pub fn commit(&self, rev: &str) -> Option<String> {
+        if rev.starts_with('-') {
+            return None;
+        }
+        super::git::commit_of(&self.top, rev)
+    }
+
+    /// The merge base of `HEAD` and `rev`: the commit a change on this branch started from.
+    pub fn merge_base(&self, rev: &str) -> Option<String> {
+        let commit = self.commit(rev)?;
+        match self.git(&["merge-base", "HEAD", &commit]) {
+            Some((0, out)) => Some(out.trim().to_string()).filter(|c| !c.is_empty()),
+            _ => None,
+        }
+    }
+
+    /// The base branch CI names, else the remote's default branch: `origin/$GITHUB_BASE_REF`
+    /// (a GitHub pull request), `$CI_MERGE_REQUEST_DIFF_BASE_SHA` (a GitLab merge request),
+    /// else what `origin/HEAD` points to. `None` when none of them names a commit.
+    pub fn default_base(&self) -> Option<DefaultBase> {
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+        let mut candidates = Vec::new();
+        if let Some(b) = env("GITHUB_BASE_REF") {
+            candidates.push((format!("origin/{}", b.trim()), "GITHUB_BASE_REF"));
+        }
+        if let Some(sha) = env("CI_MERGE_REQUEST_DIFF_BASE_SHA") {
+            candidates.push((sha.trim().to_string(), "CI_MERGE_REQUEST_DIFF_BASE_SHA"));
+        }
+        candidates.push(("origin/HEAD".to_string(), "origin/HEAD"));
+        candidates
+            .into_iter()
+            .find(|(rev, _)| self.commit(rev).is_some())
+            .map(|(rev, from)| DefaultBase { rev, from })
+    }
+
+    /// The files that differ between `commit` and the work tree (committed since, staged or
+    /// not, and files git does not track yet), relative to the top.
+    pub fn changed_since(&self, commit: &str) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        let lists = [
+            self.git(&["diff", "--name-only", "-z", "--no-renames", commit, "--"]),
+            self.git(&["ls-files", "-z", "--others", "--exclude-standard"]),
+        ];
+        for (_, text) in lists.into_iter().flatten().filter(|(code, _)| *code == 0) {
+            out.extend(
+                text.split('\0')
+                    .filter(|p| !p.is_empty())
+                    .map(str::to_string),
+            );
+        }
+        out
+    }
+
+    /// Whether `path` differs in the work tree (or the index) from `HEAD`, or is not tracked.
+    pub fn is_dirty(&self, path: &str) -> bool {
+        match self.git(&["status", "--porcelain", "-z", "--", path]) {
+            Some((0, out)) => !out.is_empty(),
+            _ => true,
+        }
+    }
+
+    /// The last commit that wrote `path` (through its renames), or `None` when none did.
+    pub fn last_commit(&self, path: &str) -> Option<String> {
+        match self.git(&["log", "-1", "--follow", "--format=%H", "--", path]) {
+            Some((0, out)) => Some(out.trim().to_string()).filter(|c| !c.is_empty()),
+            _ => None,
+        }
+    }
+
+    /// Whether commit `a` is `b` or one of its ancestors.
+    pub fn is_ancestor(&self, a: &str, b: &str) -> bool {
+        let key = (a.to_string(), b.to_string());
+        if let Some(known) = self.ancestry.lock().ok().and_then(|m| m.get(&key).copied()) {
+            return known;
+        }
+        let yes = matches!(
+            self.git(&["merge-base", "--is-ancestor", a, b]),
+            Some((0, _))
+        );
+        if let Ok(mut m) = self.ancestry.lock() {
+            m.insert(key, yes);
+        }
+        yes
+    }
+
+    /// Whether `path` changed after `commit`: a commit since it on the way to `HEAD` touched
+    /// it, or the work tree did.
+    pub fn file_changed_after(&self, commit: &str, path: &str) -> Option<ChangedBy> {
+        if self.is_dirty(path) {
+            return Some(ChangedBy::WorkTree);
+        }
+        let range = format!("{commit}..HEAD");
+        match self.git(&["log", "-1", "--format=%H", &range, "--", path]) {
+            Some((0, out)) if !out.trim().is_empty() => {
+                Some(ChangedBy::Commit(out.trim().to_string()))
+            }
+            _ => None,
+        }
+    }
+
+    /// Who changed lines `first..=last` of `path` (as the work tree has it) after `commit`:
+    /// the first line `git blame` gives to a commit that is not `commit` or one of its
+    /// ancestors, or to the work tree. `None` when every line was written by then.
+    pub fn lines_changed_after(
+        &self,
+        commit: &str,
+        path: &str,
+        first: usize,
+        last: usize,
+    ) -> Option<ChangedBy> {
+        let range = format!("{},{}", first.max(1), last.max(first).max(1));
+        let Some((0, out)) = self.git(&["blame", "--porcelain", "-L", &range, "--", path]) else {
+            // Not tracked, or the range is past its end: the work tree's.
+            return Some(ChangedBy::WorkTree);
+        };
+        for sha in blamed_commits(&out) {
+            if sha == NOT_COMMITTED {
+                return Some(ChangedBy::WorkTree);
+            }
+            if !self.is_ancestor(&sha, commit) {
+                return Some(ChangedBy::Commit(sha));
+            }
+        }
+        None
+    }
+
+    /// `commit` abbreviated as git would (at least 7 characters).
+    pub fn short(&self, commit: &str) -> String {
+        match self.git(&["rev-parse", "--short", commit]) {
+            Some((0, out)) if !out.trim().is_empty() => out.trim().to_string(),
+            _ => commit.chars().take(7).collect(),
+        }
+    }
+}
+
+/// The commits of `git blame --porcelain` output, in the order of the lines, each once.
+fn blamed_commits(porcelain: &str) -> Vec<String> {
+    let mut seen = Vec::new();
+    for line in porcelain.lines() {
+        let mut parts = line.split(' ');
+        let (Some(sha), Some(orig), Some(fin)) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        let is_header = sha.len() == 40
+            && sha.bytes().all(|b| b.is_ascii_hexdigit())
+            && orig.parse::<usize>().is_ok()
+            && fin.parse::<usize>().is_ok();
+        if is_header && !seen.iter().any(|s| s == sha) {
+            seen.push(sha.to_string());
+        }
+    }
+    seen
+}
+
+#[cfg(test)]
+mod tests {
+    use super::blamed_commits;
+
+    #[test]
+    fn blame_headers_are_read_and_content_lines_are_not() {
+        let a = "a".repeat(40);
+        let z = "0".repeat(40);
+        let out = format!(
+            "{a} 1 1 2\nauthor X\nfilename f.md\n\t{a} 2 2 lookalike content\n{a} 2 2\n\tsecond\n{z} 3 3 1\n\tnew\n"
+        );
+        assert_eq!(blamed_commits(&out), vec![a, z]);
+    }
+}
