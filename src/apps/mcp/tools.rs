@@ -570,6 +570,7 @@ pub fn gate(s: &Session, r: GateRequest) -> Result<ToolAnswer> {
         base,
         links: None,
         fail_on,
+        inert: false,
     };
     let report = ops::gate::gate(book, &s.store, &opts)?;
     let totals = report.totals();

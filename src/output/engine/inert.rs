@@ -349,6 +349,12 @@ impl mdbook_preprocessor::Preprocessor for InertMarks {
         });
         Ok(book)
     }
+
+    /// The marks are for the page policy of the HTML pages only: the `notabene` renderer
+    /// (`comments.json`) and the anchoring of the gate read the chapters as they are.
+    fn supports_renderer(&self, renderer: &str) -> mdbook_preprocessor::errors::Result<bool> {
+        Ok(renderer == "html")
+    }
 }
 
 /// The preprocessor an inert build runs before mdBook's `links`: in each chapter, a directive

@@ -252,7 +252,17 @@ pub fn anchor_comments(
     book: &Book,
     comments: Vec<notabene_store::Comment>,
 ) -> Result<(BookAnchors, PageIds)> {
-    let md = load(&book.root)?;
+    anchor_comments_trusting(book, comments, &Trust::Full)
+}
+
+/// [`anchor_comments`], following the book's configuration as far as `trust` says (an inert
+/// book runs none of its preprocessor commands and reads nothing outside its checkout).
+pub fn anchor_comments_trusting(
+    book: &Book,
+    comments: Vec<notabene_store::Comment>,
+    trust: &Trust,
+) -> Result<(BookAnchors, PageIds)> {
+    let (md, _) = load_trusting(&book.root, Notabene::default(), trust)?;
     let (preprocessed, _) = md
         .preprocess_book(&Probe)
         .map_err(|e| Error::new(format!("cannot preprocess the book: {e:#}")))?;

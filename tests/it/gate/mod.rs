@@ -314,6 +314,19 @@ fn every_format_reports_the_same_findings_of_a_branch_that_edits_two_chapters() 
         }
         assert_eq!(findings_in(format, out), want, "{format}");
     }
+    // The GitHub format appends the Markdown report to the step's summary file.
+    let summary = tmp.path().join("step-summary.md");
+    write(&summary, "An earlier step's summary.\n");
+    let out = gate(
+        tmp.path(),
+        &["--base", "main", "--format", "github", SITE],
+        &[("GITHUB_STEP_SUMMARY", summary.to_str().unwrap())],
+    );
+    assert_eq!(out.stdout, outputs[2].1);
+    assert_eq!(
+        read(&summary),
+        format!("An earlier step's summary.\n{}", outputs[6].1)
+    );
     // Twice, and after an unrelated commit: the same bytes, so the same fingerprints.
     let again: Vec<String> = FORMATS
         .iter()

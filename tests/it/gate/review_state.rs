@@ -2,7 +2,7 @@
 //! the base the gate compares with and its errors, and the MCP `gate` tool.
 
 use super::*;
-use crate::support::common::{self, book_example, copy_into_repo, git, run_with};
+use crate::support::common::{self, book_example, copy_into_repo, git, read, run_with, write};
 use crate::support::serve::Server;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -216,6 +216,29 @@ fn bad_arguments_and_a_missing_base_are_one_line_errors() {
         err(&[]),
         "notabene: no base branch to compare with: neither GITHUB_BASE_REF, CI_MERGE_REQUEST_DIFF_BASE_SHA nor origin/HEAD names a commit; pass --base REV, or --all for every page (--base)\n"
     );
+    // A shallow clone has no merge base: the remedy is to fetch the history.
+    let shallow = common::tempdir();
+    let url = format!("file://{}", tmp.path().display());
+    git(
+        shallow.path(),
+        &["clone", "-q", "--depth", "1", "--branch", "edit", &url, "c"],
+    );
+    let c = shallow.path().join("c");
+    git(
+        &c,
+        &[
+            "fetch",
+            "-q",
+            "--depth",
+            "1",
+            "origin",
+            "main:refs/remotes/origin/main",
+        ],
+    );
+    assert_eq!(
+        gate(&c, &["--base", "origin/main"], &[]).stderr,
+        "notabene: no merge base of HEAD and \"origin/main\": fetch the history (a shallow clone has none) (--base)\n"
+    );
     // In a GitHub pull request the base branch is origin/$GITHUB_BASE_REF.
     git(
         tmp.path(),
@@ -282,4 +305,47 @@ fn the_mcp_gate_tool_answers_the_json_report() {
         r[2]["text"],
         "notabene: unknown kind \"nope\": expected open, addressed, orphan, fuzzy or recheck (failOn)"
     );
+}
+
+#[test]
+fn an_inert_gate_runs_none_of_a_branchs_commands() {
+    let (tmp, book) = repo();
+    // The branch adds a preprocessor whose command writes a file.
+    let marker = tmp.path().join("pwned");
+    let toml = book.join("book.toml");
+    write(
+        &toml,
+        &format!(
+            "{}\n[preprocessor.pwn]\ncommand = \"sh -c 'touch \\\"$0\\\"' {}\"\n",
+            read(&toml),
+            marker.display()
+        ),
+    );
+    let out = gate(
+        tmp.path(),
+        &["--base", "main", "--inert", "--format", "json"],
+        &[],
+    );
+    assert!(!marker.exists(), "an inert gate ran the branch's command");
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let trusting = gate(tmp.path(), &["--base", "main", "--format", "json"], &[]);
+    assert!(
+        marker.exists(),
+        "the command runs without --inert: {}",
+        trusting.stderr
+    );
+    // The same findings as the book without that table (the pages are the same).
+    let findings = |s: &str| serde_json::from_str::<Value>(s).unwrap()["findings"].clone();
+    write(
+        &toml,
+        read(&toml)
+            .split(
+                "
+[preprocessor.pwn]",
+            )
+            .next()
+            .unwrap(),
+    );
+    let plain = gate(tmp.path(), &["--base", "main", "--format", "json"], &[]);
+    assert_eq!(findings(&out.stdout), findings(&plain.stdout));
 }

@@ -47,6 +47,10 @@ pub(crate) struct GateArgs {
     /// $CI_MERGE_REQUEST_SOURCE_BRANCH_NAME, $CI_COMMIT_REF_NAME, else the checked-out branch).
     #[arg(long, value_name = "NAME", requires = "hub_url")]
     branch: Option<String>,
+    /// Anchor the book without running its preprocessor commands or reading outside the
+    /// repository, as the review server builds a branch: for a branch you do not trust.
+    #[arg(long)]
+    inert: bool,
 }
 
 /// The report's formats.
@@ -152,6 +156,7 @@ fn options(ctx: &Ctx, a: &GateArgs) -> Result<GateOptions> {
         },
         links,
         fail_on: parse_fail_on(&a.fail_on)?,
+        inert: a.inert,
     })
 }
 

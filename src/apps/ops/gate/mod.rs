@@ -1,7 +1,7 @@
 //! The review gate (`notabene gate`, the MCP `gate` tool): the review state of the pages a
 //! change touches, as findings a CI job reports on the pull request — open comments, addressed
 //! ones waiting for validation, lost and fuzzy anchors, and resolved comments whose text
-//! changed after they were resolved (re-check, [`recheck`]).
+//! changed after they were resolved (re-check, the `recheck` module).
 //!
 //! A page is touched when a file it is read from (its chapter, or a file it includes) or the
 //! store file of one of its comments differs between the base and the work tree; `--all` takes
@@ -173,6 +173,9 @@ pub struct GateOptions {
     pub links: Option<Links>,
     /// The kinds that fail the gate.
     pub fail_on: BTreeSet<Kind>,
+    /// Anchor the book inert: none of its preprocessor commands run, nothing outside the
+    /// repository is read (a branch not trusted).
+    pub inert: bool,
 }
 
 /// One finding.
@@ -286,10 +289,13 @@ pub fn gate(book: &Book, store: &Store, opts: &GateOptions) -> Result<GateReport
             )));
         }
         (Base::Rev(rev), Some(h)) => Some(BaseUsed {
-            commit: h.merge_base(rev).ok_or_else(|| {
-                Error::new(format!(
+            commit: h.merge_base(rev).ok_or_else(|| match h.commit(rev) {
+                None => Error::new(format!(
                     "no merge base of HEAD and {rev:?}: not a revision of this repository (--base)"
-                ))
+                )),
+                Some(_) => Error::new(format!(
+                    "no merge base of HEAD and {rev:?}: fetch the history (a shallow clone has none) (--base)"
+                )),
             })?,
             rev: rev.clone(),
             from: "--base".into(),
@@ -322,7 +328,16 @@ pub fn gate(book: &Book, store: &Store, opts: &GateOptions) -> Result<GateReport
     snap.warn_unreadable();
     let records: Vec<_> = snap.comments().collect();
     let comments = records.iter().map(|r| r.comment.clone()).collect();
-    let (anchors, _) = crate::output::engine::anchor_comments(book, comments)?;
+    let trust = match (&history, opts.inert) {
+        (Some(h), true) => crate::model::book::Trust::Inert {
+            checkout: h.top().to_path_buf(),
+        },
+        (None, true) => crate::model::book::Trust::Inert {
+            checkout: book.root.clone(),
+        },
+        (_, false) => crate::model::book::Trust::Full,
+    };
+    let (anchors, _) = crate::output::engine::anchor_comments_trusting(book, comments, &trust)?;
     let places = locate::Places::new(&anchors, history.as_ref(), book, store);
     let changed = match (&base, &history) {
         (Some(b), Some(h)) => Some(h.changed_since(&b.commit)),
