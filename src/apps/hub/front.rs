@@ -12,6 +12,7 @@
 use super::branches::Branches;
 use super::identity::{SignIn, Vouched};
 use crate::apps::serve::http::Peer;
+use crate::model::book::git::BRANCH_SEGMENT as SEGMENT;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -276,12 +277,6 @@ async fn index(State(hub): State<Arc<Hub>>) -> Response<Body> {
     );
     html(StatusCode::OK, &page)
 }
-
-/// What a branch name has percent-encoded in its path segment.
-const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'_')
-    .remove(b'.');
 
 /// `/b/<branch>/rest`: the branch's router, asked for `/rest`.
 async fn branch(State(hub): State<Arc<Hub>>, mut req: Request) -> Response<Body> {

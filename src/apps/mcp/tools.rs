@@ -577,11 +577,7 @@ pub fn gate(s: &Session, r: GateRequest) -> Result<ToolAnswer> {
     let line = format!(
         "notabene: gate: {} page(s) touched; {}; {}",
         report.pages.len(),
-        Kind::ALL
-            .iter()
-            .map(|k| format!("{} {}", totals[*k as usize], k.as_str()))
-            .collect::<Vec<_>>()
-            .join(", "),
+        ops::gate::counts_in_words(&totals),
         if report.failed { "fails" } else { "passes" }
     );
     let mut notes = report.notes.clone();

@@ -448,6 +448,13 @@ fn parse_name_status(out: &str) -> Vec<Move> {
     moves
 }
 
+/// What a branch name has percent-encoded to be one path segment of a URL (the review server's
+/// `/b/<branch>/`): everything but ASCII letters, digits, `-`, `_` and `.`.
+pub const BRANCH_SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.');
+
 /// The git work tree root containing `dir`, if any.
 pub fn git_toplevel(dir: &Path) -> Option<PathBuf> {
     let out = std::process::Command::new("git")

@@ -25,18 +25,13 @@ pub(super) fn render(report: &GateReport) -> String {
     for f in &report.findings {
         let level = if f.fails { "error" } else { "warning" };
         let title = format!("{} ({})", f.kind.title(), f.id);
-        let mut message = format!("{}: {}\n{}", f.author_name(), f.message, f.detail);
-        if let Some(link) = &f.link {
-            message.push('\n');
-            message.push_str(link);
-        }
         out.push_str(&format!(
             "::{level} file={},line={},endLine={},title={}::{}\n",
             property(&f.file),
             f.line,
             f.end_line,
             property(&one_line(&title, 200)),
-            data(&message)
+            data(&f.body())
         ));
     }
     out

@@ -5,25 +5,19 @@
 
 use crate::apps::ops::gate::GateReport;
 
-/// `s` as XML character data or an attribute value: `&`, `<`, `>`, `"`, `'` as entities,
-/// tab, CR and LF as character references, other characters XML 1.0 forbids left out.
+/// `s` as XML character data or an attribute value: HTML's escapes (`&`, `<`, `>`, `"`, `'`),
+/// which XML reads the same, tab, CR and LF as character references (an attribute keeps them),
+/// and the characters XML 1.0 cannot hold left out.
 pub(super) fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\t' => out.push_str("&#9;"),
-            '\n' => out.push_str("&#10;"),
-            '\r' => out.push_str("&#13;"),
-            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => {}
-            c => out.push(c),
-        }
-    }
-    out
+    let allowed: String = s
+        .chars()
+        .filter(|&c| (c as u32) >= 0x20 || matches!(c, '\t' | '\n' | '\r'))
+        .filter(|&c| c != '\u{FFFE}' && c != '\u{FFFF}')
+        .collect();
+    notabene_core::escape::escape_html(&allowed)
+        .replace('\t', "&#9;")
+        .replace('\n', "&#10;")
+        .replace('\r', "&#13;")
 }
 
 /// The report as JUnit XML.
@@ -35,11 +29,7 @@ pub(super) fn render(report: &GateReport) -> String {
         n = report.findings.len()
     ));
     for f in &report.findings {
-        let mut body = format!("{}: {}\n{}", f.author_name(), f.message, f.detail);
-        if let Some(link) = &f.link {
-            body.push('\n');
-            body.push_str(link);
-        }
+        let body = f.body();
         out.push_str(&format!(
             "    <testcase classname=\"{file}\" name=\"{kind} {id} (line {line})\" file=\"{file}\" line=\"{line}\">\n",
             file = escape(&f.file),

@@ -4,16 +4,7 @@
 
 use super::one_line;
 use crate::apps::cli::say;
-use crate::apps::ops::gate::{GateReport, Kind};
-
-/// "2 open, 0 addressed, …" over `counts` (in [`Kind::ALL`]'s order).
-pub(super) fn counts(counts: &[usize; 5]) -> String {
-    Kind::ALL
-        .iter()
-        .map(|k| format!("{} {}", counts[*k as usize], k.as_str()))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
+use crate::apps::ops::gate::{GateReport, counts_in_words as counts};
 
 /// Which pages, after "N page(s)": "changed since abc1234 (the merge base of HEAD and
 /// origin/main, from GITHUB_BASE_REF)" or "in the book (--all)".

@@ -18,6 +18,7 @@ mod recheck;
 
 use crate::Result;
 use crate::model::book::Book;
+use crate::model::book::git::BRANCH_SEGMENT;
 use crate::model::book::history::History;
 use crate::model::resolve::BookAnchors;
 use notabene_core::Error;
@@ -158,12 +159,6 @@ const PAGE_URL: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
     .add(b'}')
     .add(b'#');
 
-/// What a branch name has percent-encoded in the hub's URLs (one path segment).
-const BRANCH_SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'_')
-    .remove(b'.');
-
 /// What the gate is asked.
 #[derive(Debug, Clone)]
 pub struct GateOptions {
@@ -211,6 +206,17 @@ pub struct Finding {
 }
 
 impl Finding {
+    /// The finding in words, on lines: the author's name and the first message, what the gate
+    /// saw, the link.
+    pub fn body(&self) -> String {
+        let mut body = format!("{}: {}\n{}", self.author_name(), self.message, self.detail);
+        if let Some(link) = &self.link {
+            body.push('\n');
+            body.push_str(link);
+        }
+        body
+    }
+
     /// The author's name, without the address (`Name` of `Name <email>`).
     pub fn author_name(&self) -> &str {
         match self.author.split_once('<') {
@@ -274,6 +280,15 @@ impl GateReport {
         }
         t
     }
+}
+
+/// "2 open, 0 addressed, …": `counts` (in [`Kind::ALL`]'s order) in words.
+pub fn counts_in_words(counts: &[usize; 5]) -> String {
+    Kind::ALL
+        .iter()
+        .map(|k| format!("{} {}", counts[*k as usize], k.as_str()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The review state of the pages the change touches.
