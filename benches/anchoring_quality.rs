@@ -750,7 +750,14 @@ impl WholeBook {
             self.threads,
             Which::All,
         );
-        follow::follow(&mut book, &self.ids, &self.root, &options, tau, None);
+        follow::follow(
+            &mut book,
+            &self.ids,
+            (&self.root, None),
+            &options,
+            tau,
+            None,
+        );
         let l = &book.located[0];
         Built {
             chapter: l.chapter.map(|ch| members[ch]),

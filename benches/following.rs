@@ -131,7 +131,14 @@ fn main() {
     let with_nothing = best(&mut || {
         let (mut a, _) = anchor(&on_their_pages);
         let t = Instant::now();
-        follow::follow(&mut a, &ids, &tmp, &options, DEFAULT_THRESHOLD, None);
+        follow::follow(
+            &mut a,
+            &ids,
+            (&tmp, None),
+            &options,
+            DEFAULT_THRESHOLD,
+            None,
+        );
         let e = t.elapsed();
         assert!(a.located.iter().all(|l| l.followed.is_none()));
         e
@@ -140,7 +147,14 @@ fn main() {
     let following = best(&mut || {
         let (mut a, _) = anchor(&comments);
         let t = Instant::now();
-        follow::follow(&mut a, &ids, &tmp, &options, DEFAULT_THRESHOLD, None);
+        follow::follow(
+            &mut a,
+            &ids,
+            (&tmp, None),
+            &options,
+            DEFAULT_THRESHOLD,
+            None,
+        );
         let e = t.elapsed();
         followed = a.located.iter().filter(|l| l.followed.is_some()).count();
         e

@@ -85,8 +85,29 @@ struct Scenario {
     book: PathBuf,
 }
 
+/// Commit dates of the same second as the comments ([`TS`]): what scripted commits, rebases
+/// that keep dates and a reviewer's clock ahead of the server's give.
+const SAME_SECOND: [(&str, &str); 2] = [("GIT_AUTHOR_DATE", TS), ("GIT_COMMITTER_DATE", TS)];
+
 impl Scenario {
     fn new() -> Scenario {
+        Scenario::build(&[], |_| {})
+    }
+
+    /// [`Scenario::new`], its commit dated the comments' second, `prepare` run on the book
+    /// before it is committed.
+    fn same_second(prepare: impl FnOnce(&Path)) -> Scenario {
+        Scenario::build(&SAME_SECOND, prepare)
+    }
+
+    /// Everything in the work tree committed as `message`, dated the comments' second.
+    fn commit_same_second(&self, message: &str) {
+        git(&self.repo, &["add", "-A"]);
+        let out = common::git_output(&self.repo, &["commit", "-qm", message], &SAME_SECOND);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    }
+
+    fn build(dates: &[(&str, &str)], prepare: impl FnOnce(&Path)) -> Scenario {
         let tmp = common::tempdir();
         let repo = tmp.path().to_path_buf();
         let book = common::copy_into_repo(&common::corpus("nomicon"), &repo, "nomicon");
@@ -136,8 +157,10 @@ impl Scenario {
                 .unwrap();
         }
         drop(_lock);
+        prepare(&book);
         git(&repo, &["add", "-A"]);
-        git(&repo, &["commit", "-qm", "the book and its review"]);
+        let out = common::git_output(&repo, &["commit", "-qm", "the book and its review"], dates);
+        assert_eq!(out.code, 0, "{}", out.stderr);
         Scenario {
             _tmp: tmp,
             repo,
@@ -946,5 +969,106 @@ fn re_keying_never_overwrites_another_file() {
     assert!(
         odd.exists(),
         "the comment that could not move is where it was"
+    );
+}
+
+/// Every commit dated the second the comments were written: git's history, not the clock, says
+/// what came after them. A chapter split (its file kept for the first part), a paragraph moved
+/// and two chapters merged, each committed in that second, are followed.
+#[test]
+fn commits_of_the_comments_own_second_are_news_split_moved_and_merged() {
+    // Split: leaking.md keeps its first part, its `## Rc` part goes to a new chapter.
+    let s = Scenario::same_second(|_| {});
+    let text = common::read(&s.src("leaking.md"));
+    let at = text.find("## Rc").unwrap();
+    common::write(&s.src("leaking.md"), &text[..at]);
+    common::write(&s.src("leaking-rc.md"), &text[at..]);
+    s.summary(
+        "  * [Leaking](leaking.md)",
+        "  * [Leaking](leaking.md)\n  * [Rc](leaking-rc.md)",
+    );
+    s.commit_same_second("split leaking");
+    let landed = s.landed(&s.book);
+    assert_eq!(
+        (landed["l2"].0.as_deref(), landed["l2"].3.as_deref()),
+        (Some("nomicon/src/leaking-rc"), Some("quote")),
+        "{landed:?}"
+    );
+    // A paragraph moved to another chapter.
+    let s = Scenario::same_second(|_| {});
+    let poisoning = common::read(&s.src("poisoning.md"));
+    let start = poisoning.find("This is *usually* fine").unwrap();
+    let end = start + poisoning[start..].find("\n\n").unwrap() + 2;
+    let paragraph = poisoning[start..end].to_string();
+    common::write(
+        &s.src("poisoning.md"),
+        &format!("{}{}", &poisoning[..start], &poisoning[end..]),
+    );
+    let races = common::read(&s.src("races.md"));
+    common::write(&s.src("races.md"), &format!("{races}\n{paragraph}"));
+    s.commit_same_second("move a paragraph");
+    let landed = s.landed(&s.book);
+    assert_eq!(
+        (landed["p1"].0.as_deref(), landed["p1"].3.as_deref()),
+        (Some("nomicon/src/races"), Some("quote")),
+        "{landed:?}"
+    );
+    // Two chapters merged: coercions into casts.
+    let s = Scenario::same_second(|_| {});
+    let casts = common::read(&s.src("casts.md"));
+    let coercions = common::read(&s.src("coercions.md"));
+    common::write(
+        &s.src("casts.md"),
+        &format!(
+            "{casts}\n{}",
+            coercions.replacen("# Coercions", "## Coercions", 1)
+        ),
+    );
+    std::fs::remove_file(s.src("coercions.md")).unwrap();
+    s.summary("  * [Coercions](coercions.md)\n", "");
+    s.commit_same_second("merge coercions into casts");
+    s.check(&s.book, "nomicon/src", &[("c1", Some("casts"))]);
+}
+
+/// Against that: a sentence that stood in another chapter all along is not followed when it
+/// leaves the comment's own chapter in a commit of the same second — it is a suggestion.
+#[test]
+fn a_sentence_that_stood_in_another_chapter_all_along_is_not_followed() {
+    let paragraph = std::cell::RefCell::new(String::new());
+    let s = Scenario::same_second(|book| {
+        let src = book.join("src");
+        let poisoning = common::read(&src.join("poisoning.md"));
+        let start = poisoning.find("This is *usually* fine").unwrap();
+        let end = start + poisoning[start..].find("\n\n").unwrap() + 2;
+        *paragraph.borrow_mut() = poisoning[start..end].to_string();
+        let races = common::read(&src.join("races.md"));
+        common::write(
+            &src.join("races.md"),
+            &format!("{races}\n{}", paragraph.borrow()),
+        );
+    });
+    let poisoning = common::read(&s.src("poisoning.md"));
+    common::write(
+        &s.src("poisoning.md"),
+        &poisoning.replacen(paragraph.borrow().as_str(), "", 1),
+    );
+    s.commit_same_second("drop the paragraph from poisoning");
+    let out = s.notabene(&s.book, &["anchors", "--json"]);
+    let doc: Value = serde_json::from_str(&out.stdout).unwrap();
+    let p1 = doc["comments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == id("p1"))
+        .unwrap();
+    assert_eq!(
+        (
+            &p1["anchoring"]["status"],
+            &p1["anchoring"]["followed"],
+            &p1["anchoring"]["sameText"]["page"]
+        ),
+        (&json!("orphan"), &Value::Null, &json!("nomicon/src/races")),
+        "{}",
+        p1["anchoring"]
     );
 }

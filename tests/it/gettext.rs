@@ -58,15 +58,16 @@ fn japanese_comments(root: &Path, out: &Path) -> Vec<(String, String, Value)> {
     picked
 }
 
-#[test]
-fn translated_comments_are_never_orphans_of_the_english_build() {
+/// `PATH` with the directory of the real `mdbook-gettext` first; `None` (the test skipped)
+/// where it is missing, which fails under `CI`.
+fn gettext_path() -> Option<String> {
     if find_tool("mdbook-gettext").is_none() {
         assert!(
             std::env::var_os("CI").is_none(),
             "CI is set but mdbook-gettext is missing (.ci/run installs it: cargo install mdbook-i18n-helpers --version 0.4.0 --locked)"
         );
         eprintln!("note: skipping the gettext test: no mdbook-gettext on PATH or in ~/.cargo/bin");
-        return;
+        return None;
     }
     let path = {
         let mut dirs = vec![
@@ -81,6 +82,12 @@ fn translated_comments_are_never_orphans_of_the_english_build() {
         ));
         std::env::join_paths(dirs).unwrap().into_string().unwrap()
     };
+    Some(path)
+}
+
+#[test]
+fn translated_comments_are_never_orphans_of_the_english_build() {
+    let Some(path) = gettext_path() else { return };
     let tmp = common::tempdir();
     let root = stage(&corpus("rust-by-example"), tmp.path(), "rust-by-example");
     let b = root.to_str().unwrap();
@@ -150,6 +157,57 @@ fn translated_comments_are_never_orphans_of_the_english_build() {
         ja.stderr,
         format!(
             "notabene: {COMMENTS} comments on {COMMENTS} pages — {COMMENTS} exact, 0 fuzzy, 0 orphaned\n"
+        )
+    );
+}
+
+/// `comments add` checks a quote against the page as its locale renders it (the book in that
+/// language, through `mdbook-gettext`), not against the English source: a Japanese quote on a
+/// Japanese page is taken, one the page does not hold is refused.
+#[test]
+fn comments_add_checks_a_quote_on_a_translated_page_as_that_locale_renders_it() {
+    let Some(path) = gettext_path() else { return };
+    let tmp = common::tempdir();
+    let root = stage(&corpus("rust-by-example"), tmp.path(), "rust-by-example");
+    let b = root.to_str().unwrap();
+    let out = common::run(tmp.path(), &["install", b]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let (page, quote, _) = japanese_comments(&root, &tmp.path().join("probe")).remove(0);
+    let add = |quote: &str| {
+        common::run_with(
+            tmp.path(),
+            &[
+                "--book",
+                b,
+                "comments",
+                "add",
+                "--json",
+                "--page",
+                &page,
+                "--quote",
+                quote,
+                "--body",
+                "訳を確認してください",
+            ],
+            None,
+            &[("PATH", path.as_str())],
+        )
+    };
+    let out = add(&quote);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let c: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(
+        (c["page"].as_str(), c["anchor"]["quote"].as_str()),
+        (Some(page.as_str()), Some(quote.as_str()))
+    );
+    let out = add("この文はどのページにもありません");
+    assert_eq!(
+        (out.code, out.stderr.as_str()),
+        (
+            1,
+            format!(
+                "notabene: the quote is not on page {page:?}; --force adds the comment anyway (--quote)\n"
+            ).as_str()
         )
     );
 }

@@ -6,7 +6,6 @@
 
 use super::limits;
 use crate::Result;
-use notabene_anchoring::text;
 use notabene_core::error::{Error, ErrorKind};
 use notabene_store::comment::{suggestion_body, suggestion_value};
 use notabene_store::{Comment, Scope, Store, ids};
@@ -156,8 +155,10 @@ pub struct NewComment {
 pub trait Pages {
     /// Whether `page` is a page of the book (`None`: no book to ask).
     fn has_page(&self, page: &str) -> Option<bool>;
-    /// The page's Markdown, to look for a quote in (`None`: not known).
-    fn markdown(&self, page: &str) -> Option<String>;
+    /// Whether `quote` is in the text of `page` as the build renders it for the page's locale
+    /// ([`quote_in_text`] on its text model); `None`: not known (no book, or the book could
+    /// not be read), and the quote is taken.
+    fn has_quote(&self, page: &str, quote: &str) -> Option<bool>;
 }
 
 /// Creates a comment: validated (page id, page in the book, anchor, sizes, the quote on the
@@ -182,8 +183,7 @@ pub fn create(store: &Store, pages: &dyn Pages, new: &NewComment, force: bool) -
     let anchor = new.anchor.validate()?;
     let quote = anchor.get("quote").and_then(Value::as_str);
     if let (Some(q), false) = (quote, force)
-        && let Some(md) = pages.markdown(&new.page)
-        && !quote_on_page(&md, q)
+        && pages.has_quote(&new.page, q) == Some(false)
     {
         return Err(Error::of(
             ErrorKind::NotFound,
@@ -244,15 +244,8 @@ pub fn create(store: &Store, pages: &dyn Pages, new: &NewComment, force: bool) -
     }
 }
 
-/// Whether `quote` is in the rendered text of `markdown`, whitespace-normalised as anchors
-/// are (the default Markdown options). A chapter with an mdBook directive (`{{#include}}`…)
-/// is not checked: its text is only known after mdBook expands it.
-fn quote_on_page(markdown: &str, quote: &str) -> bool {
-    // A chapter that includes other files has text this reading cannot see.
-    if markdown.contains("{{#") {
-        return true;
-    }
-    let page = text::page_text(markdown, &text::TextOptions::default());
+/// Whether `quote` is in `text` (a page's text model), whitespace-normalised as anchors are.
+pub fn quote_in_text(text: &str, quote: &str) -> bool {
     let norm = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
-    norm(&page.text).contains(&norm(quote))
+    norm(text).contains(&norm(quote))
 }

@@ -21,7 +21,7 @@ use notabene_core::error::{Error, ErrorKind};
 use notabene_store::{Comment, Record, Status, Store, ids, journal};
 use serde_json::{Map, Value, json};
 
-pub use create::{Anchor, NewComment, Pages, create};
+pub use create::{Anchor, NewComment, Pages, create, quote_in_text};
 pub use journal_link::{check_link as check_journal_link, journal_nudge};
 pub use suggestions::{Applied, ApplyOptions, apply};
 

@@ -76,7 +76,7 @@ impl ops::Pages for ServedPages<'_> {
         Some(self.0.contains_key(page))
     }
 
-    fn markdown(&self, _page: &str) -> Option<String> {
+    fn has_quote(&self, _page: &str, _quote: &str) -> Option<bool> {
         None
     }
 }

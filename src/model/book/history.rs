@@ -1,6 +1,7 @@
 //! What git's history says about a change, for the review gate: the revision a change is
 //! compared with (its merge base with the base branch), the files it touched, the commit that
-//! last wrote a comment's file, and which commits last changed a range of lines.
+//! last wrote a comment's file, and which commits last changed a range of lines; and, for
+//! following, the commit that added each comment's file ([`files_added`]).
 //!
 //! Every path is relative to the top of the work tree, `/`-separated, and given to git as a
 //! literal pathspec (a file named `*.md` is that file). Reads only: git runs without optional
@@ -207,6 +208,76 @@ impl History {
     }
 }
 
+/// For every file under `dir` (relative to `top`, the top of a work tree; empty for all) that
+/// `HEAD`'s history holds: the commit that added it, followed through its renames (a comment's
+/// file moved with its page keeps the commit that first added it). One `git log` for all.
+pub fn files_added(top: &Path, dir: &str) -> HashMap<String, String> {
+    let spec = if dir.is_empty() { "." } else { dir };
+    let out = git(
+        top,
+        &[
+            "--literal-pathspecs",
+            "log",
+            "--reverse",
+            "--diff-filter=AR",
+            "-M",
+            "--name-status",
+            "-z",
+            "--format=%x01%H",
+            "HEAD",
+            "--",
+            spec,
+        ],
+    );
+    let mut added: HashMap<String, String> = HashMap::new();
+    let Some((0, text)) = out else {
+        return added;
+    };
+    for chunk in text.split('\u{1}').filter(|c| !c.is_empty()) {
+        let mut fields = chunk.split('\0');
+        let Some(commit) = fields.next().map(str::trim) else {
+            continue;
+        };
+        let mut fields = fields
+            .map(|f| f.trim_start_matches('\n'))
+            .filter(|f| !f.is_empty());
+        while let Some(status) = fields.next() {
+            if status.starts_with('R') {
+                let (Some(from), Some(to)) = (fields.next(), fields.next()) else {
+                    break;
+                };
+                let first = added.remove(from).unwrap_or_else(|| commit.to_string());
+                added.insert(to.to_string(), first);
+            } else if status == "A" {
+                let Some(path) = fields.next() else { break };
+                added
+                    .entry(path.to_string())
+                    .or_insert_with(|| commit.to_string());
+            } else {
+                break;
+            }
+        }
+    }
+    added
+}
+
+/// The newest commit every one of `commits` descends from (`git merge-base --octopus`); the
+/// commit itself when there is one.
+pub fn common_ancestor(top: &Path, commits: &[&str]) -> Option<String> {
+    match commits {
+        [] => None,
+        [one] => Some(one.to_string()),
+        many => {
+            let mut args = vec!["merge-base", "--octopus"];
+            args.extend_from_slice(many);
+            match git(top, &args) {
+                Some((0, out)) => Some(out.trim().to_string()).filter(|c| !c.is_empty()),
+                _ => None,
+            }
+        }
+    }
+}
+
 /// The commits of `git blame --porcelain` output, in the order of the lines, each once.
 fn blamed_commits(porcelain: &str) -> Vec<String> {
     let mut seen = Vec::new();
@@ -228,7 +299,55 @@ fn blamed_commits(porcelain: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::blamed_commits;
+    use super::{blamed_commits, files_added};
+    use std::path::Path;
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
+            .args(["-c", "commit.gpgsign=false"])
+            .args(args)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .expect("git");
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    #[test]
+    fn a_file_keeps_the_commit_that_added_it_through_its_renames() {
+        let dir = tempfile::tempdir().unwrap();
+        let top = dir.path();
+        git(top, &["init", "-q"]);
+        std::fs::create_dir_all(top.join("s/old page")).unwrap();
+        std::fs::write(top.join("s/old page/c_1.json"), "{\"id\":\"c_1\"}\n").unwrap();
+        std::fs::write(top.join("outside.json"), "{}\n").unwrap();
+        git(top, &["add", "-A"]);
+        git(top, &["commit", "-qm", "one"]);
+        let one = git(top, &["rev-parse", "HEAD"]);
+        std::fs::create_dir_all(top.join("s/new")).unwrap();
+        git(top, &["mv", "s/old page/c_1.json", "s/new/c_1.json"]);
+        std::fs::write(top.join("s/new/c_2.json"), "{\"id\":\"c_2\"}\n").unwrap();
+        git(top, &["add", "-A"]);
+        git(top, &["commit", "-qm", "two"]);
+        let two = git(top, &["rev-parse", "HEAD"]);
+        let added = files_added(top, "s");
+        let mut got: Vec<(&str, &str)> = added
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        got.sort();
+        assert_eq!(
+            got,
+            [
+                ("s/new/c_1.json", one.as_str()),
+                ("s/new/c_2.json", two.as_str())
+            ]
+        );
+    }
 
     #[test]
     fn blame_headers_are_read_and_content_lines_are_not() {

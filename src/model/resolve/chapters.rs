@@ -162,10 +162,11 @@ pub fn anchor_after(
         anchors.comments.iter().filter_map(|c| c.page()),
     );
     let memo = earlier.memo();
+    let store = book_cfg.store();
     anchors.ambiguous = super::follow::follow(
         &mut anchors,
         &ids,
-        &book_cfg.root,
+        (&book_cfg.root, Some(store.root())),
         &options,
         threshold,
         memo,

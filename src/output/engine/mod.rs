@@ -237,6 +237,36 @@ impl mdbook_renderer::Renderer for Probe {
     }
 }
 
+/// The text of `page` as a build renders it for the page's own locale: the book loaded in that
+/// language, every preprocessor that runs before notabene applied (`links`, `mdbook-gettext`,
+/// …), the chapter's text model with the book's `[output.html]` options. `None` when the book
+/// has no such page in that language.
+pub fn rendered_text(book: &Book, page: &str) -> Result<Option<String>> {
+    let ids = PageIds::new(book);
+    let locale = ids.locale_of(page).to_string();
+    let mut config = book.mdbook.clone();
+    if locale != ids.language {
+        config.book.language = Some(locale);
+    }
+    let localized = Book::from_mdbook(&book.root, config.clone())?;
+    let mut md = MDBook::load_with_config(&book.root, config).map_err(|e| {
+        Error::new(format!(
+            "cannot load the book: {e:#} ({})",
+            book.root.join("book.toml").display()
+        ))
+    })?;
+    md.with_preprocessor(Notabene::default());
+    let (preprocessed, _) = md
+        .preprocess_book(&Probe)
+        .map_err(|e| Error::new(format!("cannot preprocess the book: {e:#}")))?;
+    let ids = PageIds::new(&localized);
+    let options = crate::model::book::text_options(&localized.mdbook)?;
+    Ok(resolve::chapters::chapters(&preprocessed, &ids)
+        .into_iter()
+        .find(|c| c.page == page)
+        .map(|c| notabene_anchoring::text::page_text(&c.content, &options).text))
+}
+
 /// Anchors the comments of `store` in the current text of `book`, without a build. The store
 /// must be readable (an unreadable store is an error here, not a warning as in a build).
 pub fn anchor_current(book: &Book, store: &Store) -> Result<(BookAnchors, PageIds)> {

@@ -406,8 +406,22 @@ impl Page {
             "!window.__nbOldDocument && document.readyState === 'complete' && (!document.querySelector('pre.mermaid') || typeof mermaid === 'undefined' || document.documentElement.dataset.mermaid === 'drawn')",
             Duration::from_secs(20),
         );
-        // Two frames: let load handlers (deep links, repaints) run.
-        self.eval("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))");
+        // Two frames: let load handlers (deep links, repaints) run. A live reload that lands
+        // now (a rebuild the test's last write set off) navigates again: wait for that
+        // document instead (three times at most).
+        for _ in 0..3 {
+            match self
+                .try_eval("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+            {
+                Ok(_) => return,
+                Err(e) if e.contains("navigated or closed") => self.wait_for(
+                    "document.readyState === 'complete'",
+                    Duration::from_secs(20),
+                ),
+                Err(e) => panic!("evaluation failed after navigating to {url}: {e}"),
+            }
+        }
+        panic!("{url} kept reloading while it loaded");
     }
 
     /// Reloads the current document.

@@ -2,7 +2,7 @@
 //! page: the flags as an [`ops::NewComment`], created by [`ops::create`] (the rules the API's POST
 //! follows too).
 
-use crate::apps::cli::{Ctx, say};
+use crate::apps::cli::{Ctx, say, say_err};
 use crate::apps::ops::{self, Anchor, NewComment};
 use crate::model::book::pages;
 use crate::{Error, Result, bail};
@@ -66,9 +66,31 @@ impl ops::Pages for BookPages<'_> {
         Some(pages::PageIds::new(book).source_file(page).is_some())
     }
 
-    fn markdown(&self, page: &str) -> Option<String> {
-        let file = pages::PageIds::new(self.0?).source_file(page)?;
-        std::fs::read_to_string(file).ok()
+    /// The page's own file first (its text model, when it has no `{{#…}}` directive: most
+    /// quotes are found there at once), else the page as the build renders it for its locale
+    /// (a translated page, an included file), the book's preprocessors run.
+    fn has_quote(&self, page: &str, quote: &str) -> Option<bool> {
+        let book = self.0?;
+        let options = crate::model::book::text_options(&book.mdbook).ok()?;
+        if let Some(md) = pages::PageIds::new(book)
+            .source_file(page)
+            .and_then(|f| std::fs::read_to_string(f).ok())
+            .filter(|md| !md.contains("{{#"))
+            && ops::quote_in_text(
+                &notabene_anchoring::text::page_text(&md, &options).text,
+                quote,
+            )
+        {
+            return Some(true);
+        }
+        match crate::output::engine::rendered_text(book, page) {
+            Ok(Some(text)) => Some(ops::quote_in_text(&text, quote)),
+            Ok(None) => None,
+            Err(e) => {
+                say_err!("notabene: warning: the quote is not checked: {e}");
+                None
+            }
+        }
     }
 }
 

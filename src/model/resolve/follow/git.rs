@@ -5,7 +5,7 @@
 //! Owns: reading moves, merges and titles from git for following. Calls: `model::book::git`,
 //! the anchoring crate.
 
-use super::{BookAnchors, Decision, followed, index_of, page_files};
+use super::{BookAnchors, Decision, Origins, followed, index_of, page_files};
 use crate::model::book::PageIds;
 use crate::model::book::git::{MoveKind, Repo};
 use notabene_anchoring::text::TextOptions;
@@ -60,24 +60,19 @@ pub(super) fn by_git<'a>(
 }
 
 /// Whether git shows the text of comment `ci` arriving on chapter `to` after the comment was
-/// written: the chapter's file, in the commit current at the comment's `createdAt`, did not
-/// hold the quote with its context (it did not exist, or the anchor is an orphan there),
-/// while the book as built now does. False without a repository or a commit.
+/// written: the chapter's file, in the commit that added the comment's file (else the one
+/// current at its `createdAt`, `Origins::of_comment`), did not hold the quote with its context
+/// (it did not exist, or the anchor is an orphan there), while the book as built now does.
+/// False without a repository or a commit.
 pub(super) fn arrived(
     anchors: &BookAnchors,
-    repo: &Repo,
+    (repo, origins): (&Repo, &Origins),
     ci: usize,
     to: usize,
     t: &quote::TextAnchor,
-    options: &TextOptions,
-    threshold: f64,
+    (options, threshold): (&TextOptions, f64),
 ) -> bool {
-    let created = anchors.comments[ci]
-        .as_map()
-        .get("createdAt")
-        .and_then(|v| v.as_str())
-        .unwrap_or_default();
-    let Some(base) = repo.commit_at(created) else {
+    let Some(base) = origins.of_comment(anchors, repo, ci) else {
         return false;
     };
     match repo.show(&base, &anchors.chapters[to].source) {
@@ -98,7 +93,7 @@ pub(super) type GitTargets = (String, String, Vec<(usize, MoveKind)>);
 pub(super) fn git_targets<'a>(
     anchors: &'a BookAnchors,
     ids: &PageIds,
-    repo: &Repo,
+    (repo, origins): (&Repo, &Origins),
     candidates: &[usize],
 ) -> BTreeMap<&'a str, GitTargets> {
     let mut targets = BTreeMap::new();
@@ -111,25 +106,46 @@ pub(super) fn git_targets<'a>(
         .enumerate()
         .map(|(i, c)| (c.source.as_str(), i))
         .collect();
-    let mut earliest: BTreeMap<&str, &str> = BTreeMap::new();
+    // Per missing page: its comments' earliest update, and the commits that added their files
+    // (`None` once one of them has none: not committed yet).
+    let mut earliest: BTreeMap<&str, (&str, Option<Vec<&str>>)> = BTreeMap::new();
     for &ci in candidates {
         let c = &anchors.comments[ci];
         if anchors.located[ci].chapter.is_some() {
             continue;
         }
         let Some(page) = c.page() else { continue };
-        let e = earliest.entry(page).or_insert(c.updated_at());
-        if c.updated_at() < *e {
-            *e = c.updated_at();
+        let e = earliest
+            .entry(page)
+            .or_insert((c.updated_at(), Some(Vec::new())));
+        if c.updated_at() < e.0 {
+            e.0 = c.updated_at();
         }
+        e.1 = match (e.1.take(), origins.added(ci)) {
+            (Some(mut list), Some(commit)) => {
+                list.push(commit);
+                Some(list)
+            }
+            _ => None,
+        };
     }
     let mut by_base: HashMap<String, Vec<crate::model::book::git::Move>> = HashMap::new();
-    for (page, updated) in earliest {
+    for (page, (updated, added)) in earliest {
         let updated = Some(updated).filter(|u| !u.is_empty());
-        let Some((file, base)) = page_files(ids, page)
-            .into_iter()
-            .find_map(|f| repo.base_for(&f, updated).map(|b| (f, b)))
-        else {
+        // The commit every comment of the page was committed in or after, when it holds the
+        // page's file; else the commit current at their earliest update.
+        let from_commit = added.zip(repo.root()).and_then(|(list, top)| {
+            let base = crate::model::book::history::common_ancestor(top, &list)?;
+            page_files(ids, page)
+                .into_iter()
+                .find(|f| crate::model::book::git::exists_at(top, &base, f))
+                .map(|f| (f, base))
+        });
+        let Some((file, base)) = from_commit.or_else(|| {
+            page_files(ids, page)
+                .into_iter()
+                .find_map(|f| repo.base_for(&f, updated).map(|b| (f, b)))
+        }) else {
             continue;
         };
         let moves = by_base

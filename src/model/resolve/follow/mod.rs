@@ -3,7 +3,9 @@
 //! (its paragraph moved to another chapter), is looked for in the rest of the book.
 //!
 //! 1. **git's evidence**, page by page: the Markdown files git says were renamed or copied from
-//!    the page's file since its comments were last updated (commits since, the index, unstaged
+//!    the page's file since its comments were committed — since the commit that added their
+//!    files to the store (`Origins`; for a comment not committed yet, the one current at its
+//!    last update) — (commits since, the index, unstaged
 //!    edits, files not yet tracked — [`Repo::moves_since`]); for a file git saw no move of,
 //!    the chapter most of its lines went to since, when that is at least half of them (a
 //!    merge, which git does not report as a move). A text comment is anchored in
@@ -14,8 +16,11 @@
 //!    of the quote (one pass over the book's text); a match whose best two pages score within
 //!    [`AMBIGUOUS`] of each other is not followed, and is reported. While the comment's own
 //!    chapter is in the book, the match is followed only when git shows the text arriving on
-//!    that page after the comment was written (the page's file in the commit current at
-//!    `createdAt` did not hold it); otherwise it is a suggestion (`sameText`), never a move.
+//!    that page after the comment was written (the page's file in the commit that added the
+//!    comment's file — or, not committed yet, the one current at its `createdAt` — did not
+//!    hold it); otherwise it is a suggestion (`sameText`), never a move. Commits, not clocks:
+//!    commits that carry the comment's own second (scripted commits, rebases that keep dates, a
+//!    reviewer's clock ahead) are seen for what they are.
 //!
 //! A comment that is found nowhere stays where it was (not in the book, or orphaned), with the best
 //! rejected candidate anywhere as its suggestion: a deleted chapter's comments are not followed.
@@ -65,6 +70,69 @@ enum Decision {
     Suggest(usize, Resolution),
 }
 
+/// The commit that added each candidate comment's file to the store (through renames): the
+/// point git's evidence is read from. A comment without one (not committed yet, or no store
+/// given) is read from the commit current at its `createdAt`.
+#[derive(Debug, Default)]
+pub(super) struct Origins(HashMap<usize, String>);
+
+impl Origins {
+    /// The origins of `candidates`, their files under the store at `store`: one `git log`.
+    fn of(
+        anchors: &BookAnchors,
+        repo: &Repo,
+        store: Option<&Path>,
+        candidates: &[usize],
+    ) -> Origins {
+        let (Some(top), Some(store)) = (repo.root(), store) else {
+            return Origins::default();
+        };
+        let Some(dir) = repo.relative(store) else {
+            return Origins::default();
+        };
+        let added = crate::model::book::history::files_added(top, &dir);
+        let prefix = if dir.is_empty() {
+            String::new()
+        } else {
+            format!("{dir}/")
+        };
+        let mut found = HashMap::new();
+        for &ci in candidates {
+            let c = &anchors.comments[ci];
+            if let (Some(page), Some(id)) = (c.page(), c.id())
+                && let Some(commit) = added.get(&format!("{prefix}{page}/{id}.json"))
+            {
+                found.insert(ci, commit.clone());
+            }
+        }
+        Origins(found)
+    }
+
+    /// The commit comment `ci`'s evidence is read from: the one that added its file, else the
+    /// one current at its `createdAt` (else the first commit).
+    pub(super) fn of_comment(
+        &self,
+        anchors: &BookAnchors,
+        repo: &Repo,
+        ci: usize,
+    ) -> Option<String> {
+        if let Some(c) = self.0.get(&ci) {
+            return Some(c.clone());
+        }
+        let created = anchors.comments[ci]
+            .as_map()
+            .get("createdAt")
+            .and_then(|v| v.as_str())
+            .unwrap_or_default();
+        repo.commit_at(created)
+    }
+
+    /// The commit that added comment `ci`'s file, when one did.
+    pub(super) fn added(&self, ci: usize) -> Option<&str> {
+        self.0.get(&ci).map(String::as_str)
+    }
+}
+
 /// The files a page id may name, relative to the repository root (page ids are
 /// repository-relative when `page-prefix` is left to its default): `<page>.md`, then, for a
 /// page carrying a locale, the file without it (gettext translates one file).
@@ -87,7 +155,7 @@ fn page_files(ids: &PageIds, page: &str) -> Vec<String> {
 pub fn follow(
     anchors: &mut BookAnchors,
     ids: &PageIds,
-    root: &Path,
+    (root, store): (&Path, Option<&Path>),
     options: &TextOptions,
     threshold: f64,
     memo: Option<&Memo>,
@@ -119,7 +187,15 @@ pub fn follow(
     let decisions = match kept {
         Some(d) => d,
         None => {
-            let decisions = decide(anchors, ids, &repo, options, threshold, &candidates);
+            let origins = Origins::of(anchors, &repo, store, &candidates);
+            let decisions = decide(
+                anchors,
+                ids,
+                (&repo, &origins),
+                options,
+                threshold,
+                &candidates,
+            );
             if let (Some(m), Some(k)) = (memo, key) {
                 m.put(k, encode_decisions(&decisions, &candidates));
             }
@@ -178,12 +254,12 @@ fn is_candidate(anchors: &BookAnchors, ids: &PageIds, ci: usize) -> bool {
 fn decide(
     anchors: &BookAnchors,
     ids: &PageIds,
-    repo: &Repo,
+    (repo, origins): (&Repo, &Origins),
     options: &TextOptions,
     threshold: f64,
     candidates: &[usize],
 ) -> Vec<(usize, Decision)> {
-    let targets = git_targets(anchors, ids, repo, candidates);
+    let targets = git_targets(anchors, ids, (repo, origins), candidates);
     // Page indexes, built only for the chapters some comment needs.
     let mut indexes: HashMap<usize, PageIndex> = HashMap::new();
     let mut out = Vec::new();
@@ -209,7 +285,12 @@ fn decide(
         return out;
     }
     out.extend(by_quotes(
-        anchors, repo, options, threshold, indexes, by_quote,
+        anchors,
+        (repo, origins),
+        options,
+        threshold,
+        indexes,
+        by_quote,
     ));
     out
 }

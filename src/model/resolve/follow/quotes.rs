@@ -21,7 +21,7 @@ const MAX_SHORTLIST: usize = 16;
 /// follow turned into a suggestion unless git shows the text arriving on its new page.
 pub(super) fn by_quotes<'a>(
     anchors: &'a BookAnchors,
-    repo: &Repo,
+    (repo, origins): (&Repo, &super::Origins),
     options: &TextOptions,
     threshold: f64,
     mut indexes: HashMap<usize, PageIndex<'a>>,
@@ -58,7 +58,7 @@ pub(super) fn by_quotes<'a>(
                 resolution: Some(r),
                 by: FollowedBy::Quote,
             } if anchors.located[ci].chapter.is_some()
-                && !arrived(anchors, repo, ci, to, t, options, threshold) =>
+                && !arrived(anchors, (repo, origins), ci, to, t, (options, threshold)) =>
             {
                 Decision::Suggest(to, r)
             }
