@@ -147,7 +147,10 @@ pub fn wait_reloaded(p: &mut Page, timeout: Duration) {
                 v["built"].as_u64().unwrap(),
             );
             let served = served.as_f64().unwrap_or(-1.0) as i64;
-            if g == b && served >= b as i64 {
+            // Shown, and the server quiet for a moment: a rebuild that follows close behind
+            // (the whole book, once quiet) reloads the page again, and the test would act on a
+            // page about to go. Then the page is waited for again.
+            if g == b && served >= b as i64 && quiet_since(port, &headers, g, QUIET) {
                 return;
             }
             assert!(
@@ -162,6 +165,27 @@ pub fn wait_reloaded(p: &mut Page, timeout: Duration) {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// How long the server must publish nothing new for a reloaded page to count as settled.
+const QUIET: Duration = Duration::from_millis(600);
+
+/// Whether the server on `port` (asked with `headers`: `--host` mode's token) stays at
+/// generation `g` for `quiet`.
+fn quiet_since(port: u16, headers: &[(&str, &str)], g: u64, quiet: Duration) -> bool {
+    let until = Instant::now() + quiet;
+    while Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(100));
+        let (_, text) =
+            crate::support::serve::request(port, "GET", "/__notabene/api/status", headers, b"");
+        let now = serde_json::from_str::<Value>(&text)
+            .ok()
+            .and_then(|v| v["generation"].as_u64());
+        if now != Some(g) {
+            return false;
+        }
+    }
+    true
 }
 
 /// Waits for the document marked by `mark_document` to be replaced by a loaded one in write
