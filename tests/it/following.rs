@@ -505,17 +505,7 @@ fn split_at_a_heading_both_parts_renamed() {
 #[test]
 fn merge_of_two_chapters() {
     let s = Scenario::new();
-    let casts = common::read(&s.src("casts.md"));
-    let coercions = common::read(&s.src("coercions.md"));
-    common::write(
-        &s.src("casts.md"),
-        &format!(
-            "{casts}\n{}",
-            coercions.replacen("# Coercions", "## Coercions", 1)
-        ),
-    );
-    git(&s.repo, &["rm", "-q", "nomicon/src/coercions.md"]);
-    s.summary("  * [Coercions](coercions.md)\n", "");
+    merge_coercions_into_casts(&s);
     let landed = s.landed(&s.book);
     assert_eq!(landed["c1"].0.as_deref(), Some("nomicon/src/casts"));
     s.check(&s.book, "nomicon/src", &[("c1", Some("casts"))]);
@@ -595,9 +585,8 @@ fn two_chapters_merged_under_a_new_name() {
     s.check(&s.book, "nomicon/src", &moved);
 }
 
-#[test]
-fn a_commented_paragraph_moved_to_another_chapter() {
-    let s = Scenario::new();
+/// The paragraph of `p1` (poisoning) moved to the end of races.
+fn move_paragraph_to_races(s: &Scenario) {
     let poisoning = common::read(&s.src("poisoning.md"));
     let start = poisoning.find("This is *usually* fine").unwrap();
     let end = start + poisoning[start..].find("\n\n").unwrap() + 2;
@@ -608,6 +597,27 @@ fn a_commented_paragraph_moved_to_another_chapter() {
     );
     let races = common::read(&s.src("races.md"));
     common::write(&s.src("races.md"), &format!("{races}\n{paragraph}"));
+}
+
+/// Coercions merged into casts as a section, its file removed from git and SUMMARY.md.
+fn merge_coercions_into_casts(s: &Scenario) {
+    let casts = common::read(&s.src("casts.md"));
+    let coercions = common::read(&s.src("coercions.md"));
+    common::write(
+        &s.src("casts.md"),
+        &format!(
+            "{casts}\n{}",
+            coercions.replacen("# Coercions", "## Coercions", 1)
+        ),
+    );
+    git(&s.repo, &["rm", "-q", "nomicon/src/coercions.md"]);
+    s.summary("  * [Coercions](coercions.md)\n", "");
+}
+
+#[test]
+fn a_commented_paragraph_moved_to_another_chapter() {
+    let s = Scenario::new();
+    move_paragraph_to_races(&s);
     let landed = s.landed(&s.book);
     assert_eq!(landed["p1"].3.as_deref(), Some("quote"));
     s.check(&s.book, "nomicon/src", &[("p1", Some("races"))]);
@@ -996,16 +1006,7 @@ fn commits_of_the_comments_own_second_are_news_split_moved_and_merged() {
     );
     // A paragraph moved to another chapter.
     let s = Scenario::same_second(|_| {});
-    let poisoning = common::read(&s.src("poisoning.md"));
-    let start = poisoning.find("This is *usually* fine").unwrap();
-    let end = start + poisoning[start..].find("\n\n").unwrap() + 2;
-    let paragraph = poisoning[start..end].to_string();
-    common::write(
-        &s.src("poisoning.md"),
-        &format!("{}{}", &poisoning[..start], &poisoning[end..]),
-    );
-    let races = common::read(&s.src("races.md"));
-    common::write(&s.src("races.md"), &format!("{races}\n{paragraph}"));
+    move_paragraph_to_races(&s);
     s.commit_same_second("move a paragraph");
     let landed = s.landed(&s.book);
     assert_eq!(
@@ -1015,17 +1016,7 @@ fn commits_of_the_comments_own_second_are_news_split_moved_and_merged() {
     );
     // Two chapters merged: coercions into casts.
     let s = Scenario::same_second(|_| {});
-    let casts = common::read(&s.src("casts.md"));
-    let coercions = common::read(&s.src("coercions.md"));
-    common::write(
-        &s.src("casts.md"),
-        &format!(
-            "{casts}\n{}",
-            coercions.replacen("# Coercions", "## Coercions", 1)
-        ),
-    );
-    std::fs::remove_file(s.src("coercions.md")).unwrap();
-    s.summary("  * [Coercions](coercions.md)\n", "");
+    merge_coercions_into_casts(&s);
     s.commit_same_second("merge coercions into casts");
     s.check(&s.book, "nomicon/src", &[("c1", Some("casts"))]);
 }

@@ -85,14 +85,20 @@ fn gettext_path() -> Option<String> {
     Some(path)
 }
 
+/// Rust by Example staged in a git repository at a temporary directory, notabene installed.
+fn installed_rust_by_example() -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = common::tempdir();
+    let root = stage(&corpus("rust-by-example"), tmp.path(), "rust-by-example");
+    let out = common::run(tmp.path(), &["install", root.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    (tmp, root)
+}
+
 #[test]
 fn translated_comments_are_never_orphans_of_the_english_build() {
     let Some(path) = gettext_path() else { return };
-    let tmp = common::tempdir();
-    let root = stage(&corpus("rust-by-example"), tmp.path(), "rust-by-example");
+    let (tmp, root) = installed_rust_by_example();
     let b = root.to_str().unwrap();
-    let out = common::run(tmp.path(), &["install", b]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
     let comments = japanese_comments(&root, &tmp.path().join("probe"));
     let store = Store::new(root.join(".notabene"));
     {
@@ -167,11 +173,8 @@ fn translated_comments_are_never_orphans_of_the_english_build() {
 #[test]
 fn comments_add_checks_a_quote_on_a_translated_page_as_that_locale_renders_it() {
     let Some(path) = gettext_path() else { return };
-    let tmp = common::tempdir();
-    let root = stage(&corpus("rust-by-example"), tmp.path(), "rust-by-example");
+    let (tmp, root) = installed_rust_by_example();
     let b = root.to_str().unwrap();
-    let out = common::run(tmp.path(), &["install", b]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
     let (page, quote, _) = japanese_comments(&root, &tmp.path().join("probe")).remove(0);
     let add = |quote: &str| {
         common::run_with(
