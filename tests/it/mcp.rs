@@ -51,17 +51,7 @@ pub(crate) fn python() -> Option<PathBuf> {
             .arg(&venv)
             .status()
             .is_ok_and(|s| s.success())
-            && Command::new(&py)
-                .args([
-                    "-m",
-                    "pip",
-                    "install",
-                    "--quiet",
-                    "--disable-pip-version-check",
-                    MCP_SDK,
-                ])
-                .status()
-                .is_ok_and(|s| s.success());
+            && pip_install(&py, MCP_SDK);
         assert!(
             ok && has_sdk(&py),
             "could not install {MCP_SDK} into {}",
@@ -70,6 +60,21 @@ pub(crate) fn python() -> Option<PathBuf> {
         Some(py)
     })
     .clone()
+}
+
+/// Installs `spec` (`name==version`) into the environment of `py` with pip: whether it did.
+pub(crate) fn pip_install(py: &Path, spec: &str) -> bool {
+    Command::new(py)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            spec,
+        ])
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 /// Runs `steps` on one MCP connection to `notabene mcp --book book-example` in `dir`, with the

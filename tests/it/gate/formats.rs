@@ -19,17 +19,7 @@ pub(super) fn check_jsonschema() -> Option<PathBuf> {
     };
     let tool = py.with_file_name("check-jsonschema");
     if !tool.is_file() {
-        let ok = std::process::Command::new(&py)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-            ])
-            .arg("check-jsonschema==0.39.0")
-            .status()
-            .is_ok_and(|s| s.success());
+        let ok = crate::mcp::pip_install(&py, "check-jsonschema==0.39.0");
         assert!(ok && tool.is_file(), "could not install check-jsonschema");
     }
     Some(tool)
