@@ -463,6 +463,153 @@ fn print_comments_gives_numbered_notes_beside_their_text_and_a_pdf_with_them() {
     );
 }
 
+/// A quote that starts inside inline code, runs through plain text and ends inside a link is
+/// marked in three pieces, exactly its text; the reader meets one comment: one Tab stop (named
+/// by the whole quote), every piece lit on hover or focus and opening the thread, one number
+/// in print.
+#[test]
+fn a_mark_in_pieces_is_one_comment() {
+    let mut p = page!(1280, 900);
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path();
+    let book = repo.join("book-example");
+    copy_book(&book_example(), &book);
+    let id = "c_pieces00001";
+    let quote = "export command described in the command-line";
+    let store = book.join(".notabene/book-example/src/reference/troubleshooting");
+    std::fs::create_dir_all(&store).unwrap();
+    let comment = serde_json::json!({
+        "id": id, "space": "book", "page": "book-example/src/reference/troubleshooting",
+        "scope": "selection",
+        "anchor": { "quote": quote, "prefix": "The skylark ", "suffix": " reference can help you",
+                    "section": "The archive is growing too fast" },
+        "thread": [{ "author": "Alex Martin <alex@example.com>", "body": "Name the flag that finds duplicates.",
+                     "ts": "2026-11-23T10:00:00.000Z" }],
+        "status": "open", "hold": false, "resolution": null,
+        "createdAt": "2026-11-23T10:00:00.000Z", "updatedAt": "2026-11-23T10:00:00.000Z"
+    });
+    std::fs::write(
+        store.join(format!("{id}.json")),
+        serde_json::to_string_pretty(&comment).unwrap() + "\n",
+    )
+    .unwrap();
+    git_commit_all(repo, "book");
+    let out = repo.join("out");
+    build(&book, Some(&out), &[]);
+    let sel = format!("mark.nb-mark[data-nb-id={id}]");
+    p.goto(&harness::file_url(
+        &out.join("reference/troubleshooting.html"),
+    ));
+    p.wait_for("document.documentElement.classList.contains('nb-on')", SECS);
+
+    // Three pieces: in the code span, in the text, in the link; together the quote.
+    let pieces = format!("[...document.querySelectorAll('{sel}')]");
+    assert_eq!(
+        p.eval(&format!(
+            "{pieces}.map(m => [m.parentElement.localName, m.textContent])"
+        )),
+        serde_json::json!([
+            ["code", "export"],
+            ["p", " command described in the "],
+            ["a", "command-line"]
+        ])
+    );
+    assert_eq!(
+        p.eval_str(&format!("{pieces}.map(m => m.textContent).join('')")),
+        quote
+    );
+    // One Tab stop, named by the whole quote.
+    assert_eq!(
+        p.eval(&format!(
+            "{pieces}.map(m => [m.tabIndex, m.getAttribute('role'), m.getAttribute('aria-label')])"
+        )),
+        serde_json::json!([[0, "button", quote], [-1, null, null], [-1, null, null]])
+    );
+    p.eval("document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0)");
+    let mut stops = Vec::new();
+    // Once round the page: until an element is focused a second time.
+    for _ in 0..400 {
+        p.key("Tab");
+        let at = p.eval_str(
+            "(() => { const a = document.activeElement; if (!a || a === document.body) return '-';
+               if (a.__nbSeen) return 'again'; a.__nbSeen = true; return a.getAttribute('data-nb-id') || '-'; })()",
+        );
+        match at.as_str() {
+            "again" => break,
+            "-" => {}
+            _ => stops.push(at),
+        }
+    }
+    assert_eq!(
+        stops.iter().filter(|s| *s == id).count(),
+        1,
+        "one focus stop for the comment in a walk through the page: {stops:?}"
+    );
+    // Focus lights every piece; Enter opens the one thread.
+    p.eval(&format!("document.querySelector('{sel}').focus()"));
+    assert!(p.eval_bool(&format!(
+        "{pieces}.every(m => m.classList.contains('nb-hover'))"
+    )));
+    p.key("Enter");
+    p.wait_for("document.querySelector('.nb-pop[role=dialog]')", SECS);
+    assert!(
+        p.eval_str("document.querySelector('.nb-pop').textContent")
+            .contains("Name the flag that finds duplicates.")
+    );
+    p.key("Escape");
+    p.wait_for("!document.querySelector('.nb-pop')", SECS);
+    // Hovering the last piece (in the link, which a click follows) lights them all; a click
+    // on the middle one opens the same thread.
+    p.eval("document.activeElement.blur()");
+    let (x, y) = p.center_of(&format!("a {sel}"));
+    p.call(
+        "Input.dispatchMouseEvent",
+        serde_json::json!({ "type": "mouseMoved", "x": x, "y": y }),
+    );
+    assert!(p.eval_bool(&format!(
+        "{pieces}.every(m => m.classList.contains('nb-hover'))"
+    )));
+    p.click(&format!("p > {sel}"));
+    p.wait_for("document.querySelector('.nb-pop[role=dialog]')", SECS);
+    assert!(
+        p.eval_str("document.querySelector('.nb-pop').textContent")
+            .contains("Name the flag that finds duplicates.")
+    );
+    p.key("Escape");
+
+    // In print (print.html): one number, after the last piece, and one note.
+    let print = repo.join("out-print");
+    build(
+        &book,
+        Some(&print),
+        &[("MDBOOK_PREPROCESSOR__NOTABENE__PRINT_COMMENTS", "true")],
+    );
+    p.call(
+        "Page.addScriptToEvaluateOnNewDocument",
+        serde_json::json!({ "source": "window.print = () => {};" }),
+    );
+    p.goto(&harness::file_url(&print.join("print.html")));
+    p.wait_for(
+        "document.documentElement.classList.contains('nb-print-comments')",
+        SECS,
+    );
+    let numbers = p.eval(&format!(
+        "{pieces}.map(m => m.getAttribute('data-nb-note'))"
+    ));
+    let n = numbers[2]
+        .as_str()
+        .expect("the last piece is numbered")
+        .to_string();
+    assert_eq!(numbers, serde_json::json!([null, null, n]));
+    assert_eq!(
+        p.eval_i64(
+            "[...document.querySelectorAll('.nb-print-note')].filter(e => e.textContent.includes('Name the flag that finds duplicates.')).length"
+        ),
+        1
+    );
+    p.screenshot("mark-in-pieces-print");
+}
+
 #[test]
 fn no_page_of_the_example_scrolls_sideways() {
     let mut p = page!(1400, 1000);

@@ -37,6 +37,7 @@ mod journal_rules;
 mod layers;
 mod many_books;
 mod marks;
+mod marks_corpus;
 mod mcp;
 mod mcp_stdio;
 mod mdbook_serve;

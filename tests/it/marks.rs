@@ -152,3 +152,78 @@ fn an_escaped_bracket_in_a_reference_link_is_no_label_end() {
     assert_eq!(marks, vec!["foo".to_string()], "{got}\n{html}");
     assert!(html.contains("<a href=\"#x\">"), "still a link: {html}");
 }
+
+/// The injected Markdown, and the text of each rendered `<mark>` piece, in order.
+fn pieces(md: &str, quote: &str) -> (String, Vec<String>) {
+    let got = marked(md, quote);
+    let (_, marks) = rendered_marks(&got);
+    (got, marks)
+}
+
+#[test]
+fn a_quote_that_leaves_a_link_is_marked_in_pieces() {
+    let (got, marks) = pieces(
+        "See [the drop check RFC](https://x.y/z), for the full rules.\n",
+        "RFC, for the",
+    );
+    assert_eq!(
+        got,
+        format!(
+            "See [the drop check {M}RFC</mark>](https://x.y/z){M}, for the</mark> full rules.\n"
+        )
+    );
+    assert_eq!(marks, ["RFC", ", for the"]);
+}
+
+#[test]
+fn a_quote_that_enters_inline_code_goes_inside_it() {
+    // The span becomes a raw `<code>` with its punctuation as character references.
+    let (got, marks) = pieces(
+        "An `Arc<&'a str>` was expected here.\n",
+        "str> was expected",
+    );
+    assert_eq!(
+        got,
+        format!(
+            "An <code>Arc&#60;&#38;&#39;a {M}str&#62;</mark></code>{M} was expected</mark> here.\n"
+        )
+    );
+    assert_eq!(marks, ["str>", " was expected"]);
+    let (html, _) = rendered_marks(&got);
+    assert!(html.contains("<code>Arc&lt;&amp;'a <mark"), "{html}");
+    // Inside a shortcut reference link, whose label is written out.
+    let (got, marks) = pieces(
+        "See [Bounds (`X: Y`)] and more.\n\n[Bounds (`X: Y`)]: b.html\n",
+        "Y) and",
+    );
+    assert_eq!(marks, ["Y", ")", " and"], "{got}");
+    let (html, _) = rendered_marks(&got);
+    assert!(html.contains("<a href=\"b.html\">Bounds ("), "{html}");
+}
+
+#[test]
+fn a_quote_that_enters_a_raw_element_is_marked_inside_and_out() {
+    let (got, marks) = pieces(
+        "Write <abbr title=\"HyperText Markup Language\">HTML markup</abbr> by hand.\n",
+        "markup by hand",
+    );
+    assert_eq!(
+        got,
+        format!(
+            "Write <abbr title=\"HyperText Markup Language\">HTML {M}markup</mark></abbr>{M} by hand</mark>.\n"
+        )
+    );
+    assert_eq!(marks, ["markup", " by hand"]);
+}
+
+#[test]
+fn a_footnote_reference_in_a_quote_is_marked_whole() {
+    let md = "Unsafe code is dangerous[^ub] in general.\n\n[^ub]: Undefined behaviour.\n";
+    let (got, _) = pieces(md, "dangerous1 in");
+    assert_eq!(
+        got,
+        format!(
+            "Unsafe code is {M}dangerous[^ub] in</mark> general.\n\n[^ub]: Undefined behaviour.\n"
+        )
+    );
+}

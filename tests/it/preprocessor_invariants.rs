@@ -597,8 +597,9 @@ fn check_book(root: &Path, tmp: &Path, seed: u64, plugin: Value) -> Vec<String> 
             .collect()
     };
     let (ta, tb) = (terms(&ia), terms(&ib));
-    // Stricter: the raw words (before the trimmer) are the same too, so no word is split and
-    // no teaser shows `RFC ,` for `RFC,`.
+    // Stricter: the raw words (before the trimmer) are the same too, so no word is split. (A
+    // mark piece may start at punctuation after a link, `[RFC](u), more`: the index then reads
+    // `RFC ,`, the same word once its punctuation is trimmed.)
     let raw = |index: &serde_json::Value| -> BTreeMap<String, Vec<String>> {
         index["index"]["documentStore"]["docs"]
             .as_object()
@@ -610,6 +611,7 @@ fn check_book(root: &Path, tmp: &Path, seed: u64, plugin: Value) -> Vec<String> 
                     .as_str()
                     .unwrap_or("")
                     .split(|c: char| c.is_whitespace() || c == '-')
+                    .map(|t| t.trim_matches(|c: char| !c.is_alphanumeric()))
                     .filter(|t| !t.is_empty())
                     .map(str::to_lowercase)
                     .collect();
@@ -765,7 +767,8 @@ fn tricky_constructs_get_exact_markers() {
         (
             "Text x <em>42 value</em> end.\n",
             "x 42",
-            "Text <mark>x <em>42 value</em></mark> end.\n",
+            // A raw element the mark enters: a piece outside it and one inside.
+            "Text <mark>x </mark><em><mark>42</mark> value</em> end.\n",
         ),
         (
             "## e.g.\\\n\nBody.\n",
@@ -775,7 +778,8 @@ fn tricky_constructs_get_exact_markers() {
         (
             "[The `const` RFC](https://x.y/z), more text.\n",
             "RFC, more",
-            "<mark>[The `const` RFC](https://x.y/z), more</mark> text.\n",
+            // The piece inside the link, then the piece after it.
+            "[The `const` <mark>RFC</mark>](https://x.y/z)<mark>, more</mark> text.\n",
         ),
         (
             "```mermaid\ngraph TD\n  A --> B\n```\n\nAfter the diagram.\n",

@@ -73,23 +73,29 @@ const Paint = (() => {
   function setupMarks() {
     D.querySelectorAll('mark.nb-mark[data-nb-id]').forEach(decorateMark);
   }
+  /* A comment's mark may come in pieces (its quote crosses a link, emphasis or code): every
+   * piece shows it and opens it; the first alone is a Tab stop, named by all their text. */
   function decorateMark(m) {
     const id = m.getAttribute('data-nb-id');
     if (!state.marks.has(id)) state.marks.set(id, []);
-    state.marks.get(id).push(m);
+    const pieces = state.marks.get(id);
+    pieces.push(m);
     const c = state.comments.get(id);
     if (!c) return;
-    (() => {
-      if (c.hold === true) m.classList.add('nb-held');
-      m.setAttribute('tabindex', '0');
-      m.setAttribute('role', 'button');
-      m.setAttribute('aria-haspopup', 'dialog');
-      // Its name is its visible text (WCAG 2.5.3); who commented and the status describe it.
-      m.setAttribute('aria-description', t('markLabel', {
-        name: displayName(firstMessage(c).author),
-        status: statusLabel(statusOf(c)) + (c.hold === true ? `, ${t('onHold')}` : '')
-      }));
-    })();
+    if (c.hold === true) m.classList.add('nb-held');
+    if (pieces.length > 1) {
+      const whole = pieces.map((p) => p.textContent).join('').replace(/\s+/g, ' ').trim();
+      pieces[0].setAttribute('aria-label', whole);
+      return;
+    }
+    m.setAttribute('tabindex', '0');
+    m.setAttribute('role', 'button');
+    m.setAttribute('aria-haspopup', 'dialog');
+    // Its name is its visible text (WCAG 2.5.3); who commented and the status describe it.
+    m.setAttribute('aria-description', t('markLabel', {
+      name: displayName(firstMessage(c).author),
+      status: statusLabel(statusOf(c)) + (c.hold === true ? `, ${t('onHold')}` : '')
+    }));
   }
 
   /** Wraps the text of `range` in marks of comment `id` (one per text node, nested where

@@ -476,6 +476,11 @@ const Panel = (() => {
       const m = e.target instanceof Element && e.target.closest('mark.nb-mark[data-nb-id]');
       hoverGroup(m ? m.getAttribute('data-nb-id') : null);
     });
+    // A focused mark lights all its pieces, as hovering does.
+    D.addEventListener('focusin', (e) => {
+      const m = e.target instanceof Element && e.target.matches('mark.nb-mark[data-nb-id]') ? e.target : null;
+      hoverGroup(m ? m.getAttribute('data-nb-id') : null);
+    });
 
     let resizeQueued = false;
     window.addEventListener('resize', () => {

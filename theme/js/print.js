@@ -77,7 +77,9 @@ const Print = (() => {
       let n = 0;
       beside.forEach((b) => {
         n++;
-        b.marks.forEach((m) => { if (!m.hasAttribute('data-nb-note')) m.setAttribute('data-nb-note', String(n)); });
+        // One number per comment, after its last piece.
+        const last = b.marks[b.marks.length - 1];
+        if (last && !last.hasAttribute('data-nb-note')) last.setAttribute('data-nb-note', String(n));
         let ol = lists.get(b.block);
         if (!ol) {
           ol = h('ol', { class: 'nb-print-notes', 'data-nb-ui': '', 'aria-label': t('printNotes') });

@@ -1,12 +1,14 @@
 //! Injection: writes the markers of placed anchors into a chapter's Markdown as raw inline HTML,
 //! without changing what a reader sees.
 //!
-//! * Text anchors become `<mark class="nb-mark" data-nb-id data-nb-status>` elements, one per
-//!   inline run, so every tag opens and closes inside the same Markdown block and inline
-//!   element. Boundaries are snapped outward to word boundaries (to whitespace when a word
-//!   boundary would change how the Markdown parses); an inline element (emphasis,
-//!   link, …) that is covered whole is wrapped whole; code spans are wrapped, never entered.
-//!   Overlapping anchors are split into properly nested elements.
+//! * Text anchors become `<mark class="nb-mark" data-nb-id data-nb-status>` elements in pieces,
+//!   one per run of text at one element level, so every tag opens and closes inside the same
+//!   Markdown block, inline element and raw HTML element, and the pieces cover exactly the
+//!   quote (the reader client treats them as one mark). Boundaries are snapped outward to word
+//!   boundaries (to whitespace when a word boundary would change how the Markdown parses); an
+//!   element the quote covers whole is wrapped whole; a code span the quote starts or ends in
+//!   is written as a raw `<code>` element first, so a piece can go inside it. Overlapping
+//!   anchors are split into properly nested elements.
 //! * Text inside code blocks is never touched: an empty `<span class="nb-code-anchor">` goes on
 //!   the line before a fenced block, and the data island carries the exact text and offset.
 //! * Images are wrapped in `<span class="nb-block" data-nb-block="IDS">`; every ```` ```mermaid ````
@@ -17,6 +19,7 @@
 //! The result is checked by re-deriving the text model: if the visible text changed, the text
 //! markers are dropped for that chapter (and reported), never the reader's text.
 
+mod code_spans;
 pub mod island;
 mod raw_tags;
 mod runs;
@@ -27,7 +30,7 @@ use notabene_anchoring::text::blocks::BlockKind;
 use notabene_core::escape::escape_html;
 use raw_tags::RawTags;
 use runs::Snap;
-use splice::{Insert, apply, line_prefix, mark_inserts};
+use splice::{Insert, Order, apply, line_prefix, mark_inserts};
 use std::collections::BTreeMap;
 use std::ops::Range;
 
@@ -79,14 +82,47 @@ pub fn inject(
     } else {
         page
     };
-    let (mut structural, mut replaces) = block_edits(md, page, inj);
-    structural.extend(code_anchors(md, page, inj));
-    replaces.sort_by_key(|r| r.0.start);
     let island = inj
         .island
         .as_ref()
         .map(|el| format!("\n\n{el}\n"))
         .unwrap_or_default();
+    // A mark that starts or ends inside a code span goes inside it once the span is written
+    // as a raw `<code>` element; the chapter as it is otherwise.
+    let entered = code_spans::open_entered(md, page, &inj.marks, options);
+    let entered = entered.as_ref().map(|(md, page)| (md.as_str(), page));
+    for (md, page) in entered.into_iter().chain([(md, page)]) {
+        if let Some(full) = with_marks(md, page, inj, options) {
+            return (full + &island, InjectOutcome::default());
+        }
+    }
+    let (mut structural, mut replaces) = block_edits(md, page, inj);
+    structural.extend(code_anchors(md, page, inj));
+    replaces.sort_by_key(|r| r.0.start);
+    let without = apply(md, structural, &replaces) + &island;
+    (
+        without,
+        InjectOutcome {
+            marks_dropped: true,
+        },
+    )
+}
+
+/// The chapter with every marker, if its marks leave the text as it was: snapped to word
+/// boundaries first; if a mark next to punctuation (a smart quote, an emphasis delimiter)
+/// would change how the Markdown parses, widened to whitespace.
+fn with_marks(
+    md: &str,
+    page: &PageText,
+    inj: &Injection,
+    options: &notabene_anchoring::text::TextOptions,
+) -> Option<String> {
+    let (mut structural, mut replaces) = block_edits(md, page, inj);
+    structural.extend(code_anchors(md, page, inj));
+    replaces.sort_by_key(|r| r.0.start);
+    if inj.marks.is_empty() {
+        return Some(apply(md, structural, &replaces));
+    }
     // Markers add no text: the re-derived text must have the same words (whitespace between
     // blocks may differ where a fence became raw HTML).
     let same_text = |candidate: &str| {
@@ -95,30 +131,17 @@ pub fn inject(
             .split_whitespace()
             .eq(page.text.split_whitespace())
     };
-
-    // Word boundaries first; if a mark next to punctuation (a smart quote, an emphasis
-    // delimiter) would change how the Markdown parses, widen to whitespace; else drop marks.
-    let tags = if inj.marks.is_empty() {
-        RawTags::default()
-    } else {
-        RawTags::new(md, options)
-    };
+    let tags = RawTags::new(md, options);
     for mode in [Snap::Word, Snap::Space] {
         let mut with_marks = structural.clone();
         mark_inserts(md, page, &tags, &inj.marks, mode, &mut with_marks);
         // (The island goes after the check: a script is no text, and it can be large.)
         let full = apply(md, with_marks, &replaces);
-        if inj.marks.is_empty() || same_text(&full) {
-            return (full + &island, InjectOutcome::default());
+        if same_text(&full) {
+            return Some(full);
         }
     }
-    let without = apply(md, structural, &replaces) + &island;
-    (
-        without,
-        InjectOutcome {
-            marks_dropped: true,
-        },
-    )
+    None
 }
 
 /// The edits of the page's blocks: every mermaid fence replaced by a `<pre class="mermaid">`
@@ -159,7 +182,7 @@ fn block_edits(
             BlockKind::Image if !ids.is_empty() && !b.raw_html => {
                 structural.push(Insert {
                     at: b.src.start,
-                    order: 1,
+                    order: Order::Open,
                     seq: 0,
                     text: format!(
                         "<span class=\"nb-block\" data-nb-block=\"{}\">",
@@ -168,7 +191,7 @@ fn block_edits(
                 });
                 structural.push(Insert {
                     at: b.src.end,
-                    order: 0,
+                    order: Order::Close,
                     seq: usize::MAX,
                     text: "</span>".into(),
                 });
@@ -201,7 +224,7 @@ fn code_anchors(md: &str, page: &PageText, inj: &Injection) -> Vec<Insert> {
                 .collect();
             structural.push(Insert {
                 at: cb.src.start,
-                order: 0,
+                order: Order::Close,
                 seq: n,
                 text: format!("{spans}\n{prefix}"),
             });

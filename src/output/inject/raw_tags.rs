@@ -1,6 +1,8 @@
 //! The raw inline HTML tags of a chapter, paired as mdBook's tree builder pairs them, so a mark
-//! never straddles an open tag.
+//! never straddles an open tag: a mark that enters a raw element (`<abbr>`, `<code>`) is cut
+//! into a piece inside it and pieces outside, as for a Markdown inline element.
 
+use notabene_anchoring::text::PageText;
 use std::ops::Range;
 
 /// The raw inline HTML elements of a chapter, paired as mdBook's tree builder pairs them: an
@@ -82,6 +84,70 @@ impl RawTags {
             }
         }
     }
+}
+
+/// A paired raw inline element: its tags, the page text inside it, and the innermost paired
+/// element around it.
+#[derive(Debug, Clone)]
+pub(super) struct RawElement {
+    /// The start tag's source range.
+    pub(super) start: Range<usize>,
+    /// The end tag's source range.
+    pub(super) end: Range<usize>,
+    /// The page text inside it (None when it holds none).
+    pub(super) text: Option<Range<usize>>,
+    /// The enclosing raw element, or [`NO_RAW`].
+    pub(super) parent: u32,
+}
+
+/// No raw element.
+pub(super) const NO_RAW: u32 = u32::MAX;
+
+impl RawTags {
+    /// The paired elements, with the page text each holds and their nesting.
+    pub(super) fn elements(&self, page: &PageText) -> Vec<RawElement> {
+        let mut out: Vec<RawElement> = self
+            .pairs
+            .iter()
+            .map(|(a, b)| RawElement {
+                start: a.clone(),
+                end: b.clone(),
+                text: None,
+                parent: NO_RAW,
+            })
+            .collect();
+        let holds = |outer: &RawElement, src: &Range<usize>| {
+            outer.start.end <= src.start && src.end <= outer.end.start
+        };
+        for i in 0..out.len() {
+            let whole = out[i].start.start..out[i].end.end;
+            // The innermost other element holding this one: the one starting last.
+            out[i].parent = (0..out.len())
+                .filter(|&j| j != i && holds(&out[j], &whole))
+                .max_by_key(|&j| out[j].start.start)
+                .map_or(NO_RAW, |j| j as u32);
+        }
+        for s in &page.segments {
+            for el in out.iter_mut() {
+                if holds(el, &s.src) && !s.text.is_empty() {
+                    let r = el.text.get_or_insert(s.text.clone());
+                    r.start = r.start.min(s.text.start);
+                    r.end = r.end.max(s.text.end);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The innermost element of `elements` holding source range `src`, or [`NO_RAW`].
+pub(super) fn innermost(elements: &[RawElement], src: &Range<usize>) -> u32 {
+    elements
+        .iter()
+        .enumerate()
+        .filter(|(_, el)| el.start.end <= src.start && src.end <= el.end.start)
+        .max_by_key(|(_, el)| el.start.start)
+        .map_or(NO_RAW, |(i, _)| i as u32)
 }
 
 /// The tag name of a raw HTML tag (`<span …>`, `</span>`, `<br/>`), lowercased, whether it is an

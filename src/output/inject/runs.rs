@@ -1,25 +1,46 @@
-//! A text mark cut into runs: contiguous pieces at one nesting level of the chapter's inline
-//! elements, with its ends snapped to word (or whitespace) boundaries; an inline element covered
-//! whole is taken whole, code spans are never entered.
+//! A text mark cut into runs: contiguous pieces at one level of the chapter's elements (inline
+//! Markdown elements and paired raw HTML elements), with its ends snapped to word (or
+//! whitespace) boundaries. An element the mark covers whole is taken whole; one it enters gets
+//! a piece inside it, so the pieces cover exactly the quote. A code span is a unit here (see
+//! `code_spans` for how a mark enters one); a footnote reference is marked whole.
 
-use super::raw_tags::RawTags;
+use super::raw_tags::{NO_RAW, RawElement, RawTags, innermost};
 use notabene_anchoring::text::{NO_INLINE, PageText, SegKind};
 use std::ops::Range;
 
-/// What marks are cut against: the chapter's Markdown, its text model, its raw tags and the
-/// text range of each inline element.
+/// What marks are cut against: the chapter's Markdown, its text model, its raw tags, the text
+/// range of each inline element and its paired raw elements.
 #[derive(Clone, Copy)]
 pub(super) struct ChapterRuns<'a> {
     pub(super) md: &'a str,
     pub(super) page: &'a PageText,
     pub(super) tags: &'a RawTags,
     pub(super) inline_text: &'a [Option<Range<usize>>],
+    pub(super) raw: &'a [RawElement],
 }
 
-/// One contiguous piece of a mark at one nesting level.
+/// Where a piece of a mark sits: its block and the innermost inline element and raw element
+/// around it that the mark does not cover whole. Pieces at one level are siblings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct Level {
+    pub(super) block: u32,
+    pub(super) inline: u32,
+    pub(super) raw: u32,
+}
+
+impl Level {
+    /// Text no markup can go into (raw HTML text, a code block): a mark's piece ends there.
+    const STOP: Level = Level {
+        block: u32::MAX,
+        inline: u32::MAX,
+        raw: u32::MAX,
+    };
+}
+
+/// One contiguous piece of a mark at one level.
 #[derive(Debug, Clone)]
 pub(super) struct Run {
-    pub(super) level: (u32, u32),
+    pub(super) level: Level,
     pub(super) src: Range<usize>,
     pub(super) mark: usize,
 }
@@ -110,7 +131,7 @@ pub(super) fn snap(page: &PageText, a: usize, b: usize, mode: Snap) -> (usize, u
 
 /// Whether a link's source `[text][label]` names its label (a full reference), rather than
 /// taking it from its text (`[text]`).
-fn is_full_reference(whole: &str) -> bool {
+pub(super) fn is_full_reference(whole: &str) -> bool {
     let bytes = whole.as_bytes();
     // A bracket is escaped when an odd number of backslashes stands before it.
     let escaped = |i: usize| bytes[..i].iter().rev().take_while(|&&b| b == b'\\').count() % 2 == 1;
@@ -150,14 +171,14 @@ pub(super) fn runs_of(
         .iter()
         .take_while(|s| s.text.start < b)
     {
-        if !matches!(
+        let markable = matches!(
             seg.kind,
             SegKind::Plain | SegKind::Atomic | SegKind::CodeSpan
-        ) || seg.text.is_empty()
-        {
+        ) || footnote_reference(md, seg);
+        if !markable || seg.text.is_empty() {
             // Raw text and code blocks cannot hold markup: a run stops here.
             runs.push(Run {
-                level: (u32::MAX, u32::MAX),
+                level: Level::STOP,
                 src: 0..0,
                 mark,
             });
@@ -170,11 +191,8 @@ pub(super) fn runs_of(
             seg.src.clone()
         };
         keep_escape(md, &mut src);
-        let inline = lift_covered(chapter, seg.inline, &mut src, a..b, labels);
-        let level = (seg.block, inline);
-        if glued(&page.text, sa) {
-            take_whole(chapter, &mut runs, level);
-        }
+        let level = lift_covered(chapter, seg.block, seg.inline, &mut src, a..b);
+        write_labels(chapter, level.inline, labels);
         match runs.last_mut() {
             Some(last) if last.level == level => {
                 last.src.start = last.src.start.min(src.start);
@@ -187,8 +205,17 @@ pub(super) fn runs_of(
         tags.balance(&mut r.src);
     }
     close_before_breaks(md, &mut runs);
-    runs.retain(|r| r.level.0 != u32::MAX && !r.src.is_empty());
+    runs.retain(|r| r.level != Level::STOP && !r.src.is_empty());
     runs
+}
+
+/// Whether a raw segment is a footnote reference (`[^note]`, shown as its number): it is
+/// marked whole, as a unit.
+fn footnote_reference(md: &str, seg: &notabene_anchoring::text::Segment) -> bool {
+    seg.kind == SegKind::Raw
+        && md
+            .get(seg.src.clone())
+            .is_some_and(|s| s.starts_with("[^") && s.ends_with(']'))
 }
 
 /// A backslash escape (`\*`) maps to the escaped char: keeps the backslash with it.
@@ -208,90 +235,97 @@ fn keep_escape(md: &str, src: &mut Range<usize>) {
     }
 }
 
-/// Lifts `src` out of the inline elements the mark covers whole, from `inline` outwards; the
-/// innermost element it does not cover is returned. A shortcut or collapsed reference link
-/// (`[text]`, `[text][]`) takes its label from its text, which markup inside would change: it
-/// gets its label written out (`[text][text]`, added to `labels`) so the mark can go inside.
+/// Lifts `src` out of the elements (inline and raw) the mark covers whole, from the innermost
+/// outwards; the level of the innermost one it does not cover is returned.
 fn lift_covered(
     chapter: &ChapterRuns,
-    mut inline: u32,
+    block: u32,
+    inline: u32,
     src: &mut Range<usize>,
     marked: Range<usize>,
-    labels: &mut Vec<(usize, String)>,
-) -> u32 {
-    let ChapterRuns {
-        md,
-        page,
-        inline_text,
-        ..
-    } = *chapter;
-    let (a, b) = (marked.start, marked.end);
-    while inline != NO_INLINE {
-        let el = &page.inlines[inline as usize];
-        let whole = &md[el.src.clone()];
-        let reference = whole.ends_with(']') && !is_full_reference(whole);
-        let collapsed = reference && md[el.src.end..].starts_with("[]");
-        let covered =
-            matches!(&inline_text[inline as usize], Some(r) if r.start >= a && r.end <= b);
-        if !covered {
-            if reference && whole.len() >= 2 {
-                let label = &whole[1..whole.len() - 1];
-                if collapsed {
-                    labels.push((el.src.end + 1, label.to_string()));
-                } else {
-                    labels.push((el.src.end, format!("[{label}]")));
-                }
-            }
-            break;
-        }
-        let end = if collapsed {
-            el.src.end + 2
-        } else {
-            el.src.end
-        };
-        *src = src.start.min(el.src.start)..src.end.max(end);
-        inline = el.parent;
-    }
-    inline
-}
-
-/// Whether offset `at` of the text is inside a word (no whitespace on either side).
-fn glued(text: &str, at: usize) -> bool {
-    text[..at]
-        .chars()
-        .next_back()
-        .is_some_and(|c| !c.is_whitespace())
-        && text[at..]
-            .chars()
-            .next()
-            .is_some_and(|c| !c.is_whitespace())
-}
-
-/// Leaving an inline element in the middle of a word (`[RFC](u),`, `**a b**c`): a new
-/// `<mark>` there would split the word for the search index (every element start is a word
-/// break). The last run takes the element whole instead, at the outer `level`.
-fn take_whole(chapter: &ChapterRuns, runs: &mut [Run], level: (u32, u32)) {
-    let ChapterRuns { md, page, .. } = *chapter;
-    let Some(last) = runs.last_mut() else {
-        return;
+) -> Level {
+    let mut level = Level {
+        block,
+        inline,
+        raw: innermost(chapter.raw, src),
     };
-    if last.level.0 != level.0 || last.level.1 == level.1 {
-        return;
-    }
-    let mut up = last.level.1;
-    let mut lifted = last.src.clone();
-    while up != NO_INLINE && up != level.1 {
-        let el = &page.inlines[up as usize];
-        let mut end = el.src.end;
-        if md[el.src.clone()].ends_with(']') && md[end..].starts_with("[]") {
-            end += 2;
+    let within = |r: &Option<Range<usize>>| {
+        r.as_ref()
+            .is_none_or(|r| r.start >= marked.start && r.end <= marked.end)
+    };
+    loop {
+        let covered = if raw_is_inner(chapter, level) {
+            within(&chapter.raw[level.raw as usize].text)
+        } else {
+            level.inline != NO_INLINE && within(&chapter.inline_text[level.inline as usize])
+        };
+        if !covered {
+            return level;
         }
-        lifted = lifted.start.min(el.src.start)..lifted.end.max(end);
-        up = el.parent;
+        match step_out(chapter, level, src) {
+            Some(outer) => level = outer,
+            None => return level,
+        }
     }
-    if up == level.1 {
-        last.level = level;
-        last.src = lifted;
+}
+
+/// Whether the raw element of `level` lies inside its inline element (so it is the innermost).
+fn raw_is_inner(chapter: &ChapterRuns, level: Level) -> bool {
+    if level.raw == NO_RAW {
+        return false;
+    }
+    if level.inline == NO_INLINE {
+        return true;
+    }
+    let raw = &chapter.raw[level.raw as usize];
+    let inline = &chapter.page.inlines[level.inline as usize].src;
+    raw.start.start >= inline.start && raw.end.end <= inline.end
+}
+
+/// Widens `src` over the innermost element of `level` (a collapsed reference link's `[]`
+/// included) and answers the level outside it; None at the block's level.
+fn step_out(chapter: &ChapterRuns, level: Level, src: &mut Range<usize>) -> Option<Level> {
+    if raw_is_inner(chapter, level) {
+        let el = &chapter.raw[level.raw as usize];
+        *src = src.start.min(el.start.start)..src.end.max(el.end.end);
+        return Some(Level {
+            raw: el.parent,
+            ..level
+        });
+    }
+    if level.inline == NO_INLINE {
+        return None;
+    }
+    let md = chapter.md;
+    let el = &chapter.page.inlines[level.inline as usize];
+    let mut end = el.src.end;
+    if md[el.src.clone()].ends_with(']') && md[end..].starts_with("[]") {
+        end += 2;
+    }
+    *src = src.start.min(el.src.start)..src.end.max(end);
+    Some(Level {
+        inline: el.parent,
+        ..level
+    })
+}
+
+/// A shortcut or collapsed reference link (`[text]`, `[text][]`) takes its label from its
+/// text, which a mark inside would change: every such link around a piece gets its label
+/// written out (`[text][text]`, added to `labels`).
+fn write_labels(chapter: &ChapterRuns, mut inline: u32, labels: &mut Vec<(usize, String)>) {
+    let md = chapter.md;
+    while inline != NO_INLINE {
+        let el = &chapter.page.inlines[inline as usize];
+        let whole = &md[el.src.clone()];
+        if whole.ends_with(']') && !is_full_reference(whole) && whole.len() >= 2 {
+            let label = &whole[1..whole.len() - 1];
+            if md[el.src.end..].starts_with("[]") {
+                labels.push((el.src.end + 1, label.to_string()));
+            } else {
+                labels.push((el.src.end, format!("[{label}]")));
+            }
+        }
+        inline = el.parent;
     }
 }
 

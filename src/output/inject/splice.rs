@@ -3,17 +3,29 @@
 
 use super::TextMark;
 use super::raw_tags::RawTags;
-use super::runs::{ChapterRuns, Run, Snap, inline_text_ranges, runs_of};
+use super::runs::{ChapterRuns, Level, Run, Snap, inline_text_ranges, runs_of};
 use notabene_anchoring::text::PageText;
 use notabene_core::escape::escape_html;
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-/// An insertion at a Markdown offset; `order` puts closing tags before opening ones.
+/// What goes first among the insertions at one offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Order {
+    /// A reference link's label written out (`[text][label]`): it belongs to the link, so it
+    /// comes before a mark that closes or opens after the link.
+    Label,
+    /// Closing tags, before opening ones, so elements nest.
+    Close,
+    /// Opening tags.
+    Open,
+}
+
+/// An insertion at a Markdown offset.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) struct Insert {
     pub(super) at: usize,
-    pub(super) order: u8,
+    pub(super) order: Order,
     pub(super) seq: usize,
     pub(super) text: String,
 }
@@ -28,13 +40,15 @@ pub(super) fn mark_inserts(
     out: &mut Vec<Insert>,
 ) {
     let inline_text = inline_text_ranges(page);
-    let mut by_level: BTreeMap<(u32, u32), Vec<Run>> = BTreeMap::new();
+    let raw = tags.elements(page);
+    let mut by_level: BTreeMap<Level, Vec<Run>> = BTreeMap::new();
     let mut labels: Vec<(usize, String)> = Vec::new();
     let chapter = ChapterRuns {
         md,
         page,
         tags,
         inline_text: &inline_text,
+        raw: &raw,
     };
     for (i, m) in marks.iter().enumerate() {
         for r in runs_of(&chapter, i, &m.text, mode, &mut labels) {
@@ -47,7 +61,7 @@ pub(super) fn mark_inserts(
     for (at, text) in labels {
         out.push(Insert {
             at,
-            order: 2,
+            order: Order::Label,
             seq: 0,
             text,
         });
@@ -64,7 +78,7 @@ pub(super) fn mark_inserts(
                 let mk = &marks[m];
                 out.push(Insert {
                     at: p,
-                    order: 1,
+                    order: Order::Open,
                     seq: m,
                     text: format!(
                         "<mark class=\"nb-mark\" data-nb-id=\"{}\" data-nb-status=\"{}\">",
@@ -74,7 +88,7 @@ pub(super) fn mark_inserts(
                 });
                 out.push(Insert {
                     at: q,
-                    order: 0,
+                    order: Order::Close,
                     seq: usize::MAX - m,
                     text: "</mark>".into(),
                 });
