@@ -275,6 +275,7 @@ pub fn anchor(
         &lookups,
     )?;
     lookups.keep();
+    earlier.keep_page_texts(&anchors);
     Ok(Anchored { anchors, ids })
 }
 

@@ -214,3 +214,58 @@ fn comments_add_checks_a_quote_on_a_translated_page_as_that_locale_renders_it() 
         )
     );
 }
+
+/// The API checks a new comment's quote in the page as the served build modelled it: the
+/// Japanese build of Rust by Example (`serve`, `book.language = "ja"`, the real
+/// `mdbook-gettext`) takes a Japanese quote and refuses one the page does not have — the
+/// English source's sentence included.
+#[test]
+fn the_api_checks_a_quote_on_a_translated_page_as_that_locale_renders_it() {
+    let Some(path) = gettext_path() else { return };
+    let (tmp, root) = installed_rust_by_example();
+    let (page, quote, _) = japanese_comments(&root, &tmp.path().join("probe")).remove(0);
+    let source = page
+        .trim_start_matches("rust-by-example/src/")
+        .trim_end_matches(".ja");
+    let english = page_text(
+        &common::read(&root.join("src").join(format!("{source}.md"))),
+        &TextOptions::default(),
+    )
+    .text;
+    let english_sentence = english
+        .split(". ")
+        .find(|s| s.split_whitespace().count() >= 6)
+        .expect("an English sentence")
+        .to_string();
+    let server = crate::support::serve::Server::start_dir_with(
+        &root,
+        &[("PATH", path.as_str()), ("MDBOOK_BOOK__LANGUAGE", "ja")],
+    );
+    let post = |quote: &str| {
+        server.json(
+            "POST",
+            "/__notabene/api/comments",
+            &json!({
+                "page": page, "space": "book", "scope": "selection", "body": "訳を確認してください",
+                "anchor": { "quote": quote, "prefix": "", "suffix": "", "section": null },
+            }),
+        )
+    };
+    let (code, c) = post(&quote);
+    assert_eq!(code, 201, "{c}");
+    assert_eq!(c["anchor"]["quote"], json!(quote));
+    for missing in [
+        "この文はどのページにもありません",
+        english_sentence.as_str(),
+    ] {
+        let (code, v) = post(missing);
+        assert_eq!(
+            (code, &v["error"]),
+            (
+                404,
+                &json!(format!("the quote is not on page {page:?} (quote)"))
+            ),
+            "{missing:?}"
+        );
+    }
+}

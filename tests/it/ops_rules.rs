@@ -96,8 +96,34 @@ fn a_page_not_in_the_book_is_refused_by_both_and_forced_through_the_cli() {
 }
 
 #[test]
-fn a_quote_not_on_the_page_is_refused_by_the_cli_unless_forced() {
+fn a_quote_not_on_the_page_is_refused_by_both_and_forced_through_the_cli() {
     let server = Server::start(&[], |_| {});
+    // The API looks in the page as the served build modelled it.
+    let before = common::tree(&server.store());
+    let anchor =
+        |quote: &str| json!({ "quote": quote, "prefix": "", "suffix": "", "section": null });
+    let (code, v) = server.json(
+        "POST",
+        API,
+        &json!({ "page": PAGE, "space": "book", "scope": "selection", "body": "x",
+                 "anchor": anchor("words nobody wrote") }),
+    );
+    assert_eq!(
+        (code, v),
+        (
+            404,
+            json!({ "error": "the quote is not on page \"book-example/src/guide/sensors\" (quote)" })
+        )
+    );
+    assert!(common::tree(&server.store()) == before, "nothing written");
+    // Whitespace is normalised, as anchors are: a quote across a line break is taken.
+    let (code, v) = server.json(
+        "POST",
+        API,
+        &json!({ "page": PAGE, "space": "book", "scope": "selection", "body": "x",
+                 "anchor": anchor("Cheap  sensors\ndrift") }),
+    );
+    assert_eq!(code, 201, "{v}");
     let args = [
         "comments",
         "add",

@@ -45,6 +45,9 @@ pub struct Api<'a> {
     pub store: &'a Store,
     /// Page ids of the current build's chapters.
     pub pages: &'a BTreeMap<String, Vec<String>>,
+    /// What the book's builds keep: the text of each page, which a new comment's quote must be
+    /// in.
+    pub texts: &'a crate::output::reuse::Reuse,
     /// Page-id scheme (for diffs).
     pub ids: &'a PageIds,
     /// The git repository (for diffs).
@@ -67,17 +70,23 @@ pub struct Api<'a> {
 pub use super::undo::{UNDO_DEPTH, Undos};
 use super::undo::{Undo, later_than, undone};
 
-/// The pages of the current build: a new comment's page must be one of them (the served
-/// book does not look for the quote: the reader selected it on the page).
-struct ServedPages<'a>(&'a BTreeMap<String, Vec<String>>);
+/// The pages of the current build: a new comment's page must be one of them, and its quote in
+/// the page's text as that build modelled it (after the book's preprocessors, in its locale:
+/// what the reader selected it in). Before the first build has modelled the page, the quote is
+/// taken.
+struct ServedPages<'a> {
+    pages: &'a BTreeMap<String, Vec<String>>,
+    texts: &'a crate::output::reuse::Reuse,
+}
 
 impl ops::Pages for ServedPages<'_> {
     fn has_page(&self, page: &str) -> Option<bool> {
-        Some(self.0.contains_key(page))
+        Some(self.pages.contains_key(page))
     }
 
-    fn has_quote(&self, _page: &str, _quote: &str) -> Option<bool> {
-        None
+    fn has_quote(&self, page: &str, quote: &str) -> Option<bool> {
+        let text = self.texts.page_text(page)?;
+        Some(ops::quote_in_text(&text.text, quote))
     }
 }
 
@@ -207,7 +216,11 @@ impl Api<'_> {
             suggestion,
             author: author.to_string(),
         };
-        let comment = ops::create(self.store, &ServedPages(self.pages), &new, false)?;
+        let pages = ServedPages {
+            pages: self.pages,
+            texts: self.texts,
+        };
+        let comment = ops::create(self.store, &pages, &new, false)?;
         Ok(Answer {
             status: StatusCode::CREATED,
             body: Value::Object(comment.as_map().clone()),

@@ -193,6 +193,7 @@ async fn blocking_as<R: IntoResponse + Send + 'static>(
         let api = api::Api {
             store: &ctx.store,
             pages: &pages,
+            texts: &ctx.site.kept.reuse,
             ids: &ctx.ids,
             repo: &ctx.repo,
             space: &ctx.space,

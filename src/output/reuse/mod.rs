@@ -54,6 +54,9 @@ pub struct Reuse {
     /// The memo kept in memory from build to build: what following decided, the views' data
     /// (what the anchoring and injected chapters above do not hold).
     memo: Mutex<Memo>,
+    /// Every page's text as the last build modelled it (page id → text model): what a new
+    /// comment's quote is looked for in ([`Reuse::page_text`]).
+    page_texts: Mutex<HashMap<String, Arc<notabene_anchoring::text::PageText>>>,
 }
 
 /// What the last build of a [`Reuse`] did, chapter by chapter.
@@ -70,6 +73,14 @@ pub struct ReuseCounts {
 }
 
 impl Reuse {
+    /// The text model of `page` (a page id) as the last build saw the page: after the
+    /// preprocessors that run before notabene, in the build's locale. None before the first
+    /// build, or for a page the last build did not have.
+    pub fn page_text(&self, page: &str) -> Option<Arc<notabene_anchoring::text::PageText>> {
+        let texts = self.page_texts.lock().unwrap_or_else(|e| e.into_inner());
+        texts.get(page).cloned()
+    }
+
     /// A build starts: until it says otherwise, nothing was reused and nothing done (a
     /// disabled plugin, or a build `fail-on` stops, counts what it did).
     pub fn begin(&self) {
@@ -172,6 +183,21 @@ impl<'a> Build<'a> {
         compress_above: usize,
     ) -> InjectingAfter<'b> {
         InjectingAfter::new(self.session, &self.memo, options, compress_above)
+    }
+
+    /// Keeps every chapter's text model of this build for [`Reuse::page_text`] (in a
+    /// long-lived process; a build of its own keeps none).
+    pub fn keep_page_texts(&self, anchors: &crate::model::resolve::BookAnchors) {
+        let Some(session) = self.session else {
+            return;
+        };
+        let texts = anchors
+            .chapters
+            .iter()
+            .zip(&anchors.texts)
+            .map(|(chapter, text)| (chapter.page.clone(), Arc::clone(text)))
+            .collect();
+        *session.page_texts.lock().unwrap_or_else(|e| e.into_inner()) = texts;
     }
 
     /// What the build counted in the memo: lookups that hit, lookups that missed.
