@@ -444,3 +444,69 @@ fn blocks_rematch_by_key_then_guarded_position() {
     );
     assert_eq!(r.status, AnchorStatus::Orphan);
 }
+
+/// A short quote found more than once, the word next to it rewritten on both sides: the spot
+/// whose context still resembles the stored one on both sides is the place (fuzzy, context
+/// changed); the other occurrences stand in another context.
+#[test]
+fn a_short_quote_keeps_its_place_when_the_words_on_both_sides_are_rewritten() {
+    let md = "# Uploads\n\nA batch is kept until the collector confirms it. The queue drains slowly once the link is back, and the queue is checked every minute.\n";
+    // Stored: "… until the collector accepts it. The queue drains slowly once the network is back …"
+    let (st, text, src, _) = run(
+        md,
+        "queue drains",
+        "il the collector accepts it. The ",
+        " slowly once the network is back, and t",
+        Some("Uploads"),
+    );
+    assert_eq!(st, AnchorStatus::Fuzzy);
+    assert_eq!(text.as_deref(), Some("queue drains"));
+    assert_eq!(src.as_deref(), Some("queue drains"));
+    let page = page_text(md, &TextOptions::default());
+    let r = resolve(
+        &PageIndex::new(&page),
+        &TextAnchor {
+            quote: "queue drains",
+            prefix: "il the collector accepts it. The ",
+            suffix: " slowly once the network is back, and t",
+            section: Some("Uploads"),
+        },
+        DEFAULT_THRESHOLD,
+    );
+    assert!(r.flags.context_changed && !r.flags.quote_changed, "{r:?}");
+}
+
+/// The same rewrite, but another occurrence stands in a context just as close (a sentence
+/// built alike): nothing tells them apart, so no guess — an orphan with a suggestion. And a
+/// quote of under three characters is never placed this way.
+#[test]
+fn a_short_quote_with_a_sibling_as_close_is_not_guessed() {
+    let md = "# Rules\n\nEach night a station is idle until dawn.\n\nEach day a station is idle until dusk.\n";
+    // Stored: "Each week a station is silent until noon." — which sentence was it?
+    let (st, _, _, sugg) = run(
+        md,
+        "station is",
+        "Each week a ",
+        " silent until noon.",
+        Some("Rules"),
+    );
+    assert_eq!((st, sugg.is_some()), (AnchorStatus::Orphan, true));
+    let md = "# Table\n\n| a | b |\n|---|---|\n| x | - |\n| y | + |\n";
+    let (st, ..) = run(md, "-", "a b\nw ", "\ny +", Some("Table"));
+    assert_eq!(st, AnchorStatus::Orphan);
+}
+
+/// A fuzzy place the rules past the score would take with little confidence (the quote found
+/// rewritten past recognition, far from its context) is suggested, not marked.
+#[test]
+fn a_quote_found_once_under_another_heading_with_no_context_is_not_placed() {
+    let md = "# First\n\nThe daemon reads its configuration at startup.\n\n# Second\n\nUnrelated text about antennas and masts.\n";
+    let (st, ..) = run(
+        md,
+        "reads its configuration at startup",
+        "completely different words before: ",
+        " and other words after it here.",
+        Some("Second"),
+    );
+    assert_eq!(st, AnchorStatus::Orphan);
+}

@@ -25,6 +25,21 @@ const DISPLACED_MAX: usize = 240;
 /// An edited quote keeps at least this much of the stored one (its similarity) to be placed by
 /// one verbatim side of its context; less, and it takes both sides.
 const EDITED_QUOTE_MIN: f64 = 0.7;
+/// Both sides of an exact occurrence's context keep at least this similarity to the stored
+/// ones to place it with both changed ([`specific_or_searched`]): a word rewritten next to the
+/// quote on each side leaves a 40-char side about 0.7–0.9 similar; a different passage, under
+/// 0.5.
+const SIDES_KEPT: f64 = 0.6;
+/// … and its weaker side is this much more similar than any other occurrence's: the others
+/// stand in another context, not in a copy of this one.
+const SIDES_MARGIN: f64 = 0.3;
+/// … and the quote has at least this many chars: a shorter one (`}`, `-`, `is`) has copies in
+/// a context as close (the next table cell, the sibling list item, the closing brace below).
+const SIDES_QUOTE_MIN: usize = 3;
+/// A fuzzy place found with less confidence than this (an exact quote found once, far from any
+/// of its context; a quote rewritten past recognition) is a guess: suggested, not marked. The
+/// threshold τ does not apply to these places, which come from rules past the score.
+const GUESS_FLOOR: f64 = 0.7;
 
 /// An exact occurrence placed by one intact side of its context ([`one_side_intact`]).
 pub(super) struct IntactOccurrence {
@@ -167,32 +182,79 @@ pub(super) fn intact_or_searched(
     intact.resolution
 }
 
-/// The resolution when no occurrence has a side of its context intact: with both sides
-/// changed, a quote found exactly once, long enough to be specific, is still the place
-/// (fuzzy), unless the search placed an edited quote elsewhere — not in code, where a line
-/// found once is often the copy of a deleted one.
+/// The resolution when no occurrence has a side of its context intact, while the search
+/// placed nothing: an exact occurrence is still the place (fuzzy, context changed) when
+/// - it is the only one, specific (3+ words), not in code and under the stored heading; or
+/// - it stands under the stored heading, both sides of its context still resemble the stored
+///   ones ([`SIDES_KEPT`]: the words next to the quote were rewritten, not the passage), no
+///   other occurrence comes as close on its weaker side ([`SIDES_MARGIN`]), and the search
+///   found nothing else that resembles the anchor (its best candidate, if any, is this one).
 pub(super) fn specific_or_searched(
     ctx: &SearchContext,
     occurrences: &[Candidate],
     searched: Resolution,
 ) -> Resolution {
-    match occurrences {
-        [only]
-            if searched.status == AnchorStatus::Orphan
-                && ctx.pattern.specific
-                && !ctx.in_code(only) =>
-        {
-            Resolution {
-                status: AnchorStatus::Fuzzy,
-                confidence: only.confidence(),
-                place: Some(ctx.index.place(only.start, only.end)),
-                flags: flags_of(ctx, only, false),
-                suggestion: None,
-                block: None,
-            }
-        }
-        _ => searched,
+    if searched.status != AnchorStatus::Orphan {
+        return searched;
     }
+    let specific_once = match occurrences {
+        [only] if ctx.pattern.specific && !ctx.in_code(only) && only.section_agreement >= 1.0 => {
+            Some(*only)
+        }
+        _ => None,
+    };
+    let Some(only) = specific_once.or_else(|| context_kept(ctx, occurrences, &searched)) else {
+        return searched;
+    };
+    Resolution {
+        status: AnchorStatus::Fuzzy,
+        confidence: only.confidence(),
+        place: Some(ctx.index.place(only.start, only.end)),
+        flags: flags_of(ctx, &only, false),
+        suggestion: None,
+        block: None,
+    }
+}
+
+/// The exact occurrence whose context on both sides still resembles the stored one, clearly
+/// more than any other occurrence's, under the stored heading, with nothing else the search
+/// found close to the anchor ([`specific_or_searched`]).
+fn context_kept(
+    ctx: &SearchContext,
+    occurrences: &[Candidate],
+    searched: &Resolution,
+) -> Option<Candidate> {
+    // How much of its context a spot keeps: its weaker side.
+    let kept = |c: &Candidate| c.prefix_similarity.min(c.suffix_similarity);
+    let mut ranked: Vec<&Candidate> = occurrences.iter().collect();
+    ranked.sort_by(|a, b| kept(b).total_cmp(&kept(a)).then(a.start.cmp(&b.start)));
+    let best = **ranked.first()?;
+    let clear = ranked
+        .get(1)
+        .is_none_or(|second| kept(&best) - kept(second) >= SIDES_MARGIN);
+    let nothing_else = searched.suggestion.as_ref().is_none_or(|s| {
+        let here = ctx.index.place(best.start, best.end);
+        s.text.start < here.text.end && here.text.start < s.text.end
+    });
+    (clear
+        && nothing_else
+        && kept(&best) >= SIDES_KEPT
+        && best.section_agreement >= 1.0
+        && ctx.pattern.quote.len() >= SIDES_QUOTE_MIN)
+        .then_some(best)
+}
+
+/// Lets a resolution through unless it is a fuzzy place found with less than [`GUESS_FLOOR`]
+/// confidence: then an orphan suggesting that place.
+pub(super) fn not_a_guess(r: Resolution) -> Resolution {
+    if r.status == AnchorStatus::Fuzzy && r.confidence < GUESS_FLOOR {
+        return Resolution {
+            confidence: r.confidence,
+            suggestion: r.place,
+            ..Resolution::orphan()
+        };
+    }
+    r
 }
 
 /// Stage 4: the resolution from the candidates found (held ones are only suggested for an

@@ -92,7 +92,7 @@ fn resolve_pattern(
     {
         return intact.resolution.clone();
     }
-    let searched = resolve_scored(&ctx, occurrences.clone());
+    let searched = decide::not_a_guess(resolve_scored(&ctx, occurrences.clone()));
     match intact {
         Some(intact) => decide::intact_or_searched(&ctx, intact, searched),
         None => decide::specific_or_searched(&ctx, &occurrences, searched),
