@@ -165,6 +165,12 @@ fn two_reviewers_signed_in_comment_on_one_branch_under_their_own_names() {
     open(&mut alice, &page);
     wait_writable(&mut alice);
     alice.wait_for(&island_has("Bob's remark.", bob_name), SECS);
+    // A reviewer edits no block: no ✎ (the server refuses her the blocks).
+    alice.wait_for("!!document.documentElement.dataset.nbEditor", SECS);
+    assert_eq!(
+        alice.eval_str("document.documentElement.dataset.nbEditor + ' ' + document.querySelectorAll('.nb-edit-btn').length"),
+        "off 0"
+    );
 
     // Each thread offers edit and delete to its author alone, and resolve to no reviewer.
     // Its thread, opened from the panel's entry.

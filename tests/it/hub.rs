@@ -1167,3 +1167,83 @@ fn a_commit_holds_the_files_of_its_write_alone() {
         )
     );
 }
+
+/// The in-page editor under the review server: a maintainer's edit of a block, with the
+/// comment it answers closed, is one commit authored by them in the remote (the chapter, the
+/// journal and the comment); a reviewer without the role is refused, and nothing moves.
+#[test]
+fn a_maintainers_edit_in_the_page_is_one_commit_by_them_and_a_reviewer_is_refused() {
+    let Some(tools) = forge::tools("hub::a_maintainers_edit…") else {
+        return;
+    };
+    let o = Origin::start(&tools);
+    let hub = Hub::start(
+        &o.url,
+        &["--book", "book-example", "--maintainer", "max@example.org"],
+    );
+    let proxy = Proxy::start(&tools, hub.port, USERS);
+    let page = "book-example/src/guide/sensors";
+    let (code, v) = as_user(
+        &proxy,
+        Some("max"),
+        "GET",
+        &format!("{API}page?page={page}"),
+        &Value::Null,
+    );
+    assert_eq!(code, 200, "{v} {}", hub.said());
+    let block = v["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| {
+            b["markdown"]
+                .as_str()
+                .unwrap()
+                .starts_with("Every entry needs")
+        })
+        .unwrap()
+        .clone();
+    let old = block["markdown"].as_str().unwrap();
+    let new = old.replace("Every entry needs", "Each entry needs");
+    let body = json!({
+        "page": page, "block": block["id"], "expected": old, "markdown": new,
+        "close": ["c_mwt1s7r4gz7k"], "note": "Each, not every.",
+    });
+    let before = remote_log(&o.bare());
+    // A reviewer: refused, for reading the blocks and for writing them.
+    let (code, v) = as_user(&proxy, Some("alice"), "PUT", &format!("{API}page"), &body);
+    assert_eq!(
+        (code, v),
+        (
+            403,
+            json!({ "error": "only a maintainer may edit the book" })
+        )
+    );
+    let (code, _) = as_user(
+        &proxy,
+        Some("alice"),
+        "GET",
+        &format!("{API}page?page={page}"),
+        &Value::Null,
+    );
+    assert_eq!(code, 403);
+    assert_eq!(remote_log(&o.bare()), before);
+    // The maintainer: one commit by them, pushed before the answer.
+    let (code, v) = as_user(&proxy, Some("max"), "PUT", &format!("{API}page"), &body);
+    assert_eq!(code, 200, "{v} {}", hub.said());
+    let log = remote_log(&o.bare());
+    assert_eq!(log.len(), before.len() + 1, "{log:?}");
+    let journal = v["journal"].as_str().unwrap();
+    assert_eq!(
+        log[0],
+        format!(
+            "Max Maintainer <max@example.org> | mdbook-notabene hub | notabene: edit {page} | book-example/.notabene/book-example/src/guide/sensors/c_mwt1s7r4gz7k.json | book-example/.notabene/journal.json | book-example/src/guide/sensors.md"
+        ),
+        "journal {journal}"
+    );
+    let chapter = git(
+        &o.bare(),
+        &["show", "main:book-example/src/guide/sensors.md"],
+    );
+    assert!(chapter.contains("Each entry needs a `kind`"), "{chapter}");
+}

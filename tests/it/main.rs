@@ -43,6 +43,7 @@ mod mcp_stdio;
 mod mdbook_serve;
 mod migrate;
 mod ops_rules;
+mod page_edit;
 mod planted_record;
 
 mod apply_edges;

@@ -102,6 +102,7 @@ const Live = (() => {
     if (!r.ok) {
       const err = new Error(data && typeof data.error === 'string' ? data.error : `HTTP ${r.status}`);
       err.status = r.status;
+      err.data = data;
       throw err;
     }
     return data;

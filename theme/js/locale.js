@@ -197,7 +197,18 @@ const Locale = (() => {
       setName: 'Set your name',
       changeIdentity: 'Change the name written into your comments',
       signedIn: 'Your name comes from your sign-in',
-      readOnly: 'Read-only: {why}'
+      readOnly: 'Read-only: {why}',
+      editBlock: 'Edit this block',
+      editSource: 'Markdown of this block',
+      editPreview: 'Preview',
+      editHint: 'Ctrl+Enter (⌘+Enter) saves, Escape cancels. Paste or drop an image to add it.',
+      editSave: 'Save',
+      editSaveAndClose: 'Save and close the ticked comments',
+      editCloseTitle: 'Does this edit answer some of the page’s comments? Tick them to resolve them, and say what you changed:',
+      editDescription: 'What you changed, in one line',
+      editSaved: 'Saved — the page refreshes once the book is rebuilt.',
+      editSavedClosed: 'Saved, and {n} comment(s) resolved — the page refreshes once the book is rebuilt.',
+      fixInPage: 'Fix in page'
     },
     fr: {
       comments: 'Commentaires',
@@ -373,7 +384,18 @@ const Locale = (() => {
       setName: 'Indiquer votre nom',
       changeIdentity: 'Changer le nom écrit dans vos commentaires',
       signedIn: 'Votre nom vient de votre connexion',
-      readOnly: 'Lecture seule : {why}'
+      readOnly: 'Lecture seule : {why}',
+      editBlock: 'Modifier ce bloc',
+      editSource: 'Markdown de ce bloc',
+      editPreview: 'Aperçu',
+      editHint: 'Ctrl+Entrée (⌘+Entrée) enregistre, Échap annule. Collez ou déposez une image pour l’ajouter.',
+      editSave: 'Enregistrer',
+      editSaveAndClose: 'Enregistrer et clore les commentaires cochés',
+      editCloseTitle: 'Cette modification répond-elle à des commentaires de la page ? Cochez-les pour les résoudre, et dites ce que vous avez changé :',
+      editDescription: 'Ce que vous avez changé, en une ligne',
+      editSaved: 'Enregistré — la page se rafraîchit une fois le livre reconstruit.',
+      editSavedClosed: 'Enregistré, et {n} commentaire(s) résolu(s) — la page se rafraîchit une fois le livre reconstruit.',
+      fixInPage: 'Corriger dans la page'
     }
   };
   const CAT = IS_FR ? STRINGS.fr : STRINGS.en;

@@ -114,6 +114,7 @@ const Start = (() => {
         safely('selection', () => { setupSelection(target); });
         safely('block tools', () => { setupBlockTools(arr(data.blocks), target); });
         safely('page composer', () => { setupPageComposer(islands[0].el, target); });
+        safely('editor', () => { Editor.setup(target); });
       }
     }
     safely('identity', () => { setupIdentityControl(panelFoot()); });

@@ -379,7 +379,13 @@ const Views = (() => {
   function cardActions(id, url, commands, c) {
     const box = h('div', { class: 'nb-card-actions' });
     const row = h('div', { class: 'nb-actions-row' });
-    if (url) row.appendChild(h('a', { class: 'nb-btn nb-btn-link', href: url, text: t('viewInPage') }));
+    if (url) {
+      row.appendChild(h('a', { class: 'nb-btn nb-btn-link', href: url, text: t('viewInPage') }));
+      // Under serve: the chapter opens with the in-page editor on the comment's block.
+      const fix = new URL(url, location.href);
+      fix.searchParams.set('edit', '1');
+      row.appendChild(h('a', { class: 'nb-btn nb-btn-link nb-fix-in-page', href: fix.href, text: t('fixInPage') }));
+    }
     const rejectB = h('button', { type: 'button', class: 'nb-btn nb-reject', 'aria-expanded': 'false', text: t('reject') });
     const approveB = h('button', { type: 'button', class: 'nb-btn nb-approve', 'aria-expanded': 'false', text: t('approve') });
     row.appendChild(rejectB);

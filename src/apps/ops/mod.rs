@@ -7,6 +7,7 @@
 //! Errors are typed ([`ErrorKind`]) and name the request field they are about ([`Error::field`]);
 //! each adaptor names the field its own way (`--page`, `page`).
 
+pub mod assets;
 pub mod audit;
 pub mod check;
 mod create;
@@ -14,6 +15,7 @@ pub mod gate;
 pub mod heal;
 mod journal_link;
 pub mod limits;
+pub mod page_edit;
 pub mod suggestions;
 
 use crate::Result;

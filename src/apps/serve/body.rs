@@ -32,7 +32,7 @@ fn closing(status: StatusCode, message: &str) -> Response<Body> {
 pub(super) async fn read(mut body: Body, cap: usize) -> Result<Bytes, Response<Body>> {
     let too_large = || closing(StatusCode::PAYLOAD_TOO_LARGE, "payload too large");
     let declared = body.size_hint().lower();
-    if declared > http::DRAIN_MAX as u64 {
+    if declared > http::DRAIN_MAX.max(cap) as u64 {
         return Err(too_large());
     }
     let deadline = tokio::time::Instant::now() + http::BODY_DEADLINE;
@@ -63,7 +63,7 @@ pub(super) async fn read(mut body: Body, cap: usize) -> Result<Bytes, Response<B
             },
         };
         seen = seen.saturating_add(data.len());
-        if seen > http::DRAIN_MAX {
+        if seen > http::DRAIN_MAX.max(cap) {
             return Err(too_large());
         }
         if seen <= cap {

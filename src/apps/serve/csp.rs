@@ -10,6 +10,8 @@
 //! the branch copied into its site, a page no chapter made) runs no script at all; any other
 //! file is served with a policy that runs nothing (an SVG opened as a document).
 //!
+//! Under `serve`, only an SVG gets a policy ([`svg_inert`]): the author's pages run as they are.
+//!
 //! Owns: the policies and the nonce rewrite. Calls: `output::engine` (the marks).
 
 use axum::body::Body;
@@ -21,6 +23,23 @@ const MAX_PAGE: usize = 64 * 1024 * 1024;
 /// The policy of anything that is not an HTML page: nothing runs.
 const STATIC_POLICY: &str =
     "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; sandbox";
+
+/// Under `serve` (the author's own book): an SVG is served with the policy that runs nothing,
+/// so one pasted into a chapter is an image only, even opened as a document.
+pub(super) fn svg_inert(mut response: Response<Body>) -> Response<Body> {
+    let svg = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("image/svg"));
+    if svg {
+        response.headers_mut().insert(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(STATIC_POLICY),
+        );
+    }
+    response
+}
 
 /// The policy of a page whose scripts carry `nonce`.
 fn page_policy(nonce: &str) -> String {

@@ -17,6 +17,7 @@
 //!   taken, as the original notabene's API does.
 //! * [`json`]: a JSON answer that is never cached or sniffed.
 
+use super::answer::ApiError;
 use super::{Context, api, body, guard, http};
 use axum::body::Body;
 use axum::extract::rejection::QueryRejection;
@@ -24,6 +25,7 @@ use axum::extract::{FromRequest, FromRequestParts, Request, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, Response, StatusCode, header};
 use axum::middleware::Next;
+use axum::response::IntoResponse;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json as value};
 use std::sync::Arc;
@@ -239,19 +241,42 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for Query<T> {
     }
 }
 
-/// A JSON-object body decoded into `T` (a request struct of `bodies`).
+/// A JSON-object body decoded into `T` (a request struct of `bodies`), of at most
+/// [`api::MAX_REQUEST`] bytes.
 pub(super) struct JsonBody<T>(pub T);
+
+/// A JSON-object body of at most `CAP` bytes (a pasted image's).
+pub(super) struct LargeJsonBody<T, const CAP: usize>(pub T);
+
+/// `bytes` as a JSON object decoded into `T`, or the 400 to answer.
+fn decode_object<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let Ok(Value::Object(object)) = serde_json::from_slice::<Value>(bytes) else {
+        return Err(ApiError::bad_request("expected a JSON object"));
+    };
+    serde_json::from_value::<T>(Value::Object(object))
+        .map_err(|e| ApiError::bad_request(format!("invalid request: {e}")))
+}
 
 impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
     type Rejection = Response<Body>;
 
     async fn from_request(req: Request, _: &S) -> Result<Self, Self::Rejection> {
         let bytes = body::read(req.into_body(), api::MAX_REQUEST).await?;
-        let Ok(Value::Object(object)) = serde_json::from_slice::<Value>(&bytes) else {
-            return Err(error(StatusCode::BAD_REQUEST, "expected a JSON object"));
-        };
-        serde_json::from_value::<T>(Value::Object(object))
+        decode_object(&bytes)
             .map(JsonBody)
-            .map_err(|e| error(StatusCode::BAD_REQUEST, &format!("invalid request: {e}")))
+            .map_err(IntoResponse::into_response)
+    }
+}
+
+impl<S: Send + Sync, T: DeserializeOwned, const CAP: usize> FromRequest<S>
+    for LargeJsonBody<T, CAP>
+{
+    type Rejection = Response<Body>;
+
+    async fn from_request(req: Request, _: &S) -> Result<Self, Self::Rejection> {
+        let bytes = body::read(req.into_body(), CAP).await?;
+        decode_object(&bytes)
+            .map(LargeJsonBody)
+            .map_err(IntoResponse::into_response)
     }
 }

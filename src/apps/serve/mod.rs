@@ -17,6 +17,8 @@ pub mod http;
 mod island_patcher;
 mod islands;
 mod lock;
+mod page_api;
+mod page_routes;
 mod patches;
 mod queue;
 mod routes;

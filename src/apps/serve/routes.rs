@@ -3,8 +3,9 @@
 //! * `/__notabene/ws`: the live-reload socket (the build generation, pushed);
 //! * `/__notabene/api/status` (`?since=N` long-polls, the socket's fallback), `comments`
 //!   (`GET ?page=…` or `?all`, `POST`, `PATCH`, `DELETE`), `journal`, `diff?page=…` and
-//!   `apply`: the API of [`super::api`], run off the async workers (store writes lock and
-//!   fsync); another method is a 405, another API path a 404, both in JSON;
+//!   `apply`, and the in-page editor's `page` (`GET`, `PUT`), `preview` and `asset`: the API
+//!   of [`super::api`] and [`super::page_api`], run off the async workers (store writes lock
+//!   and fsync); another method is a 405, another API path a 404, both in JSON;
 //! * anything else: a file of the current build.
 //!
 //! Every route sits behind [`edge::checks`] (head size, the guard). A write that succeeds names its
@@ -15,6 +16,7 @@ use super::bodies::{ApplyBody, CommentBody, CreateBody, PatchBody, UndoBody};
 use super::edge::{self, JsonBody, Query, error, json};
 use super::http::Slot;
 use super::islands::FileChange;
+use super::page_routes;
 use super::{Access, Context, Reviewer, api, lock};
 use axum::Router;
 use axum::body::Body;
@@ -50,6 +52,15 @@ pub(super) fn router(ctx: Arc<Context>) -> Router {
         .route(&api("diff"), only(get(diff)))
         .route(&api("apply"), only(post(apply)))
         .route(&api("undo"), only(post(undo)))
+        .route(
+            &api("page"),
+            only(get(page_routes::page).put(page_routes::put_page)),
+        )
+        .route(&api("preview"), only(post(page_routes::preview)))
+        .route(
+            &api("asset"),
+            only(post(page_routes::asset)).layer(DefaultBodyLimit::max(page_routes::ASSET_REQUEST)),
+        )
         .route(&api(""), any(not_found))
         .route(&api("{*rest}"), any(not_found))
         .fallback(static_file)
@@ -183,7 +194,7 @@ async fn blocking<R: IntoResponse + Send + 'static>(
 }
 
 /// [`blocking`], the API's writes made by `who` (the hub's signed-in reviewer) when given.
-async fn blocking_as<R: IntoResponse + Send + 'static>(
+pub(super) async fn blocking_as<R: IntoResponse + Send + 'static>(
     ctx: Arc<Context>,
     who: Option<Reviewer>,
     op: impl FnOnce(&Context, &api::Api) -> R + Send + 'static,
@@ -213,13 +224,13 @@ async fn blocking_as<R: IntoResponse + Send + 'static>(
 }
 
 /// The comment a write request names (its `page` and `id`, when they are strings).
-struct Named {
+pub(super) struct Named {
     page: Option<String>,
     id: Option<String>,
 }
 
 impl Named {
-    fn of(page: Option<&str>, id: Option<&str>) -> Named {
+    pub(super) fn of(page: Option<&str>, id: Option<&str>) -> Named {
         Named {
             page: page.map(str::to_string),
             id: id.map(str::to_string),
@@ -233,7 +244,7 @@ impl Named {
 ///
 /// Under the hub, the write is made by the signed-in reviewer `who` (none: a 401) through the
 /// book's gate, which answers only once it is pushed; `action` names it there.
-async fn write(
+pub(super) async fn write(
     ctx: Arc<Context>,
     (who, action): (Option<Extension<Reviewer>>, &'static str),
     kind: FileChange,
@@ -288,6 +299,7 @@ fn describe(action: &str, named: &Named, answer: &Answer) -> String {
     };
     let id = field("id", &named.id).unwrap_or_default();
     let line = match field("page", &named.page) {
+        Some(page) if id.is_empty() => format!("notabene: {action} {page}"),
         Some(page) => format!("notabene: {action} {id} on {page}"),
         None => format!("notabene: {action} {id}"),
     };
@@ -438,7 +450,7 @@ async fn static_file(State(ctx): State<Arc<Context>>, mut req: Request) -> Respo
     match &ctx.access {
         // A branch's content may carry scripts: only the theme's run.
         Access::Hub(_) => super::csp::apply(response).await,
-        Access::Local { .. } => response,
+        Access::Local { .. } => super::csp::svg_inert(response),
     }
 }
 

@@ -37,6 +37,7 @@ pub mod intent;
 mod locate;
 pub mod safe_text;
 mod write;
+pub(crate) use write::write_replacement;
 
 use intent::{Close, FileEdits, Intent, JournalPlan, Replace};
 use locate::locate;

@@ -392,6 +392,31 @@ fn writable(book: &Book, store: &Store, rel: &str) -> Result<PathBuf> {
 /// its text. Elsewhere the file is renamed over, and a write that reached the replaced file is
 /// carried over as appended lines are. The edited bytes themselves changed: refused. A file
 /// that keeps changing is given up after [`ATTEMPTS`].
+/// Writes one replacement into the Markdown file `rel` of `book` (relative to the book root,
+/// `text` its bytes as read): `expected` at `start` becomes `new`, as `apply` writes a chapter
+/// (inside the book, through no symlink, atomically, never over another program's save). The
+/// in-page editor's write.
+pub(crate) fn write_replacement(
+    book: &Book,
+    store: &Store,
+    (rel, text): (&str, &str),
+    start: usize,
+    expected: &str,
+    new: &str,
+) -> Result<()> {
+    let fe = FileEdits {
+        path: rel.to_string(),
+        edits: vec![super::intent::Replace::new(
+            text,
+            start,
+            expected.to_string(),
+            new.to_string(),
+            text.len(),
+        )],
+    };
+    write_file(book, store, &fe)
+}
+
 fn write_file(book: &Book, store: &Store, fe: &FileEdits) -> Result<()> {
     let shown = &fe.path;
     let path = writable(book, store, &fe.path)?;
