@@ -355,7 +355,8 @@ fn a_pasted_image_is_written_next_to_its_chapter_once() {
 }
 
 /// A block that comes from a file the chapter includes whole is listed in its place, with its
-/// file, and edited there; an include that leaves the book, or a symlink, stays folded.
+/// file, and edited there; an include that leaves the book's sources, a symlink, or the git
+/// directory stays folded.
 #[test]
 fn a_block_of_an_included_file_is_edited_in_that_file() {
     let server = Server::start(&[], |book| {
@@ -374,7 +375,10 @@ fn a_block_of_an_included_file_is_edited_in_that_file() {
         #[cfg(unix)]
         std::os::unix::fs::symlink("/etc/hostname", book.join("src/guide/link.md")).unwrap();
         let text = common::read(&chapter);
-        common::write(&chapter, &format!("{text}\n{{{{#include link.md}}}}\n"));
+        common::write(
+            &chapter,
+            &format!("{text}\n{{{{#include link.md}}}}\n\n{{{{#include ../../.git/config}}}}\n"),
+        );
         common::git(book.parent().unwrap(), &["add", "-A"]);
         common::git(book.parent().unwrap(), &["commit", "-qm", "shared"]);
     });
@@ -398,7 +402,8 @@ fn a_block_of_an_included_file_is_edited_in_that_file() {
         folded,
         [
             "{{#include ../../../../../etc/hostname}}",
-            "{{#include link.md}}"
+            "{{#include link.md}}",
+            "{{#include ../../.git/config}}"
         ]
     );
     let before = chapter(&server);

@@ -196,8 +196,15 @@ pub fn page_blocks(book: &Book, page: &str) -> std::result::Result<PageBlocks, E
     let options = crate::model::book::text_options(&book.mdbook)?;
     let mut chapter = source_blocks(book, rel, &options)?;
     let dir = rel.parent().unwrap_or(Path::new(""));
+    // An included file is edited only inside the book's sources, never in a git directory (a
+    // branch may include `../.git/config`: the hub's clone holds the remote there).
+    let src = book.src_dir();
+    let src = src.strip_prefix(&book.root).unwrap_or(&src);
     for (i, b) in chapter.blocks.iter().enumerate() {
-        let Some(target) = whole_include(&b.markdown).and_then(|t| inside(dir, t)) else {
+        let Some(target) = whole_include(&b.markdown)
+            .and_then(|t| inside(dir, t))
+            .filter(|t| t.starts_with(src) && !in_git_dir(t))
+        else {
             continue;
         };
         // A file that cannot be read, or that holds directives of its own, is left folded.
@@ -246,6 +253,17 @@ fn whole_include(block: &str) -> Option<&str> {
         .strip_suffix("}}")?;
     let target = inner.trim();
     (!target.is_empty() && !target.contains([':', ' ', '\t', '\n', '{', '}'])).then_some(target)
+}
+
+/// Whether a component of `path` names a git directory (`.git`, however spelt on a
+/// case-insensitive disk).
+fn in_git_dir(path: &Path) -> bool {
+    path.components().any(|c| {
+        c.as_os_str()
+            .to_string_lossy()
+            .trim_end_matches(['.', ' '])
+            .eq_ignore_ascii_case(".git")
+    })
 }
 
 /// `dir/target` as a path inside the book (`..` resolved), or None when it leaves it.
