@@ -1957,16 +1957,7 @@ fn edit_a_paragraph_in_the_page_and_close_the_comment_it_answers() {
     .unwrap();
     assert_eq!(c["status"], json!("resolved"));
     assert_eq!(c["resolution"]["note"], json!("Said what an entry needs."));
-    let journal: Value = serde_json::from_str(
-        &std::fs::read_to_string(server.store().join("journal.json")).unwrap(),
-    )
-    .unwrap();
-    let entry = journal
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["id"] == c["resolution"]["journalEntryId"])
-        .expect("the linked journal entry");
+    let entry = server.journal_entry(c["resolution"]["journalEntryId"].as_str().unwrap());
     assert_eq!(entry["changes"][0]["comments"], json!(["c_mwt1s7r4gz7k"]));
     // The page shows the new text, and the other comments keep their exact anchors.
     p.wait_for(

@@ -7,7 +7,7 @@
 
 use crate::support::common::corpus_pages;
 use mdbook_notabene::output::inject::{Injection, TextMark, inject};
-use notabene_anchoring::text::{NO_INLINE, PageText, SegKind, Segment, TextOptions, page_text};
+use notabene_anchoring::text::{PageText, SegKind, Segment, TextOptions, page_text};
 use std::ops::Range;
 
 /// A quote to mark: its page text range and why it was picked.
@@ -64,7 +64,7 @@ fn quotes(pt: &PageText, md: &str, seed: u64, random: usize) -> Vec<Quote> {
         (wi.1 == wj.1 && i <= j && j - i < 12).then_some(wi.0.start..wj.0.end)
     };
     // Every inline element, code span and footnote reference: (its text, what it is).
-    let inline_text = inline_text_ranges(pt);
+    let inline_text = pt.inline_text_ranges();
     let mut elements: Vec<(Range<usize>, &'static str)> = pt
         .inlines
         .iter()
@@ -121,20 +121,6 @@ fn quotes(pt: &PageText, md: &str, seed: u64, random: usize) -> Vec<Quote> {
                 text: q,
                 kind: "random",
             });
-        }
-    }
-    out
-}
-
-fn inline_text_ranges(pt: &PageText) -> Vec<Option<Range<usize>>> {
-    let mut out: Vec<Option<Range<usize>>> = vec![None; pt.inlines.len()];
-    for s in &pt.segments {
-        let mut i = s.inline;
-        while i != NO_INLINE {
-            let r = out[i as usize].get_or_insert(s.text.clone());
-            r.start = r.start.min(s.text.start);
-            r.end = r.end.max(s.text.end);
-            i = pt.inlines[i as usize].parent;
         }
     }
     out

@@ -125,14 +125,7 @@ fn an_edit_changes_only_its_block_and_resolves_what_it_answers_once() {
         c["resolution"],
         json!({ "note": "Said what an entry needs.", "journalEntryId": journal, "by": "Sam Server <sam@example.com>" })
     );
-    let entries: Value =
-        serde_json::from_str(&common::read(&server.store().join("journal.json"))).unwrap();
-    let entry = entries
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["id"] == json!(journal))
-        .expect("the journal entry");
+    let entry = server.journal_entry(&journal);
     assert_eq!(
         entry["changes"],
         json!([{
@@ -141,12 +134,10 @@ fn an_edit_changes_only_its_block_and_resolves_what_it_answers_once() {
         }])
     );
     // A retry (the answer lost) writes nothing twice.
-    let n = entries.as_array().unwrap().len();
+    let n = server.journal().len();
     let (code, again) = put(&server, body);
     assert_eq!((code, &again["journal"]), (200, &json!(journal)), "{again}");
-    let entries: Value =
-        serde_json::from_str(&common::read(&server.store().join("journal.json"))).unwrap();
-    assert_eq!(entries.as_array().unwrap().len(), n);
+    assert_eq!(server.journal().len(), n);
     assert_eq!(chapter(&server), before.replacen(&old, &new, 1));
 }
 

@@ -393,16 +393,7 @@ fn suggested_edits_through_the_api() {
         .as_str()
         .unwrap()
         .to_string();
-    let journal: Value = serde_json::from_str(
-        &std::fs::read_to_string(server.store().join("journal.json")).unwrap(),
-    )
-    .unwrap();
-    let entry = journal
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["id"] == entry_id.as_str())
-        .expect("the journal entry of the apply");
+    let entry = server.journal_entry(&entry_id);
     assert_eq!(
         entry["changes"],
         json!([{ "page": page, "commentIds": [id], "what": "Replaced “most heavily” with “most thoroughly”.", "why": "Suggested edit: replace “most heavily” with “most thoroughly”." }])

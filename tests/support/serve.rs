@@ -148,6 +148,23 @@ impl Server {
         self.book.join(".notabene")
     }
 
+    /// The entries of the store's journal.
+    pub fn journal(&self) -> Vec<serde_json::Value> {
+        let text = std::fs::read_to_string(self.store().join("journal.json")).unwrap();
+        match serde_json::from_str(&text).unwrap() {
+            serde_json::Value::Array(entries) => entries,
+            other => panic!("journal.json is not an array: {other}"),
+        }
+    }
+
+    /// The journal entry `id` of the store (panics when there is none).
+    pub fn journal_entry(&self, id: &str) -> serde_json::Value {
+        self.journal()
+            .into_iter()
+            .find(|e| e["id"] == id)
+            .unwrap_or_else(|| panic!("journal entry {id:?}"))
+    }
+
     /// Sends a request; `headers` may override `Host`.
     pub fn request(
         &self,

@@ -1,5 +1,6 @@
 //! The in-page editor's operations: a chapter's top-level blocks as the bytes of its source
-//! file, and one block replaced in place. A replacement is checked before anything is written:
+//! file (a file it includes whole listed in place of the directive, its blocks edited in that
+//! file), and one block replaced in place. A replacement is checked before anything is written:
 //! the block still holds the bytes the editor saw (else [`EditRefusal::Stale`] with what it
 //! holds now), every other block of the chapter is byte-identical when the file is parsed
 //! again, the file is one git tracks, inside the book's sources and reached through no symlink,

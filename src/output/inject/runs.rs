@@ -45,21 +45,6 @@ pub(super) struct Run {
     pub(super) mark: usize,
 }
 
-/// Text range covered by each inline element (over all segments inside it).
-pub(super) fn inline_text_ranges(page: &PageText) -> Vec<Option<Range<usize>>> {
-    let mut out: Vec<Option<Range<usize>>> = vec![None; page.inlines.len()];
-    for s in &page.segments {
-        let mut i = s.inline;
-        while i != NO_INLINE {
-            let r = out[i as usize].get_or_insert(s.text.clone());
-            r.start = r.start.min(s.text.start);
-            r.end = r.end.max(s.text.end);
-            i = page.inlines[i as usize].parent;
-        }
-    }
-    out
-}
-
 /// How far a mark's ends are widened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Snap {

@@ -3,7 +3,7 @@
 
 use super::TextMark;
 use super::raw_tags::RawTags;
-use super::runs::{ChapterRuns, Level, Run, Snap, inline_text_ranges, runs_of};
+use super::runs::{ChapterRuns, Level, Run, Snap, runs_of};
 use notabene_anchoring::text::PageText;
 use notabene_core::escape::escape_html;
 use std::collections::BTreeMap;
@@ -39,7 +39,7 @@ pub(super) fn mark_inserts(
     mode: Snap,
     out: &mut Vec<Insert>,
 ) {
-    let inline_text = inline_text_ranges(page);
+    let inline_text = page.inline_text_ranges();
     let raw = tags.elements(page);
     let mut by_level: BTreeMap<Level, Vec<Run>> = BTreeMap::new();
     let mut labels: Vec<(usize, String)> = Vec::new();

@@ -194,6 +194,22 @@ pub struct PageText {
 }
 
 impl PageText {
+    /// The text each inline element holds (over every segment inside it, nested ones
+    /// included), by its index in [`PageText::inlines`]; None for one that holds no text.
+    pub fn inline_text_ranges(&self) -> Vec<Option<std::ops::Range<usize>>> {
+        let mut out: Vec<Option<std::ops::Range<usize>>> = vec![None; self.inlines.len()];
+        for s in &self.segments {
+            let mut i = s.inline;
+            while i != NO_INLINE {
+                let r = out[i as usize].get_or_insert(s.text.clone());
+                r.start = r.start.min(s.text.start);
+                r.end = r.end.max(s.text.end);
+                i = self.inlines[i as usize].parent;
+            }
+        }
+        out
+    }
+
     /// The index of the code block whose text holds all of `range` (text bytes), if any.
     pub fn code_block_holding(&self, range: &std::ops::Range<usize>) -> Option<usize> {
         self.code_blocks
