@@ -510,3 +510,23 @@ fn a_quote_found_once_under_another_heading_with_no_context_is_not_placed() {
     );
     assert_eq!(st, AnchorStatus::Orphan);
 }
+
+/// A typo in the quote where it stands, between its context verbatim, while the exact words
+/// stand once elsewhere (the chapter's heading): the heading is not taken for it.
+#[test]
+fn an_exact_copy_elsewhere_does_not_beat_the_quote_edited_in_its_context() {
+    let md = "# Foreign Function Interface\n\nRust provides a Foreign Functqon Interface (FFI) to C libraries.\n";
+    let (st, text, _, sugg) = run(
+        md,
+        "Foreign Function Interface",
+        "Rust provides a ",
+        " (FFI) to C libraries.",
+        Some("Foreign Function Interface"),
+    );
+    let at_the_edit = |s: &Option<String>| s.as_deref() == Some("Foreign Functqon Interface");
+    assert!(
+        (st == AnchorStatus::Fuzzy && at_the_edit(&text))
+            || (st == AnchorStatus::Orphan && at_the_edit(&sugg)),
+        "{st:?} {text:?} {sugg:?}"
+    );
+}

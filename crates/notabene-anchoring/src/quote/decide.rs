@@ -184,7 +184,9 @@ pub(super) fn intact_or_searched(
 
 /// The resolution when no occurrence has a side of its context intact, while the search
 /// placed nothing: an exact occurrence is still the place (fuzzy, context changed) when
-/// - it is the only one, specific (3+ words), not in code and under the stored heading; or
+/// - it is the only one, specific (3+ words), not in code and under the stored heading, and
+///   the search found nothing else close (an edited quote between verbatim context is the
+///   better evidence); or
 /// - it stands under the stored heading, both sides of its context still resemble the stored
 ///   ones ([`SIDES_KEPT`]: the words next to the quote were rewritten, not the passage), no
 ///   other occurrence comes as close on its weaker side ([`SIDES_MARGIN`]), and the search
@@ -198,7 +200,12 @@ pub(super) fn specific_or_searched(
         return searched;
     }
     let specific_once = match occurrences {
-        [only] if ctx.pattern.specific && !ctx.in_code(only) && only.section_agreement >= 1.0 => {
+        [only]
+            if ctx.pattern.specific
+                && !ctx.in_code(only)
+                && only.section_agreement >= 1.0
+                && nothing_else_close(ctx, only, &searched) =>
+        {
             Some(*only)
         }
         _ => None,
@@ -232,16 +239,22 @@ fn context_kept(
     let clear = ranked
         .get(1)
         .is_none_or(|second| kept(&best) - kept(second) >= SIDES_MARGIN);
-    let nothing_else = searched.suggestion.as_ref().is_none_or(|s| {
-        let here = ctx.index.place(best.start, best.end);
-        s.text.start < here.text.end && here.text.start < s.text.end
-    });
+    let nothing_else = nothing_else_close(ctx, &best, searched);
     (clear
         && nothing_else
         && kept(&best) >= SIDES_KEPT
         && best.section_agreement >= 1.0
         && ctx.pattern.quote.len() >= SIDES_QUOTE_MIN)
         .then_some(best)
+}
+
+/// Whether the search found nothing close to the anchor but `c` itself: its best candidate,
+/// if any, overlaps `c`.
+fn nothing_else_close(ctx: &SearchContext, c: &Candidate, searched: &Resolution) -> bool {
+    searched.suggestion.as_ref().is_none_or(|s| {
+        let here = ctx.index.place(c.start, c.end);
+        s.text.start < here.text.end && here.text.start < s.text.end
+    })
 }
 
 /// Lets a resolution through unless it is a fuzzy place found with less than [`GUESS_FLOOR`]
