@@ -5,7 +5,8 @@
 //! notabene client does (raw page text, 40-char prefix/suffix, nearest h1–h4); applies one of
 //! twelve edit scenarios to the Markdown while tracking the quote's exact byte range; then
 //! resolves it as a build does — the whole book (the page's own corpus book, the edited page
-//! in it) anchored with `resolve::anchor_book`, then `resolve::follow` across pages — and with
+//! in it, a git repository holding every page as it was before the edit) anchored with
+//! `resolve::anchor_book`, then `resolve::follow` across pages and against git — and with
 //! the original notabene algorithm (first exact prefix+quote+suffix, else first exact quote),
 //! and scores both against the ground truth (IoU ≥ 0.5 on Markdown bytes). A comment marked on
 //! a page other than its own is misplaced. The threshold sweep resolves on the comment's own
@@ -651,17 +652,20 @@ fn dump_sample(s: &Sample, pt: &PageText, b: &Built, o: Outcome, pages: &[PageDa
 }
 
 /// The corpus as the two books a build sees (`nomicon`, `rust-by-example`): every page a
-/// chapter of its book, page id `<book>/src/<path>`. Built outside any git repository, as a
-/// book without git is: a comment whose chapter is in the book is never moved by its quote,
-/// only given another page as a suggestion. (With git the figures are the same: no other page
-/// changes after the comment is written, so git never shows the text arriving there.)
+/// chapter of its book, page id `<book>/src/<path>`, in a git repository whose one commit holds
+/// every page as it was when the comments were written (the comment's file not committed: its
+/// `createdAt` names that commit). The edited page is what the build reads; git has the page
+/// before the edit, as a book's repository has it. No other page changes after the comment is
+/// written, so git never shows its text arriving on another page: a comment whose chapter is
+/// in the book is never moved by its quote, only given another page as a suggestion.
 struct WholeBook {
     /// One per corpus page, in corpus order.
     chapters: Vec<Chapter>,
     /// The book of each page (its first path component).
     book: Vec<String>,
     ids: PageIds,
-    root: std::path::PathBuf,
+    /// The repository's work tree.
+    root: tempfile::TempDir,
     threads: usize,
 }
 
@@ -697,7 +701,11 @@ impl WholeBook {
             .iter()
             .map(|p| p.name.split('/').next().unwrap_or_default().to_string())
             .collect();
-        let root = std::env::temp_dir();
+        let root = support::common::tempdir();
+        for p in &corpus {
+            support::common::write(&root.path().join(&p.name), &p.md);
+        }
+        support::common::git_commit_all(root.path(), "the corpus");
         WholeBook {
             chapters,
             book,
@@ -707,7 +715,7 @@ impl WholeBook {
                 default_language: "en".into(),
                 strategy: LocaleStrategy::Suffix,
                 locales: ["en".to_string()].into_iter().collect(),
-                src_dir: root.clone(),
+                src_dir: root.path().to_path_buf(),
             },
             root,
             threads: notabene_core::par::default_threads(),
@@ -753,7 +761,7 @@ impl WholeBook {
         follow::follow(
             &mut book,
             &self.ids,
-            (&self.root, None),
+            (self.root.path(), None),
             &options,
             tau,
             None,

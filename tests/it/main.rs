@@ -35,6 +35,7 @@ mod hub;
 mod install;
 mod journal_rules;
 mod layers;
+mod look_alikes;
 mod many_books;
 mod marks;
 mod marks_corpus;

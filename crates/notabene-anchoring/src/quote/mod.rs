@@ -26,14 +26,18 @@
 //! This module owns the public API ([`TextAnchor`], [`resolve`], [`resolve_all`]) and runs the
 //! stages in order; each stage is a module of its own, and each calls only those before it:
 //! `pattern` (the stored anchor, normalised), `score` (a candidate's score and the ranking),
-//! `search` (stages 1–3: the candidate places), `decide` (stages 4–5: the resolution).
+//! `search` (stages 1–3: the candidate places), `decide` (stages 4–5: the resolution); and
+//! after them `look_alike`, for a caller that has the page as it was when the comment was
+//! written ([`stood_apart`]).
 
 mod decide;
+mod look_alike;
 mod pattern;
 mod score;
 mod search;
 
 use crate::{PageIndex, Resolution};
+pub use look_alike::stood_apart;
 use pattern::Pattern;
 use score::{Candidate, SearchContext};
 use search::Candidates;

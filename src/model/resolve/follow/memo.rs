@@ -81,6 +81,10 @@ pub(super) fn encode_decisions(decisions: &[(usize, Decision)], candidates: &[us
                 w.byte(4).size(*ch);
                 res(&mut w, Some(r));
             }
+            Decision::LookAlike(r) => {
+                w.byte(5);
+                res(&mut w, Some(r));
+            }
         }
     }
     w.0
@@ -101,7 +105,7 @@ pub(super) fn decode_decisions(
     let mut out = Vec::with_capacity(n);
     for _ in 0..n {
         let ci = *candidates.get(r.size()?)?;
-        let d = match r.tag(5)? {
+        let d = match r.tag(6)? {
             0 => {
                 let to = r.size()?;
                 let resolution = res(&mut r)?;
@@ -126,10 +130,11 @@ pub(super) fn decode_decisions(
                 let ch = r.size()?;
                 Decision::Nowhere(Some((ch, res(&mut r)??)))
             }
-            _ => {
+            4 => {
                 let ch = r.size()?;
                 Decision::Suggest(ch, res(&mut r)??)
             }
+            _ => Decision::LookAlike(res(&mut r)??),
         };
         out.push((ci, d));
     }

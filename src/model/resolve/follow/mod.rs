@@ -22,15 +22,22 @@
 //!    commits that carry the comment's own second (scripted commits, rebases that keep dates, a
 //!    reviewer's clock ahead) are seen for what they are.
 //!
+//! 3. **Look-alikes**, for a live text comment placed on its own page where its stored quote
+//!    and context are not verbatim: a place that stood on the page, apart from the commented
+//!    passage, in the commit that added the comment's file is a near copy, not where the
+//!    passage went — the comment is an orphan suggesting it (`look_alikes`).
+//!
 //! A comment that is found nowhere stays where it was (not in the book, or orphaned), with the best
 //! rejected candidate anywhere as its suggestion: a deleted chapter's comments are not followed.
-//! Nothing here runs when no comment is missing.
+//! Nothing here runs when no comment is missing or placed with its quote or context changed.
 //!
 //! Owns: the candidates, the decisions and applying them to the anchoring. Its parts: `git`
-//! (git's evidence of moves and merges), `quotes` (the quote search across the book), `memo`
+//! (git's evidence of moves and merges), `quotes` (the quote search across the book),
+//! `look_alikes` (a place's text on the page when the comment was written), `memo`
 //! (the decisions kept in the build's memo). Calls: `model::book::git`, the anchoring crate.
 
 mod git;
+mod look_alikes;
 mod memo;
 mod quotes;
 #[cfg(test)]
@@ -68,6 +75,9 @@ enum Decision {
     /// Found on chapter `.0` while its own chapter is in the book, without git's evidence
     /// that the text arrived there after the comment was written: a suggestion only.
     Suggest(usize, Resolution),
+    /// Placed on its own page at a look-alike that stood there, apart from the commented
+    /// passage, when the comment was written: this orphan, suggesting the place.
+    LookAlike(Resolution),
 }
 
 /// The commit that added each candidate comment's file to the store (through renames): the
@@ -224,13 +234,14 @@ pub fn follow(
             }
             Decision::Nowhere(_) => {}
             Decision::Suggest(to, r) => anchors.located[ci].same_text = Some((to, r)),
+            Decision::LookAlike(r) => anchors.located[ci].resolution = Some(r),
         }
     }
     ambiguous
 }
 
-/// A comment of this build's language whose page is not in the book, or a live text comment
-/// orphaned on its page.
+/// A comment of this build's language whose page is not in the book, a live text comment
+/// orphaned on its page, or one placed there with its context changed (a possible look-alike).
 fn is_candidate(anchors: &BookAnchors, ids: &PageIds, ci: usize) -> bool {
     let c = &anchors.comments[ci];
     let l = &anchors.located[ci];
@@ -240,17 +251,19 @@ fn is_candidate(anchors: &BookAnchors, ids: &PageIds, ci: usize) -> bool {
     match l.chapter {
         None => c.page().is_some_and(|p| ids.locale_of(p) == ids.language),
         Some(_) => {
-            c.scope() == Some(Scope::Selection)
-                && is_live(c)
-                && l.resolution
-                    .as_ref()
-                    .is_some_and(|r| r.status == AnchorStatus::Orphan)
+            look_alikes::is_candidate(anchors, ci)
+                || (c.scope() == Some(Scope::Selection)
+                    && is_live(c)
+                    && l.resolution
+                        .as_ref()
+                        .is_some_and(|r| r.status == AnchorStatus::Orphan))
         }
     }
 }
 
 /// Decides, for each of the `candidates`, where it goes: first by git's evidence, then by its
-/// quote in the rest of the book.
+/// quote in the rest of the book; a comment placed on its own page stays there unless git shows
+/// the place to be a look-alike that stood apart when the comment was written.
 fn decide(
     anchors: &BookAnchors,
     ids: &PageIds,
@@ -262,9 +275,17 @@ fn decide(
     let targets = git_targets(anchors, ids, (repo, origins), candidates);
     // Page indexes, built only for the chapters some comment needs.
     let mut indexes: HashMap<usize, PageIndex> = HashMap::new();
+    let mut earlier = look_alikes::EarlierPages::new();
     let mut out = Vec::new();
     let mut by_quote = Vec::new();
     for &ci in candidates {
+        if look_alikes::is_candidate(anchors, ci) {
+            out.extend(
+                look_alikes::decide(anchors, (repo, origins), options, &mut earlier, ci)
+                    .map(|d| (ci, d)),
+            );
+            continue;
+        }
         let c = &anchors.comments[ci];
         let page = c.page().unwrap_or_default();
         let anchor = StoredAnchor::from_comment(c.as_map());

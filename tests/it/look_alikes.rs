@@ -1,0 +1,191 @@
+//! A comment whose passage was deleted, while a near copy of it stands on the same page, is not
+//! marked on the copy when git shows the copy was there all along: the nomicon's HRTB chapter
+//! (three versions of one program), in a real git repository, through `notabene anchors
+//! --json`. The copy resembles the stored anchor as well as an edit of the original would; only
+//! the page as it was when the comment was written tells them apart. And the commented
+//! passage edited around keeps its comment beside a copy (races, a sentence copied later).
+
+use crate::support::common::{self, git};
+use crate::support::preprocess;
+use notabene_anchoring::text::{TextOptions, page_text};
+use notabene_store::{Fresh, Record, Scope, Store, new_comment};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+/// The commented lines, in the chapter's last program (the first one has `where F: Fn(&(u8,
+/// u16)) -> &u8,` at the same place).
+const QUOTE: &str = "Closure<F>\n    where for<'a> F: Fn(&'a (u8, u16)) -> &'a u8,\n{\n    fn call(&self) -> &u8 {\n        (self.func)(&self.data)\n    }\n}\n\nfn";
+/// The paragraph before the last program, where the commented program starts.
+const LAST: &str = "In summary, we can rewrite the original code more explicitly as:";
+
+/// The nomicon in a git repository with one comment on [`QUOTE`] in the chapter's last
+/// program; committed when `commit` (else the comment's file is left for the next commit).
+fn reviewed(commit: bool) -> (tempfile::TempDir, PathBuf) {
+    reviewed_on("hrtb", QUOTE, LAST, |_| {}, commit)
+}
+
+/// The nomicon in a git repository, `prepare` run on it and committed, with one comment on
+/// `quote` where it first stands after `after` in chapter `chapter`; the comment committed
+/// when `commit`.
+fn reviewed_on(
+    chapter: &str,
+    quote: &str,
+    after: &str,
+    prepare: impl FnOnce(&Path),
+    commit: bool,
+) -> (tempfile::TempDir, PathBuf) {
+    let tmp = common::tempdir();
+    let book = common::copy_into_repo(&common::corpus("nomicon"), tmp.path(), "nomicon");
+    prepare(&book);
+    git(tmp.path(), &["add", "-A"]);
+    git(tmp.path(), &["commit", "-qm", "the book"]);
+    let md = common::read(&book.join(format!("src/{chapter}.md")));
+    let pt = page_text(&md, &TextOptions::default());
+    let from = pt.text.find(after).expect("the passage");
+    let a = from + pt.text[from..].find(quote).expect("the quote after it");
+    std::fs::create_dir_all(book.join(".notabene")).unwrap();
+    let store = Store::new(book.join(".notabene"));
+    let lock = store.lock().unwrap();
+    store.ensure_meta().unwrap();
+    let page = format!("nomicon/src/{chapter}");
+    let comment = new_comment(&Fresh {
+        id: "c_lookalike1",
+        space: "book",
+        page: &page,
+        scope: Scope::Selection,
+        anchor: preprocess::capture(&pt, a, a + quote.len()),
+        author: "Ann <a@example.com>",
+        body: "a review comment",
+        ts: "2026-07-28T09:00:00.000Z",
+    });
+    store
+        .write_record(&Record {
+            file: format!("{page}/c_lookalike1.json"),
+            location: notabene_store::Location::File,
+            comment,
+        })
+        .unwrap();
+    drop(lock);
+    if commit {
+        git(tmp.path(), &["add", "-A"]);
+        git(tmp.path(), &["commit", "-qm", "a review"]);
+    }
+    (tmp, book)
+}
+
+/// The commented lines deleted from the last program with the lines around them, as far as
+/// the stored context reaches (from its field list to its `do_it`).
+fn delete_the_commented_lines(book: &Path) {
+    let path = book.join("src/hrtb.md");
+    let md = common::read(&path);
+    let last = md.find(LAST).expect("the last paragraph");
+    let start = last + md[last..].find("    data: (u8, u16),").expect("its fields");
+    let gone = "&data.0 }\n";
+    let end = last + md[last..].find(gone).expect("its do_it") + gone.len();
+    common::write(&path, &format!("{}{}", &md[..start], &md[end..]));
+}
+
+/// The comment's anchoring: (status, matched text, suggested text).
+fn anchoring(book: &Path) -> (String, Value, Value) {
+    let out = common::run(book, &["anchors", "--json"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc: Value = serde_json::from_str(&out.stdout).unwrap();
+    let a = &doc["comments"][0]["anchoring"];
+    (
+        a["status"].as_str().unwrap().to_string(),
+        a["text"].clone(),
+        a["suggestion"]["text"].clone(),
+    )
+}
+
+/// The text the first program holds where the last one held the quote: the look-alike.
+const COPY: &str = "where F: Fn(&(u8, u16)) -> &u8,\n{\n    fn call(&self) -> &u8 {";
+
+#[test]
+fn a_deleted_passage_is_not_marked_on_a_copy_that_stood_beside_it() {
+    for commit in [true, false] {
+        let (_tmp, book) = reviewed(commit);
+        assert_eq!(
+            anchoring(&book),
+            ("exact".to_string(), json!(QUOTE), Value::Null),
+            "before the edit (comment committed: {commit})"
+        );
+        delete_the_commented_lines(&book);
+        let (status, text, suggestion) = anchoring(&book);
+        assert_eq!(
+            (status.as_str(), text),
+            ("orphan", Value::Null),
+            "comment committed: {commit}"
+        );
+        assert!(
+            suggestion.as_str().is_some_and(|s| s.contains(COPY)),
+            "the copy is suggested: {suggestion}"
+        );
+    }
+}
+
+#[test]
+fn without_git_the_copy_is_all_there_is() {
+    // The same edit in a copy of the book outside any repository: no page to compare with,
+    // the copy resembles the anchor well enough to be marked (fuzzy).
+    let (_tmp, book) = reviewed(true);
+    delete_the_commented_lines(&book);
+    let alone = common::tempdir();
+    let copy = alone.path().join("nomicon");
+    common::copy_dir(&book, &copy);
+    let (status, text, _) = anchoring(&copy);
+    assert_eq!(status, "fuzzy");
+    assert!(
+        text.as_str()
+            .is_some_and(|t| t.contains("where F: Fn(&(u8, u16))")),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_commented_sentence_edited_around_keeps_its_mark_beside_a_copy() {
+    // A near copy of a sentence stands later in the chapter (its last words differ). The
+    // author rewrites the words before the commented one: the place is the commented sentence
+    // with new text next to it, not the copy that stood on the page, and keeps its comment.
+    const SENTENCE: &str =
+        "A data race has Undefined Behavior, and is therefore impossible to perform in\nSafe Rust.";
+    const COPIED: &str = "A data race has Undefined Behavior, and is therefore impossible to perform in\nSafe Rust alone, whatever the platform.";
+    let quote = "and is therefore impossible to perform in\nSafe Rust";
+    let (_tmp, book) = reviewed_on(
+        "races",
+        quote,
+        "A data race has",
+        |book| {
+            let path = book.join("src/races.md");
+            let md = common::read(&path);
+            assert!(md.contains(SENTENCE));
+            common::write(&path, &format!("{md}\n## Once more\n\n{COPIED}\n"));
+        },
+        true,
+    );
+    let path = book.join("src/races.md");
+    let md = common::read(&path);
+    common::write(
+        &path,
+        &md.replacen(
+            "* one or more of them is unsynchronized\n\nA data race",
+            "* none of them is synchronized\n\nA data race",
+            1,
+        ),
+    );
+    let (status, text, _) = anchoring(&book);
+    assert_eq!((status.as_str(), text), ("exact", json!(quote)));
+    // The same sentence deleted: the copy stood beside it all along.
+    let md = common::read(&path);
+    common::write(
+        &path,
+        &md.replacen(&format!("{SENTENCE} Data races"), "Data races", 1),
+    );
+    let (status, text, suggestion) = anchoring(&book);
+    assert_eq!((status.as_str(), text), ("orphan", Value::Null));
+    assert!(
+        suggestion.as_str().is_some_and(|s| s.contains(quote)),
+        "{suggestion}"
+    );
+}
