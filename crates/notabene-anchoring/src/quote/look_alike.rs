@@ -22,6 +22,8 @@ use std::ops::Range;
 /// A side of the place's context counts only with at least this many chars: fewer (a page's
 /// edge, a one-word cell) are found anywhere.
 const SIDE_MIN: usize = 8;
+/// A text found more often than this on a page tells no passage from another.
+const OCCURRENCES_MAX: usize = 32;
 
 /// Whether `at`, a place found for `anchor` on page `now`, is a look-alike of it that stood on
 /// page `then` (the page when the comment was written) apart from the anchor's own spot: the
@@ -40,10 +42,9 @@ pub fn stood_apart(now: &PageIndex, at: &Place, anchor: &TextAnchor, then: &Page
     }
     let text = |s: &[u32]| -> String { s.iter().filter_map(|&c| char::from_u32(c)).collect() };
     let stored = text(&[&pattern.prefix[..], &pattern.quote, &pattern.suffix].concat());
-    let spots: Vec<Range<usize>> = occurrences(&then.string, &stored);
-    if spots.is_empty() {
+    let Some(spots) = occurrences(&then.string, &stored).filter(|s| !s.is_empty()) else {
         return false;
-    }
+    };
     let starts = &now.norm.start;
     let a = starts.partition_point(|&s| s < at.text.start);
     let b = starts.partition_point(|&s| s < at.text.end).max(a);
@@ -61,12 +62,11 @@ pub fn stood_apart(now: &PageIndex, at: &Place, anchor: &TextAnchor, then: &Page
     let said: Vec<(Vec<Range<usize>>, usize)> = sides
         .into_iter()
         .filter(|(_, context)| *context >= SIDE_MIN)
-        .map(|(range, _)| {
+        .filter_map(|(range, _)| {
             let side = text(&chars[range]);
-            (
-                occurrences(&then.string, &side),
-                occurrences(&now.string, &side).len(),
-            )
+            let stood = occurrences(&then.string, &side)?;
+            let count = occurrences(&now.string, &side).map_or(usize::MAX, |n| n.len());
+            Some((stood, count))
         })
         .collect();
     // A side whose text stood only at the stored spot makes the place the commented passage
@@ -82,20 +82,25 @@ pub fn stood_apart(now: &PageIndex, at: &Place, anchor: &TextAnchor, then: &Page
         && said.iter().any(|(stood, count)| another(stood, *count))
 }
 
-/// Every occurrence of `needle` in `haystack` (byte ranges, overlapping ones included).
-fn occurrences(haystack: &str, needle: &str) -> Vec<Range<usize>> {
+/// Every occurrence of `needle` in `haystack` (byte ranges, overlapping ones included); `None`
+/// past [`OCCURRENCES_MAX`] (text that common says nothing, and a page of one repeated char
+/// must not cost a square of its length).
+fn occurrences(haystack: &str, needle: &str) -> Option<Vec<Range<usize>>> {
     if needle.is_empty() {
-        return Vec::new();
+        return Some(Vec::new());
     }
     let mut found = Vec::new();
     let mut from = 0;
     while let Some(i) = haystack[from..].find(needle) {
+        if found.len() == OCCURRENCES_MAX {
+            return None;
+        }
         let start = from + i;
         found.push(start..start + needle.len());
         // The next char boundary after this start: occurrences may overlap.
         from = start + haystack[start..].chars().next().map_or(1, char::len_utf8);
     }
-    found
+    Some(found)
 }
 
 #[cfg(test)]
@@ -157,6 +162,25 @@ mod tests {
         let then = format!("{ALPHA}\n\n{FILLER}\n\n{BETA}\n");
         let now = format!("{ALPHA}\n\nMoved up, next to other words: {BETA}\n\n{FILLER}\n");
         assert!(!check(&now, "one two three four", &then));
+    }
+
+    #[test]
+    fn a_page_of_one_repeated_char_says_nothing_and_costs_little() {
+        // Every window of the page is every other: without a bound on the occurrences compared,
+        // this is a square of the page's length (85 s in a debug build), not milliseconds.
+        let page = "x".repeat(200_000);
+        let text = page_text(&page, &TextOptions::default());
+        let index = PageIndex::new(&text);
+        assert_eq!(index.len(), 200_000);
+        let anchor = TextAnchor {
+            quote: "xxx",
+            prefix: &page[..40],
+            suffix: &page[..40],
+            section: None,
+        };
+        let at = index.place(100_000, 100_003);
+        assert_eq!(occurrences(&index.string, "xxxx"), None);
+        assert!(!stood_apart(&index, &at, &anchor, &index));
     }
 
     #[test]
