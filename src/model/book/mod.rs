@@ -9,6 +9,7 @@
 pub mod condensed;
 pub mod config;
 pub mod git;
+pub mod git_blobs;
 pub mod history;
 pub mod notices;
 pub mod pages;

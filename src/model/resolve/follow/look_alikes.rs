@@ -11,16 +11,16 @@
 //! notabene: where they changed the text, the stored anchor is not found on it and nothing is
 //! said). Without a repository, or a commit, the place stands.
 //!
-//! Owns: which placed comments are asked about and the decision. Calls: `model::book::git`,
-//! the anchoring crate.
+//! Owns: which placed comments are asked about and the decision. Calls: `model::book::git`
+//! and `git_blobs` (the pages then, read in one git process), the anchoring crate.
 
 use super::{BookAnchors, Decision, Origins, index_of};
 use crate::model::book::git::Repo;
 use crate::model::resolve::is_live;
-use notabene_anchoring::text::TextOptions;
+use notabene_anchoring::text::{TextOptions, page_text};
 use notabene_anchoring::{AnchorStatus, PageIndex, Resolution, StoredAnchor, quote};
 use notabene_store::Scope;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 /// Whether comment `ci` is one to ask git about: a live text comment placed on its own page
 /// where its stored quote and context are not verbatim.
@@ -36,38 +36,65 @@ pub(super) fn is_candidate(anchors: &BookAnchors, ci: usize) -> bool {
         })
 }
 
-/// The pages as they were at a commit, read once per (commit, chapter): `None` when the
-/// chapter's file was not in that commit.
-pub(super) type EarlierPages = HashMap<(String, usize), Option<PageIndex<'static>>>;
-
-/// For a candidate ([`is_candidate`]) whose place stood apart on its page when the comment
-/// was written: the orphan suggesting that place. `None`: the place stands.
+/// For the candidates ([`is_candidate`]): those whose place stood apart on their page when the
+/// comment was written, each the orphan suggesting that place. The pages then are read in one
+/// git process, each (commit, chapter) once.
 pub(super) fn decide(
     anchors: &BookAnchors,
     (repo, origins): (&Repo, &Origins),
     options: &TextOptions,
-    earlier: &mut EarlierPages,
-    ci: usize,
-) -> Option<Decision> {
-    let ch = anchors.located[ci].chapter?;
-    let placed = anchors.located[ci].resolution.as_ref()?;
-    let place = placed.place.as_ref()?;
-    let Some(StoredAnchor::Text(t)) = StoredAnchor::from_comment(anchors.comments[ci].as_map())
-    else {
-        return None;
+    candidates: &[usize],
+) -> Vec<(usize, Decision)> {
+    let Some(root) = repo.root() else {
+        return Vec::new();
     };
-    let base = origins.of_comment(anchors, repo, ci)?;
-    let then = earlier.entry((base.clone(), ch)).or_insert_with(|| {
-        repo.show(&base, &anchors.chapters[ch].source)
-            .map(|md| PageIndex::owned(notabene_anchoring::text::page_text(&md, options)))
-    });
-    let then = then.as_ref()?;
-    let now = index_of(anchors, ch, options);
-    quote::stood_apart(&now, place, &t, then).then(|| {
-        Decision::LookAlike(Resolution {
-            confidence: placed.confidence,
-            suggestion: Some(place.clone()),
-            ..Resolution::orphan()
+    let asked: Vec<(usize, usize, String)> = candidates
+        .iter()
+        .filter_map(|&ci| {
+            let ch = anchors.located[ci].chapter?;
+            Some((ci, ch, origins.of_comment(anchors, repo, ci)?))
         })
-    })
+        .collect();
+    let wanted: BTreeSet<(&str, usize)> = asked
+        .iter()
+        .map(|(_, ch, base)| (base.as_str(), *ch))
+        .collect();
+    let files: Vec<(&str, &str)> = wanted
+        .iter()
+        .map(|&(base, ch)| (base, anchors.chapters[ch].source.as_str()))
+        .collect();
+    let read = crate::model::book::git_blobs::read_files(root, &files);
+    let earlier: HashMap<(&str, usize), PageIndex> = wanted
+        .iter()
+        .zip(read)
+        .filter_map(|(&key, md)| Some((key, PageIndex::owned(page_text(&md?, options)))))
+        .collect();
+    let mut today: HashMap<usize, PageIndex> = HashMap::new();
+    let mut out = Vec::new();
+    for (ci, ch, base) in &asked {
+        let Some(then) = earlier.get(&(base.as_str(), *ch)) else {
+            continue;
+        };
+        let Some(placed) = anchors.located[*ci].resolution.as_ref() else {
+            continue;
+        };
+        let (Some(place), Some(StoredAnchor::Text(t))) = (
+            placed.place.as_ref(),
+            StoredAnchor::from_comment(anchors.comments[*ci].as_map()),
+        ) else {
+            continue;
+        };
+        let now = today
+            .entry(*ch)
+            .or_insert_with(|| index_of(anchors, *ch, options));
+        if quote::stood_apart(now, place, &t, then) {
+            let orphan = Resolution {
+                confidence: placed.confidence,
+                suggestion: Some(place.clone()),
+                ..Resolution::orphan()
+            };
+            out.push((*ci, Decision::LookAlike(orphan)));
+        }
+    }
+    out
 }

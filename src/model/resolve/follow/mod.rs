@@ -275,17 +275,12 @@ fn decide(
     let targets = git_targets(anchors, ids, (repo, origins), candidates);
     // Page indexes, built only for the chapters some comment needs.
     let mut indexes: HashMap<usize, PageIndex> = HashMap::new();
-    let mut earlier = look_alikes::EarlierPages::new();
-    let mut out = Vec::new();
+    let (placed, candidates): (Vec<usize>, Vec<usize>) = candidates
+        .iter()
+        .partition(|&&ci| look_alikes::is_candidate(anchors, ci));
+    let mut out = look_alikes::decide(anchors, (repo, origins), options, &placed);
     let mut by_quote = Vec::new();
-    for &ci in candidates {
-        if look_alikes::is_candidate(anchors, ci) {
-            out.extend(
-                look_alikes::decide(anchors, (repo, origins), options, &mut earlier, ci)
-                    .map(|d| (ci, d)),
-            );
-            continue;
-        }
+    for ci in candidates {
         let c = &anchors.comments[ci];
         let page = c.page().unwrap_or_default();
         let anchor = StoredAnchor::from_comment(c.as_map());
