@@ -272,13 +272,14 @@ fn decide(
     threshold: f64,
     candidates: &[usize],
 ) -> Vec<(usize, Decision)> {
-    let targets = git_targets(anchors, ids, (repo, origins), candidates);
-    // Page indexes, built only for the chapters some comment needs.
-    let mut indexes: HashMap<usize, PageIndex> = HashMap::new();
+    // Comments placed on their page are only asked whether the place is a look-alike.
     let (placed, candidates): (Vec<usize>, Vec<usize>) = candidates
         .iter()
         .partition(|&&ci| look_alikes::is_candidate(anchors, ci));
     let mut out = look_alikes::decide(anchors, (repo, origins), options, &placed);
+    let targets = git_targets(anchors, ids, (repo, origins), &candidates);
+    // Page indexes, built only for the chapters some comment needs.
+    let mut indexes: HashMap<usize, PageIndex> = HashMap::new();
     let mut by_quote = Vec::new();
     for ci in candidates {
         let c = &anchors.comments[ci];
