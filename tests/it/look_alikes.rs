@@ -2,8 +2,9 @@
 //! marked on the copy when git shows the copy was there all along: the nomicon's HRTB chapter
 //! (three versions of one program), in a real git repository, through `notabene anchors
 //! --json`. The copy resembles the stored anchor as well as an edit of the original would; only
-//! the page as it was when the comment was written tells them apart. And the commented
-//! passage edited around keeps its comment beside a copy (races, a sentence copied later).
+//! the page as it was when the comment was written tells them apart. A passage moved to
+//! another chapter is followed there past the copy left behind; and the commented passage
+//! edited around keeps its comment beside a copy (races, a sentence copied later).
 
 use crate::support::common::{self, git};
 use crate::support::preprocess;
@@ -74,16 +75,22 @@ fn reviewed_on(
     (tmp, book)
 }
 
-/// The commented lines deleted from the last program with the lines around them, as far as
-/// the stored context reaches (from its field list to its `do_it`).
-fn delete_the_commented_lines(book: &Path) {
-    let path = book.join("src/hrtb.md");
-    let md = common::read(&path);
+/// The commented lines of the last program with the lines around them, as far as the stored
+/// context reaches (from its field list to its `do_it`): their byte range in the chapter `md`.
+fn commented_lines(md: &str) -> std::ops::Range<usize> {
     let last = md.find(LAST).expect("the last paragraph");
     let start = last + md[last..].find("    data: (u8, u16),").expect("its fields");
     let gone = "&data.0 }\n";
     let end = last + md[last..].find(gone).expect("its do_it") + gone.len();
-    common::write(&path, &format!("{}{}", &md[..start], &md[end..]));
+    start..end
+}
+
+/// The chapter without its [`commented_lines`].
+fn delete_the_commented_lines(book: &Path) {
+    let path = book.join("src/hrtb.md");
+    let md = common::read(&path);
+    let r = commented_lines(&md);
+    common::write(&path, &format!("{}{}", &md[..r.start], &md[r.end..]));
 }
 
 /// The comment's anchoring: (status, matched text, suggested text).
@@ -123,6 +130,48 @@ fn a_deleted_passage_is_not_marked_on_a_copy_that_stood_beside_it() {
             "the copy is suggested: {suggestion}"
         );
     }
+}
+
+#[test]
+fn a_passage_moved_to_another_chapter_is_followed_past_the_copy_left_behind() {
+    // The commented lines, with the lines around them, move to a program at the end of
+    // `lifetime-elision`, committed after the comment: on its own page the comment is not
+    // marked on the first program (a copy that stood there), and git shows its text arriving
+    // on the other page.
+    let (tmp, book) = reviewed(true);
+    let hrtb = book.join("src/hrtb.md");
+    let md = common::read(&hrtb);
+    delete_the_commented_lines(&book);
+    let cut = &md[commented_lines(&md)];
+    let elision = book.join("src/lifetime-elision.md");
+    let target = common::read(&elision);
+    common::write(
+        &elision,
+        &format!("{target}\n```rust\nstruct Closure<F> {{\n{cut}\nfn main() {{}}\n```\n"),
+    );
+    git(
+        tmp.path(),
+        &["commit", "-qam", "the explicit version in elision"],
+    );
+    let out = common::run(&book, &["anchors", "--json"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc: Value = serde_json::from_str(&out.stdout).unwrap();
+    let a = &doc["comments"][0]["anchoring"];
+    assert_eq!(
+        (
+            &a["status"],
+            &a["text"],
+            &a["followed"]["to"],
+            &a["followed"]["by"]
+        ),
+        (
+            &json!("exact"),
+            &json!(QUOTE),
+            &json!("nomicon/src/lifetime-elision"),
+            &json!("quote")
+        ),
+        "{a}"
+    );
 }
 
 #[test]

@@ -1,42 +1,64 @@
 //! Many files of many commits read in one git process (`git cat-file --batch`): what a build
 //! asks of git's history for many comments at once costs one process, not one per file.
 //!
-//! Reads only, without optional locks, as every git call of the build. Owns the batch
-//! protocol. Calls: `git`.
+//! Files are handed over one at a time as git answers, each at most a size the caller gives:
+//! what a branch carries (a chapter of 200 MB that compresses to nothing, a thousand commits)
+//! never sits in memory at once. Reads only, without optional locks, as every git call of the
+//! build. Owns the batch protocol. Calls: `git`.
 
-use std::io::Write;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-/// The contents of each `(commit, path)` of `wanted` (a path relative to the top of the work
-/// tree at `root`), in order: `None` for a file that commit does not hold, that is not text, or
-/// whose name git's batch protocol cannot carry (a line break); all `None` when git cannot run.
-pub fn read_files(root: &Path, wanted: &[(&str, &str)]) -> Vec<Option<String>> {
+/// Hands each `(commit, path)` of `wanted` (a path relative to the top of the work tree at
+/// `root`) to `each` with its index and contents, once: `None` for a file that commit does not
+/// hold, that is not text, that is over `max_bytes`, or whose name git's batch protocol cannot
+/// carry (a line break); every one `None` when git cannot run. In `wanted`'s order, those git
+/// did not answer last.
+pub fn each_file(
+    root: &Path,
+    wanted: &[(&str, &str)],
+    max_bytes: usize,
+    mut each: impl FnMut(usize, Option<String>),
+) {
     let carried = |s: &str| !s.contains(['\n', '\r']) && !s.is_empty();
-    let asked: Vec<String> = wanted
-        .iter()
-        .filter(|(commit, path)| carried(commit) && carried(path))
-        .map(|(commit, path)| format!("{commit}:{path}\n"))
+    let asked: Vec<usize> = (0..wanted.len())
+        .filter(|&i| carried(wanted[i].0) && carried(wanted[i].1))
         .collect();
-    let mut answers = if asked.is_empty() {
-        Vec::new()
-    } else {
-        batch(root, &asked.concat()).unwrap_or_default()
-    }
-    .into_iter();
-    wanted
+    let input: String = asked
         .iter()
-        .map(|(commit, path)| {
-            if !(carried(commit) && carried(path)) {
-                return None;
-            }
-            answers.next().flatten()
-        })
-        .collect()
+        .map(|&i| format!("{}:{}\n", wanted[i].0, wanted[i].1))
+        .collect();
+    let mut answered = 0;
+    if !asked.is_empty() {
+        let _ = batch(
+            root,
+            input,
+            |answer| {
+                let Some(&i) = asked.get(answered) else {
+                    return;
+                };
+                answered += 1;
+                each(i, answer.filter(|a| a.len() <= max_bytes));
+            },
+            max_bytes,
+        );
+    }
+    // Whatever git did not answer (a name it could not carry, git not run, output cut short).
+    let given: std::collections::BTreeSet<usize> = asked[..answered].iter().copied().collect();
+    for i in (0..wanted.len()).filter(|i| !given.contains(i)) {
+        each(i, None);
+    }
 }
 
-/// Runs `git cat-file --batch` on `input` (one object name a line) and parses its answers.
-fn batch(root: &Path, input: &str) -> Option<Vec<Option<String>>> {
+/// Runs `git cat-file --batch` on `input` (one object name a line), handing each answer to
+/// `each` as it is read: a blob of `max_bytes` or less as text, anything else `None`.
+fn batch(
+    root: &Path,
+    input: String,
+    mut each: impl FnMut(Option<String>),
+    max_bytes: usize,
+) -> Option<()> {
     let mut child = Command::new("git")
         .arg("-C")
         .arg(root)
@@ -49,40 +71,52 @@ fn batch(root: &Path, input: &str) -> Option<Vec<Option<String>>> {
         .spawn()
         .ok()?;
     let mut stdin = child.stdin.take()?;
-    let input = input.to_string();
     // Written on a thread of its own: git answers while it reads, and a full pipe either way
     // would stop both.
     let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let out = child.wait_with_output().ok()?;
-    let _ = writer.join();
-    out.status.success().then(|| answers(&out.stdout))
-}
-
-/// The objects of `git cat-file --batch` output, in order: `<oid> <type> <size>`, the
-/// contents and a line break; or `<name> missing` (and the other one-line answers).
-fn answers(mut out: &[u8]) -> Vec<Option<String>> {
-    let mut found = Vec::new();
-    while let Some(eol) = out.iter().position(|b| *b == b'\n') {
-        let header = String::from_utf8_lossy(&out[..eol]).into_owned();
-        out = &out[eol + 1..];
-        let mut fields = header.split(' ');
-        let (kind, size) = (fields.nth(1), fields.next().and_then(|s| s.parse().ok()));
-        let Some(size) = size.filter(|_| fields.next().is_none()) else {
-            found.push(None);
+    let mut out = BufReader::new(child.stdout.take()?);
+    let mut header = String::new();
+    loop {
+        header.clear();
+        match out.read_line(&mut header) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let Some((kind, size)) = parse_header(header.trim_end_matches('\n')) else {
+            each(None);
             continue;
         };
-        let Some(body) = out.get(..size) else {
-            found.push(None);
-            break;
+        let body = if kind == "blob" && size <= max_bytes {
+            let mut body = vec![0; size];
+            if out.read_exact(&mut body).is_err() {
+                break;
+            }
+            String::from_utf8(body).ok()
+        } else {
+            let skipped = std::io::copy(&mut (&mut out).take(size as u64), &mut std::io::sink());
+            if skipped.ok() != Some(size as u64) {
+                break;
+            }
+            None
         };
-        out = out.get(size + 1..).unwrap_or(&[]);
-        found.push(
-            (kind == Some("blob"))
-                .then(|| String::from_utf8(body.to_vec()).ok())
-                .flatten(),
-        );
+        // The line break after the contents.
+        let mut end = [0u8; 1];
+        if out.read_exact(&mut end).is_err() {
+            break;
+        }
+        each(body);
     }
-    found
+    let _ = child.wait();
+    let _ = writer.join();
+    Some(())
+}
+
+/// An object's header, `<oid> <type> <size>`: its type and size. `None` for the one-line
+/// answers (`<name> missing`, `<name> ambiguous`).
+fn parse_header(header: &str) -> Option<(&str, usize)> {
+    let mut fields = header.split(' ');
+    let (kind, size) = (fields.nth(1)?, fields.next()?.parse().ok()?);
+    fields.next().is_none().then_some((kind, size))
 }
 
 #[cfg(test)]
@@ -114,33 +148,42 @@ mod tests {
         std::fs::write(tmp.path().join("src/a b.md"), "second\n").unwrap();
         git(&["commit", "-qam", "two"]);
         let two = git(&["rev-parse", "HEAD"]).trim().to_string();
+        let big = "x".repeat(100);
+        std::fs::write(tmp.path().join("src/big.md"), &big).unwrap();
+        git(&["add", "-A"]);
+        git(&["commit", "-qm", "three"]);
+        let wanted = [
+            (one.as_str(), "src/a b.md"),
+            (two.as_str(), "src/nope.md"),
+            (two.as_str(), "src/a\nb.md"),
+            (two.as_str(), "src/a b.md"),
+            (two.as_str(), "src"),
+            ("HEAD", "src/big.md"),
+            ("HEAD", "src/a b.md"),
+        ];
+        let mut got = Vec::new();
+        each_file(tmp.path(), &wanted, 99, |i, text| got.push((i, text)));
+        let some = |s: &str| Some(s.to_string());
         assert_eq!(
-            read_files(
-                tmp.path(),
-                &[
-                    (&one, "src/a b.md"),
-                    (&two, "src/nope.md"),
-                    (&two, "src/a\nb.md"),
-                    (&two, "src/a b.md"),
-                    (&two, "src"),
-                ]
-            ),
+            got,
             vec![
-                Some("first\n".to_string()),
-                None,
-                None,
-                Some("second\n".to_string()),
-                None
+                (0, some("first\n")),
+                (1, None),
+                (3, some("second\n")),
+                (4, None),
+                (5, None),
+                (6, some("second\n")),
+                (2, None),
             ]
         );
     }
 
     #[test]
-    fn answers_in_order_with_missing_ones() {
-        let out = b"aaa blob 5\nhello\nHEAD:nope.md missing\nbbb blob 0\n\nccc tree 3\nabc\n";
-        assert_eq!(
-            answers(out),
-            vec![Some("hello".into()), None, Some(String::new()), None]
-        );
+    fn headers_and_one_line_answers() {
+        assert_eq!(parse_header("abc blob 5"), Some(("blob", 5)));
+        assert_eq!(parse_header("abc tree 12"), Some(("tree", 12)));
+        assert_eq!(parse_header("HEAD:a b.md missing"), None);
+        assert_eq!(parse_header("HEAD:x blob 5 missing"), None);
+        assert_eq!(parse_header("HEAD:x ambiguous"), None);
     }
 }

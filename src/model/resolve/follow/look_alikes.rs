@@ -11,6 +11,9 @@
 //! notabene: where they changed the text, the stored anchor is not found on it and nothing is
 //! said). Without a repository, or a commit, the place stands.
 //!
+//! A comment turned orphan this way is then looked for in the rest of the book like any other
+//! orphan (its passage may have moved to another chapter, git showing it arrive there).
+//!
 //! Owns: which placed comments are asked about and the decision. Calls: `model::book::git`
 //! and `git_blobs` (the pages then, read in one git process), the anchoring crate.
 
@@ -20,7 +23,7 @@ use crate::model::resolve::is_live;
 use notabene_anchoring::text::{TextOptions, page_text};
 use notabene_anchoring::{AnchorStatus, PageIndex, Resolution, StoredAnchor, quote};
 use notabene_store::Scope;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 
 /// Whether comment `ci` is one to ask git about: a live text comment placed on its own page
 /// where its stored quote and context are not verbatim.
@@ -36,9 +39,13 @@ pub(super) fn is_candidate(anchors: &BookAnchors, ci: usize) -> bool {
         })
 }
 
+/// A page read from git's history is at most this long (a chapter, not whatever a branch
+/// committed once).
+const PAGE_MAX: usize = 16 << 20;
+
 /// For the candidates ([`is_candidate`]): those whose place stood apart on their page when the
 /// comment was written, each the orphan suggesting that place. The pages then are read in one
-/// git process, each (commit, chapter) once.
+/// git process, each (commit, chapter) once and one at a time.
 pub(super) fn decide(
     anchors: &BookAnchors,
     (repo, origins): (&Repo, &Origins),
@@ -48,53 +55,60 @@ pub(super) fn decide(
     let Some(root) = repo.root() else {
         return Vec::new();
     };
-    let asked: Vec<(usize, usize, String)> = candidates
+    // The comments asked about, by the page they are compared with: (commit, chapter).
+    let mut asked: BTreeMap<(String, usize), Vec<usize>> = BTreeMap::new();
+    for &ci in candidates {
+        if let (Some(ch), Some(base)) = (
+            anchors.located[ci].chapter,
+            origins.of_comment(anchors, repo, ci),
+        ) {
+            asked.entry((base, ch)).or_default().push(ci);
+        }
+    }
+    let keys: Vec<(&(String, usize), &Vec<usize>)> = asked.iter().collect();
+    let files: Vec<(&str, &str)> = keys
         .iter()
-        .filter_map(|&ci| {
-            let ch = anchors.located[ci].chapter?;
-            Some((ci, ch, origins.of_comment(anchors, repo, ci)?))
-        })
-        .collect();
-    let wanted: BTreeSet<(&str, usize)> = asked
-        .iter()
-        .map(|(_, ch, base)| (base.as_str(), *ch))
-        .collect();
-    let files: Vec<(&str, &str)> = wanted
-        .iter()
-        .map(|&(base, ch)| (base, anchors.chapters[ch].source.as_str()))
-        .collect();
-    let read = crate::model::book::git_blobs::read_files(root, &files);
-    let earlier: HashMap<(&str, usize), PageIndex> = wanted
-        .iter()
-        .zip(read)
-        .filter_map(|(&key, md)| Some((key, PageIndex::owned(page_text(&md?, options)))))
+        .map(|((base, ch), _)| (base.as_str(), anchors.chapters[*ch].source.as_str()))
         .collect();
     let mut today: HashMap<usize, PageIndex> = HashMap::new();
     let mut out = Vec::new();
-    for (ci, ch, base) in &asked {
-        let Some(then) = earlier.get(&(base.as_str(), *ch)) else {
-            continue;
+    crate::model::book::git_blobs::each_file(root, &files, PAGE_MAX, |i, md| {
+        let (((_, ch), comments), Some(md)) = (keys[i], md) else {
+            return;
         };
-        let Some(placed) = anchors.located[*ci].resolution.as_ref() else {
-            continue;
-        };
-        let (Some(place), Some(StoredAnchor::Text(t))) = (
-            placed.place.as_ref(),
-            StoredAnchor::from_comment(anchors.comments[*ci].as_map()),
-        ) else {
-            continue;
-        };
+        let then = PageIndex::owned(page_text(&md, options));
         let now = today
             .entry(*ch)
             .or_insert_with(|| index_of(anchors, *ch, options));
-        if quote::stood_apart(now, place, &t, then) {
-            let orphan = Resolution {
-                confidence: placed.confidence,
-                suggestion: Some(place.clone()),
-                ..Resolution::orphan()
-            };
-            out.push((*ci, Decision::LookAlike(orphan)));
+        for &ci in comments {
+            if let Some(d) = look_alike(anchors, ci, now, &then) {
+                out.push((ci, d));
+            }
         }
-    }
+    });
+    // Deterministic whatever order git answered in.
+    out.sort_by_key(|(ci, _)| *ci);
     out
+}
+
+/// Comment `ci`'s decision when its place on page `now` stood apart on page `then`.
+fn look_alike(
+    anchors: &BookAnchors,
+    ci: usize,
+    now: &PageIndex,
+    then: &PageIndex,
+) -> Option<Decision> {
+    let placed = anchors.located[ci].resolution.as_ref()?;
+    let place = placed.place.as_ref()?;
+    let Some(StoredAnchor::Text(t)) = StoredAnchor::from_comment(anchors.comments[ci].as_map())
+    else {
+        return None;
+    };
+    quote::stood_apart(now, place, &t, then).then(|| {
+        Decision::LookAlike(Resolution {
+            confidence: placed.confidence,
+            suggestion: Some(place.clone()),
+            ..Resolution::orphan()
+        })
+    })
 }

@@ -29,7 +29,8 @@
 //!
 //! A comment that is found nowhere stays where it was (not in the book, or orphaned), with the best
 //! rejected candidate anywhere as its suggestion: a deleted chapter's comments are not followed.
-//! Nothing here runs when no comment is missing or placed with its quote or context changed.
+//! Nothing here runs when no comment is missing, orphaned, or placed with its quote or context
+//! changed.
 //!
 //! Owns: the candidates, the decisions and applying them to the anchoring. Its parts: `git`
 //! (git's evidence of moves and merges), `quotes` (the quote search across the book),
@@ -50,7 +51,7 @@ use crate::util::memo::Memo;
 use git::{by_git, git_targets};
 use memo::{decode_decisions, encode_decisions, memo_key};
 use notabene_anchoring::text::TextOptions;
-use notabene_anchoring::{AnchorStatus, PageIndex, Resolution, StoredAnchor};
+use notabene_anchoring::{AnchorStatus, PageIndex, Resolution, StoredAnchor, quote};
 use notabene_store::Scope;
 use quotes::by_quotes;
 use std::collections::HashMap;
@@ -176,7 +177,8 @@ pub fn follow(
     if candidates.is_empty() {
         return Vec::new();
     }
-    // The repository is looked up only when some comment is missing or orphaned.
+    // The repository is looked up only when some comment is missing, orphaned, or placed with
+    // its quote or context changed.
     let repo = Repo::discover(root);
     let key = memo.map(|_| {
         let state = repo.state();
@@ -277,10 +279,19 @@ fn decide(
         .iter()
         .partition(|&&ci| look_alikes::is_candidate(anchors, ci));
     let mut out = look_alikes::decide(anchors, (repo, origins), options, &placed);
+    // Those turned orphan are looked for in the rest of the book as every orphan is.
+    let mut by_quote: Vec<(usize, quote::TextAnchor)> = out
+        .iter()
+        .filter_map(
+            |&(ci, _)| match StoredAnchor::from_comment(anchors.comments[ci].as_map()) {
+                Some(StoredAnchor::Text(t)) => Some((ci, t)),
+                _ => None,
+            },
+        )
+        .collect();
     let targets = git_targets(anchors, ids, (repo, origins), &candidates);
     // Page indexes, built only for the chapters some comment needs.
     let mut indexes: HashMap<usize, PageIndex> = HashMap::new();
-    let mut by_quote = Vec::new();
     for ci in candidates {
         let c = &anchors.comments[ci];
         let page = c.page().unwrap_or_default();
