@@ -1,15 +1,14 @@
 //! The branch list's counts: for every branch the hub serves, how many of its comments are open
 //! and how many wait for a reviewer to validate them (addressed), read from the remote without a
 //! checkout: a bare mirror of the remote's branches under the data directory, fetched at most
-//! every [`FRESH`], and each branch's store files read from its tip (`git cat-file`). The store is
-//! where the branch's `book.toml` puts it (`store` of `[preprocessor.notabene]`, inside the
-//! repository), else `.notabene` beside it.
+//! every [`FRESH`], and each branch's store files read from its tip in one `git cat-file`
+//! (`model::book::git_blobs`). The store is where the branch's `book.toml` puts it (`store` of
+//! `[preprocessor.notabene]`, inside the repository), else `.notabene` beside it.
 //!
-//! Owns: the mirror and the counts. Calls: `git`.
+//! Owns: the mirror and the counts. Calls: `git`, `model::book::git_blobs`.
 
 use crate::{Error, Result};
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
@@ -179,65 +178,37 @@ impl Listing {
             })
             .take(MAX_FILES)
             .collect();
-        let mut child = Command::new("git")
-            .arg("--git-dir")
-            .arg(&self.mirror)
-            .args(["cat-file", "--batch"])
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| Error::new(format!("cannot run git: {e} (git)")))?;
-        let mut input = String::new();
-        for f in &files {
-            input.push_str(&format!("{tip}:{f}\n"));
+        let wanted: Vec<(&str, &str)> = files.iter().map(|f| (tip, *f)).collect();
+        let mut counts = Counts::default();
+        let max = usize::try_from(notabene_store::fsx::MAX_COMMENT_FILE).unwrap_or(usize::MAX);
+        let ran =
+            crate::model::book::git_blobs::each_file(&self.mirror, &wanted, max, |_, text| {
+                if let Some(text) = text {
+                    count_file(&text, &mut counts);
+                }
+            });
+        if !ran {
+            return Err(Error::new("cannot run git cat-file (git)"));
         }
-        let mut stdin = child
-            .stdin
-            .take()
-            .ok_or_else(|| Error::new("git cat-file (git)"))?;
-        let writer = std::thread::spawn(move || {
-            let _ = stdin.write_all(input.as_bytes());
-        });
-        let out = child
-            .wait_with_output()
-            .map_err(|e| Error::new(format!("cannot run git: {e} (git)")))?;
-        let _ = writer.join();
-        Ok(count_batch(&out.stdout))
+        Ok(counts)
     }
 }
 
-/// The counts of `git cat-file --batch` output: each object a comment file (one comment) or a
-/// legacy array of comments.
-fn count_batch(mut out: &[u8]) -> Counts {
-    let mut counts = Counts::default();
-    while let Some(eol) = out.iter().position(|b| *b == b'\n') {
-        let header = String::from_utf8_lossy(&out[..eol]).to_string();
-        out = &out[eol + 1..];
-        let Some(size) = header
-            .split(' ')
-            .nth(2)
-            .and_then(|s| s.parse::<usize>().ok())
-        else {
-            continue;
-        };
-        let Some(body) = out.get(..size) else { break };
-        out = out.get(size + 1..).unwrap_or(&[]);
-        let value: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
-        let items = match &value {
-            serde_json::Value::Array(list) => list.iter().collect(),
-            other => vec![other],
-        };
-        for c in items {
-            match c.get("status").and_then(|s| s.as_str()) {
-                Some("open") => counts.open += 1,
-                Some("addressed") => counts.to_validate += 1,
-                _ => {}
-            }
+/// Adds the comments of one store file (one comment, or a legacy array of them) to `counts` by
+/// status.
+fn count_file(text: &str, counts: &mut Counts) {
+    let value: serde_json::Value = serde_json::from_str(text).unwrap_or_default();
+    let items = match &value {
+        serde_json::Value::Array(list) => list.iter().collect(),
+        other => vec![other],
+    };
+    for c in items {
+        match c.get("status").and_then(|s| s.as_str()) {
+            Some("open") => counts.open += 1,
+            Some("addressed") => counts.to_validate += 1,
+            _ => {}
         }
     }
-    counts
 }
 
 #[cfg(test)]
@@ -246,17 +217,14 @@ mod tests {
 
     #[test]
     fn a_batch_of_comment_files_is_counted_by_status() {
-        let a = br#"{"id":"a","status":"open"}"#;
-        let b = br#"[{"id":"b","status":"addressed"},{"id":"c","status":"resolved"},{"id":"d","status":"open"}]"#;
-        let mut out = Vec::new();
-        for body in [&a[..], &b[..], b"not json"] {
-            out.extend_from_slice(format!("0123 blob {}\n", body.len()).as_bytes());
-            out.extend_from_slice(body);
-            out.push(b'\n');
+        let a = r#"{"id":"a","status":"open"}"#;
+        let b = r#"[{"id":"b","status":"addressed"},{"id":"c","status":"resolved"},{"id":"d","status":"open"}]"#;
+        let mut counts = Counts::default();
+        for text in [a, b, "not json"] {
+            count_file(text, &mut counts);
         }
-        out.extend_from_slice(b"HEAD:nope missing\n");
         assert_eq!(
-            count_batch(&out),
+            counts,
             Counts {
                 open: 2,
                 to_validate: 1

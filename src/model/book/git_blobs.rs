@@ -1,5 +1,6 @@
 //! Many files of many commits read in one git process (`git cat-file --batch`): what a build
-//! asks of git's history for many comments at once costs one process, not one per file.
+//! asks of git's history for many comments at once, or the hub's branch list of a branch's
+//! store, costs one process, not one per file.
 //!
 //! Files are handed over one at a time as git answers, each at most a size the caller gives:
 //! what a branch carries (a chapter of 200 MB that compresses to nothing, a thousand commits)
@@ -14,13 +15,13 @@ use std::process::{Command, Stdio};
 /// `root`) to `each` with its index and contents, once: `None` for a file that commit does not
 /// hold, that is not text, that is over `max_bytes`, or whose name git's batch protocol cannot
 /// carry (a line break); every one `None` when git cannot run. In `wanted`'s order, those git
-/// did not answer last.
+/// did not answer last. False when git could not be run.
 pub fn each_file(
     root: &Path,
     wanted: &[(&str, &str)],
     max_bytes: usize,
     mut each: impl FnMut(usize, Option<String>),
-) {
+) -> bool {
     let carried = |s: &str| !s.contains(['\n', '\r']) && !s.is_empty();
     let asked: Vec<usize> = (0..wanted.len())
         .filter(|&i| carried(wanted[i].0) && carried(wanted[i].1))
@@ -30,25 +31,20 @@ pub fn each_file(
         .map(|&i| format!("{}:{}\n", wanted[i].0, wanted[i].1))
         .collect();
     let mut answered = 0;
-    if !asked.is_empty() {
-        let _ = batch(
-            root,
-            input,
-            |answer| {
-                let Some(&i) = asked.get(answered) else {
-                    return;
-                };
+    let ran = asked.is_empty()
+        || batch(root, input, max_bytes, |answer| {
+            if let Some(&i) = asked.get(answered) {
                 answered += 1;
-                each(i, answer.filter(|a| a.len() <= max_bytes));
-            },
-            max_bytes,
-        );
-    }
+                each(i, answer);
+            }
+        })
+        .is_some();
     // Whatever git did not answer (a name it could not carry, git not run, output cut short).
     let given: std::collections::BTreeSet<usize> = asked[..answered].iter().copied().collect();
     for i in (0..wanted.len()).filter(|i| !given.contains(i)) {
         each(i, None);
     }
+    ran
 }
 
 /// Runs `git cat-file --batch` on `input` (one object name a line), handing each answer to
@@ -56,8 +52,8 @@ pub fn each_file(
 fn batch(
     root: &Path,
     input: String,
-    mut each: impl FnMut(Option<String>),
     max_bytes: usize,
+    mut each: impl FnMut(Option<String>),
 ) -> Option<()> {
     let mut child = Command::new("git")
         .arg("-C")
