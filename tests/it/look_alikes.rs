@@ -238,3 +238,50 @@ fn the_commented_sentence_edited_around_keeps_its_mark_beside_a_copy() {
         "{suggestion}"
     );
 }
+
+#[test]
+fn git_runs_as_often_for_thirty_comments_not_committed_as_for_one() {
+    // Comments not committed yet are read from the commit current at their `createdAt`: the
+    // commits are listed once for all of them, not asked for one by one (a first build with
+    // thousands of such comments once ran two `git` processes for each).
+    let (_tmp, book) = reviewed(false);
+    delete_the_commented_lines(&book);
+    let shim = common::tempdir();
+    let log = shim.path().join("calls");
+    let real = common::find_tool("git").expect("git");
+    let script = shim.path().join("git");
+    common::write(
+        &script,
+        &format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            real.display()
+        ),
+    );
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        shim.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let calls = |book: &Path| {
+        let _ = std::fs::remove_file(&log);
+        let out = common::run_with(book, &["anchors", "--json"], None, &[("PATH", &path)]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        common::read(&log).lines().count()
+    };
+    let one = calls(&book);
+    let page = book.join(".notabene/nomicon/src/hrtb");
+    let first = common::read(&page.join("c_lookalike1.json"));
+    for i in 2..=30 {
+        let id = format!("c_lookalike{i}");
+        common::write(
+            &page.join(format!("{id}.json")),
+            &first.replace("c_lookalike1", &id),
+        );
+    }
+    let thirty = calls(&book);
+    assert_eq!(thirty, one, "git calls for 30 comments and for 1");
+    let (status, ..) = anchoring(&book);
+    assert_eq!(status, "orphan");
+}

@@ -261,6 +261,62 @@ pub fn files_added(top: &Path, dir: &str) -> HashMap<String, String> {
     added
 }
 
+/// `HEAD`'s commits with their committer times, in `git rev-list` order, listed once: the
+/// commit current at each of many instants without a `git` process for each
+/// ([`Timeline::commit_at`] answers as [`Repo::commit_at`](super::Repo::commit_at) does).
+#[derive(Debug, Default)]
+pub struct Timeline {
+    /// `(committer time, commit)` in `git rev-list HEAD` order.
+    commits: Vec<(i64, String)>,
+    /// For each position, the earliest time at or before it in that order (never rising): the
+    /// first commit at or before an instant is found by halving.
+    earliest: Vec<i64>,
+    /// The last root commit (no parent) in that order.
+    root: Option<String>,
+}
+
+impl Timeline {
+    /// `HEAD`'s commits in the work tree at `top`: one `git rev-list`. Empty without a commit.
+    pub fn of_head(top: &Path) -> Timeline {
+        let mut t = Timeline::default();
+        let Some((0, out)) = git(top, &["rev-list", "--timestamp", "--parents", "HEAD"]) else {
+            return t;
+        };
+        for line in out.lines() {
+            let mut fields = line.split(' ');
+            let (Some(Ok(time)), Some(commit)) =
+                (fields.next().map(str::parse::<i64>), fields.next())
+            else {
+                continue;
+            };
+            if fields.next().is_none() {
+                t.root = Some(commit.to_string());
+            }
+            let low = t.earliest.last().map_or(time, |&e| e.min(time));
+            t.earliest.push(low);
+            t.commits.push((time, commit.to_string()));
+        }
+        t
+    }
+
+    /// The commit current at `at`: the first in `git rev-list HEAD` order committed at or
+    /// before it (what `git rev-list -1 --before=<at> HEAD` gives), else the last root commit.
+    /// `None` when `at` is not an instant of the store's form (`2026-01-02T03:04:05.678Z`,
+    /// which git reads to the whole second): the caller then asks git.
+    pub fn commit_at(&self, at: &str) -> Option<Option<String>> {
+        let instant =
+            chrono::NaiveDateTime::parse_from_str(at.strip_suffix('Z')?, "%Y-%m-%dT%H:%M:%S%.f")
+                .ok()?
+                .and_utc()
+                .timestamp();
+        let first = self.earliest.partition_point(|&e| e > instant);
+        Some(match self.commits.get(first) {
+            Some((_, commit)) => Some(commit.clone()),
+            None => self.root.clone(),
+        })
+    }
+}
+
 /// The newest commit every one of `commits` descends from (`git merge-base --octopus`); the
 /// commit itself when there is one.
 pub fn common_ancestor(top: &Path, commits: &[&str]) -> Option<String> {
@@ -299,7 +355,8 @@ fn blamed_commits(porcelain: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{blamed_commits, files_added};
+    use super::{Timeline, blamed_commits, files_added};
+    use crate::model::book::git::Repo;
     use std::path::Path;
 
     fn git(dir: &Path, args: &[&str]) -> String {
@@ -357,5 +414,81 @@ mod tests {
             "{a} 1 1 2\nauthor X\nfilename f.md\n\t{a} 2 2 lookalike content\n{a} 2 2\n\tsecond\n{z} 3 3 1\n\tnew\n"
         );
         assert_eq!(blamed_commits(&out), vec![a, z]);
+    }
+
+    #[test]
+    fn the_timeline_names_the_commit_git_names_at_every_instant() {
+        let dir = tempfile::tempdir().unwrap();
+        let top = dir.path();
+        let repo = || Repo::discover(top);
+        git(top, &["init", "-q"]);
+        assert_eq!(
+            Timeline::of_head(top).commit_at("2026-07-28T09:00:00Z"),
+            Some(None)
+        );
+        assert_eq!(repo().commit_at("2026-07-28T09:00:00Z"), None);
+        let commit = |at: &str, file: &str| {
+            std::fs::write(top.join(file), at).unwrap();
+            git(top, &["add", "-A"]);
+            let out = std::process::Command::new("git")
+                .arg("-C")
+                .arg(top)
+                .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
+                .args(["-c", "commit.gpgsign=false", "commit", "-qm", at])
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_COMMITTER_DATE", at)
+                .env("GIT_AUTHOR_DATE", at)
+                .output()
+                .unwrap();
+            assert!(out.status.success());
+        };
+        // Two roots merged, and a clock that went back (the third commit dated before the
+        // second).
+        commit("2026-07-28T09:00:00Z", "a");
+        commit("2026-07-28T10:00:00Z", "a");
+        commit("2026-07-28T09:30:00Z", "a");
+        let main = git(top, &["symbolic-ref", "--short", "HEAD"]);
+        git(top, &["checkout", "-q", "--orphan", "other"]);
+        commit("2026-07-28T08:00:00Z", "b");
+        git(top, &["checkout", "-q", &main]);
+        git(
+            top,
+            &[
+                "merge",
+                "-q",
+                "--allow-unrelated-histories",
+                "--no-edit",
+                "other",
+            ],
+        );
+        let timeline = Timeline::of_head(top);
+        for at in [
+            "2026-07-28T07:59:59.999Z",
+            "2026-07-28T08:00:00.000Z",
+            "2026-07-28T08:59:59.999Z",
+            "2026-07-28T09:00:00Z",
+            "2026-07-28T09:00:00.999Z",
+            "2026-07-28T09:29:59Z",
+            "2026-07-28T09:30:00.5Z",
+            "2026-07-28T09:59:59.000Z",
+            "2026-07-28T10:00:00.000Z",
+            "2030-01-01T00:00:00.000Z",
+        ] {
+            assert_eq!(
+                timeline.commit_at(at),
+                Some(repo().commit_at(at)),
+                "at {at}"
+            );
+        }
+        // Not the store's form: git is asked.
+        for at in [
+            "2026-07-28T11:00:00+02:00",
+            "yesterday",
+            "",
+            "2026-02-30T00:00:00Z",
+        ] {
+            assert_eq!(timeline.commit_at(at), None, "{at}");
+        }
     }
 }

@@ -47,6 +47,7 @@ mod tests;
 use super::{BookAnchors, Followed, FollowedBy, is_live};
 use crate::model::book::PageIds;
 use crate::model::book::git::{MoveKind, Repo};
+use crate::model::book::history::Timeline;
 use crate::util::memo::Memo;
 use git::{by_git, git_targets};
 use memo::{decode_decisions, encode_decisions, memo_key};
@@ -83,9 +84,15 @@ enum Decision {
 
 /// The commit that added each candidate comment's file to the store (through renames): the
 /// point git's evidence is read from. A comment without one (not committed yet, or no store
-/// given) is read from the commit current at its `createdAt`.
+/// given) is read from the commit current at its `createdAt`, found in `HEAD`'s commits listed
+/// once (at the first such comment).
 #[derive(Debug, Default)]
-pub(super) struct Origins(HashMap<usize, String>);
+pub(super) struct Origins {
+    /// Candidate → the commit that added its file.
+    added: HashMap<usize, String>,
+    /// `HEAD`'s commits with their times, when a comment not committed yet asked.
+    timeline: std::sync::OnceLock<Timeline>,
+}
 
 impl Origins {
     /// The origins of `candidates`, their files under the store at `store`: one `git log`.
@@ -116,7 +123,10 @@ impl Origins {
                 found.insert(ci, commit.clone());
             }
         }
-        Origins(found)
+        Origins {
+            added: found,
+            timeline: std::sync::OnceLock::new(),
+        }
     }
 
     /// The commit comment `ci`'s evidence is read from: the one that added its file, else the
@@ -127,7 +137,7 @@ impl Origins {
         repo: &Repo,
         ci: usize,
     ) -> Option<String> {
-        if let Some(c) = self.0.get(&ci) {
+        if let Some(c) = self.added.get(&ci) {
             return Some(c.clone());
         }
         let created = anchors.comments[ci]
@@ -135,12 +145,16 @@ impl Origins {
             .get("createdAt")
             .and_then(|v| v.as_str())
             .unwrap_or_default();
-        repo.commit_at(created)
+        let top = repo.root()?;
+        self.timeline
+            .get_or_init(|| Timeline::of_head(top))
+            .commit_at(created)
+            .unwrap_or_else(|| repo.commit_at(created))
     }
 
     /// The commit that added comment `ci`'s file, when one did.
     pub(super) fn added(&self, ci: usize) -> Option<&str> {
-        self.0.get(&ci).map(String::as_str)
+        self.added.get(&ci).map(String::as_str)
     }
 }
 
