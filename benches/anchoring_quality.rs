@@ -761,7 +761,10 @@ impl WholeBook {
         follow::follow(
             &mut book,
             &self.ids,
-            (self.root.path(), None),
+            (
+                &mdbook_notabene::model::book::Repo::discover(self.root.path()),
+                None,
+            ),
             &options,
             tau,
             None,

@@ -134,7 +134,7 @@ fn main() {
         follow::follow(
             &mut a,
             &ids,
-            (&tmp, None),
+            (&mdbook_notabene::model::book::Repo::discover(&tmp), None),
             &options,
             DEFAULT_THRESHOLD,
             None,
@@ -150,7 +150,7 @@ fn main() {
         follow::follow(
             &mut a,
             &ids,
-            (&tmp, None),
+            (&mdbook_notabene::model::book::Repo::discover(&tmp), None),
             &options,
             DEFAULT_THRESHOLD,
             None,

@@ -516,13 +516,12 @@ pub fn generate(
 ) -> Views {
     let store = cfg.store();
     let journal = notabene_store::journal::read(&store);
-    let repo = Repo::discover(&cfg.root);
     let input = ViewInput {
         anchors,
         journal: journal.entries(),
         book: cfg,
         ids,
-        repo: &repo,
+        repo: cfg.repo(),
         memo,
     };
     let taken: std::collections::BTreeSet<String> = book

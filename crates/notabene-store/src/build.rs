@@ -42,9 +42,17 @@ impl Store {
         forms: &dyn Condense,
     ) -> Result<Snapshot> {
         self.check_compatible()?;
-        let cache = cache::Cache::open_in(cache_dir, self.root());
+        // The cache file is read and indexed while the store is listed.
+        let (listed, cache) = std::thread::scope(|scope| {
+            let cache = scope.spawn(|| cache::Cache::open_in(cache_dir, self.root()));
+            let listed = self.list(true);
+            let cache = cache
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (listed, cache)
+        });
         let (snap, outcomes) =
-            self.read_listed(true, |f| read_comment_file_for_build(&cache, f, forms))?;
+            self.read_walked(listed?, |f| read_comment_file_for_build(&cache, f, forms));
         cache.write_back(&outcomes, self.root());
         Ok(snap)
     }

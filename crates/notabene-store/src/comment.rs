@@ -135,16 +135,38 @@ impl From<Scope> for Value {
 /// The map is shared between copies (a clone is a reference count; a mutation copies it
 /// first): a long-lived process keeps the comments it read without copying them.
 #[derive(Debug, Clone, Default)]
-pub struct Comment(
-    std::sync::Arc<Map<String, Value>>,
-    Option<std::sync::Arc<dyn CondensedText>>,
-);
+pub struct Comment {
+    /// The fields, in the file's order.
+    map: std::sync::Arc<Map<String, Value>>,
+    /// The condensed text of a condensed comment.
+    condensed: Option<std::sync::Arc<dyn CondensedText>>,
+    /// `status` and `scope` as read from `map` (kept in step by every mutation): a build asks
+    /// for them of every comment at every stage, without reaching into the map each time.
+    typed: Typed,
+}
+
+/// The fields of a comment a build asks for most, read once from its map.
+#[derive(Debug, Clone, Copy, Default)]
+struct Typed {
+    status: Option<Status>,
+    scope: Option<Scope>,
+}
+
+impl Typed {
+    fn of(map: &Map<String, Value>) -> Typed {
+        let field = |key: &str| map.get(key).and_then(Value::as_str);
+        Typed {
+            status: field("status").and_then(Status::parse),
+            scope: field("scope").and_then(Scope::parse),
+        }
+    }
+}
 
 /// Two comments are equal when their maps are, and their condensed texts (if condensed).
 impl PartialEq for Comment {
     fn eq(&self, other: &Comment) -> bool {
-        self.0 == other.0
-            && match (&self.1, &other.1) {
+        self.map == other.map
+            && match (&self.condensed, &other.condensed) {
                 (None, None) => true,
                 (Some(a), Some(b)) => std::sync::Arc::ptr_eq(a, b) || a.to_text() == b.to_text(),
                 _ => false,
@@ -191,33 +213,41 @@ impl Comment {
     /// Wraps a JSON value; a non-object becomes an empty comment (which has no id).
     pub fn from_value(v: Value) -> Comment {
         match v {
-            Value::Object(m) => Comment(m.into(), None),
-            _ => Comment(Default::default(), None),
+            Value::Object(m) => Comment::from_map(m),
+            _ => Comment::default(),
         }
     }
     /// Wraps a map.
     pub fn from_map(m: Map<String, Value>) -> Comment {
-        Comment(m.into(), None)
+        Comment {
+            typed: Typed::of(&m),
+            map: m.into(),
+            condensed: None,
+        }
     }
     /// A condensed comment ([`crate::condense`]): the fields a build reads, and the text it
     /// made from the whole comment.
     pub fn condensed(m: Map<String, Value>, text: std::sync::Arc<dyn CondensedText>) -> Comment {
-        Comment(m.into(), Some(text))
+        Comment {
+            typed: Typed::of(&m),
+            map: m.into(),
+            condensed: Some(text),
+        }
     }
     /// The condensed text of a condensed comment (`None`: the comment is whole).
     pub fn condensed_text(&self) -> Option<&dyn CondensedText> {
-        self.1.as_deref()
+        self.condensed.as_deref()
     }
     /// The underlying map.
     pub fn as_map(&self) -> &Map<String, Value> {
-        &self.0
+        &self.map
     }
     /// A field.
     pub fn get(&self, key: &str) -> Option<&Value> {
-        self.0.get(key)
+        self.map.get(key)
     }
     fn str_field(&self, key: &str) -> Option<&str> {
-        self.0
+        self.map
             .get(key)
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty())
@@ -236,11 +266,11 @@ impl Comment {
     }
     /// The scope, when it is one of the contract's.
     pub fn scope(&self) -> Option<Scope> {
-        self.str_field("scope").and_then(Scope::parse)
+        self.typed.scope
     }
     /// The status, when it is one of the contract's.
     pub fn status(&self) -> Option<Status> {
-        self.str_field("status").and_then(Status::parse)
+        self.typed.status
     }
     /// The scope as stored, whatever it is.
     pub fn scope_str(&self) -> Option<&str> {
@@ -252,15 +282,18 @@ impl Comment {
     }
     /// `hold == true`.
     pub fn held(&self) -> bool {
-        self.0.get("hold").and_then(Value::as_bool).unwrap_or(false)
+        self.map
+            .get("hold")
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
     }
     /// The anchor object, if any.
     pub fn anchor(&self) -> Option<&Map<String, Value>> {
-        self.0.get("anchor").and_then(Value::as_object)
+        self.map.get("anchor").and_then(Value::as_object)
     }
     /// The thread messages.
     pub fn thread(&self) -> &[Value] {
-        self.0
+        self.map
             .get("thread")
             .and_then(Value::as_array)
             .map(Vec::as_slice)
@@ -268,14 +301,14 @@ impl Comment {
     }
     /// `updatedAt`.
     pub fn updated_at(&self) -> &str {
-        self.0
+        self.map
             .get("updatedAt")
             .and_then(Value::as_str)
             .unwrap_or("")
     }
     /// The suggested edit, when `suggestion` is an object with string `quote` and `text`.
     pub fn suggestion(&self) -> Option<Suggestion<'_>> {
-        let s = self.0.get("suggestion")?.as_object()?;
+        let s = self.map.get("suggestion")?.as_object()?;
         Some(Suggestion {
             quote: s.get("quote")?.as_str()?,
             text: s.get("text")?.as_str()?,
@@ -286,12 +319,12 @@ impl Comment {
     /// Sets `key` to `value`: in place when it exists, else right after `after` (appended
     /// when `after` is absent).
     pub fn set_after(&mut self, after: &str, key: &str, value: Value) {
-        self.1 = None;
-        if self.0.contains_key(key) || !self.0.contains_key(after) {
+        self.condensed = None;
+        if self.map.contains_key(key) || !self.map.contains_key(after) {
             self.set(key, value);
             return;
         }
-        let map = std::sync::Arc::make_mut(&mut self.0);
+        let map = std::sync::Arc::make_mut(&mut self.map);
         let old = std::mem::take(map);
         for (k, v) in old {
             let at = k == after;
@@ -300,6 +333,7 @@ impl Comment {
                 map.insert(key.to_string(), value.clone());
             }
         }
+        self.typed = Typed::of(&self.map);
     }
 
     /// `status == open && !hold`: what agents act on.
@@ -310,25 +344,27 @@ impl Comment {
     /// Sets `key` to `value`, keeping its position when it exists, appending otherwise.
     pub fn set(&mut self, key: &str, value: Value) {
         // A changed comment is whole again: its pre-written forms would be stale.
-        self.1 = None;
-        let map = std::sync::Arc::make_mut(&mut self.0);
+        self.condensed = None;
+        let map = std::sync::Arc::make_mut(&mut self.map);
         if let Some(slot) = map.get_mut(key) {
             *slot = value;
         } else {
             map.insert(key.to_string(), value);
         }
+        self.typed = Typed::of(&self.map);
     }
 
     /// Removes `key`, keeping the order of the others.
     pub fn remove(&mut self, key: &str) {
-        self.1 = None;
-        std::sync::Arc::make_mut(&mut self.0).shift_remove(key);
+        self.condensed = None;
+        std::sync::Arc::make_mut(&mut self.map).shift_remove(key);
+        self.typed = Typed::of(&self.map);
     }
 
     /// Appends a thread message (creating the thread when absent).
     pub fn push_message(&mut self, author: &str, body: &str, ts: &str) {
-        self.1 = None;
-        match std::sync::Arc::make_mut(&mut self.0).get_mut("thread") {
+        self.condensed = None;
+        match std::sync::Arc::make_mut(&mut self.map).get_mut("thread") {
             Some(Value::Array(a)) => a.push(message(author, body, ts)),
             _ => self.set("thread", Value::Array(vec![message(author, body, ts)])),
         }

@@ -105,6 +105,12 @@ impl Store {
         stat: bool,
         read: impl Fn(&Listed) -> (Snapshot, X) + Sync,
     ) -> Result<(Snapshot, Vec<(String, X)>)> {
+        Ok(self.read_walked(self.list(stat)?, read))
+    }
+
+    /// The store's files, listed (with their metadata when `stat`), for
+    /// [`Store::read_walked`].
+    pub(crate) fn list(&self, stat: bool) -> Result<Walk> {
         let mut walk = Walk {
             stat,
             ..Walk::default()
@@ -112,6 +118,15 @@ impl Store {
         if self.exists() {
             self.walk(&self.root, "", &mut walk)?;
         }
+        Ok(walk)
+    }
+
+    /// [`Store::read_listed`] of the files `walk` listed.
+    pub(crate) fn read_walked<X: Send>(
+        &self,
+        walk: Walk,
+        read: impl Fn(&Listed) -> (Snapshot, X) + Sync,
+    ) -> (Snapshot, Vec<(String, X)>) {
         let Walk {
             files,
             leftovers,
@@ -137,7 +152,7 @@ impl Store {
             snap.unreadable.extend(part.unreadable);
             extra.push((f.rel, x));
         }
-        Ok((snap, extra))
+        (snap, extra)
     }
 
     /// The temp files (`*.tmp`) in the store, store-relative, in a deterministic order.
@@ -325,7 +340,7 @@ impl Store {
 
 /// What a walk of the store found.
 #[derive(Default)]
-struct Walk {
+pub(crate) struct Walk {
     /// Whether the files' metadata is read during the walk.
     stat: bool,
     /// `*.json` files to read.

@@ -214,7 +214,7 @@ impl Served {
         crate::model::book::warn_config(&book);
         let ids = PageIds::new(&book);
         let store = book.store();
-        let repo = Repo::discover(root);
+        let repo = book.repo().clone();
         let work = tempfile::Builder::new()
             .prefix("notabene-serve-")
             .tempdir()

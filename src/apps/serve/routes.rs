@@ -457,7 +457,7 @@ async fn static_file(State(ctx): State<Arc<Context>>, mut req: Request) -> Respo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::book::{Book, PageIds, Repo};
+    use crate::model::book::{Book, PageIds};
     use hyper::service::Service;
     use pretty_assertions::assert_eq;
     use std::collections::BTreeMap;
@@ -500,7 +500,7 @@ mod tests {
             site,
             store: book.store(),
             ids: PageIds::new(&book),
-            repo: Repo::discover(&root),
+            repo: book.repo().clone(),
             access: Access::Local {
                 token: None,
                 host_mode: false,

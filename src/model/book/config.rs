@@ -3,7 +3,7 @@
 //! table and then [`Config`] with its defaults. A malformed value is an error naming the key;
 //! mdBook's own preprocessor keys are accepted; unknown keys are warned about.
 
-use super::git::git_toplevel;
+use super::git::Repo;
 use crate::{Error, Result, bail};
 use mdbook_preprocessor::config::Config as MdConfig;
 use notabene_core::say_err;
@@ -144,6 +144,8 @@ pub struct Book {
     pub warnings: Vec<String>,
     /// The whole configuration as mdBook reads it (for `[output.html]`).
     pub mdbook: MdConfig,
+    /// The git repository holding the root (looked up once, when first asked).
+    repo: Repo,
 }
 
 impl Book {
@@ -206,6 +208,7 @@ impl Book {
             .unwrap_or_else(|| "en".into());
         let root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
         Ok(Book {
+            repo: Repo::discover(&root),
             root,
             src: config.book.src.to_string_lossy().into_owned(),
             language: config.book.language.clone(),
@@ -239,6 +242,11 @@ impl Book {
         self.language.as_deref().unwrap_or(&self.default_language)
     }
 
+    /// The git repository the book lives in (found once, when first asked).
+    pub fn repo(&self) -> &Repo {
+        &self.repo
+    }
+
     /// Absolute path of the src directory.
     pub fn src_dir(&self) -> PathBuf {
         self.root.join(&self.src)
@@ -251,8 +259,8 @@ impl Book {
             return p.trim_matches('/').to_string();
         }
         let src = self.src_dir();
-        if let Some(git_root) = git_toplevel(&self.root)
-            && let Ok(rel) = canonical(&src).strip_prefix(canonical(&git_root))
+        if let Some(git_root) = self.repo.root()
+            && let Ok(rel) = canonical(&src).strip_prefix(git_root)
         {
             return slash_path(rel);
         }

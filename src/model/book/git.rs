@@ -68,40 +68,53 @@ pub(crate) fn git(root: &Path, args: &[&str]) -> Option<(i32, String)> {
     ))
 }
 
-/// A git work tree, for diffs of book files.
+/// A git work tree, for diffs of book files. Found when first asked for (one `git rev-parse`,
+/// then kept): a build that never asks git anything runs no `git`.
 #[derive(Debug, Clone)]
 pub struct Repo {
-    root: Option<PathBuf>,
+    /// The directory to look from (`None`: no repository).
+    dir: Option<PathBuf>,
+    /// The top of the work tree holding `dir`, canonical, once looked up.
+    root: std::sync::OnceLock<Option<PathBuf>>,
 }
 
 impl Repo {
-    /// The repository containing `dir`, if any.
+    /// The repository containing `dir`, if any (looked up when first needed).
     pub fn discover(dir: &Path) -> Repo {
         Repo {
-            root: git_toplevel(dir).map(|p| p.canonicalize().unwrap_or(p)),
+            dir: Some(dir.to_path_buf()),
+            root: std::sync::OnceLock::new(),
         }
     }
 
     /// No repository: every lookup finds nothing.
     pub fn none() -> Repo {
-        Repo { root: None }
+        Repo {
+            dir: None,
+            root: std::sync::OnceLock::new(),
+        }
     }
 
     /// The repository root, if any.
     pub fn root(&self) -> Option<&Path> {
-        self.root.as_deref()
+        self.root
+            .get_or_init(|| {
+                let top = git_toplevel(self.dir.as_deref()?)?;
+                Some(top.canonicalize().unwrap_or(top))
+            })
+            .as_deref()
     }
 
     /// `file` relative to the repository root, `/`-separated.
     pub fn relative(&self, file: &Path) -> Option<String> {
-        let root = self.root.as_ref()?;
+        let root = self.root()?;
         let abs = file.canonicalize().ok()?;
         abs.strip_prefix(root).ok().map(notabene_core::slash_path)
     }
 
     /// The diff of `file` (None: the page has no source file) for a change with `git_ref`.
     pub fn diff(&self, file: Option<&Path>, git_ref: Option<&str>) -> Diff {
-        let Some(root) = &self.root else {
+        let Some(root) = self.root() else {
             return Diff::empty(Source::None, git_ref, "no-git");
         };
         let Some(rel) = file.and_then(|f| self.relative(f)) else {
@@ -196,7 +209,7 @@ impl Repo {
     /// commit's parent and the commit, else HEAD (nothing for a new file) and the working
     /// tree. `None` when there is nothing to compare.
     pub fn versions(&self, file: Option<&Path>, git_ref: Option<&str>) -> Option<(String, String)> {
-        let root = self.root.as_ref()?;
+        let root = self.root()?;
         let rel = self.relative(file?)?;
         let show = |spec: String| match git(root, &["--literal-pathspecs", "show", &spec]) {
             Some((0, text)) => Some(text),
@@ -256,7 +269,7 @@ impl Repo {
     /// updated at `updated_at` (ISO 8601): the newest commit at or before that instant that
     /// holds the file, else the last commit that added or changed it.
     pub fn base_for(&self, path: &str, updated_at: Option<&str>) -> Option<String> {
-        let root = self.root.as_deref()?;
+        let root = self.root()?;
         if let Some(t) = updated_at {
             let before = format!("--before={t}");
             if let Some((0, c)) = git(root, &["rev-list", "-1", &before, "HEAD"]) {
@@ -292,7 +305,7 @@ impl Repo {
     /// it, else (history written after the instant, as in a copied repository) HEAD's root
     /// commit. None without a repository or a commit.
     pub fn commit_at(&self, at: &str) -> Option<String> {
-        let root = self.root.as_deref()?;
+        let root = self.root()?;
         let before = format!("--before={at}");
         if let Some((0, c)) = git(root, &["rev-list", "-1", &before, "HEAD"])
             && !c.trim().is_empty()
@@ -311,7 +324,7 @@ impl Repo {
     /// what its moves and copies are found among ([`Repo::moves_since`]).
     /// `None` without a repository: git has nothing to say.
     pub fn state(&self) -> Option<String> {
-        let root = self.root.as_deref()?;
+        let root = self.root()?;
         let head = git(root, &["rev-parse", "--verify", "-q", "HEAD"])
             .map(|(_, out)| out.trim().to_string())
             .unwrap_or_default();
@@ -344,7 +357,7 @@ impl Repo {
 
     /// The contents of `path` in commit `base`.
     pub fn show(&self, base: &str, path: &str) -> Option<String> {
-        let root = self.root.as_deref()?;
+        let root = self.root()?;
         match git(
             root,
             &["--literal-pathspecs", "show", &format!("{base}:{path}")],
@@ -359,7 +372,7 @@ impl Repo {
     /// with git's own rename and copy detection. The repository's index is not touched: a
     /// private copy of it gets the working tree's state.
     pub fn moves_since(&self, base: &str) -> Vec<Move> {
-        let Some(root) = self.root.as_deref() else {
+        let Some(root) = self.root() else {
             return Vec::new();
         };
         let Ok(tmp) = tempfile::Builder::new().prefix("notabene-index-").tempdir() else {

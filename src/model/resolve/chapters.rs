@@ -135,15 +135,23 @@ pub fn anchor_after(
     let options = crate::model::book::text_options(&book_cfg.mdbook)?;
     let threshold = book_cfg.config.threshold.unwrap_or(DEFAULT_THRESHOLD);
     let chapters = chapters(book, &ids);
-    let mut anchors = super::anchor_book_after(
-        chapters,
-        comments,
-        &options,
-        threshold,
-        notabene_core::par::default_threads(),
-        which,
-        earlier,
-    );
+    let memo = earlier.memo();
+    let (mut anchors, git_state) = std::thread::scope(|scope| {
+        // git's state keys the follow decisions the memo keeps (two `git` processes): asked
+        // while the chapters are anchored.
+        let state = memo.map(|_| scope.spawn(|| book_cfg.repo().state()));
+        let anchors = super::anchor_book_after(
+            chapters,
+            comments,
+            &options,
+            threshold,
+            notabene_core::par::default_threads(),
+            which,
+            earlier,
+        );
+        let state = state.map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+        (anchors, state)
+    });
     anchors.sources = Some(super::source_map::Sources::of(book_cfg));
     for (ci, c) in anchors.comments.iter().enumerate() {
         let l = &mut anchors.located[ci];
@@ -161,15 +169,14 @@ pub fn anchor_after(
         &pages,
         anchors.comments.iter().filter_map(|c| c.page()),
     );
-    let memo = earlier.memo();
     let store = book_cfg.store();
     anchors.ambiguous = super::follow::follow(
         &mut anchors,
         &ids,
-        (&book_cfg.root, Some(store.root())),
+        (book_cfg.repo(), Some(store.root())),
         &options,
         threshold,
-        memo,
+        memo.map(|m| (m, git_state.as_ref().and_then(|s| s.as_deref()))),
     );
     // Without a prefix to name, the line is for comments that stay off the book: when every
     // one of them was followed to its page (a chapter renamed), there is nothing to say.

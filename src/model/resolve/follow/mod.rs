@@ -175,15 +175,15 @@ fn page_files(ids: &PageIds, page: &str) -> Vec<String> {
 ///
 /// With `memo`, the decisions are taken from an earlier build when everything they are made
 /// from is the same: every chapter, the comments to follow, the page ids, options and
-/// threshold, and the repository's state (its `HEAD` and the changes its work tree holds), on
-/// which git's answers depend.
+/// threshold, and the repository's state (its `HEAD` and the changes its work tree holds,
+/// [`Repo::state`], asked by the caller), on which git's answers depend.
 pub fn follow(
     anchors: &mut BookAnchors,
     ids: &PageIds,
-    (root, store): (&Path, Option<&Path>),
+    (repo, store): (&Repo, Option<&Path>),
     options: &TextOptions,
     threshold: f64,
-    memo: Option<&Memo>,
+    memo: Option<(&Memo, Option<&str>)>,
 ) -> Vec<(usize, Vec<usize>)> {
     let candidates: Vec<usize> = (0..anchors.comments.len())
         .filter(|&ci| is_candidate(anchors, ids, ci))
@@ -191,38 +191,29 @@ pub fn follow(
     if candidates.is_empty() {
         return Vec::new();
     }
-    // The repository is looked up only when some comment is missing, orphaned, or placed with
-    // its quote or context changed.
-    let repo = Repo::discover(root);
-    let key = memo.map(|_| {
-        let state = repo.state();
-        memo_key(
-            anchors,
-            ids,
-            (options, threshold),
-            &candidates,
-            state.as_deref(),
-        )
-    });
+    // git is asked only when some comment is missing, orphaned, or placed with its quote or
+    // context changed.
+    let key =
+        memo.map(|(_, state)| memo_key(anchors, ids, (options, threshold), &candidates, state));
     // Kept by the candidates' places in `candidates`, not their indices in the store: a
     // comment added or removed elsewhere leaves them as they were.
     let kept = memo
         .zip(key.as_ref())
-        .and_then(|(m, k)| m.get(k))
+        .and_then(|((m, _), k)| m.get(k))
         .and_then(|bytes| decode_decisions(bytes, &candidates));
     let decisions = match kept {
         Some(d) => d,
         None => {
-            let origins = Origins::of(anchors, &repo, store, &candidates);
+            let origins = Origins::of(anchors, repo, store, &candidates);
             let decisions = decide(
                 anchors,
                 ids,
-                (&repo, &origins),
+                (repo, &origins),
                 options,
                 threshold,
                 &candidates,
             );
-            if let (Some(m), Some(k)) = (memo, key) {
+            if let (Some((m, _)), Some(k)) = (memo, key) {
                 m.put(k, encode_decisions(&decisions, &candidates));
             }
             decisions
