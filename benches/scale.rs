@@ -91,12 +91,12 @@ impl mdbook_preprocessor::Preprocessor for StandIn {
     }
 }
 
-/// The scenarios: name, comments, of which resolved, target (the build's time through the
-/// `mdbook` binary over the pass-through preprocessor's).
+/// The scenarios: name, comments, of which resolved, target (a later build's time through the
+/// `mdbook` binary over the pass-through preprocessor's: the pipeline issue's).
 const SCENARIOS: [(&str, usize, usize, f64); 3] = [
-    ("1,000 open", 1_000, 0, 1.05),
-    ("10,000 open", 10_000, 0, 1.30),
-    ("20,000, of which 18,000 resolved", 20_000, 18_000, 1.20),
+    ("1,000 open", 1_000, 0, 1.03),
+    ("10,000 open", 10_000, 0, 1.20),
+    ("20,000, of which 18,000 resolved", 20_000, 18_000, 1.10),
 ];
 
 fn main() {

@@ -70,7 +70,7 @@ pub(crate) fn git(root: &Path, args: &[&str]) -> Option<(i32, String)> {
 
 /// A git work tree, for diffs of book files. Found when first asked for (one `git rev-parse`,
 /// then kept): a build that never asks git anything runs no `git`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Repo {
     /// The directory to look from (`None`: no repository).
     dir: Option<PathBuf>,
@@ -81,18 +81,16 @@ pub struct Repo {
 impl Repo {
     /// The repository containing `dir`, if any (looked up when first needed).
     pub fn discover(dir: &Path) -> Repo {
+        let dir = Some(dir.to_path_buf());
         Repo {
-            dir: Some(dir.to_path_buf()),
-            root: std::sync::OnceLock::new(),
+            dir,
+            ..Repo::none()
         }
     }
 
     /// No repository: every lookup finds nothing.
     pub fn none() -> Repo {
-        Repo {
-            dir: None,
-            root: std::sync::OnceLock::new(),
-        }
+        Repo::default()
     }
 
     /// The repository root, if any.
@@ -470,17 +468,11 @@ pub const BRANCH_SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_A
 
 /// The git work tree root containing `dir`, if any.
 pub fn git_toplevel(dir: &Path) -> Option<PathBuf> {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["rev-parse", "--show-toplevel"])
-        .output()
-        .ok()?;
-    if !out.status.success() {
-        return None;
+    match git(dir, &["rev-parse", "--show-toplevel"]) {
+        // A path that is not UTF-8 is no work tree this build can name.
+        Some((0, out)) if !out.contains('\u{FFFD}') => Some(out.trim_end_matches('\n').into()),
+        _ => None,
     }
-    let s = String::from_utf8(out.stdout).ok()?;
-    Some(PathBuf::from(s.trim()))
 }
 
 /// The git directory of the repository whose work tree holds `dir` (a linked work tree's own
