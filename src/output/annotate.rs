@@ -18,6 +18,7 @@
 //! `output::views`, `output::reuse`, `output::assets`.
 
 use crate::Result;
+use crate::model::book::git::StateAsked;
 use crate::model::book::{Book, PageIds};
 use crate::model::resolve::{self, BookAnchors, report};
 use crate::output::inject::{self, island};
@@ -81,6 +82,10 @@ pub struct Prefetched {
     pub comments: Vec<Comment>,
     /// The warnings reading it gave, printed when the run uses these comments.
     pub warnings: Vec<String>,
+    /// The book root it was read for, and its repository (looked up).
+    pub root: (PathBuf, crate::model::book::Repo),
+    /// The book root's repository state, asked while the store was read.
+    pub git_state: StateAsked,
 }
 
 /// Reads the store of the book at `root` as its `book.toml` (and `MDBOOK_*` variables) place
@@ -97,12 +102,17 @@ pub fn prefetch(root: &Path) -> Option<Prefetched> {
         return None;
     }
     let store = cfg.store();
+    // git's state (two `git` processes, for the follow memo's key) is asked meanwhile.
+    cfg.repo().root();
+    let git_state = cfg.repo().ask_state();
     let (comments, warnings) =
         resolve::chapters::read_comments_for_build(&store, &cfg.config.space);
     Some(Prefetched {
         store: store.root().to_path_buf(),
         comments,
         warnings,
+        root: (root.to_path_buf(), cfg.repo().clone()),
+        git_state,
     })
 }
 
@@ -146,6 +156,8 @@ pub fn run_with(
 pub struct StoreSnapshot {
     /// The comments with an id, in store order (resolved ones thin).
     pub comments: Vec<Comment>,
+    /// The repository's state, when it was asked with the store's read.
+    pub git_state: Option<StateAsked>,
 }
 
 /// Every comment anchored in the book.
@@ -173,9 +185,16 @@ fn annotate(
     if let Some(s) = session {
         s.begin();
     }
-    let cfg = Book::from_mdbook(&ctx.root, ctx.config.clone())?;
+    let mut cfg = Book::from_mdbook(&ctx.root, ctx.config.clone())?;
     if !works_on(&cfg, &ctx.renderer) {
         return Ok(book);
+    }
+    // The repository the read-ahead looked up for this root.
+    if let Some(p) = prefetched
+        .as_ref()
+        .filter(|p| same_dir(&p.root.0, &cfg.root))
+    {
+        cfg = cfg.with_repo(p.root.1.clone());
     }
     crate::model::book::warn_config(&cfg);
     let t0 = std::time::Instant::now();
@@ -244,18 +263,27 @@ pub fn read_store(
     earlier: &reuse::Build<'_>,
 ) -> StoreSnapshot {
     let store = cfg.store();
-    let (comments, warnings) = match prefetched {
-        Some(p) if same_dir(&p.store, store.root()) => (p.comments, p.warnings),
-        _ => resolve::chapters::read_comments_for_build_after(
-            &store,
-            &cfg.config.space,
-            earlier.recent_store(),
-        ),
+    let (comments, warnings, git_state) = match prefetched {
+        Some(p) if same_dir(&p.store, store.root()) => {
+            let state = same_dir(&p.root.0, &cfg.root).then_some(p.git_state);
+            (p.comments, p.warnings, state)
+        }
+        _ => {
+            let (comments, warnings) = resolve::chapters::read_comments_for_build_after(
+                &store,
+                &cfg.config.space,
+                earlier.recent_store(),
+            );
+            (comments, warnings, None)
+        }
     };
     for w in warnings {
         say_err!("{w}");
     }
-    StoreSnapshot { comments }
+    StoreSnapshot {
+        comments,
+        git_state,
+    }
 }
 
 /// The second stage: every comment of `snapshot` anchored in `book` (the live ones looked for),
@@ -273,6 +301,7 @@ pub fn anchor(
         snapshot.comments,
         resolve::Which::Live,
         &lookups,
+        snapshot.git_state,
     )?;
     lookups.keep();
     earlier.keep_page_texts(&anchors);

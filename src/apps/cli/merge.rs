@@ -6,7 +6,7 @@
 //! never in the work tree's top (see `temp_home`).
 
 use super::{Ctx, say, say_err};
-use crate::model::book::git;
+use crate::model::book::{git, git_config};
 use crate::{Error, Result};
 use clap::Args;
 use notabene_store::{Store, fsx, merge};
@@ -344,19 +344,19 @@ pub(crate) fn setup(ctx: &Ctx) -> Result<Vec<String>> {
         );
         return Ok(said);
     }
-    let command = git::merge_driver_command()?;
+    let command = git_config::merge_driver_command()?;
     let key = format!("merge.{DRIVER}.driver");
-    if git::local_config(store.root(), &key).as_deref() == Some(command.as_str()) {
+    if git_config::local_config(store.root(), &key).as_deref() == Some(command.as_str()) {
         said.push(format!(
             "notabene: the git merge driver is configured in this clone ({key})."
         ));
     } else {
-        git::set_local_config(
+        git_config::set_local_config(
             store.root(),
             &format!("merge.{DRIVER}.name"),
             "notabene review store",
         )?;
-        git::set_local_config(store.root(), &key, &command)?;
+        git_config::set_local_config(store.root(), &key, &command)?;
         said.push(format!(
             "notabene: configured the git merge driver in this clone ({key} in .git/config)."
         ));
@@ -370,12 +370,12 @@ pub(crate) fn setup(ctx: &Ctx) -> Result<Vec<String>> {
                     program.display()
                 ));
             }
-            if git::local_config(store.root(), "pull.octopus").as_deref() == Some(DRIVER) {
+            if git_config::local_config(store.root(), "pull.octopus").as_deref() == Some(DRIVER) {
                 said.push(
                     "notabene: octopus merges use the notabene strategy (pull.octopus).".into(),
                 );
             } else {
-                git::set_local_config(store.root(), "pull.octopus", DRIVER)?;
+                git_config::set_local_config(store.root(), "pull.octopus", DRIVER)?;
                 said.push("notabene: configured octopus merges to use the notabene strategy in this clone (pull.octopus).".into());
             }
         }
@@ -406,8 +406,8 @@ pub(crate) fn state(store: &Store, git_root: Option<&Path>) -> MergeState {
             line: "not a git repository (the merge driver is set up in a clone)".into(),
         };
     };
-    let attribute = git::check_attr(root, "merge", &store.root().join("journal.json"));
-    let driver = git::local_config(root, &format!("merge.{DRIVER}.driver"));
+    let attribute = git_config::check_attr(root, "merge", &store.root().join("journal.json"));
+    let driver = git_config::local_config(root, &format!("merge.{DRIVER}.driver"));
     // A configured driver whose program is gone (moved, uninstalled) merges nothing.
     let program_missing = driver.as_deref().is_some_and(|d| {
         d.strip_prefix('\'')
@@ -425,7 +425,7 @@ pub(crate) fn state(store: &Store, git_root: Option<&Path>) -> MergeState {
     } else {
         "git merge driver configured (store files merge without conflicts)".to_string()
     };
-    let octopus = git::local_config(root, "pull.octopus");
+    let octopus = git_config::local_config(root, "pull.octopus");
     let strategy = on_path(STRATEGY_PROGRAM);
     let line = match (&octopus, &strategy) {
         _ if !configured => line,

@@ -113,7 +113,7 @@ impl Clone {
     /// file of the store (whatever the branch's `.gitattributes` says), rebase on pull.
     fn set_up(&self, committer: &str) -> Result<()> {
         let (name, email) = split_author(committer);
-        let driver = crate::model::book::git::merge_driver_command()?;
+        let driver = crate::model::book::git_config::merge_driver_command()?;
         for (key, value) in [
             ("user.name", name),
             ("user.email", email),

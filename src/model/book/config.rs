@@ -247,6 +247,11 @@ impl Book {
         &self.repo
     }
 
+    /// The book with `repo` as its repository: one already looked up from its root.
+    pub fn with_repo(self, repo: Repo) -> Book {
+        Book { repo, ..self }
+    }
+
     /// Absolute path of the src directory.
     pub fn src_dir(&self) -> PathBuf {
         self.root.join(&self.src)

@@ -1,8 +1,9 @@
 //! Diffs from real git for the /review page: the change's `ref` commit when the journal gives one,
 //! else the working tree (staged changes included) against HEAD, else the whole file when it is new
 //! and untracked. When there is nothing to show, the reason says which case it is. Also finds the
-//! work tree root a book lives in, and reads and sets the repository-local config and attributes
-//! the store's merge driver needs.
+//! work tree root a book lives in (once per [`Repo`]), the repository's state a memo is keyed by
+//! (asked on a thread of its own when a build wants it early), moves of Markdown files, and
+//! commits and files at a revision. The merge driver's local config is `git_config`'s.
 
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -227,6 +228,19 @@ impl Repo {
     }
 }
 
+/// A repository's [`Repo::state`] being asked on another thread ([`Repo::ask_state`]).
+#[derive(Debug)]
+pub struct StateAsked(std::thread::JoinHandle<Option<String>>);
+
+impl StateAsked {
+    /// The state, once git has answered.
+    pub fn take(self) -> Option<String> {
+        self.0
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    }
+}
+
 /// How git relates a file of an earlier commit to one of the working tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum MoveKind {
@@ -353,6 +367,12 @@ impl Repo {
         Some(state)
     }
 
+    /// [`Repo::state`], asked on a thread of its own: taken when needed.
+    pub fn ask_state(&self) -> StateAsked {
+        let repo = self.clone();
+        StateAsked(std::thread::spawn(move || repo.state()))
+    }
+
     /// The contents of `path` in commit `base`.
     pub fn show(&self, base: &str, path: &str) -> Option<String> {
         let root = self.root()?;
@@ -475,50 +495,6 @@ pub fn git_toplevel(dir: &Path) -> Option<PathBuf> {
     }
 }
 
-/// The git directory of the repository whose work tree holds `dir` (a linked work tree's own
-/// one), absolute: where state local to a clone is kept, which git never carries.
-pub fn git_dir(dir: &Path) -> Option<PathBuf> {
-    match git(dir, &["rev-parse", "--absolute-git-dir"]) {
-        Some((0, out)) if !out.trim().is_empty() => Some(PathBuf::from(out.trim_end_matches('\n'))),
-        _ => None,
-    }
-}
-
-/// The repository-local value of a git config `key` in the repository holding `dir`.
-pub fn local_config(dir: &Path, key: &str) -> Option<String> {
-    match git(dir, &["config", "--local", "--get", key]) {
-        Some((0, out)) => Some(out.trim_end_matches('\n').to_string()),
-        _ => None,
-    }
-}
-
-/// Sets a git config `key` in the local config of the repository holding `dir` (git writes
-/// its config through its own lock file).
-pub fn set_local_config(dir: &Path, key: &str, value: &str) -> crate::Result<()> {
-    match git(dir, &["config", "--local", key, value]) {
-        Some((0, _)) => Ok(()),
-        Some((_, _)) | None => Err(crate::Error::new(format!(
-            "git config --local {key} failed ({})",
-            dir.display()
-        ))),
-    }
-}
-
-/// The value git's attributes give `attr` for `path` (`unspecified` when none), as
-/// `git check-attr` reports it.
-pub fn check_attr(dir: &Path, attr: &str, path: &Path) -> Option<String> {
-    let p = path.to_string_lossy();
-    let (code, out) = git(dir, &["check-attr", attr, "--", &p])?;
-    if code != 0 {
-        return None;
-    }
-    // `<path>: <attr>: <value>`
-    out.lines()
-        .next()
-        .and_then(|l| l.rsplit_once(": "))
-        .map(|(_, v)| v.to_string())
-}
-
 /// The commit `rev` names in the repository holding `dir` (`HEAD`, a branch, a hash), or
 /// `None` when it names none.
 pub fn commit_of(dir: &Path, rev: &str) -> Option<String> {
@@ -583,16 +559,4 @@ pub fn export_at(dir: &Path, rev: &str, paths: &[String], dest: &Path) -> crate:
         return Err(fail(msg.lines().next().unwrap_or("tar failed").trim()));
     }
     Ok(())
-}
-
-/// The merge driver command git runs for store files (`merge.notabene.driver`): this program,
-/// by its absolute path, quoted for the shell.
-pub fn merge_driver_command() -> crate::Result<String> {
-    let exe = std::env::current_exe()
-        .map_err(|e| crate::Error::new(format!("cannot find this program's path: {e}")))?;
-    let exe = exe.to_string_lossy();
-    Ok(format!(
-        "'{}' merge-driver %O %A %B %P",
-        exe.replace('\'', "'\\''")
-    ))
 }

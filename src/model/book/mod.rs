@@ -1,6 +1,7 @@
 //! The book: `book.toml` and the `[preprocessor.notabene]` table ([`config`]), page ids and their
 //! mapping to Markdown files ([`pages`]), and the git repository the book lives in ([`git`]: diffs
-//! for /review, the work-tree root for the page prefix), and the text model's settings its
+//! for /review, the work-tree root for the page prefix; [`history`]; [`git_config`]: the merge
+//! driver's local config), and the text model's settings its
 //! `[output.html]` gives ([`text_options`](mod@text_options)).
 //!
 //! Nothing here reads comments or anchors them, except what a build keeps of the comments it
@@ -10,6 +11,7 @@ pub mod condensed;
 pub mod config;
 pub mod git;
 pub mod git_blobs;
+pub mod git_config;
 pub mod history;
 pub mod notices;
 pub mod pages;

@@ -8,6 +8,7 @@
 use super::{BookAnchors, Chapter, Which};
 use crate::Result;
 use crate::model::book::condensed::BuildRead;
+use crate::model::book::git::StateAsked;
 use crate::model::book::{Book, PageIds};
 use mdbook_preprocessor::book::{Book as MdBook, BookItem};
 use notabene_anchoring::DEFAULT_THRESHOLD;
@@ -118,40 +119,50 @@ pub fn anchor(
     comments: Vec<Comment>,
     which: Which,
 ) -> Result<(BookAnchors, PageIds)> {
-    anchor_after(book_cfg, book, comments, which, &super::NothingEarlier)
+    anchor_after(
+        book_cfg,
+        book,
+        comments,
+        which,
+        &super::NothingEarlier,
+        None,
+    )
 }
 
 /// [`anchor`], taking from `earlier` what earlier builds computed of chapters that did not
 /// change since ([`super::Earlier`]), and following with its memo. Following comments to other
-/// pages is done again whole: it depends on the whole book.
+/// pages is done again whole: it depends on the whole book. `git_state`: the repository's
+/// state when the caller asked for it already ([`Repo::ask_state`](crate::model::book::Repo::ask_state);
+/// else it is asked while the chapters are anchored, when the memo needs it).
 pub fn anchor_after(
     book_cfg: &Book,
     book: &MdBook,
     comments: Vec<Comment>,
     which: Which,
     earlier: &dyn super::Earlier,
+    git_state: Option<StateAsked>,
 ) -> Result<(BookAnchors, PageIds)> {
     let ids = PageIds::new(book_cfg);
     let options = crate::model::book::text_options(&book_cfg.mdbook)?;
     let threshold = book_cfg.config.threshold.unwrap_or(DEFAULT_THRESHOLD);
     let chapters = chapters(book, &ids);
     let memo = earlier.memo();
-    let (mut anchors, git_state) = std::thread::scope(|scope| {
-        // git's state keys the follow decisions the memo keeps (two `git` processes): asked
-        // while the chapters are anchored.
-        let state = memo.map(|_| scope.spawn(|| book_cfg.repo().state()));
-        let anchors = super::anchor_book_after(
-            chapters,
-            comments,
-            &options,
-            threshold,
-            notabene_core::par::default_threads(),
-            which,
-            earlier,
-        );
-        let state = state.map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
-        (anchors, state)
-    });
+    // git's state keys the follow decisions the memo keeps (two `git` processes): asked, when
+    // the caller has not, while the chapters are anchored.
+    let git_state = match git_state {
+        Some(asked) => Some(asked),
+        None => memo.map(|_| book_cfg.repo().ask_state()),
+    };
+    let mut anchors = super::anchor_book_after(
+        chapters,
+        comments,
+        &options,
+        threshold,
+        notabene_core::par::default_threads(),
+        which,
+        earlier,
+    );
+    let git_state = git_state.and_then(StateAsked::take);
     anchors.sources = Some(super::source_map::Sources::of(book_cfg));
     for (ci, c) in anchors.comments.iter().enumerate() {
         let l = &mut anchors.located[ci];
@@ -176,7 +187,7 @@ pub fn anchor_after(
         (book_cfg.repo(), Some(store.root())),
         &options,
         threshold,
-        memo.map(|m| (m, git_state.as_ref().and_then(|s| s.as_deref()))),
+        memo.map(|m| (m, git_state.as_deref())),
     );
     // Without a prefix to name, the line is for comments that stay off the book: when every
     // one of them was followed to its page (a chapter renamed), there is nothing to say.

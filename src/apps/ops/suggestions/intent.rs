@@ -213,7 +213,7 @@ pub fn location(store: &Store) -> Result<PathBuf> {
         .unwrap_or_else(|_| store.root().to_path_buf());
     let key = notabene_core::disk::fnv(root.to_string_lossy().as_bytes());
     let name = format!("apply-{key:016x}.json");
-    if let Some(git) = crate::model::book::git::git_dir(store.root()) {
+    if let Some(git) = crate::model::book::git_config::git_dir(store.root()) {
         return Ok(git.join("notabene").join(name));
     }
     state_dir()
