@@ -133,7 +133,7 @@ pub fn anchor(
 /// change since ([`super::Earlier`]), and following with its memo. Following comments to other
 /// pages is done again whole: it depends on the whole book. `git_state`: the repository's
 /// state when the caller asked for it already ([`Repo::ask_state`](crate::model::book::Repo::ask_state);
-/// else it is asked while the chapters are anchored, when the memo needs it).
+/// else following asks for it, when the memo needs it).
 pub fn anchor_after(
     book_cfg: &Book,
     book: &MdBook,
@@ -147,12 +147,6 @@ pub fn anchor_after(
     let threshold = book_cfg.config.threshold.unwrap_or(DEFAULT_THRESHOLD);
     let chapters = chapters(book, &ids);
     let memo = earlier.memo();
-    // git's state keys the follow decisions the memo keeps (two `git` processes): asked, when
-    // the caller has not, while the chapters are anchored.
-    let git_state = match git_state {
-        Some(asked) => Some(asked),
-        None => memo.map(|_| book_cfg.repo().ask_state()),
-    };
     let mut anchors = super::anchor_book_after(
         chapters,
         comments,
@@ -162,7 +156,6 @@ pub fn anchor_after(
         which,
         earlier,
     );
-    let git_state = git_state.and_then(StateAsked::take);
     anchors.sources = Some(super::source_map::Sources::of(book_cfg));
     for (ci, c) in anchors.comments.iter().enumerate() {
         let l = &mut anchors.located[ci];
@@ -187,7 +180,7 @@ pub fn anchor_after(
         (book_cfg.repo(), Some(store.root())),
         &options,
         threshold,
-        memo.map(|m| (m, git_state.as_deref())),
+        memo.map(|m| (m, git_state)),
     );
     // Without a prefix to name, the line is for comments that stay off the book: when every
     // one of them was followed to its page (a chapter renamed), there is nothing to say.

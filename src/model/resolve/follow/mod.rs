@@ -46,7 +46,7 @@ mod tests;
 
 use super::{BookAnchors, Followed, FollowedBy, is_live};
 use crate::model::book::PageIds;
-use crate::model::book::git::{MoveKind, Repo};
+use crate::model::book::git::{MoveKind, Repo, StateAsked};
 use crate::model::book::history::Timeline;
 use crate::util::memo::Memo;
 use git::{by_git, git_targets};
@@ -176,14 +176,15 @@ fn page_files(ids: &PageIds, page: &str) -> Vec<String> {
 /// With `memo`, the decisions are taken from an earlier build when everything they are made
 /// from is the same: every chapter, the comments to follow, the page ids, options and
 /// threshold, and the repository's state (its `HEAD` and the changes its work tree holds,
-/// [`Repo::state`], asked by the caller), on which git's answers depend.
+/// [`Repo::state`]: the one the caller asked for early, if it did), on which git's answers
+/// depend.
 pub fn follow(
     anchors: &mut BookAnchors,
     ids: &PageIds,
     (repo, store): (&Repo, Option<&Path>),
     options: &TextOptions,
     threshold: f64,
-    memo: Option<(&Memo, Option<&str>)>,
+    memo: Option<(&Memo, Option<StateAsked>)>,
 ) -> Vec<(usize, Vec<usize>)> {
     let candidates: Vec<usize> = (0..anchors.comments.len())
         .filter(|&ci| is_candidate(anchors, ids, ci))
@@ -193,13 +194,25 @@ pub fn follow(
     }
     // git is asked only when some comment is missing, orphaned, or placed with its quote or
     // context changed.
-    let key =
-        memo.map(|(_, state)| memo_key(anchors, ids, (options, threshold), &candidates, state));
+    let (memo, asked) = memo.unzip();
+    let key = memo.map(|_| {
+        let state = match asked.flatten() {
+            Some(asked) => asked.take(),
+            None => repo.state(),
+        };
+        memo_key(
+            anchors,
+            ids,
+            (options, threshold),
+            &candidates,
+            state.as_deref(),
+        )
+    });
     // Kept by the candidates' places in `candidates`, not their indices in the store: a
     // comment added or removed elsewhere leaves them as they were.
     let kept = memo
         .zip(key.as_ref())
-        .and_then(|((m, _), k)| m.get(k))
+        .and_then(|(m, k)| m.get(k))
         .and_then(|bytes| decode_decisions(bytes, &candidates));
     let decisions = match kept {
         Some(d) => d,
@@ -213,7 +226,7 @@ pub fn follow(
                 threshold,
                 &candidates,
             );
-            if let (Some((m, _)), Some(k)) = (memo, key) {
+            if let (Some(m), Some(k)) = (memo, key) {
                 m.put(k, encode_decisions(&decisions, &candidates));
             }
             decisions
