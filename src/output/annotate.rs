@@ -82,10 +82,13 @@ pub struct Prefetched {
     pub comments: Vec<Comment>,
     /// The warnings reading it gave, printed when the run uses these comments.
     pub warnings: Vec<String>,
-    /// The book root it was read for, and its repository (looked up).
-    pub root: (PathBuf, crate::model::book::Repo),
-    /// The book root's repository state, asked while the store was read.
-    pub git_state: StateAsked,
+    /// The book root it was read for.
+    pub root: PathBuf,
+    /// That root's repository, looked up.
+    pub repo: crate::model::book::Repo,
+    /// That repository's state, asked while the store was read (`None` once the build finds
+    /// the read-ahead was for another root).
+    pub git_state: Option<StateAsked>,
 }
 
 /// Reads the store of the book at `root` as its `book.toml` (and `MDBOOK_*` variables) place
@@ -102,16 +105,19 @@ pub fn prefetch(root: &Path) -> Option<Prefetched> {
         return None;
     }
     let store = cfg.store();
-    // git's state (two `git` processes, for the follow memo's key) is asked meanwhile.
-    cfg.repo().root();
-    let git_state = cfg.repo().ask_state();
+    // The repository is looked up here, once (what is handed on shares the answer), and its
+    // state (two `git` processes, for the follow memo's key) asked meanwhile.
+    let repo = cfg.repo();
+    repo.root();
+    let git_state = Some(repo.ask_state());
     let (comments, warnings) =
         resolve::chapters::read_comments_for_build(&store, &cfg.config.space);
     Some(Prefetched {
         store: store.root().to_path_buf(),
         comments,
         warnings,
-        root: (root.to_path_buf(), cfg.repo().clone()),
+        root: root.to_path_buf(),
+        repo: repo.clone(),
         git_state,
     })
 }
@@ -189,12 +195,15 @@ fn annotate(
     if !works_on(&cfg, &ctx.renderer) {
         return Ok(book);
     }
-    // The repository the read-ahead looked up for this root.
-    if let Some(p) = prefetched
-        .as_ref()
-        .filter(|p| same_dir(&p.root.0, &cfg.root))
-    {
-        cfg = cfg.with_repo(p.root.1.clone());
+    // The repository the read-ahead looked up, when it was for this root; else what it asked
+    // of git is not this book's.
+    let mut prefetched = prefetched;
+    if let Some(p) = prefetched.as_mut() {
+        if same_dir(&p.root, &cfg.root) {
+            cfg = cfg.with_repo(p.repo.clone());
+        } else {
+            p.git_state = None;
+        }
     }
     crate::model::book::warn_config(&cfg);
     let t0 = std::time::Instant::now();
@@ -256,7 +265,8 @@ fn annotate(
 }
 
 /// The first stage: the store's comments (those read ahead when they come from this build's
-/// store), its warnings printed.
+/// store, with the repository state asked then, which `annotate` keeps only when the read-ahead
+/// was for this book's root), its warnings printed.
 pub fn read_store(
     cfg: &Book,
     prefetched: Option<Prefetched>,
@@ -264,10 +274,7 @@ pub fn read_store(
 ) -> StoreSnapshot {
     let store = cfg.store();
     let (comments, warnings, git_state) = match prefetched {
-        Some(p) if same_dir(&p.store, store.root()) => {
-            let state = same_dir(&p.root.0, &cfg.root).then_some(p.git_state);
-            (p.comments, p.warnings, state)
-        }
+        Some(p) if same_dir(&p.store, store.root()) => (p.comments, p.warnings, p.git_state),
         _ => {
             let (comments, warnings) = resolve::chapters::read_comments_for_build_after(
                 &store,
