@@ -95,22 +95,41 @@ pub const KEEP_MAX: usize = 64;
 /// …and when there are more, the least recently written are removed down to this many.
 pub const KEEP_AFTER_PRUNE: usize = 32;
 
+/// A temp file of [`write_file`] older than this was left by a process that ended mid-write
+/// (killed, or a run that exited with its read-ahead unfinished): no write takes this long.
+pub const STALE_TEMP: std::time::Duration = std::time::Duration::from_secs(3600);
+
 /// Removes the least recently written files of `dir` named `<prefix>…<suffix>` (never
 /// `current`) when it holds more than [`KEEP_MAX`] of them (the stores and books of test runs,
-/// of checkouts long gone).
+/// of checkouts long gone), and the temp files of their writes ([`write_file`]'s
+/// `.<prefix>…tmp`) last modified more than [`STALE_TEMP`] ago.
 pub fn prune(dir: &Path, current: &Path, (prefix, suffix): (&str, &str)) {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return;
     };
-    let mut files: Vec<(std::time::SystemTime, PathBuf)> = rd
-        .flatten()
-        .filter(|e| {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            name.starts_with(prefix) && name.ends_with(suffix)
-        })
-        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
-        .collect();
+    let temp_prefix = format!(".{prefix}");
+    let now = std::time::SystemTime::now();
+    let mut files: Vec<(std::time::SystemTime, PathBuf)> = Vec::new();
+    for e in rd.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        let is_temp = name.starts_with(&temp_prefix) && name.ends_with(".tmp");
+        let is_ours = name.starts_with(prefix) && name.ends_with(suffix);
+        if !(is_temp || is_ours) {
+            continue;
+        }
+        let Some(modified) = e.metadata().ok().and_then(|m| m.modified().ok()) else {
+            continue;
+        };
+        if !is_temp {
+            files.push((modified, e.path()));
+        } else if now
+            .duration_since(modified)
+            .is_ok_and(|age| age > STALE_TEMP)
+        {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
     if files.len() <= KEEP_MAX {
         return;
     }
@@ -146,4 +165,53 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Writes `path` with its modification time `ago` in the past.
+    fn aged(path: &Path, ago: std::time::Duration) {
+        std::fs::write(path, "x").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(std::time::SystemTime::now() - ago)
+            .unwrap();
+    }
+
+    #[test]
+    fn temp_files_left_by_killed_writes_are_removed_once_stale() {
+        let dir = tempfile::tempdir().unwrap();
+        let hour = std::time::Duration::from_secs(3600);
+        let minute = std::time::Duration::from_secs(60);
+        // Left by writes that never renamed: two stale, one that may still be in progress.
+        aged(&dir.path().join(".store-old1.tmp"), 2 * hour);
+        aged(&dir.path().join(".store-old2.tmp"), STALE_TEMP + minute);
+        aged(&dir.path().join(".store-now.tmp"), minute);
+        // Another kind's temp file, the cache files themselves and anything else: kept.
+        aged(&dir.path().join(".memo-old.tmp"), 2 * hour);
+        aged(&dir.path().join("store-0000000000000001.cache"), 2 * hour);
+        aged(&dir.path().join("other.tmp"), 2 * hour);
+        let current = dir.path().join("store-0000000000000002.cache");
+        write_file(&current, b"new").unwrap();
+        prune(dir.path(), &current, ("store-", ".cache"));
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                ".memo-old.tmp",
+                ".store-now.tmp",
+                "other.tmp",
+                "store-0000000000000001.cache",
+                "store-0000000000000002.cache"
+            ]
+        );
+    }
 }
