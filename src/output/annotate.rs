@@ -24,6 +24,7 @@ use crate::model::resolve::{self, BookAnchors, report};
 use crate::output::inject::{self, island};
 use crate::output::reuse::{self, InjectedChapter, InjectionInput};
 use crate::output::views;
+use crate::util::memo::Memo;
 use mdbook_preprocessor::book::Book as MdBook;
 use mdbook_preprocessor::{Preprocessor, PreprocessorContext};
 use notabene_core::say_err;
@@ -89,6 +90,9 @@ pub struct Prefetched {
     /// That repository's state, asked while the store was read (`None` once the build finds
     /// the read-ahead was for another root).
     pub git_state: Option<StateAsked>,
+    /// The build's memo of that root, opened while the store was read (`None` once the build
+    /// finds the read-ahead was for another root).
+    pub memo: Option<Memo>,
 }
 
 /// Reads the store of the book at `root` as its `book.toml` (and `MDBOOK_*` variables) place
@@ -110,8 +114,12 @@ pub fn prefetch(root: &Path) -> Option<Prefetched> {
     let repo = cfg.repo();
     repo.root();
     let git_state = Some(repo.ask_state());
-    let (comments, warnings) =
-        resolve::chapters::read_comments_for_build(&store, &cfg.config.space);
+    // The memo (a file of megabytes for a big book) is read meanwhile.
+    let ((comments, warnings), memo) = std::thread::scope(|scope| {
+        let memo = scope.spawn(|| Memo::open(root));
+        let read = resolve::chapters::read_comments_for_build(&store, &cfg.config.space);
+        (read, memo.join().ok())
+    });
     Some(Prefetched {
         store: store.root().to_path_buf(),
         comments,
@@ -119,6 +127,7 @@ pub fn prefetch(root: &Path) -> Option<Prefetched> {
         root: root.to_path_buf(),
         repo: repo.clone(),
         git_state,
+        memo,
     })
 }
 
@@ -195,19 +204,21 @@ fn annotate(
     if !works_on(&cfg, &ctx.renderer) {
         return Ok(book);
     }
-    // The repository the read-ahead looked up, when it was for this root; else what it asked
-    // of git is not this book's.
+    // The repository and memo the read-ahead looked up, when it was for this root; else they,
+    // and what it asked of git, are not this book's.
     let mut prefetched = prefetched;
+    let mut memo = None;
     if let Some(p) = prefetched.as_mut() {
         if same_dir(&p.root, &cfg.root) {
             cfg = cfg.with_repo(p.repo.clone());
+            memo = p.memo.take();
         } else {
             p.git_state = None;
         }
     }
     crate::model::book::warn_config(&cfg);
     let t0 = std::time::Instant::now();
-    let earlier = reuse::Build::begin(session, &ctx.root);
+    let earlier = reuse::Build::begin(session, &ctx.root, memo);
     let snapshot = read_store(&cfg, prefetched, &earlier);
     let t1 = std::time::Instant::now();
     let anchored = anchor(&cfg, &book, snapshot, &earlier)?;

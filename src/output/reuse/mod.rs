@@ -142,8 +142,10 @@ pub struct Build<'a> {
 
 impl<'a> Build<'a> {
     /// The view of the build of the book at `root` that starts now: with `session`, what that
-    /// process's last build kept (and its memo); else the memo on disk.
-    pub fn begin(session: Option<&'a Reuse>, root: &Path) -> Build<'a> {
+    /// process's last build kept (and its memo); else the memo on disk — `opened` when it was
+    /// opened ahead for this root ([`Memo::open`]: the binary opens it while mdBook writes the
+    /// book).
+    pub fn begin(session: Option<&'a Reuse>, root: &Path, opened: Option<Memo>) -> Build<'a> {
         let memo = match session {
             Some(s) => {
                 let mut slot = s.memo.lock().unwrap_or_else(|e| e.into_inner());
@@ -154,7 +156,7 @@ impl<'a> Build<'a> {
                     Memo::in_memory()
                 }
             }
-            None => Memo::open(root),
+            None => opened.unwrap_or_else(|| Memo::open(root)),
         };
         Build { session, memo }
     }
