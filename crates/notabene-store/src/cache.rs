@@ -119,8 +119,18 @@ pub(crate) struct Cache {
     path: Option<PathBuf>,
     /// The cache file's text.
     text: String,
-    /// Store-relative path → (key, the JSON text of the file's value, the whole line).
-    entries: HashMap<String, (FileKey, std::ops::Range<usize>, std::ops::Range<usize>), FnvBuild>,
+    /// The hash ([`fnv`]) of a store-relative path → its line: the key, where the path's JSON
+    /// text, the value's JSON text and the whole line are in `text`. A lookup checks the path
+    /// (two paths with one hash: the later line is kept, the other file read again).
+    entries: HashMap<u64, Entry, FnvBuild>,
+}
+
+/// One line of a cache file, as [`Cache`] indexes it.
+struct Entry {
+    key: FileKey,
+    path: std::ops::Range<usize>,
+    value: std::ops::Range<usize>,
+    line: std::ops::Range<usize>,
 }
 
 /// What a build did with one file, for the cache it writes back.
@@ -186,14 +196,21 @@ impl Cache {
             let Some((path, key, value)) = parse_line(line) else {
                 continue;
             };
-            let v_start = start + (value.as_ptr() as usize - line.as_ptr() as usize);
+            let at_in_text = |part: &str| {
+                let from = start + (part.as_ptr() as usize - line.as_ptr() as usize);
+                from..from + part.len()
+            };
+            let Some(hash) = path_text(path).map(|p| fnv(p.as_bytes())) else {
+                continue;
+            };
             entries.insert(
-                path,
-                (
+                hash,
+                Entry {
                     key,
-                    v_start..v_start + value.len(),
-                    start..start + line.len(),
-                ),
+                    path: at_in_text(path),
+                    value: at_in_text(value),
+                    line: start..start + line.len(),
+                },
             );
         }
         cache.text = text;
@@ -201,14 +218,20 @@ impl Cache {
         cache
     }
 
+    /// The line of file `rel`, when there is one.
+    fn entry(&self, rel: &str) -> Option<&Entry> {
+        let e = self.entries.get(&fnv(rel.as_bytes()))?;
+        (path_text(&self.text[e.path.clone()])? == rel).then_some(e)
+    }
+
     /// The value file `rel` held, when its key is still `key`: the JSON text, to parse.
     pub(crate) fn get(&self, rel: &str, key: &FileKey) -> Option<&str> {
-        let (k, value, line) = self.entries.get(rel)?;
+        let e = self.entry(rel)?;
         // The checksum is checked only for the lines used.
-        let text = &self.text[line.clone()];
+        let text = &self.text[e.line.clone()];
         let (sum, rest) = text.split_once('\t')?;
-        (k == key && u64::from_str_radix(sum, 16).ok()? == fnv(rest.as_bytes()))
-            .then(|| &self.text[value.clone()])
+        (e.key == *key && u64::from_str_radix(sum, 16).ok()? == fnv(rest.as_bytes()))
+            .then(|| &self.text[e.value.clone()])
     }
 
     /// Writes the cache back for the files of this build, in listing order (`files`:
@@ -229,8 +252,8 @@ impl Cache {
             let rel = rel.as_ref();
             match outcome {
                 CacheOutcome::Cached => {
-                    if let Some((_, _, line)) = self.entries.get(rel) {
-                        out.push_str(&self.text[line.clone()]);
+                    if let Some(e) = self.entry(rel) {
+                        out.push_str(&self.text[e.line.clone()]);
                         out.push('\n');
                     }
                 }
@@ -266,20 +289,23 @@ fn json_string(s: &str) -> String {
     Value::String(s.to_string()).to_string()
 }
 
-/// One cache line: its path, key and value text (the checksum is checked on use).
-fn parse_line(line: &str) -> Option<(String, FileKey, &str)> {
+/// One cache line: its path's JSON text, key and value text (the checksum is checked on use).
+fn parse_line(line: &str) -> Option<(&str, FileKey, &str)> {
     let mut parts = line.splitn(10, '\t');
     let _sum = parts.next()?;
     let fields: Vec<&str> = parts.by_ref().take(7).collect();
     let key = FileKey::parse(&fields)?;
     let path = parts.next()?;
-    // Most paths need no unescaping.
-    let path = match path.strip_prefix('"').and_then(|p| p.strip_suffix('"')) {
-        Some(plain) if !plain.contains(['\\', '"']) => plain.to_string(),
-        _ => serde_json::from_str(path).ok()?,
-    };
     let value = parts.next()?;
     Some((path, key, value))
+}
+
+/// The path a line's JSON string `json` names; most need no unescaping.
+fn path_text(json: &str) -> Option<std::borrow::Cow<'_, str>> {
+    match json.strip_prefix('"').and_then(|p| p.strip_suffix('"')) {
+        Some(plain) if !plain.contains(['\\', '"']) => Some(plain.into()),
+        _ => serde_json::from_str::<String>(json).ok().map(Into::into),
+    }
 }
 
 #[cfg(test)]

@@ -167,11 +167,14 @@ impl Store {
     fn walk(&self, dir: &Path, rel: &str, out: &mut Walk) -> Result<()> {
         let rd =
             std::fs::read_dir(dir).map_err(|e| Error::io("cannot read store directory", dir, e))?;
-        let mut entries: Vec<_> = rd.filter_map(|e| e.ok()).collect();
-        entries.sort_by_key(|e| e.file_name());
-        for entry in entries {
+        // Each name is read once (a big store's directories hold hundreds of files).
+        let mut entries: Vec<_> = rd
+            .filter_map(|e| e.ok())
+            .map(|e| (e.file_name(), e))
+            .collect();
+        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        for (os_name, entry) in entries {
             let Ok(ft) = entry.file_type() else { continue };
-            let os_name = entry.file_name();
             let join = |name: &str| {
                 if rel.is_empty() {
                     name.to_string()
