@@ -226,17 +226,26 @@ fn read_comment_file_for_build(
         .is_ok_and(|r| r.metadata().is_ok_and(|m| FileKey::of(&m) == key));
     let parsed = parse(read);
     let cacheable = parsed.is_ok() && cache::Cache::cacheable(&key) && same;
-    let whole = cacheable.then(|| parsed.as_ref().map(Value::to_string).unwrap_or_default());
+    // A file holding one object is cached as its comment (condensed, or its own map, which is
+    // the file's object), written out once it is known which; any other as the file's JSON.
+    let one_object = matches!(parsed, Ok(Value::Object(_)));
+    let whole = (cacheable && !one_object)
+        .then(|| parsed.as_ref().map(Value::to_string).unwrap_or_default());
     let snap = file_snapshot(parsed, file).condensed(forms);
-    let value = whole.map(|json| match snap.records.as_slice() {
-        [r] if r.location == Location::File => {
+    let value = match (whole, snap.records.as_slice()) {
+        (Some(json), _) => Some(format!("F\t{json}")),
+        (None, [r]) if cacheable && one_object => Some(
             match condense::to_cache_text(&r.comment, forms.variant()) {
                 Some(text) => format!("C\t{text}"),
-                None => format!("F\t{json}"),
-            }
-        }
-        _ => format!("F\t{json}"),
-    });
+                // As `Value::to_string` writes the file's object (an empty value is a miss).
+                None => format!(
+                    "F\t{}",
+                    serde_json::to_string(r.comment.as_map()).unwrap_or_default()
+                ),
+            },
+        ),
+        _ => None,
+    };
     (snap, CacheOutcome::Read(value.map(|v| (key, v))))
 }
 

@@ -504,7 +504,7 @@ mod tests {
             "guide/a.json",
             r#"{"id":"a","space":"docs","status":"resolved","thread":[{"body":"x"},{"body":"y"}],"n":1.5e3}"#,
         );
-        write("guide/b.json", r#"{"id":"b","status":"open"}"#);
+        write("guide/b.json", r#"{"id":"b","status":"open","n":1.5e3}"#);
         write("guide.json", r#"[{"id":"c"},{"id":"d"}]"#);
         write("guide/bad.json", "{not json");
         let store = Store::new(root.clone());
