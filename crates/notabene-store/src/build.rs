@@ -234,16 +234,16 @@ fn read_comment_file_for_build(
     let snap = file_snapshot(parsed, file).condensed(forms);
     let value = match (whole, snap.records.as_slice()) {
         (Some(json), _) => Some(format!("F\t{json}")),
-        (None, [r]) if cacheable && one_object => Some(
-            match condense::to_cache_text(&r.comment, forms.variant()) {
+        (None, [r]) if cacheable && one_object => {
+            Some(match condense::to_cache_text(&r.comment, forms.variant()) {
                 Some(text) => format!("C\t{text}"),
                 // As `Value::to_string` writes the file's object (an empty value is a miss).
                 None => format!(
                     "F\t{}",
                     serde_json::to_string(r.comment.as_map()).unwrap_or_default()
                 ),
-            },
-        ),
+            })
+        }
         _ => None,
     };
     (snap, CacheOutcome::Read(value.map(|v| (key, v))))
