@@ -9,7 +9,7 @@ use mdbook_notabene::model::book::config::{SUPPORTED_MDBOOK, check_mdbook_versio
 use mdbook_preprocessor::PreprocessorContext;
 use mdbook_preprocessor::book::Book as MdBook;
 use notabene_core::term::err_line;
-use std::io::{IsTerminal, Write};
+use std::io::{IsTerminal, Read, Write};
 
 /// mimalloc: builds make millions of short-lived allocations (see `Cargo.toml`).
 #[cfg(feature = "mimalloc")]
@@ -59,16 +59,30 @@ fn protocol() -> i32 {
         })
         .ok();
     // mdBook writes the input in one small write per JSON token: read in gathered batches.
-    let input = match mdbook_notabene::util::pipe::read_stdin() {
-        Ok(input) => input,
-        Err(e) => {
-            err_line(&format!("notabene: cannot read stdin: {e} (stdin)"));
-            return 1;
-        }
-    };
     // A renderer gets one object (the RenderContext), a preprocessor a `[context, book]`
-    // array: the first byte tells them apart without parsing the book twice.
-    if input.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
+    // array: the first byte tells them apart without parsing the book twice. A book is read
+    // whole, unless the read-ahead is done first: the rest is then parsed as it arrives, on a
+    // core that would otherwise wait.
+    let mut stdin = mdbook_notabene::util::pipe::stdin_reader();
+    let mut input = Vec::new();
+    let mut chunk = vec![0u8; mdbook_notabene::util::pipe::READ_SIZE];
+    let mut streamed = None;
+    loop {
+        match stdin.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => input.extend_from_slice(&chunk[..n]),
+            Err(e) => {
+                err_line(&format!("notabene: cannot read stdin: {e} (stdin)"));
+                return 1;
+            }
+        }
+        let a_book = input.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
+        if a_book && ahead.as_ref().is_none_or(|h| h.is_finished()) {
+            streamed = Some(stdin);
+            break;
+        }
+    }
+    if streamed.is_none() && input.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
         return match mdbook_notabene::output::render::render_input(&input) {
             Ok(()) => 0,
             Err(e) => {
@@ -78,8 +92,15 @@ fn protocol() -> i32 {
         };
     }
     // What `mdbook_preprocessor::parse_input` reads, parsed from the bytes in hand (its
-    // reader-based parse takes a few times as long on a big book) and refused in its words.
-    let parsed: serde_json::Result<(PreprocessorContext, MdBook)> = serde_json::from_slice(&input);
+    // reader-based parse takes a few times as long on a big book) or as they arrive, and
+    // refused in its words.
+    let parsed: serde_json::Result<(PreprocessorContext, MdBook)> = match streamed {
+        Some(rest) => serde_json::from_reader(std::io::BufReader::with_capacity(
+            1 << 16,
+            std::io::Cursor::new(input).chain(rest),
+        )),
+        None => serde_json::from_slice(&input),
+    };
     let (ctx, book) = match parsed {
         Ok(x) => x,
         Err(e) => {

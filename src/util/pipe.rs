@@ -16,17 +16,44 @@ const PIPE_SIZE: usize = 1 << 20;
 /// Bytes read at a time.
 const CHUNK: usize = 1 << 20;
 
-/// Reads all of stdin: in gathered batches ([`read_gathered`]) when it is a pipe that could be
-/// widened to `PIPE_SIZE`, else plainly.
-pub fn read_stdin() -> std::io::Result<Vec<u8>> {
-    let mut stdin = std::io::stdin().lock();
-    match widen_stdin() {
-        // A read shorter than a quarter of the pipe is followed by a pause.
-        Some(size) => read_gathered(&mut stdin, size / 4),
-        None => {
-            let mut out = Vec::new();
-            stdin.read_to_end(&mut out)?;
-            Ok(out)
+/// Stdin, read in gathered batches ([`Gathered`]) when it is a pipe that could be widened to
+/// `PIPE_SIZE`, else plainly.
+pub fn stdin_reader() -> Gathered<std::io::StdinLock<'static>> {
+    let stdin = std::io::stdin().lock();
+    // A read shorter than a quarter of the pipe is followed by a pause.
+    let full_read = widen_stdin().map_or(0, |size| size / 4);
+    Gathered {
+        inner: stdin,
+        full_read,
+        pause: false,
+    }
+}
+
+/// A reader that, after a read shorter than `full_read` bytes, pauses [`PAUSE`] before the
+/// next one, so that a writer making many small writes is not met by a waiting reader at each
+/// of them (`full_read` 0: no pause). The bytes are the inner reader's; only the timing of the
+/// reads differs.
+pub struct Gathered<R> {
+    inner: R,
+    full_read: usize,
+    pause: bool,
+}
+
+impl<R: Read> Read for Gathered<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if std::mem::take(&mut self.pause) {
+            std::thread::sleep(PAUSE);
+        }
+        loop {
+            match self.inner.read(buf) {
+                Ok(n) => {
+                    // Short of what was asked for (or of `full_read`): the writer is behind.
+                    self.pause = n > 0 && n < self.full_read.min(buf.len());
+                    return Ok(n);
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
         }
     }
 }
@@ -50,22 +77,23 @@ fn widen_stdin() -> Option<usize> {
 /// that a writer making many small writes is not met by a waiting reader at each of them. The
 /// bytes are those of `read_to_end`; only the timing of the reads differs.
 pub fn read_gathered(r: &mut impl Read, full_read: usize) -> std::io::Result<Vec<u8>> {
+    let mut r = Gathered {
+        inner: r,
+        full_read,
+        pause: false,
+    };
     let mut out: Vec<u8> = Vec::new();
     let mut buf = vec![0u8; CHUNK];
     loop {
-        match r.read(&mut buf) {
-            Ok(0) => return Ok(out),
-            Ok(n) => {
-                out.extend_from_slice(&buf[..n]);
-                if n < full_read {
-                    std::thread::sleep(PAUSE);
-                }
-            }
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+        match r.read(&mut buf)? {
+            0 => return Ok(out),
+            n => out.extend_from_slice(&buf[..n]),
         }
     }
 }
+
+/// Size of the reads [`read_gathered`] makes, and a good size for a reader of [`stdin_reader`].
+pub const READ_SIZE: usize = CHUNK;
 
 #[cfg(test)]
 mod tests {

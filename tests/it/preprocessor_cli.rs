@@ -24,6 +24,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 const REPORT: &str =
     "notabene: 14 comments on 6 pages — 11 exact, 1 fuzzy, 1 orphaned, 1 page-level";
@@ -541,6 +542,59 @@ fn json_protocol_on_stdin() {
             "{garbage}: {}",
             out.stderr
         );
+    }
+}
+
+/// A book that arrives slowly (mdBook writes it token by token) is parsed as it comes once the
+/// store is read: the answer is the one a book handed over at once gets, and input that is not
+/// mdBook's is refused in the same words.
+#[test]
+fn a_book_arriving_slowly_gets_the_answer_of_one_arriving_at_once() {
+    let tmp = common::tempdir();
+    let root = example(tmp.path());
+    let config: Config = common::read(&root.join("book.toml")).parse().unwrap();
+    let mut builtin_only = config.clone();
+    builtin_only.set("preprocessor", json!({})).unwrap();
+    let md = mdbook_driver::MDBook::load_with_config(&root, builtin_only).unwrap();
+    let (book, _) = md.preprocess_book(&HtmlProbe).unwrap();
+    let ctx = PreprocessorContext::new(root.clone(), config, "html".into());
+    let input = serde_json::to_string(&(&ctx, &book)).unwrap();
+    let at_once = run_plugin(&root, &[], Some(&input), &[]);
+    assert_eq!(
+        (at_once.code, at_once.stderr.as_str()),
+        (0, report().as_str())
+    );
+    // The store of book-example is read well within the pause: the rest is parsed as it comes.
+    let pause = Duration::from_millis(1500);
+    let (head, tail) = input.split_at(input.len() / 3);
+    let slowly = common::run_plugin_in_parts(&root, &[head, tail], pause);
+    assert_eq!(slowly, at_once);
+    let got: MdBook = serde_json::from_str(&slowly.stdout).unwrap();
+    assert!(got == mdbook_notabene::output::annotate::run(&ctx, book.clone()).unwrap());
+    // Cut short, or not JSON after a good start: one line, as for a book read whole.
+    for (parts, says) in [
+        (
+            vec!["[", " garbage"],
+            "Unable to parse the input: expected value",
+        ),
+        (
+            vec![&input[..20], &input[20..input.len() - 10]],
+            "Unable to parse the input: EOF while parsing",
+        ),
+    ] {
+        let out = common::run_plugin_in_parts(&root, &parts, pause);
+        assert_eq!((out.code, out.stdout.as_str()), (1, ""));
+        assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+        assert!(
+            out.stderr
+                .starts_with("notabene: cannot read mdBook's input: ")
+                && out.stderr.contains(says)
+                && out.stderr.contains(SUPPORTED),
+            "{}",
+            out.stderr
+        );
+        let whole = run_plugin(&root, &[], Some(&parts.concat()), &[]);
+        assert_eq!(out, whole, "the same words as for the input read whole");
     }
 }
 

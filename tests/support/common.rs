@@ -8,6 +8,7 @@ use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 // ---------------------------------------------------------------------------------------
 // The binaries
@@ -65,7 +66,31 @@ impl Out {
 
 /// Runs `cmd` with no user or system git config, `env` on top, `stdin` fed to it (or stdin
 /// closed), and collects what it did. `what` names it in panics.
-fn output(mut cmd: Command, stdin: Option<&str>, env: &[(&str, &str)], what: &str) -> Out {
+fn output(cmd: Command, stdin: Option<&str>, env: &[(&str, &str)], what: &str) -> Out {
+    let parts: Vec<&str> = stdin.into_iter().collect();
+    output_in_parts(
+        cmd,
+        stdin.map(|_| parts.as_slice()),
+        Duration::ZERO,
+        env,
+        what,
+    )
+}
+
+/// `mdbook-notabene` in `cwd`, with the pinned environment, given `parts` on stdin one after
+/// another, `pause` apart: a book arriving slowly, as mdBook writes it.
+pub fn run_plugin_in_parts(cwd: &Path, parts: &[&str], pause: Duration) -> Out {
+    let cmd = command(plugin_bin(), cwd, &[], &["NOTABENE_", "MDBOOK_"]);
+    output_in_parts(cmd, Some(parts), pause, &[], "mdbook-notabene")
+}
+
+fn output_in_parts(
+    mut cmd: Command,
+    stdin: Option<&[&str]>,
+    pause: Duration,
+    env: &[(&str, &str)],
+    what: &str,
+) -> Out {
     cmd.env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .envs(env.iter().copied())
@@ -77,10 +102,16 @@ fn output(mut cmd: Command, stdin: Option<&str>, env: &[(&str, &str)], what: &st
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = cmd.spawn().unwrap_or_else(|e| panic!("spawn {what}: {e}"));
-    if let Some(input) = stdin {
+    if let Some(parts) = stdin {
         let mut pipe = child.stdin.take().expect("stdin pipe");
-        // The child may exit without reading everything (that is what some tests check).
-        let _ = pipe.write_all(input.as_bytes());
+        for (i, part) in parts.iter().enumerate() {
+            if i > 0 {
+                std::thread::sleep(pause);
+            }
+            // The child may exit without reading everything (that is what some tests check).
+            let _ = pipe.write_all(part.as_bytes());
+            let _ = pipe.flush();
+        }
     }
     let out = child
         .wait_with_output()
