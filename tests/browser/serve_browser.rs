@@ -1521,11 +1521,7 @@ fn you_see_what_you_did_and_can_undo_it() {
     p.wait_for(&format!("!document.querySelector('{mark}') && !!document.querySelector('#nb-panel .nb-entry[data-nb-id=\"{id}\"] .nb-entry-main[aria-expanded=\"true\"]')"), SECS);
     // (A rebuild of the reply may land first and reload the page with its own toast: the
     // resolve's reload follows, with its toast, whose Undo is the one to click.)
-    p.wait_for(
-        "document.querySelector('.nb-toast:not([hidden]) .nb-toast-text')?.textContent === 'Resolved.'",
-        WRITE,
-    );
-    assert_eq!(toast_text(&mut p), "Resolved.");
+    wait_toast(&mut p, "Resolved.");
     mark_document(&mut p);
     p.click(".nb-toast .nb-toast-action");
     wait_comment(&file, WRITE, "undone", |v| v["status"] == "open");
@@ -1536,14 +1532,16 @@ fn you_see_what_you_did_and_can_undo_it() {
     );
     wait_reloaded(&mut p, WRITE);
     p.wait_for(&format!("!!document.querySelector('{thread}')"), SECS);
-    assert_eq!(toast_text(&mut p), "Undone.");
+    // (As above: the resolve's own rebuild may reload the page once more, with its toast,
+    // before the undo's reload shows this one.)
+    wait_toast(&mut p, "Undone.");
 
     // Hold, then Undo.
     mark_document(&mut p);
     p.click(&format!("{thread} .nb-act-hold"));
     wait_comment(&file, WRITE, "held", |v| v["hold"] == true);
     wait_reloaded(&mut p, WRITE);
-    assert_eq!(toast_text(&mut p), "Put on hold.");
+    wait_toast(&mut p, "Put on hold.");
     mark_document(&mut p);
     p.click(".nb-toast .nb-toast-action");
     wait_comment(&file, WRITE, "hold undone", |v| v["hold"] != true);
@@ -1622,6 +1620,16 @@ fn you_see_what_you_did_and_can_undo_it() {
 }
 
 /// The text of the toast on screen ('' when none).
+/// Waits (up to a write's time) until the visible toast says `text`: a reload that lands
+/// before the one the test waits for shows its own toast first.
+fn wait_toast(p: &mut Page, text: &str) {
+    p.wait_for(
+        &format!("document.querySelector('.nb-toast:not([hidden]) .nb-toast-text')?.textContent === {text:?}"),
+        WRITE,
+    );
+    assert_eq!(toast_text(p), text);
+}
+
 fn toast_text(p: &mut Page) -> String {
     p.wait_for("!!document.querySelector('.nb-toast:not([hidden])')", SECS);
     p.eval_str("document.querySelector('.nb-toast:not([hidden]) .nb-toast-text').textContent")
