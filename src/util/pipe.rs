@@ -29,7 +29,7 @@ pub fn stdin_reader() -> Gathered<std::io::StdinLock<'static>> {
     }
 }
 
-/// A reader that, after a read shorter than `full_read` bytes, pauses [`PAUSE`] before the
+/// A reader that, after a read shorter than `full_read` bytes, pauses a millisecond before the
 /// next one, so that a writer making many small writes is not met by a waiting reader at each
 /// of them (`full_read` 0: no pause). The bytes are the inner reader's; only the timing of the
 /// reads differs.
