@@ -469,17 +469,23 @@ impl mdbook_renderer::Renderer for HtmlProbe {
     }
 }
 
+/// The book at `root` as mdBook hands it to preprocessors after its built-in ones, and the
+/// context of the `html` run.
+fn html_input(root: &Path) -> (PreprocessorContext, MdBook) {
+    let config: Config = common::read(&root.join("book.toml")).parse().unwrap();
+    let mut builtin_only = config.clone();
+    builtin_only.set("preprocessor", json!({})).unwrap();
+    let md = mdbook_driver::MDBook::load_with_config(root, builtin_only).unwrap();
+    let (book, _) = md.preprocess_book(&HtmlProbe).unwrap();
+    let ctx = PreprocessorContext::new(root.to_path_buf(), config, "html".into());
+    (ctx, book)
+}
+
 #[test]
 fn json_protocol_on_stdin() {
     let tmp = common::tempdir();
     let root = example(tmp.path());
-    // The book as mdBook hands it to preprocessors after its built-in ones, and the context.
-    let config: Config = common::read(&root.join("book.toml")).parse().unwrap();
-    let mut builtin_only = config.clone();
-    builtin_only.set("preprocessor", json!({})).unwrap();
-    let md = mdbook_driver::MDBook::load_with_config(&root, builtin_only).unwrap();
-    let (book, _) = md.preprocess_book(&HtmlProbe).unwrap();
-    let mut ctx = PreprocessorContext::new(root.clone(), config, "html".into());
+    let (mut ctx, book) = html_input(&root);
     let input = |ctx: &PreprocessorContext| serde_json::to_string(&(ctx, &book)).unwrap();
     // The input round-trips through mdBook's own parser.
     let (ctx2, book2) = mdbook_preprocessor::parse_input(input(&ctx).as_bytes()).unwrap();
@@ -552,12 +558,7 @@ fn json_protocol_on_stdin() {
 fn a_book_arriving_slowly_gets_the_answer_of_one_arriving_at_once() {
     let tmp = common::tempdir();
     let root = example(tmp.path());
-    let config: Config = common::read(&root.join("book.toml")).parse().unwrap();
-    let mut builtin_only = config.clone();
-    builtin_only.set("preprocessor", json!({})).unwrap();
-    let md = mdbook_driver::MDBook::load_with_config(&root, builtin_only).unwrap();
-    let (book, _) = md.preprocess_book(&HtmlProbe).unwrap();
-    let ctx = PreprocessorContext::new(root.clone(), config, "html".into());
+    let (ctx, book) = html_input(&root);
     let input = serde_json::to_string(&(&ctx, &book)).unwrap();
     let at_once = run_plugin(&root, &[], Some(&input), &[]);
     assert_eq!(
