@@ -1563,11 +1563,11 @@ fn you_see_what_you_did_and_can_undo_it() {
     wait::until(WRITE, "the comment file deleted", || {
         (!file.exists()).then_some(())
     });
+    wait_toast(&mut p, "Comment deleted.");
     p.wait_for(
         "!!document.querySelector('.nb-toast:not([hidden]) .nb-toast-action')",
-        WRITE,
+        SECS,
     );
-    assert_eq!(toast_text(&mut p), "Comment deleted.");
     p.click(".nb-toast .nb-toast-action");
     wait::until(WRITE, "the comment file restored", || {
         file.exists().then_some(())
@@ -1630,9 +1630,22 @@ fn wait_toast(p: &mut Page, text: &str) {
     assert_eq!(toast_text(p), text);
 }
 
+/// The text of the toast shown, waited for. It is read in one question: a live reload may land
+/// between two (the page after an action is reloaded once patched and once rebuilt, the toast
+/// said again after each), and a question asked while the page navigates is asked again.
 fn toast_text(p: &mut Page) -> String {
-    p.wait_for("!!document.querySelector('.nb-toast:not([hidden])')", SECS);
-    p.eval_str("document.querySelector('.nb-toast:not([hidden]) .nb-toast-text').textContent")
+    let shown =
+        "document.querySelector('.nb-toast:not([hidden]) .nb-toast-text')?.textContent || ''";
+    let deadline = Instant::now() + SECS;
+    loop {
+        if let Ok(Value::String(text)) = p.try_eval(shown)
+            && !text.is_empty()
+        {
+            return text;
+        }
+        assert!(Instant::now() < deadline, "no toast shown within {SECS:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// The file of comment `id` anywhere in the store.
