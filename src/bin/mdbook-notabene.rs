@@ -41,6 +41,12 @@ fn exit_without_teardown(code: i32) -> ! {
     std::process::exit(code)
 }
 
+/// The first byte of `input` that is not whitespace: `{` for a renderer's context, `[` for a
+/// preprocessor's `[context, book]`.
+fn first_byte(input: &[u8]) -> Option<u8> {
+    input.iter().copied().find(|b| !b.is_ascii_whitespace())
+}
+
 /// The preprocessor (or renderer) protocol on stdin/stdout. Returns the exit code.
 fn protocol() -> i32 {
     if std::io::stdin().is_terminal() {
@@ -76,13 +82,12 @@ fn protocol() -> i32 {
                 return 1;
             }
         }
-        let a_book = input.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
-        if a_book && ahead.as_ref().is_none_or(|h| h.is_finished()) {
+        if first_byte(&input) == Some(b'[') && ahead.as_ref().is_none_or(|h| h.is_finished()) {
             streamed = Some(stdin);
             break;
         }
     }
-    if streamed.is_none() && input.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
+    if streamed.is_none() && first_byte(&input) == Some(b'{') {
         return match mdbook_notabene::output::render::render_input(&input) {
             Ok(()) => 0,
             Err(e) => {

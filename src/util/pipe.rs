@@ -4,7 +4,8 @@
 //! the pipe is widened (Linux `F_SETPIPE_SZ`, 1 MiB: mdBook rarely waits for room) and, after a
 //! short read, the reader pauses a millisecond while the writes gather, instead of waiting in
 //! `read` for the next one. Where the pipe cannot be widened (another system, a lower limit, stdin
-//! not a pipe) stdin is read plainly, with no pause.
+//! not a pipe) stdin is read plainly, with no pause. The reader ([`stdin_reader`]) can be
+//! handed to a parser, which then parses the input as it arrives.
 
 use std::io::{ErrorKind, Read};
 use std::time::Duration;
@@ -13,8 +14,8 @@ use std::time::Duration;
 const PAUSE: Duration = Duration::from_millis(1);
 /// The pipe size asked for (Linux's default ceiling for unprivileged processes).
 const PIPE_SIZE: usize = 1 << 20;
-/// Bytes read at a time.
-const CHUNK: usize = 1 << 20;
+/// A good size for the reads of a [`stdin_reader`] (a widened pipe holds as much).
+pub const READ_SIZE: usize = 1 << 20;
 
 /// Stdin, read in gathered batches ([`Gathered`]) when it is a pipe that could be widened to
 /// `PIPE_SIZE`, else plainly.
@@ -73,31 +74,27 @@ fn widen_stdin() -> Option<usize> {
     None
 }
 
-/// Reads `r` to its end, pausing `PAUSE` after every read shorter than `full_read` bytes so
-/// that a writer making many small writes is not met by a waiting reader at each of them. The
-/// bytes are those of `read_to_end`; only the timing of the reads differs.
-pub fn read_gathered(r: &mut impl Read, full_read: usize) -> std::io::Result<Vec<u8>> {
-    let mut r = Gathered {
-        inner: r,
-        full_read,
-        pause: false,
-    };
-    let mut out: Vec<u8> = Vec::new();
-    let mut buf = vec![0u8; CHUNK];
-    loop {
-        match r.read(&mut buf)? {
-            0 => return Ok(out),
-            n => out.extend_from_slice(&buf[..n]),
-        }
-    }
-}
-
-/// Size of the reads [`read_gathered`] makes, and a good size for a reader of [`stdin_reader`].
-pub const READ_SIZE: usize = CHUNK;
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Reads `r` to its end through a [`Gathered`] reader pausing after reads shorter than
+    /// `full_read` bytes.
+    fn read_gathered(r: &mut impl Read, full_read: usize) -> std::io::Result<Vec<u8>> {
+        let mut r = Gathered {
+            inner: r,
+            full_read,
+            pause: false,
+        };
+        let mut out = Vec::new();
+        let mut buf = vec![0u8; READ_SIZE];
+        loop {
+            match r.read(&mut buf)? {
+                0 => return Ok(out),
+                n => out.extend_from_slice(&buf[..n]),
+            }
+        }
+    }
     use std::io::Write;
 
     /// A reader handing out its bytes in uneven pieces, with interruptions between them.

@@ -24,31 +24,29 @@ pub fn chapters(book: &MdBook, ids: &PageIds) -> Vec<Chapter> {
     let with_source: Vec<_> = book
         .iter()
         .filter_map(|item| match item {
-            BookItem::Chapter(ch) => Some(ch),
+            BookItem::Chapter(ch) => Some((ch, ch.path.as_ref()?, ch.source_path.as_ref()?)),
             _ => None,
         })
-        .filter(|ch| ch.path.is_some() && ch.source_path.is_some())
         .collect();
     // Each chapter's file is read to compare with its content (hundreds of files for a big
     // book: on every thread).
-    notabene_core::par::par_map(&with_source, notabene_core::par::default_threads(), |ch| {
-        let source_path = ch.source_path.as_ref()?;
-        let url = ch.path.as_ref()?.with_extension("html");
-        let disk = std::fs::read_to_string(ids.src_dir.join(source_path))
-            .ok()
-            .filter(|d| *d != ch.content);
-        Some(Chapter {
-            page: ids.for_chapter(source_path),
-            name: ch.name.clone(),
-            url: slash_path(&url),
-            source: source_key(ids, source_path),
-            content: ch.content.clone(),
-            disk,
-        })
-    })
-    .into_iter()
-    .flatten()
-    .collect()
+    notabene_core::par::par_map(
+        &with_source,
+        notabene_core::par::default_threads(),
+        |&(ch, path, source_path)| {
+            let disk = std::fs::read_to_string(ids.src_dir.join(source_path))
+                .ok()
+                .filter(|d| *d != ch.content);
+            Chapter {
+                page: ids.for_chapter(source_path),
+                name: ch.name.clone(),
+                url: slash_path(&path.with_extension("html")),
+                source: source_key(ids, source_path),
+                content: ch.content.clone(),
+                disk,
+            }
+        },
+    )
 }
 
 /// A chapter's source file relative to the repository root: `<page-prefix>/<path>`, the key
