@@ -277,14 +277,14 @@ impl Clone {
     }
 
     /// After the branch moved: fetches it and puts the clone's own commits on its new tip
-    /// (store files merged by the store's driver); `Ok(Err(why))` when they do not merge (the
-    /// rebase is undone).
-    pub(crate) fn rebase(&self) -> Result<std::result::Result<(), String>> {
+    /// (store files merged by the store's driver); [`Rebased::Conflict`] when they do not merge
+    /// (the rebase is undone).
+    pub(crate) fn rebase(&self) -> Result<Rebased> {
         self.fetch()?;
         let onto = format!("refs/remotes/origin/{}", self.branch);
         let out = git(&self.dir, &["rebase", "--quiet", &onto])?;
         if out.status.success() {
-            return Ok(Ok(()));
+            return Ok(Rebased::Done);
         }
         let text = format!(
             "{}{}",
@@ -297,7 +297,7 @@ impl Clone {
             .unwrap_or("the rebase failed");
         let why = notabene_core::escape::escape_terminal(why.trim()).into_owned();
         let _ = git(&self.dir, &["rebase", "--abort"]);
-        Ok(Err(why))
+        Ok(Rebased::Conflict(why))
     }
 }
 
@@ -310,6 +310,15 @@ pub(crate) enum Pushed {
     Moved,
     /// Refused for another reason (no right to push, no such branch): trying again will not do.
     Refused(String),
+}
+
+/// What a rebase on the moved branch did.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Rebased {
+    /// The clone's commits are on the branch's new tip.
+    Done,
+    /// They do not merge with it (git's line saying why); the rebase was undone.
+    Conflict(String),
 }
 
 /// `Name <email>` split into its name and email (all of it the name when there are no `<>`).

@@ -11,7 +11,7 @@
 //!
 //! Owns: the write, commit and push of a branch, and their order. Calls: `hub::git`.
 
-use super::git::{Clone, Pushed};
+use super::git::{Clone, Pushed, Rebased};
 use crate::apps::serve::{Answer, ApiError, Gate, Reviewer};
 use axum::http::StatusCode;
 use notabene_core::say_err;
@@ -114,7 +114,7 @@ impl Publisher {
                     break;
                 }
                 Ok(Pushed::Moved) => match self.clone.rebase() {
-                    Ok(Ok(())) => {
+                    Ok(Rebased::Done) => {
                         // Another writer won the race: a random pause, then again.
                         let pause = fastrand::u64(0..=pause_ms);
                         pause_ms = (pause_ms * 2).min(PUSH_PAUSE_MAX_MS);
@@ -123,7 +123,7 @@ impl Publisher {
                         state = self.lock();
                         continue;
                     }
-                    Ok(Err(why)) => {
+                    Ok(Rebased::Conflict(why)) => {
                         outcome = Err(format!(
                             "the writes could not be merged with the branch: {why}"
                         ));
