@@ -1558,12 +1558,35 @@ fn you_see_what_you_did_and_can_undo_it() {
         &format!("!!document.querySelector('{thread} .nb-delete-confirm')"),
         SECS,
     );
+    // The delete's answer reaches the page only after the rebuild it causes was announced (a
+    // slow answer): the reload waits for it, and the toast with its Undo survives the reload.
+    p.eval(
+        "(() => {
+           const fetch0 = window.fetch;
+           window.fetch = async function (u, o) {
+             const answer = await fetch0.apply(this, arguments);
+             if (!(o && o.method === 'DELETE')) return answer;
+             const g = document.documentElement.dataset.nbGeneration;
+             const until = performance.now() + 10000;
+             while (document.documentElement.dataset.nbGeneration === g && performance.now() < until) {
+               await new Promise((r) => setTimeout(r, 20));
+             }
+             sessionStorage.setItem('nbTestAnsweredAfter', String(document.documentElement.dataset.nbGeneration !== g));
+             return answer;
+           };
+         })()",
+    );
     mark_document(&mut p);
     p.click(&format!("{thread} .nb-delete-confirm"));
     wait::until(WRITE, "the comment file deleted", || {
         (!file.exists()).then_some(())
     });
     wait_toast(&mut p, "Comment deleted.");
+    // (It did: the answer came after the rebuild was announced.)
+    p.wait_for(
+        "sessionStorage.getItem('nbTestAnsweredAfter') === 'true'",
+        SECS,
+    );
     p.wait_for(
         "!!document.querySelector('.nb-toast:not([hidden]) .nb-toast-action')",
         SECS,

@@ -37,7 +37,7 @@ const Live = (() => {
     restoring: false, // a live reload is putting the scroll position back
     reloadWanted: false,
     reloadTimer: 0,
-    working: 0 // API call chains that hold the reload back (holdReload)
+    working: 0 // writes in flight and API call chains that hold the reload back (api, holdReload)
   };
 
   /** What the reader may do to comment `c` (under the hub, as its sign-in says: `own` — edit or
@@ -77,6 +77,22 @@ const Live = (() => {
 
   /** One call to the serve API (same origin only). Resolves with the JSON body; rejects with an Error. */
   async function api(method, path, body) {
+    // A write holds the live reload back until its answer is taken in: the rebuild it causes
+    // may be announced before the answer arrives, and a reload then would lose what the caller
+    // does with the answer (the toast saying what was done, with its Undo). The hold ends after
+    // the caller's own continuation has run (a task later).
+    if (method === 'GET') return request(method, path, body);
+    state.working += 1;
+    try {
+      return await request(method, path, body);
+    } finally {
+      setTimeout(() => {
+        state.working -= 1;
+        maybeReload();
+      }, 0);
+    }
+  }
+  async function request(method, path, body) {
     const headers = { Accept: 'application/json' };
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     const token = ls('notabene:token');
