@@ -150,10 +150,10 @@ impl CommentForms for BookAnchors {
         // and list forms, for this space (a resolved comment is never followed).
         let pre = comment
             .prerendered()
-            .filter(|p| p.space == space)
+            .filter(|p| p.space() == space)
             .and_then(|p| match form {
-                Lean::Island if page_known => Some(&p.island),
-                Lean::List => Some(&p.list),
+                Lean::Island if page_known => Some(p.island()),
+                Lean::List => Some(p.list()),
                 _ => None,
             });
         let mut w = match pre {

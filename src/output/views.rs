@@ -40,7 +40,7 @@ fn text_of(v: Option<&Value>) -> &str {
 /// as one space.
 fn snippet(c: &Comment) -> String {
     let raw = match c.prerendered() {
-        Some(p) => p.naming.as_str(),
+        Some(p) => p.naming(),
         None => condensed::naming(c.as_map()),
     };
     let flat = raw.split_whitespace().collect::<Vec<_>>().join(" ");

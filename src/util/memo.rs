@@ -8,7 +8,8 @@
 //! computed from is the caller's to hash ([`Key`]); which code computed it is the memo's: a
 //! memo written by another version or another build of the binary is not read at all
 //! ([`Memo::open`]). It is never trusted over the inputs: a value is used only when its key
-//! matches and its checksum holds, and anything else — no memo, another binary's, a cut or
+//! matches and its checksum holds (checked once, when the file is read, off the build's
+//! path: the read-ahead opens it), and anything else — no memo, another binary's, a cut or
 //! garbled one — is a miss that computes the value again. Deleting or corrupting it changes
 //! no byte a build writes.
 //!
@@ -115,8 +116,10 @@ pub struct Memo {
     identity: String,
     /// The file's bytes.
     data: Vec<u8>,
-    /// Digest → (value range, checksum) in `data`.
-    entries: HashMap<Digest, (std::ops::Range<usize>, u64), FnvBuild>,
+    /// Digest → value range in `data`, for the entries whose checksum holds.
+    entries: Entries,
+    /// Whether `data` held an entry whose checksum did not hold (written back without it).
+    garbled: bool,
     /// What this build used of `entries`, and what it made.
     touched: Mutex<Touched>,
 }
@@ -144,13 +147,14 @@ impl Memo {
         let (_, path) = file_for(&dir, root, MEMO_FILE);
         let identity = identity();
         let data = std::fs::read(&path).unwrap_or_default();
-        let entries = index(&data, &identity).unwrap_or_default();
+        let (entries, garbled) = index(&data, &identity).unwrap_or_default();
         Memo {
             on: true,
             path: Some(path),
             identity,
             data,
             entries,
+            garbled,
             touched: Mutex::default(),
         }
     }
@@ -173,12 +177,13 @@ impl Memo {
     /// The in-memory memo the next build starts with: the entries this build used and made.
     pub fn carried_over(&self) -> Memo {
         let data = self.kept_bytes();
-        let entries = index(&data, &self.identity).unwrap_or_default();
+        let (entries, garbled) = index(&data, &self.identity).unwrap_or_default();
         Memo {
             on: self.on,
             identity: self.identity.clone(),
             data,
             entries,
+            garbled,
             ..Memo::default()
         }
     }
@@ -194,10 +199,7 @@ impl Memo {
 
     /// The value stored under `key`, when its checksum holds (else a miss).
     pub fn get(&self, key: &Digest) -> Option<&[u8]> {
-        let found = self.entries.get(key).and_then(|(range, sum)| {
-            let value = &self.data[range.clone()];
-            (checksum(key, value) == *sum).then_some(value)
-        });
+        let found = self.entries.get(key).map(|range| &self.data[range.clone()]);
         let mut t = self.touched();
         match found {
             Some(_) => {
@@ -229,7 +231,7 @@ impl Memo {
         let Some(path) = &self.path else { return };
         {
             let t = self.touched();
-            if t.made.is_empty() && t.used.len() == self.entries.len() {
+            if t.made.is_empty() && t.used.len() == self.entries.len() && !self.garbled {
                 return;
             }
         }
@@ -247,7 +249,7 @@ impl Memo {
             .entries
             .iter()
             .filter(|(k, _)| t.used.contains(*k))
-            .map(|(k, (range, _))| (k, &self.data[range.clone()]))
+            .map(|(k, range)| (k, &self.data[range.clone()]))
             .collect();
         let mut seen: std::collections::HashSet<&Digest> = kept.iter().map(|(k, _)| *k).collect();
         for (k, v) in &t.made {
@@ -300,15 +302,16 @@ fn checksum(key: &Digest, value: &[u8]) -> u64 {
     fnv(&key.0) ^ fnv(value).rotate_left(1)
 }
 
-/// The entries of a memo file's bytes, when its header is this format's and `identity`'s;
-/// entries after a cut one are lost (each is checked again when used).
+/// The entries of a memo file's bytes whose checksum holds, when its header is this format's
+/// and `identity`'s, and whether any did not; entries after a cut one are lost.
 fn index(
     data: &[u8],
     identity: &str,
-) -> Option<HashMap<Digest, (std::ops::Range<usize>, u64), FnvBuild>> {
+) -> Option<(Entries, bool)> {
     let header = format!("{HEADER}\t{identity}\n");
     let mut at = data.strip_prefix(header.as_bytes()).map(|_| header.len())?;
     let mut entries = HashMap::default();
+    let mut garbled = false;
     while data.len() - at >= 48 {
         let word = |i: usize| u64::from_le_bytes(data[i..i + 8].try_into().expect("8 bytes"));
         let key = Digest(data[at..at + 32].try_into().expect("32 bytes"));
@@ -319,13 +322,22 @@ fn index(
             .and_then(|len| start.checked_add(len))
             .filter(|&e| e <= data.len())
         else {
+            garbled = true;
             break;
         };
-        entries.insert(key, (start..end, sum));
+        if checksum(&key, &data[start..end]) == sum {
+            entries.insert(key, start..end);
+        } else {
+            garbled = true;
+        }
         at = end;
     }
-    Some(entries)
+    garbled |= at != data.len();
+    Some((entries, garbled))
 }
+
+/// A memo's entries: digest → the value's range in its bytes.
+type Entries = HashMap<Digest, std::ops::Range<usize>, FnvBuild>;
 
 /// How a memo file is named: `memo-<hash of the book root>.bin` ([`file_for`]).
 const MEMO_FILE: (&str, &str) = ("memo-", ".bin");
@@ -421,6 +433,11 @@ mod tests {
         let m = Memo::open_in(cache.clone(), &book);
         assert!(m.get(&key("a")).is_none(), "checksum");
         assert!(m.get(&key("b")).is_some());
+        // A build that used all the rest writes the memo back without the garbled entry.
+        m.write_back();
+        let rewritten = std::fs::read(&file).unwrap();
+        assert!(rewritten.windows(7).any(|w| w == b"value b"));
+        assert!(!rewritten.windows(7).any(|w| w == b"Value a"));
         std::fs::write(&file, &good[..good.len() - 3]).unwrap();
         let m = Memo::open_in(cache.clone(), &book);
         let a_first = at < good.windows(7).position(|w| w == b"value b").unwrap();

@@ -145,20 +145,49 @@ pub struct Comment {
     typed: Typed,
 }
 
-/// The fields of a comment a build asks for most, read once from its map.
+/// The fields of a comment a build asks for most, read once from its map: `status` and
+/// `scope` typed, and where `id`, `page` and `updatedAt` are in it (a build asks for them of
+/// every comment at every stage; a position is read without hashing the key, on a map that
+/// is seldom in the processor's cache).
 #[derive(Debug, Clone, Copy, Default)]
 struct Typed {
     status: Option<Status>,
     scope: Option<Scope>,
+    id: Slot,
+    page: Slot,
+    updated_at: Slot,
+}
+
+/// Where a field is in a comment's map.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Slot {
+    /// Not in it.
+    #[default]
+    Absent,
+    /// At this position.
+    At(u16),
+    /// Further than a position here holds: looked up by its key.
+    Far,
 }
 
 impl Typed {
     fn of(map: &Map<String, Value>) -> Typed {
-        let field = |key: &str| map.get(key).and_then(Value::as_str);
-        Typed {
-            status: field("status").and_then(Status::parse),
-            scope: field("scope").and_then(Scope::parse),
+        let mut typed = Typed::default();
+        for (n, (key, value)) in map.iter().enumerate() {
+            let slot = match u16::try_from(n) {
+                Ok(n) => Slot::At(n),
+                Err(_) => Slot::Far,
+            };
+            match key.as_str() {
+                "status" => typed.status = value.as_str().and_then(Status::parse),
+                "scope" => typed.scope = value.as_str().and_then(Scope::parse),
+                "id" => typed.id = slot,
+                "page" => typed.page = slot,
+                "updatedAt" => typed.updated_at = slot,
+                _ => {}
+            }
         }
+        typed
     }
 }
 
@@ -252,13 +281,26 @@ impl Comment {
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty())
     }
+    /// The string at `slot` (`key`'s), when it is one and not empty.
+    fn str_at(&self, slot: Slot, key: &str) -> Option<&str> {
+        match slot {
+            Slot::Absent => None,
+            Slot::At(n) => self
+                .map
+                .iter()
+                .nth(usize::from(n))
+                .and_then(|(_, v)| v.as_str())
+                .filter(|s| !s.is_empty()),
+            Slot::Far => self.str_field(key),
+        }
+    }
     /// The id, when it is a non-empty string.
     pub fn id(&self) -> Option<&str> {
-        self.str_field("id")
+        self.str_at(self.typed.id, "id")
     }
     /// The page.
     pub fn page(&self) -> Option<&str> {
-        self.str_field("page")
+        self.str_at(self.typed.page, "page")
     }
     /// The space.
     pub fn space(&self) -> Option<&str> {
@@ -301,10 +343,12 @@ impl Comment {
     }
     /// `updatedAt`.
     pub fn updated_at(&self) -> &str {
-        self.map
-            .get("updatedAt")
-            .and_then(Value::as_str)
-            .unwrap_or("")
+        let value = match self.typed.updated_at {
+            Slot::Absent => None,
+            Slot::At(n) => self.map.iter().nth(usize::from(n)).map(|(_, v)| v),
+            Slot::Far => self.map.get("updatedAt"),
+        };
+        value.and_then(Value::as_str).unwrap_or("")
     }
     /// The suggested edit, when `suggestion` is an object with string `quote` and `text`.
     pub fn suggestion(&self) -> Option<Suggestion<'_>> {
@@ -368,5 +412,67 @@ impl Comment {
             Some(Value::Array(a)) => a.push(message(author, body, ts)),
             _ => self.set("thread", Value::Array(vec![message(author, body, ts)])),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fields read by position are the map's, after every kind of change.
+    #[test]
+    fn fields_read_by_position_follow_every_change() {
+        let fields = |c: &Comment| {
+            (
+                c.id().map(str::to_string),
+                c.page().map(str::to_string),
+                c.updated_at().to_string(),
+                c.status(),
+            )
+        };
+        let by_key = |c: &Comment| {
+            let s = |k: &str| c.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
+            (
+                s("id").map(str::to_string),
+                s("page").map(str::to_string),
+                c.get("updatedAt")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+                s("status").and_then(Status::parse),
+            )
+        };
+        let mut c = Comment::from_value(json!({
+            "a": 1, "id": "c_1", "page": "p", "status": "open", "updatedAt": "t1"
+        }));
+        assert_eq!(
+            fields(&c),
+            (
+                Some("c_1".into()),
+                Some("p".into()),
+                "t1".into(),
+                Some(Status::Open)
+            )
+        );
+        c.remove("a");
+        assert_eq!(fields(&c), by_key(&c));
+        c.set_after("id", "b", json!(2));
+        c.set("updatedAt", json!("t2"));
+        c.push_message("x", "y", "t3");
+        assert_eq!(fields(&c), by_key(&c));
+        assert_eq!(c.updated_at(), "t2");
+        c.remove("page");
+        c.set("id", json!(""));
+        assert_eq!(fields(&c), (None, None, "t2".into(), Some(Status::Open)));
+        // Not strings, or absent: none.
+        let c = Comment::from_value(json!({ "page": 3, "updatedAt": null }));
+        assert_eq!(fields(&c), (None, None, String::new(), None));
+        // Further than a position holds: by key.
+        let mut m: Map<String, Value> = (0..70_000).map(|n| (format!("k{n}"), json!(n))).collect();
+        m.insert("id".into(), json!("c_far"));
+        m.insert("updatedAt".into(), json!("t9"));
+        let c = Comment::from_map(m);
+        assert_eq!(c.typed.id, Slot::Far);
+        assert_eq!((c.id(), c.updated_at()), (Some("c_far"), "t9"));
     }
 }

@@ -20,6 +20,7 @@ use crate::Result;
 use notabene_store::json::{ObjectWriter, parse_str, write_js_compact};
 use notabene_store::{Comment, Condense, CondensedText, Recent, Scope, Snapshot, Status, Store};
 use serde_json::{Map, Value};
+use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -78,58 +79,123 @@ pub fn write_own_fields(
     }
 }
 
-/// A resolved comment's own fields pre-written for the book's `space`: `island` in a
-/// chapter's island (without `page`), `list` in the /comments list (the thread cut to its
-/// first message). Each is the lean object opened and its fields written, not closed: the
-/// resolver appends the `anchoring` it computes ([`ObjectWriter::resume`]). `naming` is the
-/// text that names the comment where a page refers to it (its quote, its block's label, else
-/// its first message).
+/// A resolved comment's own fields pre-written for the book's `space`: the island form in a
+/// chapter's island (without `page`), the list form in the /comments list (the thread cut to
+/// its first message). Each is the lean object opened and its fields written, not closed: the
+/// resolver appends the `anchoring` it computes ([`ObjectWriter::resume`]). The naming text
+/// names the comment where a page refers to it (its quote, its block's label, else its first
+/// message).
+///
+/// All three live in one text, the one the store's cache keeps ([`CondensedText::to_text`]):
+/// a later build makes each condensed comment's forms with one copy of its cache line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Prerendered {
-    /// The book's space the fields were written for (a field `space` equal to it is left out).
-    pub space: String,
-    /// The island form's opening and fields.
-    pub island: String,
-    /// The list form's opening and fields.
-    pub list: String,
-    /// The text naming the comment ([`naming`]).
-    pub naming: String,
+    /// The book's space the fields were written for (a field `space` equal to it is left out),
+    /// shared by the comments of one read.
+    space: Arc<str>,
+    /// The naming text as a JSON string, the island form and the list form, tab-separated
+    /// (compact JSON escapes a tab or a newline inside each).
+    text: String,
+    /// Where the island form is in `text`.
+    island: Range<usize>,
+    /// Where the list form is in `text`.
+    list: Range<usize>,
+    /// The naming text.
+    naming: Naming,
+}
+
+/// Where a [`Prerendered`]'s naming text is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Naming {
+    /// In its text, between the JSON string's quotes (the string holds no escape).
+    Within(Range<usize>),
+    /// Unescaped from its JSON string.
+    Own(String),
 }
 
 impl Prerendered {
     /// The fields of `c` written for `space`.
     pub fn of(c: &Map<String, Value>, space: &str) -> Prerendered {
-        let open = |page_known: bool, first_message_only: bool| {
-            let mut out = Vec::with_capacity(512);
-            let mut w = ObjectWriter::new(&mut out);
-            write_own_fields(&mut w, c, space, page_known, first_message_only);
-            // The compact writer writes UTF-8 only.
-            String::from_utf8(out)
-                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+        Prerendered::written(c, Arc::from(space))
+    }
+
+    /// [`Prerendered::of`] with the space shared.
+    fn written(c: &Map<String, Value>, space: Arc<str>) -> Prerendered {
+        let name = naming(c);
+        let mut out = Vec::with_capacity(1024);
+        write_js_compact(name, &mut out);
+        // Without escapes, the JSON string is the text between quotes.
+        let naming = if out.len() == name.len() + 2 {
+            Naming::Within(1..1 + name.len())
+        } else {
+            Naming::Own(name.to_string())
         };
+        let open = |out: &mut Vec<u8>, page_known: bool, first_message_only: bool| {
+            out.push(b'\t');
+            let at = out.len();
+            let mut w = ObjectWriter::new(out);
+            write_own_fields(&mut w, c, &space, page_known, first_message_only);
+            at..out.len()
+        };
+        let island = open(&mut out, true, false);
+        let list = open(&mut out, false, true);
+        // The compact writer writes UTF-8 only (a lossy text would be a miss when read back).
+        let text = String::from_utf8(out)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
         Prerendered {
-            space: space.to_string(),
-            island: open(true, false),
-            list: open(false, true),
-            naming: naming(c).to_string(),
+            space,
+            text,
+            island,
+            list,
+            naming,
         }
     }
 
     /// What [`CondensedText::to_text`] wrote, read back for `space`; `None` when it is not one.
-    fn from_text(text: &str, space: &str) -> Option<Prerendered> {
-        let mut parts = text.splitn(3, '\t');
-        let naming = parse_str(parts.next()?)?;
-        let island = parts.next()?;
-        let list = parts.next()?;
+    fn from_text(text: &str, space: &Arc<str>) -> Option<Prerendered> {
+        let (name, rest) = text.split_once('\t')?;
+        let (island, list) = rest.split_once('\t')?;
         if list.contains('\t') || !island.starts_with('{') {
             return None;
         }
+        let inner = name.strip_prefix('"').and_then(|n| n.strip_suffix('"'));
+        let naming = match inner {
+            // A JSON string without escapes (and so without quotes or control characters
+            // inside) says its text as it is.
+            Some(inner) if !inner.contains(|c: char| c == '"' || c == '\\' || c < ' ') => {
+                Naming::Within(1..1 + inner.len())
+            }
+            _ => Naming::Own(parse_str(name)?),
+        };
+        let island_at = name.len() + 1;
+        let list_at = island_at + island.len() + 1;
         Some(Prerendered {
-            space: space.to_string(),
-            island: island.to_string(),
-            list: list.to_string(),
+            space: Arc::clone(space),
+            text: text.to_string(),
+            island: island_at..island_at + island.len(),
+            list: list_at..list_at + list.len(),
             naming,
         })
+    }
+
+    /// The book's space the fields were written for.
+    pub fn space(&self) -> &str {
+        &self.space
+    }
+    /// The island form's opening and fields.
+    pub fn island(&self) -> &str {
+        &self.text[self.island.clone()]
+    }
+    /// The list form's opening and fields.
+    pub fn list(&self) -> &str {
+        &self.text[self.list.clone()]
+    }
+    /// The text naming the comment ([`naming`]).
+    pub fn naming(&self) -> &str {
+        match &self.naming {
+            Naming::Within(at) => &self.text[at.clone()],
+            Naming::Own(text) => text,
+        }
     }
 }
 
@@ -137,14 +203,7 @@ impl Prerendered {
 /// tab-separated (compact JSON escapes a tab or a newline inside each).
 impl CondensedText for Prerendered {
     fn to_text(&self) -> String {
-        let mut out = Vec::with_capacity(self.island.len() + self.list.len() + 64);
-        write_js_compact(&self.naming, &mut out);
-        out.push(b'\t');
-        out.extend_from_slice(self.island.as_bytes());
-        out.push(b'\t');
-        out.extend_from_slice(self.list.as_bytes());
-        String::from_utf8(out)
-            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+        self.text.clone()
     }
 }
 
@@ -181,6 +240,11 @@ const KEPT_FIELDS: &[&str] = &[
 /// resolved comment with an id whose anchor is not a page's (a page comment is anchored even
 /// when resolved). `None` for every other comment, which a build reads whole.
 pub fn condensed(c: &Comment, space: &str) -> Option<Comment> {
+    condensed_for(c, &Arc::from(space))
+}
+
+/// [`condensed`] with the space shared.
+fn condensed_for(c: &Comment, space: &Arc<str>) -> Option<Comment> {
     if c.status() != Some(Status::Resolved) || c.id().is_none() || c.scope() == Some(Scope::Page) {
         return None;
     }
@@ -192,29 +256,38 @@ pub fn condensed(c: &Comment, space: &str) -> Option<Comment> {
         .collect();
     Some(Comment::condensed(
         kept,
-        Arc::new(Prerendered::of(map, space)),
+        Arc::new(Prerendered::written(map, Arc::clone(space))),
     ))
 }
 
 /// How a build of the book whose space is `space` condenses the comments it reads
 /// ([`condensed`]), for the store's condensed read ([`Store::load_condensed`]).
-#[derive(Debug, Clone, Copy)]
-pub struct BookForms<'a> {
-    /// The book's space.
-    pub space: &'a str,
+#[derive(Debug, Clone)]
+pub struct BookForms {
+    /// The book's space, shared by the comments condensed.
+    space: Arc<str>,
 }
 
-impl Condense for BookForms<'_> {
+impl BookForms {
+    /// The forms of a book whose space is `space`.
+    pub fn new(space: &str) -> BookForms {
+        BookForms {
+            space: Arc::from(space),
+        }
+    }
+}
+
+impl Condense for BookForms {
     fn variant(&self) -> &str {
-        self.space
+        &self.space
     }
 
     fn condense(&self, comment: &Comment) -> Option<Comment> {
-        condensed(comment, self.space)
+        condensed_for(comment, &self.space)
     }
 
     fn restore(&self, text: &str) -> Option<Arc<dyn CondensedText>> {
-        Prerendered::from_text(text, self.space).map(|p| Arc::new(p) as Arc<dyn CondensedText>)
+        Prerendered::from_text(text, &self.space).map(|p| Arc::new(p) as Arc<dyn CondensedText>)
     }
 }
 
@@ -245,15 +318,15 @@ pub trait BuildRead {
 
 impl BuildRead for Store {
     fn load_for_build(&self, space: &str) -> Result<Snapshot> {
-        self.load_condensed(&BookForms { space })
+        self.load_condensed(&BookForms::new(space))
     }
 
     fn load_for_build_in(&self, cache_dir: Option<PathBuf>, space: &str) -> Result<Snapshot> {
-        self.load_condensed_in(cache_dir, &BookForms { space })
+        self.load_condensed_in(cache_dir, &BookForms::new(space))
     }
 
     fn load_for_build_recent(&self, space: &str, recent: &Recent) -> Result<Snapshot> {
-        self.load_condensed_recent(&BookForms { space }, recent)
+        self.load_condensed_recent(&BookForms::new(space), recent)
     }
 }
 

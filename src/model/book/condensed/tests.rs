@@ -32,13 +32,13 @@ fn a_condensed_comment_keeps_what_a_build_reads_and_its_fields_prewritten() {
         })
     );
     let p = t.prerendered().unwrap();
-    assert_eq!(p.naming, "the \"quick\"\tfox");
+    assert_eq!(p.naming(), "the \"quick\"\tfox");
     assert_eq!(
-        p.island,
+        p.island(),
         r#"{"id":"c_1","scope":"selection","anchor":{"quote":"the \"quick\"\tfox","hint":3},"suggestion":{"quote":"quick","text":"slow","applied":{"at":"t"}},"thread":[{"author":"ana","body":"line one\nline two","ts":"2026-01-01T00:00:00.000Z"},{"author":"bo","body":"done","ts":"2026-01-02T00:00:00.000Z"}],"status":"resolved","resolution":{"by":"bo"},"createdAt":"2026-01-01T00:00:00.000Z","updatedAt":"2026-01-02T00:00:00.000Z","x-custom":[1,2.5,null]"#
     );
     assert_eq!(
-        p.list,
+        p.list(),
         r#"{"id":"c_1","page":"guide/setup","scope":"selection","anchor":{"quote":"the \"quick\"\tfox","hint":3},"suggestion":{"quote":"quick","text":"slow","applied":{"at":"t"}},"thread":[{"author":"ana","body":"line one\nline two","ts":"2026-01-01T00:00:00.000Z"}],"replies":1,"status":"resolved","resolution":{"by":"bo"},"createdAt":"2026-01-01T00:00:00.000Z","updatedAt":"2026-01-02T00:00:00.000Z","x-custom":[1,2.5,null]"#
     );
     // Another book's space is written out.
@@ -47,7 +47,7 @@ fn a_condensed_comment_keeps_what_a_build_reads_and_its_fields_prewritten() {
             .unwrap()
             .prerendered()
             .unwrap()
-            .island
+            .island()
             .starts_with(r#"{"id":"c_1","space":"docs","#)
     );
 }
@@ -76,19 +76,39 @@ fn the_cache_text_gives_the_same_forms_back() {
     let text = p.to_text();
     assert!(!text.contains('\n'));
     assert_eq!(text.matches('\t').count(), 2);
-    assert_eq!(Prerendered::from_text(&text, "docs").as_ref(), Some(p));
-    let back = BookForms { space: "docs" }.restore(&text).unwrap();
+    assert_eq!(
+        Prerendered::from_text(&text, &Arc::from("docs")).as_ref(),
+        Some(p)
+    );
+    let back = BookForms::new("docs").restore(&text).unwrap();
     let back: &dyn std::any::Any = &*back;
     assert_eq!(back.downcast_ref::<Prerendered>(), Some(p));
     // Fewer parts is no record (the cache's checksum catches the rest of a corruption).
     let head: Vec<&str> = text.splitn(3, '\t').collect();
-    assert_eq!(Prerendered::from_text(&head[..2].join("\t"), "docs"), None);
+    assert_eq!(
+        Prerendered::from_text(&head[..2].join("\t"), &Arc::from("docs")),
+        None
+    );
     // The naming text of a comment with no quote is its first message.
     let mut c = resolved();
     c.set("anchor", json!({ "kind": "image" }));
     assert_eq!(
-        condensed(&c, "docs").unwrap().prerendered().unwrap().naming,
+        condensed(&c, "docs")
+            .unwrap()
+            .prerendered()
+            .unwrap()
+            .naming(),
         "line one\nline two"
     );
     assert_eq!(resolved().prerendered(), None);
+    // A naming text without escapes is read where it is; with them, unescaped: the same.
+    for quote in ["plain words", "é \u{1d11e}", "a \\ b", "x\u{1}y"] {
+        let mut c = resolved();
+        c.set("anchor", json!({ "quote": quote }));
+        let made = condensed(&c, "docs").unwrap();
+        let made = made.prerendered().unwrap();
+        assert_eq!(made.naming(), quote);
+        let back = Prerendered::from_text(&made.to_text(), &Arc::from("docs")).unwrap();
+        assert_eq!((back.naming(), &back), (quote, made));
+    }
 }
