@@ -304,10 +304,7 @@ fn checksum(key: &Digest, value: &[u8]) -> u64 {
 
 /// The entries of a memo file's bytes whose checksum holds, when its header is this format's
 /// and `identity`'s, and whether any did not; entries after a cut one are lost.
-fn index(
-    data: &[u8],
-    identity: &str,
-) -> Option<(Entries, bool)> {
+fn index(data: &[u8], identity: &str) -> Option<(Entries, bool)> {
     let header = format!("{HEADER}\t{identity}\n");
     let mut at = data.strip_prefix(header.as_bytes()).map(|_| header.len())?;
     let mut entries = HashMap::default();
