@@ -183,7 +183,8 @@ impl Cache {
         else {
             return cache;
         };
-        let lines = body.bytes().filter(|&b| b == b'\n').count();
+        // Room for a store's lines (a few hundred bytes and more each), without counting them.
+        let lines = body.len() / 512;
         let mut entries = HashMap::with_capacity_and_hasher(lines, FnvBuild::default());
         let mut at = text.len() - body.len();
         for line in body.split_inclusive('\n') {
@@ -293,7 +294,8 @@ fn json_string(s: &str) -> String {
 fn parse_line(line: &str) -> Option<(&str, FileKey, &str)> {
     let mut parts = line.splitn(10, '\t');
     let _sum = parts.next()?;
-    let fields: Vec<&str> = parts.by_ref().take(7).collect();
+    // (A missing field is an empty one, which no number parses from.)
+    let fields: [&str; 7] = std::array::from_fn(|_| parts.next().unwrap_or(""));
     let key = FileKey::parse(&fields)?;
     let path = parts.next()?;
     let value = parts.next()?;
