@@ -281,18 +281,19 @@ impl Comment {
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty())
     }
-    /// The string at `slot` (`key`'s), when it is one and not empty.
-    fn str_at(&self, slot: Slot, key: &str) -> Option<&str> {
+    /// The value at `slot` (`key`'s).
+    fn value_at(&self, slot: Slot, key: &str) -> Option<&Value> {
         match slot {
             Slot::Absent => None,
-            Slot::At(n) => self
-                .map
-                .iter()
-                .nth(usize::from(n))
-                .and_then(|(_, v)| v.as_str())
-                .filter(|s| !s.is_empty()),
-            Slot::Far => self.str_field(key),
+            Slot::At(n) => self.map.iter().nth(usize::from(n)).map(|(_, v)| v),
+            Slot::Far => self.map.get(key),
         }
+    }
+    /// The string at `slot` (`key`'s), when it is one and not empty.
+    fn str_at(&self, slot: Slot, key: &str) -> Option<&str> {
+        self.value_at(slot, key)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
     }
     /// The id, when it is a non-empty string.
     pub fn id(&self) -> Option<&str> {
@@ -343,12 +344,9 @@ impl Comment {
     }
     /// `updatedAt`.
     pub fn updated_at(&self) -> &str {
-        let value = match self.typed.updated_at {
-            Slot::Absent => None,
-            Slot::At(n) => self.map.iter().nth(usize::from(n)).map(|(_, v)| v),
-            Slot::Far => self.map.get("updatedAt"),
-        };
-        value.and_then(Value::as_str).unwrap_or("")
+        self.value_at(self.typed.updated_at, "updatedAt")
+            .and_then(Value::as_str)
+            .unwrap_or("")
     }
     /// The suggested edit, when `suggestion` is an object with string `quote` and `text`.
     pub fn suggestion(&self) -> Option<Suggestion<'_>> {

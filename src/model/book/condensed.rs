@@ -114,45 +114,27 @@ enum Naming {
 }
 
 impl Prerendered {
-    /// The fields of `c` written for `space`.
-    pub fn of(c: &Map<String, Value>, space: &str) -> Prerendered {
-        Prerendered::written(c, Arc::from(space))
-    }
-
-    /// [`Prerendered::of`] with the space shared.
-    fn written(c: &Map<String, Value>, space: Arc<str>) -> Prerendered {
-        let name = naming(c);
+    /// The fields of `c` written for `space` (`None` only if the text written could not be read
+    /// back, which the writer never gives: the comment is then read whole).
+    fn written(c: &Map<String, Value>, space: Arc<str>) -> Option<Prerendered> {
         let mut out = Vec::with_capacity(1024);
-        write_js_compact(name, &mut out);
-        // Without escapes, the JSON string is the text between quotes.
-        let naming = if out.len() == name.len() + 2 {
-            Naming::Within(1..1 + name.len())
-        } else {
-            Naming::Own(name.to_string())
-        };
-        let open = |out: &mut Vec<u8>, page_known: bool, first_message_only: bool| {
+        write_js_compact(naming(c), &mut out);
+        for (page_known, first_message_only) in [(true, false), (false, true)] {
             out.push(b'\t');
-            let at = out.len();
-            let mut w = ObjectWriter::new(out);
+            let mut w = ObjectWriter::new(&mut out);
             write_own_fields(&mut w, c, &space, page_known, first_message_only);
-            at..out.len()
-        };
-        let island = open(&mut out, true, false);
-        let list = open(&mut out, false, true);
-        // The compact writer writes UTF-8 only (a lossy text would be a miss when read back).
-        let text = String::from_utf8(out)
-            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-        Prerendered {
-            space,
-            text,
-            island,
-            list,
-            naming,
         }
+        Prerendered::parsed(String::from_utf8(out).ok()?, space)
     }
 
     /// What [`CondensedText::to_text`] wrote, read back for `space`; `None` when it is not one.
     fn from_text(text: &str, space: &Arc<str>) -> Option<Prerendered> {
+        Prerendered::parsed(text.to_string(), Arc::clone(space))
+    }
+
+    /// The forms in `text` (the naming text as a JSON string, the island and list forms,
+    /// tab-separated), located; `None` when it is not that.
+    fn parsed(text: String, space: Arc<str>) -> Option<Prerendered> {
         let (name, rest) = text.split_once('\t')?;
         let (island, list) = rest.split_once('\t')?;
         if list.contains('\t') || !island.starts_with('{') {
@@ -169,11 +151,15 @@ impl Prerendered {
         };
         let island_at = name.len() + 1;
         let list_at = island_at + island.len() + 1;
+        let (island, list) = (
+            island_at..island_at + island.len(),
+            list_at..list_at + list.len(),
+        );
         Some(Prerendered {
-            space: Arc::clone(space),
-            text: text.to_string(),
-            island: island_at..island_at + island.len(),
-            list: list_at..list_at + list.len(),
+            space,
+            text,
+            island,
+            list,
             naming,
         })
     }
@@ -254,10 +240,8 @@ fn condensed_for(c: &Comment, space: &Arc<str>) -> Option<Comment> {
         .filter(|(k, _)| KEPT_FIELDS.contains(&k.as_str()))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    Some(Comment::condensed(
-        kept,
-        Arc::new(Prerendered::written(map, Arc::clone(space))),
-    ))
+    let forms = Prerendered::written(map, Arc::clone(space))?;
+    Some(Comment::condensed(kept, Arc::new(forms)))
 }
 
 /// How a build of the book whose space is `space` condenses the comments it reads
