@@ -7,13 +7,15 @@ use crate::model::book::condensed::{self, PrerenderedOf};
 use crate::model::book::{Book, PageIds, Repo};
 use crate::model::resolve::BookAnchors;
 use crate::output::forms::{CommentForms as _, Lean};
-use crate::util::memo::{Key, Memo};
-use crate::util::payload::data_script;
+use crate::util::memo::Memo;
+use data::ViewData;
 use mdbook_preprocessor::book::{Book as MdBook, BookItem};
 use notabene_anchoring::text::{PageText, TextOptions, page_text};
 use notabene_store::{Comment, Status};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
+
+mod data;
 
 /// A generated chapter: file name, title, Markdown content.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -339,57 +341,55 @@ impl ViewInput<'_> {
     /// other languages' pages are left out (their text is in those builds, never an orphan
     /// here) and counted by language in `otherLanguages`.
     pub fn comments(&self) -> String {
+        self.comments_data().joined()
+    }
+
+    /// [`ViewInput::comments`] in the pieces it is written in, on every thread.
+    fn comments_data(&self) -> ViewData {
         use notabene_store::json::ObjectWriter;
         let comments = &self.anchors.comments;
         let other_languages = self.anchors.other_languages();
-        // Sort keys read once (a comment field lookup hashes the key).
-        let keys: Vec<(&str, &str)> = comments
-            .iter()
-            .map(|c| (c.updated_at(), c.id().unwrap_or("")))
+        let mut order: Vec<ListKey> = (comments.iter().zip(&self.anchors.located))
+            .enumerate()
+            .filter(|(_, (_, l))| l.other_language.is_none())
+            .map(|(ci, (c, _))| ListKey::of(ci, c.updated_at(), c.id().unwrap_or("")))
             .collect();
-        let mut order: Vec<usize> = (0..comments.len())
-            .filter(|&ci| self.anchors.located[ci].other_language.is_none())
-            .collect();
-        order.sort_by(|&a, &b| {
-            keys[b]
-                .0
-                .cmp(keys[a].0)
-                .then_with(|| keys[a].1.cmp(keys[b].1))
-        });
+        order.sort_by(ListKey::cmp);
+        let order: Vec<usize> = order.into_iter().map(|k| k.ci).collect();
         let space = &self.book.config.space;
         // Entries written in parallel chunks, joined in order.
         let threads = notabene_core::par::default_threads();
         let chunks: Vec<&[usize]> = order
             .chunks(order.len().div_ceil(threads).max(64))
             .collect();
-        let parts = notabene_core::par::par_map(&chunks, threads, |chunk| {
-            let mut part = Vec::with_capacity(400 * chunk.len());
+        let firsts: Vec<(usize, &[usize])> = chunks.into_iter().enumerate().collect();
+        // Each part after the first opens with the comma that joins it to the one before.
+        let parts = notabene_core::par::par_map(&firsts, threads, |&(i, chunk)| {
+            let mut part = Vec::with_capacity(512 * chunk.len());
             for (n, &ci) in chunk.iter().enumerate() {
-                if n > 0 {
+                if n > 0 || i > 0 {
                     part.push(b',');
                 }
                 self.anchors.write_lean(ci, Lean::List, space, &mut part);
             }
-            part
+            let digest = ViewData::digest(&part);
+            (part, digest)
         });
-        let mut out = Vec::with_capacity(parts.iter().map(Vec::len).sum::<usize>() + 64);
-        let mut w = ObjectWriter::new(&mut out);
+        let mut head = Vec::with_capacity(64);
+        let mut w = ObjectWriter::new(&mut head);
         w.member("view", "comments");
         w.member("space", space);
         if !other_languages.is_empty() {
             w.member("otherLanguages", &other_languages);
         }
-        let list = w.key("comments");
-        list.push(b'[');
-        for (n, part) in parts.iter().enumerate() {
-            if n > 0 {
-                list.push(b',');
-            }
-            list.extend_from_slice(part);
-        }
-        list.push(b']');
-        w.end();
-        String::from_utf8(out).expect("serde_json writes UTF-8")
+        w.key("comments").push(b'[');
+        let tail = b"]}".to_vec();
+        let (head_digest, tail_digest) = (ViewData::digest(&head), ViewData::digest(&tail));
+        let mut pieces = Vec::with_capacity(parts.len() + 2);
+        pieces.push((head, head_digest));
+        pieces.extend(parts);
+        pieces.push((tail, tail_digest));
+        ViewData::hashed(pieces)
     }
 
     /// The /journal data: entries newest first; each change with its chapter's URL and title.
@@ -448,12 +448,12 @@ impl ViewInput<'_> {
         // thread; results in the order above.
         let data =
             notabene_core::par::par_map(&specs, notabene_core::par::default_threads(), |s| {
-                let json = match s.0 {
-                    "review" => js(&self.review()),
-                    "comments" => self.comments(),
-                    _ => js(&self.journal()),
+                let data = match s.0 {
+                    "review" => ViewData::whole(js(&self.review())),
+                    "comments" => self.comments_data(),
+                    _ => ViewData::whole(js(&self.journal())),
                 };
-                memo_data_script(self.memo, &json, self.book.config.compress_above)
+                data.element(self.memo, self.book.config.compress_above)
             });
         specs
             .into_iter()
@@ -474,22 +474,39 @@ impl ViewInput<'_> {
     }
 }
 
-/// A view's data element ([`data_script`]) for `json`, taken from `memo` when an earlier build
-/// wrote it for the same JSON and threshold (deflating a big store's list is most of a view's
-/// cost).
-fn memo_data_script(memo: &Memo, json: &str, compress_above: usize) -> String {
-    if json.len() <= compress_above || !memo.is_on() {
-        return data_script("nb-view-data", "", json, compress_above);
+/// Where a comment goes in the /comments list: newest update first, then by id. The first
+/// bytes of both are held here, so that most comparisons read neither comment (a big store's
+/// comments lie all over memory); a tie on them compares the whole strings, which orders as
+/// comparing the strings alone does.
+struct ListKey<'a> {
+    updated: [u8; 24],
+    id: [u8; 16],
+    whole: (&'a str, &'a str),
+    ci: usize,
+}
+
+impl<'a> ListKey<'a> {
+    fn of(ci: usize, updated: &'a str, id: &'a str) -> ListKey<'a> {
+        fn head<const N: usize>(s: &str) -> [u8; N] {
+            let mut out = [0; N];
+            let n = s.len().min(N);
+            out[..n].copy_from_slice(&s.as_bytes()[..n]);
+            out
+        }
+        ListKey {
+            updated: head(updated),
+            id: head(id),
+            whole: (updated, id),
+            ci,
+        }
     }
-    let mut k = Key::new("view data_script");
-    k.u64(compress_above as u64).str(json);
-    let digest = k.finish();
-    if let Some(text) = memo.get(&digest).and_then(|b| std::str::from_utf8(b).ok()) {
-        return text.to_string();
+
+    fn cmp(a: &ListKey, b: &ListKey) -> std::cmp::Ordering {
+        (b.updated.cmp(&a.updated))
+            .then_with(|| b.whole.0.cmp(a.whole.0))
+            .then_with(|| a.id.cmp(&b.id))
+            .then_with(|| a.whole.1.cmp(b.whole.1))
     }
-    let element = data_script("nb-view-data", "", json, compress_above);
-    memo.put(digest, element.clone().into_bytes());
-    element
 }
 
 /// The generated chapters of a build: /review, /comments and /journal.

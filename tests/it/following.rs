@@ -1063,3 +1063,35 @@ fn a_sentence_that_stood_in_another_chapter_all_along_is_not_followed() {
         p1["anchoring"]
     );
 }
+
+/// The comment store holds no chapter: what git is asked about the book's Markdown files (the
+/// state a follow memo is keyed by, the moves found since a commit) leaves it out, whatever
+/// files it holds (a big store is thousands for git to walk).
+#[test]
+fn the_comment_store_is_left_out_of_what_git_is_asked() {
+    let chapter = "# A\n\nA paragraph long enough to be found again when it is copied.\n";
+    let tmp = common::git_book(&[
+        ("book.toml", "[book]\ntitle = \"T\"\n"),
+        ("src/SUMMARY.md", "- [A](a.md)\n"),
+        ("src/a.md", chapter),
+        (".notabene/meta.json", "{\"version\":3}\n"),
+    ]);
+    let root = tmp.path();
+    common::git_commit_all(root, "start");
+    let head = git(root, &["rev-parse", "HEAD"]).trim().to_string();
+    let book = mdbook_notabene::model::book::Book::load(root).unwrap();
+    let repo = book.repo();
+    let before = repo.state();
+    assert!(before.is_some());
+    // A copy of the chapter in the store is neither a change nor a copy.
+    common::write(&root.join(".notabene/notes.md"), chapter);
+    assert_eq!(repo.state(), before);
+    assert_eq!(repo.moves_since(&head), Vec::new());
+    // The same copy beside the chapter is both.
+    common::write(&root.join("src/b.md"), chapter);
+    assert_ne!(repo.state(), before);
+    let moves: Vec<(String, String)> = (repo.moves_since(&head).into_iter())
+        .map(|m| (m.from, m.to))
+        .collect();
+    assert_eq!(moves, [("src/a.md".to_string(), "src/b.md".to_string())]);
+}

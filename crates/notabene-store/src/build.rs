@@ -6,7 +6,7 @@
 //! Calls: `read` (the listing and the parse of a comment file), `cache`, `condense`.
 
 use crate::cache::{self, CacheOutcome, FileKey};
-use crate::condense::{self, Condense};
+use crate::condense::{self, Condense, SharedText};
 use crate::read::{Listed, file_snapshot, parse, read_comment_file};
 use crate::{Location, Record, Result, Snapshot, Store, fsx};
 use serde_json::Value;
@@ -214,7 +214,7 @@ fn read_comment_file_for_build(
     };
     let key = FileKey::of(&meta);
     if let Some(text) = cache.get(&file, &key)
-        && let Some(snap) = from_cache_value(text, &file, forms)
+        && let Some(snap) = from_cache_value(&text, &file, forms)
     {
         return (snap, CacheOutcome::Cached);
     }
@@ -251,12 +251,13 @@ fn read_comment_file_for_build(
 
 /// The records a cache value ([`read_comment_file_for_build`]) gives for `file`; `None` (a
 /// miss) when it is garbled or a condensed comment of another variant.
-fn from_cache_value(text: &str, file: &str, forms: &dyn Condense) -> Option<Snapshot> {
-    if let Some(json) = text.strip_prefix("F\t") {
+fn from_cache_value(text: &SharedText, file: &str, forms: &dyn Condense) -> Option<Snapshot> {
+    if let Some(json) = text.as_str().strip_prefix("F\t") {
         let v = serde_json::from_str::<Value>(json).ok()?;
         return Some(file_snapshot(Ok(v), file.to_string()).condensed(forms));
     }
-    let comment = condense::from_cache_text(text.strip_prefix("C\t")?, forms)?;
+    let rest = text.as_str().strip_prefix("C\t")?;
+    let comment = condense::from_cache_text(&text.slice(2..2 + rest.len()), forms)?;
     Some(Snapshot {
         records: vec![Record {
             file: file.to_string(),

@@ -1,8 +1,10 @@
 //! The comment object: an ordered JSON map (unknown fields kept verbatim) with typed accessors for
 //! the fields the contract defines, and the mutations the CLI performs.
 
-use crate::condense::CondensedText;
+use crate::condense::{CondensedText, SharedText};
 use serde_json::{Map, Value, json};
+use std::ops::Range;
+use std::sync::{Arc, OnceLock};
 
 /// A comment's status, as the contract spells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -133,16 +135,94 @@ impl From<Scope> for Value {
 /// comment) comes with it (the second field).
 ///
 /// The map is shared between copies (a clone is a reference count; a mutation copies it
-/// first): a long-lived process keeps the comments it read without copying them.
-#[derive(Debug, Clone, Default)]
+/// first): a long-lived process keeps the comments it read without copying them. A comment
+/// condensed from the store's cache keeps its fields as the cache line holds them, and makes
+/// them a map only when asked for one.
+#[derive(Debug, Clone)]
 pub struct Comment {
     /// The fields, in the file's order.
-    map: std::sync::Arc<Map<String, Value>>,
+    fields: Fields,
     /// The condensed text of a condensed comment.
-    condensed: Option<std::sync::Arc<dyn CondensedText>>,
+    condensed: Option<Arc<dyn CondensedText>>,
     /// `status` and `scope` as read from `map` (kept in step by every mutation): a build asks
     /// for them of every comment at every stage, without reaching into the map each time.
     typed: Typed,
+}
+
+impl Default for Comment {
+    fn default() -> Comment {
+        Comment::from_map(Map::new())
+    }
+}
+
+/// A comment's fields.
+#[derive(Debug, Clone)]
+enum Fields {
+    /// A map.
+    Map(Arc<Map<String, Value>>),
+    /// A condensed comment's, as its line of the store's cache holds them.
+    Line(Arc<LineFields>),
+}
+
+/// The kept fields of a condensed comment as its line of the store's cache holds them: string
+/// values without escapes, so that each key and value is a piece of the line, in its order.
+#[derive(Debug)]
+pub(crate) struct LineFields {
+    /// The map's JSON text.
+    text: SharedText,
+    /// Where each key and value is in `text` (inside their quotes), held here rather than
+    /// behind one more pointer: a build reads a few of them from thousands of comments.
+    at: [FieldAt; LineFields::MAX],
+    /// How many of `at` are fields.
+    len: usize,
+    /// The fields as a map, made when first asked for.
+    map: OnceLock<Map<String, Value>>,
+}
+
+/// Where a key and its value are in a [`LineFields`]' text: start and end of each.
+type FieldAt = [u32; 4];
+
+impl LineFields {
+    /// The most fields a comment's line holds this way (a condensed comment keeps seven).
+    pub(crate) const MAX: usize = 8;
+
+    /// The fields of `text` at `at` (from `condense::string_fields`); `None` for more than
+    /// [`LineFields::MAX`] of them or a text too long to say where they are.
+    pub(crate) fn new(text: SharedText, at: &[(Range<usize>, Range<usize>)]) -> Option<LineFields> {
+        let mut fields = [[0; 4]; LineFields::MAX];
+        for (slot, (k, v)) in fields.iter_mut().zip(at) {
+            let n = |i: usize| u32::try_from(i).ok();
+            *slot = [n(k.start)?, n(k.end)?, n(v.start)?, n(v.end)?];
+        }
+        (at.len() <= LineFields::MAX).then(|| LineFields {
+            text,
+            at: fields,
+            len: at.len(),
+            map: OnceLock::new(),
+        })
+    }
+
+    /// The key and value of field `n`.
+    fn field(&self, n: usize) -> Option<(&str, &str)> {
+        let [ks, ke, vs, ve] = *self.at[..self.len].get(n)?;
+        let text = self.text.as_str();
+        let piece = |s: u32, e: u32| text.get(s as usize..e as usize);
+        Some((piece(ks, ke)?, piece(vs, ve)?))
+    }
+
+    /// The fields, in order.
+    fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        (0..self.len).filter_map(|n| self.field(n))
+    }
+
+    /// The fields as a map.
+    fn map(&self) -> &Map<String, Value> {
+        self.map.get_or_init(|| {
+            self.iter()
+                .map(|(k, v)| (k.to_string(), Value::String(v.to_string())))
+                .collect()
+        })
+    }
 }
 
 /// The fields of a comment a build asks for most, read once from its map: `status` and
@@ -171,16 +251,17 @@ enum Slot {
 }
 
 impl Typed {
-    fn of(map: &Map<String, Value>) -> Typed {
+    /// Read from `fields`: each key with its value when it is a string.
+    fn of<'a>(fields: impl Iterator<Item = (&'a str, Option<&'a str>)>) -> Typed {
         let mut typed = Typed::default();
-        for (n, (key, value)) in map.iter().enumerate() {
+        for (n, (key, value)) in fields.enumerate() {
             let slot = match u16::try_from(n) {
                 Ok(n) => Slot::At(n),
                 Err(_) => Slot::Far,
             };
-            match key.as_str() {
-                "status" => typed.status = value.as_str().and_then(Status::parse),
-                "scope" => typed.scope = value.as_str().and_then(Scope::parse),
+            match key {
+                "status" => typed.status = value.and_then(Status::parse),
+                "scope" => typed.scope = value.and_then(Scope::parse),
                 "id" => typed.id = slot,
                 "page" => typed.page = slot,
                 "updatedAt" => typed.updated_at = slot,
@@ -189,12 +270,17 @@ impl Typed {
         }
         typed
     }
+
+    /// Read from `map`.
+    fn of_map(map: &Map<String, Value>) -> Typed {
+        Typed::of(map.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+    }
 }
 
 /// Two comments are equal when their maps are, and their condensed texts (if condensed).
 impl PartialEq for Comment {
     fn eq(&self, other: &Comment) -> bool {
-        self.map == other.map
+        self.as_map() == other.as_map()
             && match (&self.condensed, &other.condensed) {
                 (None, None) => true,
                 (Some(a), Some(b)) => std::sync::Arc::ptr_eq(a, b) || a.to_text() == b.to_text(),
@@ -249,17 +335,24 @@ impl Comment {
     /// Wraps a map.
     pub fn from_map(m: Map<String, Value>) -> Comment {
         Comment {
-            typed: Typed::of(&m),
-            map: m.into(),
+            typed: Typed::of_map(&m),
+            fields: Fields::Map(m.into()),
             condensed: None,
         }
     }
     /// A condensed comment ([`crate::condense`]): the fields a build reads, and the text it
     /// made from the whole comment.
-    pub fn condensed(m: Map<String, Value>, text: std::sync::Arc<dyn CondensedText>) -> Comment {
+    pub fn condensed(m: Map<String, Value>, text: Arc<dyn CondensedText>) -> Comment {
         Comment {
-            typed: Typed::of(&m),
-            map: m.into(),
+            condensed: Some(text),
+            ..Comment::from_map(m)
+        }
+    }
+    /// A condensed comment whose fields are as its cache line holds them.
+    pub(crate) fn condensed_line(fields: LineFields, text: Arc<dyn CondensedText>) -> Comment {
+        Comment {
+            typed: Typed::of(fields.iter().map(|(k, v)| (k, Some(v)))),
+            fields: Fields::Line(Arc::new(fields)),
             condensed: Some(text),
         }
     }
@@ -269,31 +362,42 @@ impl Comment {
     }
     /// The underlying map.
     pub fn as_map(&self) -> &Map<String, Value> {
-        &self.map
+        match &self.fields {
+            Fields::Map(map) => map,
+            Fields::Line(line) => line.map(),
+        }
+    }
+    /// The map, to change (a comment's own copy: a condensed comment's fields made a map).
+    fn map_mut(&mut self) -> &mut Map<String, Value> {
+        if let Fields::Line(line) = &self.fields {
+            self.fields = Fields::Map(Arc::new(line.map().clone()));
+        }
+        match &mut self.fields {
+            Fields::Map(map) => Arc::make_mut(map),
+            Fields::Line(_) => unreachable!("made a map above"),
+        }
     }
     /// A field.
     pub fn get(&self, key: &str) -> Option<&Value> {
-        self.map.get(key)
+        self.as_map().get(key)
     }
     fn str_field(&self, key: &str) -> Option<&str> {
-        self.map
-            .get(key)
+        self.get(key)
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty())
     }
-    /// The value at `slot` (`key`'s).
-    fn value_at(&self, slot: Slot, key: &str) -> Option<&Value> {
-        match slot {
-            Slot::Absent => None,
-            Slot::At(n) => self.map.iter().nth(usize::from(n)).map(|(_, v)| v),
-            Slot::Far => self.map.get(key),
+    /// The string at `slot` (`key`'s), when it is one.
+    fn string_at(&self, slot: Slot, key: &str) -> Option<&str> {
+        match (slot, &self.fields) {
+            (Slot::Absent, _) => None,
+            (Slot::At(n), Fields::Map(map)) => map.iter().nth(usize::from(n))?.1.as_str(),
+            (Slot::At(n), Fields::Line(line)) => Some(line.field(usize::from(n))?.1),
+            (Slot::Far, _) => self.get(key)?.as_str(),
         }
     }
     /// The string at `slot` (`key`'s), when it is one and not empty.
     fn str_at(&self, slot: Slot, key: &str) -> Option<&str> {
-        self.value_at(slot, key)
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
+        self.string_at(slot, key).filter(|s| !s.is_empty())
     }
     /// The id, when it is a non-empty string.
     pub fn id(&self) -> Option<&str> {
@@ -325,32 +429,27 @@ impl Comment {
     }
     /// `hold == true`.
     pub fn held(&self) -> bool {
-        self.map
-            .get("hold")
-            .and_then(Value::as_bool)
-            .unwrap_or(false)
+        self.get("hold").and_then(Value::as_bool).unwrap_or(false)
     }
     /// The anchor object, if any.
     pub fn anchor(&self) -> Option<&Map<String, Value>> {
-        self.map.get("anchor").and_then(Value::as_object)
+        self.get("anchor").and_then(Value::as_object)
     }
     /// The thread messages.
     pub fn thread(&self) -> &[Value] {
-        self.map
-            .get("thread")
+        self.get("thread")
             .and_then(Value::as_array)
             .map(Vec::as_slice)
             .unwrap_or(&[])
     }
     /// `updatedAt`.
     pub fn updated_at(&self) -> &str {
-        self.value_at(self.typed.updated_at, "updatedAt")
-            .and_then(Value::as_str)
+        self.string_at(self.typed.updated_at, "updatedAt")
             .unwrap_or("")
     }
     /// The suggested edit, when `suggestion` is an object with string `quote` and `text`.
     pub fn suggestion(&self) -> Option<Suggestion<'_>> {
-        let s = self.map.get("suggestion")?.as_object()?;
+        let s = self.get("suggestion")?.as_object()?;
         Some(Suggestion {
             quote: s.get("quote")?.as_str()?,
             text: s.get("text")?.as_str()?,
@@ -362,11 +461,11 @@ impl Comment {
     /// when `after` is absent).
     pub fn set_after(&mut self, after: &str, key: &str, value: Value) {
         self.condensed = None;
-        if self.map.contains_key(key) || !self.map.contains_key(after) {
+        if self.as_map().contains_key(key) || !self.as_map().contains_key(after) {
             self.set(key, value);
             return;
         }
-        let map = std::sync::Arc::make_mut(&mut self.map);
+        let map = self.map_mut();
         let old = std::mem::take(map);
         for (k, v) in old {
             let at = k == after;
@@ -375,7 +474,7 @@ impl Comment {
                 map.insert(key.to_string(), value.clone());
             }
         }
-        self.typed = Typed::of(&self.map);
+        self.typed = Typed::of_map(self.as_map());
     }
 
     /// `status == open && !hold`: what agents act on.
@@ -387,26 +486,26 @@ impl Comment {
     pub fn set(&mut self, key: &str, value: Value) {
         // A changed comment is whole again: its pre-written forms would be stale.
         self.condensed = None;
-        let map = std::sync::Arc::make_mut(&mut self.map);
+        let map = self.map_mut();
         if let Some(slot) = map.get_mut(key) {
             *slot = value;
         } else {
             map.insert(key.to_string(), value);
         }
-        self.typed = Typed::of(&self.map);
+        self.typed = Typed::of_map(self.as_map());
     }
 
     /// Removes `key`, keeping the order of the others.
     pub fn remove(&mut self, key: &str) {
         self.condensed = None;
-        std::sync::Arc::make_mut(&mut self.map).shift_remove(key);
-        self.typed = Typed::of(&self.map);
+        self.map_mut().shift_remove(key);
+        self.typed = Typed::of_map(self.as_map());
     }
 
     /// Appends a thread message (creating the thread when absent).
     pub fn push_message(&mut self, author: &str, body: &str, ts: &str) {
         self.condensed = None;
-        match std::sync::Arc::make_mut(&mut self.map).get_mut("thread") {
+        match self.map_mut().get_mut("thread") {
             Some(Value::Array(a)) => a.push(message(author, body, ts)),
             _ => self.set("thread", Value::Array(vec![message(author, body, ts)])),
         }

@@ -8,13 +8,67 @@
 //! parsing the file and making the text again. What the text says is the caller's: the store
 //! writes it and reads it back without looking inside.
 //!
-//! Owns: the [`Condense`] and [`CondensedText`] traits, a condensed comment's cache text.
+//! A later build reads thousands of condensed comments from one cache file: each keeps its
+//! piece of that file's text ([`SharedText`]) instead of a copy, and its kept fields are read
+//! from there ([`crate::comment`]'s line fields) until someone asks for them as a map.
+//!
+//! Owns: the [`Condense`] and [`CondensedText`] traits, [`SharedText`], a condensed comment's
+//! cache text.
 //! Calls: `json` (the compact writer) and the [`Comment`] type.
 
-use crate::comment::Comment;
+use crate::comment::{Comment, LineFields};
 use crate::json::{parse_str, write_js_compact};
-use serde_json::{Map, Value};
+use serde_json::Value;
+use std::ops::Range;
 use std::sync::Arc;
+
+/// A piece of a text that many values share: the whole text (the store's cache file, read
+/// once) and where the piece is in it. Two pieces are equal when their texts are.
+#[derive(Debug, Clone)]
+pub struct SharedText {
+    whole: Arc<String>,
+    at: Range<usize>,
+}
+
+impl SharedText {
+    /// All of `text`.
+    pub fn new(text: String) -> SharedText {
+        let at = 0..text.len();
+        SharedText {
+            whole: Arc::new(text),
+            at,
+        }
+    }
+
+    /// The piece of `whole` at `at` (which must lie on character boundaries in it).
+    pub(crate) fn within(whole: &Arc<String>, at: Range<usize>) -> SharedText {
+        SharedText {
+            whole: Arc::clone(whole),
+            at,
+        }
+    }
+
+    /// The piece's text.
+    pub fn as_str(&self) -> &str {
+        &self.whole[self.at.clone()]
+    }
+
+    /// The part of this piece at `at` (relative to it, on character boundaries).
+    pub fn slice(&self, at: Range<usize>) -> SharedText {
+        SharedText {
+            whole: Arc::clone(&self.whole),
+            at: self.at.start + at.start..self.at.start + at.end,
+        }
+    }
+}
+
+impl PartialEq for SharedText {
+    fn eq(&self, other: &SharedText) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for SharedText {}
 
 /// How a build condenses the comments it reads but will not anchor: given by the caller of
 /// [`Store::load_condensed`](crate::Store::load_condensed).
@@ -27,9 +81,10 @@ pub trait Condense: Sync {
     /// `comment` condensed ([`Comment::condensed`]), or `None` to keep it whole.
     fn condense(&self, comment: &Comment) -> Option<Comment>;
 
-    /// The condensed text back from what its [`CondensedText::to_text`] wrote for this variant;
-    /// `None` when it is not one (the cache entry is then a miss).
-    fn restore(&self, text: &str) -> Option<Arc<dyn CondensedText>>;
+    /// The condensed text back from what its [`CondensedText::to_text`] wrote for this variant
+    /// (a piece of the cache file's text, which the result may keep instead of a copy); `None`
+    /// when it is not one (the cache entry is then a miss).
+    fn restore(&self, text: SharedText) -> Option<Arc<dyn CondensedText>>;
 }
 
 /// The text a [`Condense`] made of a whole comment, kept with the condensed comment
@@ -57,67 +112,69 @@ pub(crate) fn to_cache_text(c: &Comment, variant: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
-/// The condensed comment [`to_cache_text`] wrote, when it was written for the variant of
-/// `forms` (another variant's is a miss).
-pub(crate) fn from_cache_text(text: &str, forms: &dyn Condense) -> Option<Comment> {
-    let mut parts = text.splitn(3, '\t');
-    if parse_str(parts.next()?)? != forms.variant() {
+/// The condensed comment [`to_cache_text`] wrote (`text`, a piece of the cache file), when it
+/// was written for the variant of `forms` (another variant's is a miss).
+pub(crate) fn from_cache_text(text: &SharedText, forms: &dyn Condense) -> Option<Comment> {
+    let line = text.as_str();
+    let variant_end = line.find('\t')?;
+    if parse_str(&line[..variant_end])? != forms.variant() {
         return None;
     }
-    let map_text = parts.next()?;
-    let map = match string_map(map_text) {
-        Some(map) => map,
-        None => match serde_json::from_str(map_text).ok()? {
-            Value::Object(map) => map,
-            _ => return None,
-        },
-    };
-    Some(Comment::condensed(map, forms.restore(parts.next()?)?))
+    let map_at = variant_end + 1;
+    let map_end = map_at + line[map_at..].find('\t')?;
+    let condensed = forms.restore(text.slice(map_end + 1..line.len()))?;
+    let map_text = text.slice(map_at..map_end);
+    if let Some(fields) = string_fields(map_text.as_str())
+        && let Some(fields) = LineFields::new(map_text, &fields)
+    {
+        return Some(Comment::condensed_line(fields, condensed));
+    }
+    match serde_json::from_str(&line[map_at..map_end]).ok()? {
+        Value::Object(map) => Some(Comment::condensed(map, condensed)),
+        _ => None,
+    }
 }
 
-/// The map of compact JSON `text` when it is an object of strings none of which holds an
-/// escape (what a condensed comment's map nearly always is), read without the general parser
-/// (a build reads thousands); `None` for anything else, which the general parser reads.
-fn string_map(text: &str) -> Option<Map<String, Value>> {
-    let mut rest = text.strip_prefix('{')?.strip_suffix('}')?;
-    let mut map = Map::with_capacity(8);
-    // One quoted string, without escapes, at the start of `rest`.
-    fn string<'a>(rest: &mut &'a str) -> Option<&'a str> {
-        let inner = rest.strip_prefix('"')?;
-        let end = inner.find(['"', '\\'])?;
-        if inner.as_bytes()[end] != b'"' {
+/// Where each key and value is in compact JSON `text` (both unquoted), when it is an object of
+/// strings none of which holds an escape (what a condensed comment's map nearly always is):
+/// read without the general parser, nor a copy of each string (a build reads thousands).
+/// `None` for anything else, which the general parser reads.
+fn string_fields(text: &str) -> Option<Vec<(Range<usize>, Range<usize>)>> {
+    let mut fields = Vec::with_capacity(8);
+    // One quoted string, without escapes or control characters, at `at`: its inside.
+    let string = |at: usize| -> Option<Range<usize>> {
+        let inner = text.get(at..)?.strip_prefix('"')?;
+        let end = inner.find(|c: char| c == '"' || c == '\\' || c < ' ')?;
+        (inner.as_bytes()[end] == b'"').then_some(at + 1..at + 1 + end)
+    };
+    let mut at = 1;
+    if !text.starts_with('{') || !text.ends_with('}') {
+        return None;
+    }
+    let end = text.len() - 1;
+    while at < end {
+        let key = string(at)?;
+        if text.as_bytes().get(key.end + 1) != Some(&b':') {
             return None;
         }
-        *rest = &inner[end + 1..];
-        Some(&inner[..end])
-    }
-    while !rest.is_empty() {
-        let key = string(&mut rest)?;
-        rest = rest.strip_prefix(':')?;
-        let value = string(&mut rest)?;
-        if rest.starts_with(',') {
-            rest = &rest[1..];
-            if rest.is_empty() {
-                return None;
-            }
-        } else if !rest.is_empty() {
-            return None;
+        let value = string(key.end + 2)?;
+        at = value.end + 1;
+        match text.as_bytes()[at] {
+            b',' if at + 1 < end => at += 1,
+            b'}' if at == end => {}
+            _ => return None,
         }
         // A duplicate key is left to the general parser (which keeps the last value).
-        if map
-            .insert(key.to_string(), Value::String(value.to_string()))
-            .is_some()
+        let name = &text[key.clone()];
+        if fields
+            .iter()
+            .any(|(k, _): &(Range<usize>, _)| text[k.clone()] == *name)
         {
             return None;
         }
+        fields.push((key, value));
     }
-    // Control characters must be escaped in JSON: one here means this is not JSON.
-    map.iter()
-        .all(|(k, v)| {
-            !k.contains(|c: char| c < ' ')
-                && v.as_str().is_some_and(|s| !s.contains(|c: char| c < ' '))
-        })
-        .then_some(map)
+    (at == end).then_some(fields)
 }
 
 #[cfg(test)]
@@ -125,7 +182,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::Status;
     use pretty_assertions::assert_eq;
-    use serde_json::json;
+    use serde_json::{Map, json};
 
     /// A condenser for the tests: resolved comments keep their id and status, and their
     /// condensed text is the variant and the whole comment's compact JSON.
@@ -157,7 +214,8 @@ pub(crate) mod tests {
             let text = format!("{}\t{}", self.0, Value::Object(c.as_map().clone()));
             Some(Comment::condensed(kept, Arc::new(Whole(text))))
         }
-        fn restore(&self, text: &str) -> Option<Arc<dyn CondensedText>> {
+        fn restore(&self, text: SharedText) -> Option<Arc<dyn CondensedText>> {
+            let text = text.as_str();
             text.starts_with(&format!("{}\t", self.0))
                 .then(|| Arc::new(Whole(text.to_string())) as Arc<dyn CondensedText>)
         }
@@ -171,12 +229,22 @@ pub(crate) mod tests {
         let condensed = Forms("docs").condense(&c).unwrap();
         let text = to_cache_text(&condensed, "docs").unwrap();
         assert!(!text.contains('\n'));
-        assert_eq!(from_cache_text(&text, &Forms("docs")), Some(condensed));
-        assert_eq!(from_cache_text(&text, &Forms("other")), None);
-        // A map that is not one is no comment.
+        let read = |t: &str, forms: &Forms| from_cache_text(&SharedText::new(t.to_string()), forms);
+        let back = read(&text, &Forms("docs")).unwrap();
+        assert_eq!(back, condensed);
+        // Its fields read from the line are the map's.
+        assert_eq!(
+            (back.id(), back.status()),
+            (Some("c_1"), Some(Status::Resolved))
+        );
+        assert_eq!(back.as_map(), condensed.as_map());
+        assert_eq!(read(&text, &Forms("other")), None);
+        // A map that is not one is no comment; one the quick reader leaves is read by serde.
         let head: Vec<&str> = text.splitn(3, '\t').collect();
         let bad = format!("{}\t[]\t{}", head[0], head[2]);
-        assert_eq!(from_cache_text(&bad, &Forms("docs")), None);
+        assert_eq!(read(&bad, &Forms("docs")), None);
+        let escaped = format!("{}\t{{\"id\":\"c\\u005f1\"}}\t{}", head[0], head[2]);
+        assert_eq!(read(&escaped, &Forms("docs")).unwrap().id(), Some("c_1"));
         assert_eq!(to_cache_text(&c, "docs"), None, "a whole comment");
     }
 
@@ -185,6 +253,13 @@ pub(crate) mod tests {
         let serde = |t: &str| match serde_json::from_str::<Value>(t) {
             Ok(Value::Object(m)) => Some(m),
             _ => None,
+        };
+        let string_map = |t: &str| {
+            string_fields(t).map(|fields| {
+                (fields.into_iter())
+                    .map(|(k, v)| (t[k].to_string(), Value::String(t[v].to_string())))
+                    .collect::<Map<String, Value>>()
+            })
         };
         for t in [
             r#"{}"#,

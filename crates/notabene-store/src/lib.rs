@@ -45,7 +45,7 @@ mod write;
 
 pub use build::Recent;
 pub use comment::{Comment, Scope, Status, UnknownStatus};
-pub use condense::{Condense, CondensedText};
+pub use condense::{Condense, CondensedText, SharedText};
 pub use meta::Meta;
 pub use notabene_core::{Error, ErrorKind, Result};
 pub use page_id::validate_page_id;

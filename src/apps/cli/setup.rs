@@ -259,6 +259,7 @@ impl<'a> Doctor<'a> {
                 crate::model::resolve::chapters::mismatch(
                     &ids,
                     &pages,
+                    0,
                     snap.comments().filter_map(|r| r.comment.page()),
                 )
                 .map(|m| m.message(&ids))

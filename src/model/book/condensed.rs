@@ -18,7 +18,9 @@
 
 use crate::Result;
 use notabene_store::json::{ObjectWriter, parse_str, write_js_compact};
-use notabene_store::{Comment, Condense, CondensedText, Recent, Scope, Snapshot, Status, Store};
+use notabene_store::{
+    Comment, Condense, CondensedText, Recent, Scope, SharedText, Snapshot, Status, Store,
+};
 use serde_json::{Map, Value};
 use std::ops::Range;
 use std::path::PathBuf;
@@ -87,7 +89,7 @@ pub fn write_own_fields(
 /// message).
 ///
 /// All three live in one text, the one the store's cache keeps ([`CondensedText::to_text`]):
-/// a later build makes each condensed comment's forms with one copy of its cache line.
+/// a later build's condensed comment keeps its piece of the cache file, not a copy.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Prerendered {
     /// The book's space the fields were written for (a field `space` equal to it is left out),
@@ -95,7 +97,7 @@ pub struct Prerendered {
     space: Arc<str>,
     /// The naming text as a JSON string, the island form and the list form, tab-separated
     /// (compact JSON escapes a tab or a newline inside each).
-    text: String,
+    text: SharedText,
     /// Where the island form is in `text`.
     island: Range<usize>,
     /// Where the list form is in `text`.
@@ -124,18 +126,14 @@ impl Prerendered {
             let mut w = ObjectWriter::new(&mut out);
             write_own_fields(&mut w, c, &space, page_known, first_message_only);
         }
-        Prerendered::parsed(String::from_utf8(out).ok()?, space)
+        Prerendered::from_text(SharedText::new(String::from_utf8(out).ok()?), space)
     }
 
-    /// What [`CondensedText::to_text`] wrote, read back for `space`; `None` when it is not one.
-    fn from_text(text: &str, space: &Arc<str>) -> Option<Prerendered> {
-        Prerendered::parsed(text.to_string(), Arc::clone(space))
-    }
-
-    /// The forms in `text` (the naming text as a JSON string, the island and list forms,
-    /// tab-separated), located; `None` when it is not that.
-    fn parsed(text: String, space: Arc<str>) -> Option<Prerendered> {
-        let (name, rest) = text.split_once('\t')?;
+    /// The forms in `text`, what [`CondensedText::to_text`] wrote (the naming text as a JSON
+    /// string, the island and list forms, tab-separated), located for `space`; `None` when it
+    /// is not that.
+    fn from_text(text: SharedText, space: Arc<str>) -> Option<Prerendered> {
+        let (name, rest) = text.as_str().split_once('\t')?;
         let (island, list) = rest.split_once('\t')?;
         if list.contains('\t') || !island.starts_with('{') {
             return None;
@@ -170,16 +168,16 @@ impl Prerendered {
     }
     /// The island form's opening and fields.
     pub fn island(&self) -> &str {
-        &self.text[self.island.clone()]
+        &self.text.as_str()[self.island.clone()]
     }
     /// The list form's opening and fields.
     pub fn list(&self) -> &str {
-        &self.text[self.list.clone()]
+        &self.text.as_str()[self.list.clone()]
     }
     /// The text naming the comment ([`naming`]).
     pub fn naming(&self) -> &str {
         match &self.naming {
-            Naming::Within(at) => &self.text[at.clone()],
+            Naming::Within(at) => &self.text.as_str()[at.clone()],
             Naming::Own(text) => text,
         }
     }
@@ -189,7 +187,7 @@ impl Prerendered {
 /// tab-separated (compact JSON escapes a tab or a newline inside each).
 impl CondensedText for Prerendered {
     fn to_text(&self) -> String {
-        self.text.clone()
+        self.text.as_str().to_string()
     }
 }
 
@@ -270,8 +268,9 @@ impl Condense for BookForms {
         condensed_for(comment, &self.space)
     }
 
-    fn restore(&self, text: &str) -> Option<Arc<dyn CondensedText>> {
-        Prerendered::from_text(text, &self.space).map(|p| Arc::new(p) as Arc<dyn CondensedText>)
+    fn restore(&self, text: SharedText) -> Option<Arc<dyn CondensedText>> {
+        Prerendered::from_text(text, Arc::clone(&self.space))
+            .map(|p| Arc::new(p) as Arc<dyn CondensedText>)
     }
 }
 

@@ -207,7 +207,7 @@ impl Book {
             .or(file_language)
             .unwrap_or_else(|| "en".into());
         let root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
-        Ok(Book {
+        let mut book = Book {
             repo: Repo::discover(&root),
             root,
             src: config.book.src.to_string_lossy().into_owned(),
@@ -217,7 +217,10 @@ impl Book {
             config: cfg,
             warnings,
             mdbook: config,
-        })
+        };
+        let store = book.store();
+        book.repo = std::mem::take(&mut book.repo).with_store(store.root());
+        Ok(book)
     }
 
     /// A book from the configuration mdBook hands a plugin, with `[book] language` as written

@@ -77,6 +77,9 @@ pub struct Repo {
     dir: Option<PathBuf>,
     /// The top of the work tree holding `dir`, canonical, once looked up.
     root: std::sync::OnceLock<Option<PathBuf>>,
+    /// The book's comment store. No chapter's source is in it: what git is asked about the
+    /// Markdown files leaves it out (a big store is thousands of files for git to walk).
+    store: Option<PathBuf>,
 }
 
 impl Repo {
@@ -92,6 +95,20 @@ impl Repo {
     /// No repository: every lookup finds nothing.
     pub fn none() -> Repo {
         Repo::default()
+    }
+
+    /// This repository, for a book whose comment store is `store`.
+    pub fn with_store(self, store: &Path) -> Repo {
+        Repo {
+            store: Some(store.to_path_buf()),
+            ..self
+        }
+    }
+
+    /// The pathspec that leaves the comment store out, when it is inside the work tree.
+    fn without_store(&self) -> Option<String> {
+        let rel = self.relative(self.store.as_deref()?)?;
+        (!rel.is_empty()).then(|| format!(":(exclude,literal){rel}"))
     }
 
     /// The repository root, if any.
@@ -340,19 +357,17 @@ impl Repo {
         let head = git(root, &["rev-parse", "--verify", "-q", "HEAD"])
             .map(|(_, out)| out.trim().to_string())
             .unwrap_or_default();
-        let status = git(
-            root,
-            &[
-                "status",
-                "--porcelain=v1",
-                "-z",
-                "--untracked-files=all",
-                "--",
-                "*.md",
-            ],
-        )
-        .map(|(_, out)| out)
-        .unwrap_or_default();
+        let without_store = self.without_store();
+        let mut args = vec![
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            "--",
+            "*.md",
+        ];
+        args.extend(without_store.as_deref());
+        let status = git(root, &args).map(|(_, out)| out).unwrap_or_default();
         let mut state = format!("{head}\n{status}");
         for entry in status.split('\0') {
             let path = entry.get(3..).unwrap_or_default();
@@ -430,11 +445,15 @@ impl Repo {
                 String::from_utf8_lossy(&out.stdout).into_owned(),
             ))
         };
-        let md = ":(glob)**/*.md";
-        if !matches!(with_index(&["add", "-A", "--", md]), Some((0, _))) {
+        let without_store = self.without_store();
+        let md = [":(glob)**/*.md"]
+            .into_iter()
+            .chain(without_store.as_deref());
+        let add: Vec<&str> = ["add", "-A", "--"].into_iter().chain(md.clone()).collect();
+        if !matches!(with_index(&add), Some((0, _))) {
             return Vec::new();
         }
-        let Some((0, out)) = with_index(&[
+        let diff: Vec<&str> = [
             "diff",
             "--cached",
             "--no-ext-diff",
@@ -445,8 +464,11 @@ impl Repo {
             "-z",
             base,
             "--",
-            md,
-        ]) else {
+        ]
+        .into_iter()
+        .chain(md)
+        .collect();
+        let Some((0, out)) = with_index(&diff) else {
             return Vec::new();
         };
         parse_name_status(&out)

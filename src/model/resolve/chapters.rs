@@ -172,11 +172,22 @@ pub fn anchor_after(
     }
     let pages: std::collections::BTreeSet<String> =
         anchors.chapters.iter().map(|c| c.page.clone()).collect();
-    anchors.mismatch = mismatch(
-        &ids,
-        &pages,
-        anchors.comments.iter().filter_map(|c| c.page()),
-    );
+    // A comment the anchoring put on a chapter is on the book: counted by its chapter's
+    // locale, without reading its page again (a big store has thousands).
+    let counted: Vec<bool> = anchors
+        .chapters
+        .iter()
+        .map(|c| ids.locale_of(&c.page) == ids.language)
+        .collect();
+    let on_book = anchors
+        .located
+        .iter()
+        .filter(|l| l.chapter.is_some_and(|ch| counted[ch]))
+        .count();
+    let off_book = (anchors.comments.iter().zip(&anchors.located))
+        .filter(|(_, l)| l.chapter.is_none())
+        .filter_map(|(c, _)| c.page());
+    anchors.mismatch = mismatch(&ids, &pages, on_book, off_book);
     let store = book_cfg.store();
     anchors.ambiguous = super::follow::follow(
         &mut anchors,
@@ -237,11 +248,14 @@ impl Mismatch {
     }
 }
 
-/// Checks the store's pages against the book's: `pages` are the book's page ids. Returns a
-/// [`Mismatch`] when most of this language's comments (at least one) are off the book.
+/// Checks the store's pages against the book's: `pages` are the book's page ids, `on_book` the
+/// comments of this language already known to be on one of them (not in `stored_pages`, whose
+/// comments are looked at one by one). Returns a [`Mismatch`] when most of this language's
+/// comments (at least one) are off the book.
 pub fn mismatch<'a>(
     ids: &PageIds,
     pages: &std::collections::BTreeSet<String>,
+    on_book: usize,
     stored_pages: impl Iterator<Item = &'a str>,
 ) -> Option<Mismatch> {
     let rests: std::collections::BTreeSet<&str> = pages
@@ -254,7 +268,7 @@ pub fn mismatch<'a>(
             }
         })
         .collect();
-    let (mut total, mut missing) = (0, 0);
+    let (mut total, mut missing) = (on_book, 0);
     let mut by_prefix: std::collections::BTreeMap<String, usize> = Default::default();
     for page in stored_pages {
         if ids.locale_of(page) != ids.language {

@@ -77,16 +77,18 @@ fn the_cache_text_gives_the_same_forms_back() {
     assert!(!text.contains('\n'));
     assert_eq!(text.matches('\t').count(), 2);
     assert_eq!(
-        Prerendered::from_text(&text, &Arc::from("docs")).as_ref(),
+        Prerendered::from_text(SharedText::new(text.clone()), Arc::from("docs")).as_ref(),
         Some(p)
     );
-    let back = BookForms::new("docs").restore(&text).unwrap();
+    let back = BookForms::new("docs")
+        .restore(SharedText::new(text.clone()))
+        .unwrap();
     let back: &dyn std::any::Any = &*back;
     assert_eq!(back.downcast_ref::<Prerendered>(), Some(p));
     // Fewer parts is no record (the cache's checksum catches the rest of a corruption).
     let head: Vec<&str> = text.splitn(3, '\t').collect();
     assert_eq!(
-        Prerendered::from_text(&head[..2].join("\t"), &Arc::from("docs")),
+        Prerendered::from_text(SharedText::new(head[..2].join("\t")), Arc::from("docs")),
         None
     );
     // The naming text of a comment with no quote is its first message.
@@ -108,7 +110,8 @@ fn the_cache_text_gives_the_same_forms_back() {
         let made = condensed(&c, "docs").unwrap();
         let made = made.prerendered().unwrap();
         assert_eq!(made.naming(), quote);
-        let back = Prerendered::from_text(&made.to_text(), &Arc::from("docs")).unwrap();
+        let back =
+            Prerendered::from_text(SharedText::new(made.to_text()), Arc::from("docs")).unwrap();
         assert_eq!((back.naming(), &back), (quote, made));
     }
 }
