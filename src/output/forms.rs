@@ -235,7 +235,7 @@ impl CommentForms for BookAnchors {
 /// place), else the same bytes of the chapter's file.
 fn source_json(anchors: &BookAnchors, ch: usize, place: &Place) -> Value {
     let chapter = &anchors.chapters[ch];
-    if chapter.disk.is_some() {
+    if chapter.disk().is_some() {
         return anchors
             .sources
             .as_ref()

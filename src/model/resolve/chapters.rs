@@ -28,23 +28,18 @@ pub fn chapters(book: &MdBook, ids: &PageIds) -> Vec<Chapter> {
             _ => None,
         })
         .collect();
-    // Each chapter's file is read to compare with its content (hundreds of files for a big
-    // book: on every thread).
+    // Each chapter's file is read when first asked for (a build whose anchoring is in its
+    // memo reads none); its content copied on every thread.
     notabene_core::par::par_map(
         &with_source,
         notabene_core::par::default_threads(),
-        |&(ch, path, source_path)| {
-            let disk = std::fs::read_to_string(ids.src_dir.join(source_path))
-                .ok()
-                .filter(|d| *d != ch.content);
-            Chapter {
-                page: ids.for_chapter(source_path),
-                name: ch.name.clone(),
-                url: slash_path(&path.with_extension("html")),
-                source: source_key(ids, source_path),
-                content: ch.content.clone(),
-                disk,
-            }
+        |&(ch, path, source_path)| Chapter {
+            page: ids.for_chapter(source_path),
+            name: ch.name.clone(),
+            url: slash_path(&path.with_extension("html")),
+            source: source_key(ids, source_path),
+            content: ch.content.clone(),
+            disk: Some(super::Disk::at(ids.src_dir.join(source_path))),
         },
     )
 }

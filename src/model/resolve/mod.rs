@@ -43,9 +43,48 @@ pub struct Chapter {
     pub source: String,
     /// Its Markdown as handed to the HTML renderer.
     pub content: String,
-    /// The Markdown file as it is on disk, when it differs from `content` (`{{#include}}`
-    /// and other expansions); source positions are reported in this text.
-    pub disk: Option<String>,
+    /// Its Markdown file as it is on disk, read when first asked for ([`Chapter::disk`]);
+    /// `None` when there is no file to read.
+    pub disk: Option<Disk>,
+}
+
+impl Chapter {
+    /// The Markdown file as it is on disk, when it differs from `content` (`{{#include}}` and
+    /// other expansions); source positions are reported in this text.
+    pub fn disk(&self) -> Option<&str> {
+        self.disk.as_ref()?.text(&self.content)
+    }
+}
+
+/// A chapter's Markdown file, read when first asked for: a build whose anchoring comes from
+/// its memo never reads its chapters' files.
+#[derive(Debug, Clone)]
+pub struct Disk {
+    /// The file.
+    file: std::path::PathBuf,
+    /// Its text when it differs from the chapter's content, once read.
+    text: std::sync::OnceLock<Option<String>>,
+}
+
+impl Disk {
+    /// The chapter file at `file`, not read yet.
+    pub fn at(file: std::path::PathBuf) -> Disk {
+        Disk {
+            file,
+            text: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Its text, when it can be read and differs from `content`.
+    fn text(&self, content: &str) -> Option<&str> {
+        self.text
+            .get_or_init(|| {
+                std::fs::read_to_string(&self.file)
+                    .ok()
+                    .filter(|d| d != content)
+            })
+            .as_deref()
+    }
 }
 
 /// Where a comment landed.

@@ -111,7 +111,7 @@ impl Sources {
     pub fn files_of(&self, chapter: &Chapter) -> Vec<PathBuf> {
         let own = self.file_of(chapter);
         let mut files = vec![own.clone()];
-        let Some(disk) = &chapter.disk else {
+        let Some(disk) = chapter.disk() else {
             return files;
         };
         let dir = own.parent().unwrap_or(&self.src_dir).to_path_buf();
@@ -224,7 +224,7 @@ pub fn trace(
     let slice = &content[range.clone()];
     let inside = |path: &Path| inside_book(book, path);
     let done = |(path, range, text): (PathBuf, Range<usize>, String)| Traced { path, range, text };
-    let Some(disk) = &chapter.disk else {
+    let Some(disk) = chapter.disk() else {
         return Ok(done((inside(&file)?, range, content.clone())));
     };
     // The disk text is literal pieces and `{{#…}}` directives; the pieces are in the content
@@ -236,7 +236,7 @@ pub fn trace(
         if disk.get(range.clone()) != Some(slice) {
             return Err(Untraceable::NotInFile);
         }
-        return Ok(done((inside(&file)?, range, disk.clone())));
+        return Ok(done((inside(&file)?, range, disk.to_string())));
     }
     let placed = place_literals(disk, content, &pieces)?;
     // In a literal piece: the chapter file.
@@ -246,7 +246,11 @@ pub fn trace(
             if disk.get(off..off + range.len()) != Some(slice) {
                 return Err(Untraceable::NotInFile);
             }
-            return Ok(done((inside(&file)?, off..off + range.len(), disk.clone())));
+            return Ok(done((
+                inside(&file)?,
+                off..off + range.len(),
+                disk.to_string(),
+            )));
         }
     }
     // In the expansion of directive k (between literal k and k + 1).

@@ -111,7 +111,7 @@ impl<'a> Places<'a> {
         else {
             return whole_file();
         };
-        let (path, range, text) = if chapter.disk.is_some() {
+        let (path, range, text) = if chapter.disk().is_some() {
             match trace(&self.sources, chapter, range) {
                 Ok(t) => (t.path, t.range, t.text),
                 Err(_) => return whole_file(),

@@ -195,7 +195,7 @@ fn merged_into(anchors: &BookAnchors, repo: &Repo, base: &str, file: &str) -> Op
         .enumerate()
         .filter(|(_, c)| c.source != file)
         .map(|(ch, c)| {
-            let md = c.disk.as_deref().unwrap_or(&c.content);
+            let md = c.disk().unwrap_or(&c.content);
             let now = md.lines().map(str::trim).filter(|l| wanted.contains(*l));
             (now.collect::<std::collections::HashSet<_>>().len(), ch)
         })
@@ -208,7 +208,7 @@ fn merged_into(anchors: &BookAnchors, repo: &Repo, base: &str, file: &str) -> Op
             .show(base, &c.source)
             .map(|md| lines(&md))
             .unwrap_or_default();
-        let md = c.disk.as_deref().unwrap_or(&c.content);
+        let md = c.disk().unwrap_or(&c.content);
         let arrived: std::collections::HashSet<&str> = md
             .lines()
             .map(str::trim)
