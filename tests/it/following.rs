@@ -1095,3 +1095,49 @@ fn the_comment_store_is_left_out_of_what_git_is_asked() {
         .collect();
     assert_eq!(moves, [("src/a.md".to_string(), "src/b.md".to_string())]);
 }
+
+/// A store that holds the book's sources (configured at the root of a book that is a
+/// directory of its repository) is not left out: the chapters would go with it. Nor is a store
+/// inside a submodule, whose path git refuses as a pathspec of the work tree (git walks no
+/// submodule's files anyway).
+#[test]
+fn a_store_holding_the_sources_or_in_a_submodule_leaves_the_chapters_to_git() {
+    let chapter = "# A\n\nA paragraph long enough to be found again when it is copied.\n";
+    let copied = |store: &str, setup: &dyn Fn(&Path)| {
+        let toml = format!("[book]\ntitle = \"T\"\n[preprocessor.notabene]\nstore = \"{store}\"\n");
+        let tmp = common::git_book(&[
+            ("docs/book.toml", &toml),
+            ("docs/src/SUMMARY.md", "- [A](a.md)\n"),
+            ("docs/src/a.md", chapter),
+        ]);
+        let root = tmp.path();
+        setup(root);
+        common::git_commit_all(root, "start");
+        let head = git(root, &["rev-parse", "HEAD"]).trim().to_string();
+        common::write(&root.join("docs/src/b.md"), chapter);
+        let book = mdbook_notabene::model::book::Book::load(&root.join("docs")).unwrap();
+        (book.repo().moves_since(&head).into_iter())
+            .map(|m| (m.from, m.to))
+            .collect::<Vec<_>>()
+    };
+    let want = [("docs/src/a.md".to_string(), "docs/src/b.md".to_string())];
+    assert_eq!(copied(".", &|_| {}), want);
+    let sub = common::git_book(&[("README.md", "notes\n")]);
+    common::git_commit_all(sub.path(), "notes");
+    let add_submodule = |root: &Path| {
+        let url = sub.path().to_str().unwrap();
+        let args = [
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            url,
+            "notes",
+        ];
+        let out = common::git_output(root, &args, &[]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        std::fs::create_dir_all(root.join("notes/store")).unwrap();
+    };
+    assert_eq!(copied("../notes/store", &add_submodule), want);
+}

@@ -164,7 +164,12 @@ fn string_fields(text: &str) -> Option<Vec<(Range<usize>, Range<usize>)>> {
             b'}' if at == end => {}
             _ => return None,
         }
-        // A duplicate key is left to the general parser (which keeps the last value).
+        // A duplicate key is left to the general parser (which keeps the last value), and so
+        // is a map of more fields than a condensed comment keeps (each is checked against the
+        // others).
+        if fields.len() == LineFields::MAX {
+            return None;
+        }
         let name = &text[key.clone()];
         if fields
             .iter()

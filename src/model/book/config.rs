@@ -219,7 +219,7 @@ impl Book {
             mdbook: config,
         };
         let store = book.store();
-        book.repo = std::mem::take(&mut book.repo).with_store(store.root());
+        book.repo = std::mem::take(&mut book.repo).with_store(store.root(), &book.src_dir());
         Ok(book)
     }
 

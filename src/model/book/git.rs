@@ -77,9 +77,10 @@ pub struct Repo {
     dir: Option<PathBuf>,
     /// The top of the work tree holding `dir`, canonical, once looked up.
     root: std::sync::OnceLock<Option<PathBuf>>,
-    /// The book's comment store. No chapter's source is in it: what git is asked about the
-    /// Markdown files leaves it out (a big store is thousands of files for git to walk).
-    store: Option<PathBuf>,
+    /// The book's comment store and its sources (`src`). No chapter's source is in the store:
+    /// what git is asked about the Markdown files leaves it out (a big store is thousands of
+    /// files for git to walk), unless the sources are inside it.
+    store: Option<(PathBuf, PathBuf)>,
 }
 
 impl Repo {
@@ -97,18 +98,47 @@ impl Repo {
         Repo::default()
     }
 
-    /// This repository, for a book whose comment store is `store`.
-    pub fn with_store(self, store: &Path) -> Repo {
+    /// This repository, for a book whose comment store is `store` and whose sources are in
+    /// `sources`.
+    pub fn with_store(self, store: &Path, sources: &Path) -> Repo {
         Repo {
-            store: Some(store.to_path_buf()),
+            store: Some((store.to_path_buf(), sources.to_path_buf())),
             ..self
         }
     }
 
-    /// The pathspec that leaves the comment store out, when it is inside the work tree.
+    /// The pathspec that leaves the comment store out, when it is inside the work tree and
+    /// does not hold the book's sources (a store at the book's root, or above it).
     fn without_store(&self) -> Option<String> {
-        let rel = self.relative(self.store.as_deref()?)?;
+        let (store, sources) = self.store.as_ref()?;
+        let in_store = |s: PathBuf| store.canonicalize().is_ok_and(|store| s.starts_with(store));
+        if sources.canonicalize().map_or(true, in_store) {
+            return None;
+        }
+        let rel = self.relative(store)?;
         (!rel.is_empty()).then(|| format!(":(exclude,literal){rel}"))
+    }
+
+    /// `run` with git's arguments `args` then the Markdown pathspec `md` and the one leaving
+    /// the store out; again without the latter when git refuses it (a store inside a
+    /// submodule, whose files the work tree's status never walks anyway).
+    fn markdown_only(
+        &self,
+        args: &[&str],
+        md: &str,
+        run: impl Fn(&[&str]) -> Option<(i32, String)>,
+    ) -> Option<(i32, String)> {
+        let with = |extra: Option<&str>| {
+            let all: Vec<&str> = (args.iter().copied()).chain([md]).chain(extra).collect();
+            run(&all)
+        };
+        match self.without_store() {
+            Some(without) => match with(Some(&without)) {
+                Some((0, out)) => Some((0, out)),
+                _ => with(None),
+            },
+            None => with(None),
+        }
     }
 
     /// The repository root, if any.
@@ -357,17 +387,17 @@ impl Repo {
         let head = git(root, &["rev-parse", "--verify", "-q", "HEAD"])
             .map(|(_, out)| out.trim().to_string())
             .unwrap_or_default();
-        let without_store = self.without_store();
-        let mut args = vec![
+        let args = [
             "status",
             "--porcelain=v1",
             "-z",
             "--untracked-files=all",
             "--",
-            "*.md",
         ];
-        args.extend(without_store.as_deref());
-        let status = git(root, &args).map(|(_, out)| out).unwrap_or_default();
+        let status = self
+            .markdown_only(&args, "*.md", |a| git(root, a))
+            .map(|(_, out)| out)
+            .unwrap_or_default();
         let mut state = format!("{head}\n{status}");
         for entry in status.split('\0') {
             let path = entry.get(3..).unwrap_or_default();
@@ -445,15 +475,14 @@ impl Repo {
                 String::from_utf8_lossy(&out.stdout).into_owned(),
             ))
         };
-        let without_store = self.without_store();
-        let md = [":(glob)**/*.md"]
-            .into_iter()
-            .chain(without_store.as_deref());
-        let add: Vec<&str> = ["add", "-A", "--"].into_iter().chain(md.clone()).collect();
-        if !matches!(with_index(&add), Some((0, _))) {
+        let md = ":(glob)**/*.md";
+        if !matches!(
+            self.markdown_only(&["add", "-A", "--"], md, with_index),
+            Some((0, _))
+        ) {
             return Vec::new();
         }
-        let diff: Vec<&str> = [
+        let diff = [
             "diff",
             "--cached",
             "--no-ext-diff",
@@ -464,11 +493,8 @@ impl Repo {
             "-z",
             base,
             "--",
-        ]
-        .into_iter()
-        .chain(md)
-        .collect();
-        let Some((0, out)) = with_index(&diff) else {
+        ];
+        let Some((0, out)) = self.markdown_only(&diff, md, with_index) else {
             return Vec::new();
         };
         parse_name_status(&out)
