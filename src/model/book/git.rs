@@ -1,13 +1,16 @@
 //! Diffs from real git for the /review page: the change's `ref` commit when the journal gives one,
 //! else the working tree (staged changes included) against HEAD, else the whole file when it is new
 //! and untracked. When there is nothing to show, the reason says which case it is. Also finds the
-//! work tree root a book lives in (once per [`Repo`]), the repository's state a memo is keyed by
-//! (asked on a thread of its own when a build wants it early), moves of Markdown files, and
-//! commits and files at a revision. The merge driver's local config is `git_config`'s.
+//! work tree root a book lives in (once per [`Repo`]), and commits and files at a revision; what
+//! git says of the Markdown files (their moves, the state a memo is keyed by) is `markdown`'s.
+//! The merge driver's local config is `git_config`'s.
 
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+mod markdown;
+pub use markdown::{Move, MoveKind, StateAsked};
 
 /// Where a diff came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -104,40 +107,6 @@ impl Repo {
         Repo {
             store: Some((store.to_path_buf(), sources.to_path_buf())),
             ..self
-        }
-    }
-
-    /// The pathspec that leaves the comment store out, when it is inside the work tree and
-    /// does not hold the book's sources (a store at the book's root, or above it).
-    fn without_store(&self) -> Option<String> {
-        let (store, sources) = self.store.as_ref()?;
-        let in_store = |s: PathBuf| store.canonicalize().is_ok_and(|store| s.starts_with(store));
-        if sources.canonicalize().map_or(true, in_store) {
-            return None;
-        }
-        let rel = self.relative(store)?;
-        (!rel.is_empty()).then(|| format!(":(exclude,literal){rel}"))
-    }
-
-    /// `run` with git's arguments `args` then the Markdown pathspec `md` and the one leaving
-    /// the store out; again without the latter when git refuses it (a store inside a
-    /// submodule, whose files the work tree's status never walks anyway).
-    fn markdown_only(
-        &self,
-        args: &[&str],
-        md: &str,
-        run: impl Fn(&[&str]) -> Option<(i32, String)>,
-    ) -> Option<(i32, String)> {
-        let with = |extra: Option<&str>| {
-            let all: Vec<&str> = (args.iter().copied()).chain([md]).chain(extra).collect();
-            run(&all)
-        };
-        match self.without_store() {
-            Some(without) => match with(Some(&without)) {
-                Some((0, out)) => Some((0, out)),
-                _ => with(None),
-            },
-            None => with(None),
         }
     }
 
@@ -275,54 +244,6 @@ impl Repo {
     }
 }
 
-/// A repository's [`Repo::state`] being asked on another thread ([`Repo::ask_state`]).
-#[derive(Debug)]
-pub struct StateAsked(std::thread::JoinHandle<Option<String>>);
-
-impl StateAsked {
-    /// The state, once git has answered.
-    pub fn take(self) -> Option<String> {
-        self.0
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-    }
-}
-
-/// How git relates a file of an earlier commit to one of the working tree.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum MoveKind {
-    /// Renamed (or moved): the old path is gone.
-    Rename,
-    /// Copied: the old path may still exist (a split chapter's second part).
-    Copy,
-    /// Merged: the old path is gone and most of its lines arrived in another file since (a
-    /// chapter merged into another one, or into a new file), which git's rename detection
-    /// does not report when that file existed before or took more than one source.
-    Merge,
-}
-
-impl MoveKind {
-    /// `git rename`, `git copy` or `git merge`, as the build report and `anchoring.followed.by` say it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MoveKind::Rename => "git rename",
-            MoveKind::Copy => "git copy",
-            MoveKind::Merge => "git merge",
-        }
-    }
-}
-
-/// A Markdown file git says moved, by repository-relative paths.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Move {
-    /// The path in the earlier commit.
-    pub from: String,
-    /// The path in the working tree.
-    pub to: String,
-    /// Rename or copy.
-    pub kind: MoveKind,
-}
-
 impl Repo {
     /// The commit to compare with for a file last known at `path` when a comment was last
     /// updated at `updated_at` (ISO 8601): the newest commit at or before that instant that
@@ -377,47 +298,6 @@ impl Repo {
         }
     }
 
-    /// What git's answers about this repository's history and work tree depend on, for a
-    /// memo's key: the commit `HEAD` names and every change to a Markdown file the work tree and
-    /// the index hold (`git status`, untracked files included, with each such file's bytes) —
-    /// what its moves and copies are found among ([`Repo::moves_since`]).
-    /// `None` without a repository: git has nothing to say.
-    pub fn state(&self) -> Option<String> {
-        let root = self.root()?;
-        let head = git(root, &["rev-parse", "--verify", "-q", "HEAD"])
-            .map(|(_, out)| out.trim().to_string())
-            .unwrap_or_default();
-        let args = [
-            "status",
-            "--porcelain=v1",
-            "-z",
-            "--untracked-files=all",
-            "--",
-        ];
-        let status = self
-            .markdown_only(&args, "*.md", |a| git(root, a))
-            .map(|(_, out)| out)
-            .unwrap_or_default();
-        let mut state = format!("{head}\n{status}");
-        for entry in status.split('\0') {
-            let path = entry.get(3..).unwrap_or_default();
-            if path.ends_with(".md") {
-                let bytes = std::fs::read(root.join(path)).unwrap_or_default();
-                state.push_str(&format!(
-                    "\n{path} {:016x}",
-                    notabene_core::disk::fnv(&bytes)
-                ));
-            }
-        }
-        Some(state)
-    }
-
-    /// [`Repo::state`], asked on a thread of its own: taken when needed.
-    pub fn ask_state(&self) -> StateAsked {
-        let repo = self.clone();
-        StateAsked(std::thread::spawn(move || repo.state()))
-    }
-
     /// The contents of `path` in commit `base`.
     pub fn show(&self, base: &str, path: &str) -> Option<String> {
         let root = self.root()?;
@@ -429,102 +309,6 @@ impl Repo {
             _ => None,
         }
     }
-
-    /// Every Markdown file renamed or copied between commit `base` and the working tree as
-    /// it is now — commits since, the index, unstaged edits and files git does not track yet —
-    /// with git's own rename and copy detection. The repository's index is not touched: a
-    /// private copy of it gets the working tree's state.
-    pub fn moves_since(&self, base: &str) -> Vec<Move> {
-        let Some(root) = self.root() else {
-            return Vec::new();
-        };
-        let Ok(tmp) = tempfile::Builder::new().prefix("notabene-index-").tempdir() else {
-            return Vec::new();
-        };
-        let index = tmp.path().join("index");
-        let objects = tmp.path().join("objects");
-        let Some((0, real_objects)) = git(root, &["rev-parse", "--git-path", "objects"]) else {
-            return Vec::new();
-        };
-        let real_objects = root.join(real_objects.trim());
-        if std::fs::create_dir(&objects).is_err() {
-            return Vec::new();
-        }
-        if let Some((0, real)) = git(root, &["rev-parse", "--git-path", "index"]) {
-            let real = root.join(real.trim());
-            if real.is_file() && std::fs::copy(&real, &index).is_err() {
-                return Vec::new();
-            }
-        }
-        let with_index = |args: &[&str]| -> Option<(i32, String)> {
-            let out = Command::new("git")
-                .arg("-C")
-                .arg(root)
-                .args(["-c", "core.quotepath=off"])
-                .args(args)
-                .env("GIT_INDEX_FILE", &index)
-                // New blobs go to a private object directory too; the repository's objects
-                // are read through it as an alternate, never written.
-                .env("GIT_OBJECT_DIRECTORY", &objects)
-                .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", &real_objects)
-                .env("LC_ALL", "C")
-                .output()
-                .ok()?;
-            Some((
-                out.status.code().unwrap_or(-1),
-                String::from_utf8_lossy(&out.stdout).into_owned(),
-            ))
-        };
-        let md = ":(glob)**/*.md";
-        if !matches!(
-            self.markdown_only(&["add", "-A", "--"], md, with_index),
-            Some((0, _))
-        ) {
-            return Vec::new();
-        }
-        let diff = [
-            "diff",
-            "--cached",
-            "--no-ext-diff",
-            "-M",
-            "-C",
-            "-C",
-            "--name-status",
-            "-z",
-            base,
-            "--",
-        ];
-        let Some((0, out)) = self.markdown_only(&diff, md, with_index) else {
-            return Vec::new();
-        };
-        parse_name_status(&out)
-    }
-}
-
-/// Parses `git diff --name-status -z` output, keeping renames and copies.
-fn parse_name_status(out: &str) -> Vec<Move> {
-    let mut fields = out.split('\0').filter(|f| !f.is_empty());
-    let mut moves = Vec::new();
-    while let Some(status) = fields.next() {
-        let kind = match status.as_bytes().first() {
-            Some(b'R') => Some(MoveKind::Rename),
-            Some(b'C') => Some(MoveKind::Copy),
-            _ => None,
-        };
-        let Some(kind) = kind else {
-            fields.next();
-            continue;
-        };
-        let (Some(from), Some(to)) = (fields.next(), fields.next()) else {
-            break;
-        };
-        moves.push(Move {
-            from: from.to_string(),
-            to: to.to_string(),
-            kind,
-        });
-    }
-    moves
 }
 
 /// What a branch name has percent-encoded to be one path segment of a URL (the review server's
