@@ -363,7 +363,9 @@ impl ViewInput<'_> {
             .chunks(order.len().div_ceil(threads).max(64))
             .collect();
         let firsts: Vec<(usize, &[usize])> = chunks.into_iter().enumerate().collect();
-        // Each part after the first opens with the comma that joins it to the one before.
+        // Each part after the first opens with the comma that joins it to the one before; it is
+        // hashed where it was written when the memo will look for the list.
+        let hash = self.memo.is_on();
         let parts = notabene_core::par::par_map(&firsts, threads, |&(i, chunk)| {
             let mut part = Vec::with_capacity(512 * chunk.len());
             for (n, &ci) in chunk.iter().enumerate() {
@@ -372,7 +374,7 @@ impl ViewInput<'_> {
                 }
                 self.anchors.write_lean(ci, Lean::List, space, &mut part);
             }
-            let digest = ViewData::digest(&part);
+            let digest = hash.then(|| ViewData::digest(&part));
             (part, digest)
         });
         let mut head = Vec::with_capacity(64);
@@ -383,13 +385,11 @@ impl ViewInput<'_> {
             w.member("otherLanguages", &other_languages);
         }
         w.key("comments").push(b'[');
-        let tail = b"]}".to_vec();
-        let (head_digest, tail_digest) = (ViewData::digest(&head), ViewData::digest(&tail));
         let mut pieces = Vec::with_capacity(parts.len() + 2);
-        pieces.push((head, head_digest));
+        pieces.push((head, None));
         pieces.extend(parts);
-        pieces.push((tail, tail_digest));
-        ViewData::hashed(pieces)
+        pieces.push((b"]}".to_vec(), None));
+        ViewData::of(pieces)
     }
 
     /// The /journal data: entries newest first; each change with its chapter's URL and title.

@@ -12,32 +12,21 @@
 use crate::util::memo::{Digest, Key, Memo};
 use crate::util::payload::data_script;
 
-/// A view's JSON text, as pieces that joined in order are the text, each with its digest.
+/// A view's JSON text, as pieces that joined in order are the text, with each one's digest
+/// when it was taken where the piece was written (a build without a memo takes none).
 pub(crate) struct ViewData {
-    pieces: Vec<(Vec<u8>, Digest)>,
+    pieces: Vec<(Vec<u8>, Option<Digest>)>,
 }
 
 impl ViewData {
-    /// The text `json`, in one piece.
+    /// The text `json`, in one piece (hashed only if the memo needs it).
     pub(crate) fn whole(json: String) -> ViewData {
-        ViewData::of(vec![json.into_bytes()])
+        ViewData::of(vec![(json.into_bytes(), None)])
     }
 
-    /// The text made of `pieces` joined (each of them UTF-8), hashed on the caller's thread.
-    pub(crate) fn of(pieces: Vec<Vec<u8>>) -> ViewData {
-        ViewData {
-            pieces: pieces
-                .into_iter()
-                .map(|p| {
-                    let d = ViewData::digest(&p);
-                    (p, d)
-                })
-                .collect(),
-        }
-    }
-
-    /// The text made of `pieces` joined, each given with its [`ViewData::digest`].
-    pub(crate) fn hashed(pieces: Vec<(Vec<u8>, Digest)>) -> ViewData {
+    /// The text made of `pieces` joined (each of them UTF-8), each given with its
+    /// [`ViewData::digest`] when it was taken.
+    pub(crate) fn of(pieces: Vec<(Vec<u8>, Option<Digest>)>) -> ViewData {
         ViewData { pieces }
     }
 
@@ -72,8 +61,8 @@ impl ViewData {
         }
         let mut k = Key::new("view data_script");
         k.u64(compress_above as u64).u64(self.pieces.len() as u64);
-        for (_, d) in &self.pieces {
-            k.digest(d);
+        for (p, d) in &self.pieces {
+            k.digest(&d.unwrap_or_else(|| ViewData::digest(p)));
         }
         let digest = k.finish();
         if let Some(text) = memo.get(&digest).and_then(|b| std::str::from_utf8(b).ok()) {
