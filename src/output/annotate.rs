@@ -22,9 +22,10 @@ use crate::model::book::git::StateAsked;
 use crate::model::book::{Book, PageIds};
 use crate::model::resolve::{self, BookAnchors, report};
 use crate::output::inject::{self, island};
+use crate::output::reuse::replay;
 use crate::output::reuse::{self, InjectedChapter, InjectionInput};
 use crate::output::views;
-use crate::util::memo::Memo;
+use crate::util::memo::{Digest, Memo};
 use mdbook_preprocessor::book::Book as MdBook;
 use mdbook_preprocessor::{Preprocessor, PreprocessorContext};
 use notabene_core::say_err;
@@ -83,6 +84,9 @@ pub struct Prefetched {
     pub comments: Vec<Comment>,
     /// The warnings reading it gave, printed when the run uses these comments.
     pub warnings: Vec<String>,
+    /// The store's cache as the read left it, to be written (the binary writes it while the
+    /// build runs; a run that uses these comments writes it first, when it is still here).
+    pub cache_update: Option<notabene_store::CacheUpdate>,
     /// The book root it was read for.
     pub root: PathBuf,
     /// That root's repository, looked up.
@@ -93,6 +97,9 @@ pub struct Prefetched {
     /// The build's memo of that root, opened while the store was read (`None` once the build
     /// finds the read-ahead was for another root).
     pub memo: Option<Memo>,
+    /// The fingerprint of what the build reads beside mdBook's input, taken before the store's
+    /// files were read (`None`: no store, or a file modified just now) ([`replay`]).
+    pub fingerprint: Option<Digest>,
 }
 
 /// Reads the store of the book at `root` as its `book.toml` (and `MDBOOK_*` variables) place
@@ -100,7 +107,18 @@ pub struct Prefetched {
 /// only; its warnings are kept for that run to print): `None` when there is nothing to read
 /// ahead (no `book.toml`, the plugin disabled, an unreadable configuration — the run proper
 /// reports those).
-pub fn prefetch(root: &Path) -> Option<Prefetched> {
+///
+/// It also decides whether the run is a replay of the last build ([`replay`]): `input` brings
+/// the digest of mdBook's input once the binary has read it whole, and `heard` is told, once,
+/// the record to replay — when that digest and the fingerprint of everything else the build
+/// reads (taken once the store is listed) are the record's; the read then goes no further, and
+/// the binary ends the run. Otherwise `heard` is told `None` (at once when there is no record
+/// to compare), and the read goes on; it is not told at all when there is no store to list.
+pub fn prefetch(
+    root: &Path,
+    input: std::sync::mpsc::Receiver<Digest>,
+    heard: impl FnOnce(Option<replay::Recorded>),
+) -> Option<Prefetched> {
     let text = std::fs::read_to_string(root.join("book.toml")).ok()?;
     let mut config: mdbook_preprocessor::config::Config = text.parse().ok()?;
     config.update_from_env().ok()?;
@@ -113,22 +131,92 @@ pub fn prefetch(root: &Path) -> Option<Prefetched> {
     // state (two `git` processes, for the follow memo's key) asked meanwhile.
     let repo = cfg.repo();
     repo.root();
-    let git_state = Some(repo.ask_state());
-    // The memo (a file of megabytes for a big book) is read meanwhile.
-    let ((comments, warnings), memo) = std::thread::scope(|scope| {
-        let memo = scope.spawn(|| Memo::open(root));
-        let read = resolve::chapters::read_comments_for_build(&store, &cfg.config.space);
-        (read, memo.join().ok())
+    let mut git_state = Some(repo.ask_state());
+    let timed = std::env::var_os(replay::TIMINGS_ENV).is_some();
+    let head = (!timed).then(|| replay::RecordHead::of(root)).flatten();
+    let mut heard = Some(heard);
+    if head.is_none()
+        && let Some(heard) = heard.take()
+    {
+        heard(None);
+    }
+    // With a record of a build of the same input, the store's cache is not read until the
+    // listing has said the run is no replay: a replay leaves both cores to the listing.
+    let input = std::sync::Mutex::new(input);
+    let input_digest = std::sync::OnceLock::new();
+    let (read_on, wait_to_read) = std::sync::mpsc::channel::<()>();
+    let wait_to_read = std::sync::Mutex::new(wait_to_read);
+    let before_cache = || {
+        let Some(head) = &head else { return };
+        let got = input.lock().ok().and_then(|rx| rx.recv().ok());
+        let _ = input_digest.set(got);
+        if got == Some(head.input)
+            && let Ok(rx) = wait_to_read.lock()
+        {
+            let _ = rx.recv();
+        }
+    };
+    let mut fingerprint = None;
+    let ((comments, warnings, cache_update), memo) = std::thread::scope(|scope| {
+        let mut memo = None;
+        let read = {
+            let mut seen = |listing: &notabene_store::ListingState<'_>| {
+                let state = git_state.as_mut().and_then(|s| s.wait());
+                fingerprint = replay::fingerprint(&cfg, &text, listing, state);
+                let found = head
+                    .filter(|h| fingerprint == Some(h.fingerprint))
+                    .filter(|h| *input_digest.wait() == Some(h.input))
+                    .and_then(|h| replay::Recorded::find(root, &h.fingerprint));
+                let replayed = found.is_some();
+                if let Some(heard) = heard.take() {
+                    heard(found);
+                }
+                if replayed {
+                    // The run is the replay's now: the binary writes it and ends the process.
+                    loop {
+                        std::thread::park();
+                    }
+                }
+                let _ = read_on.send(());
+                // The memo (a file of megabytes for a big book) is read while the store's
+                // files are.
+                memo = Some(scope.spawn(|| Memo::open(root)));
+            };
+            resolve::chapters::read_comments_for_build_seeing(
+                &store,
+                &cfg.config.space,
+                &before_cache,
+                &mut seen,
+            )
+        };
+        let memo = match memo {
+            Some(handle) => handle.join().ok(),
+            None => Some(Memo::open(root)),
+        };
+        (read, memo)
     });
     Some(Prefetched {
         store: store.root().to_path_buf(),
         comments,
         warnings,
+        cache_update,
         root: root.to_path_buf(),
         repo: repo.clone(),
         git_state,
         memo,
+        fingerprint,
     })
+}
+
+/// The fingerprint of the read-ahead `prefetched` when it is the one of the run on `ctx` (the
+/// same root and store, a run that reads the store): what the run's record is kept under
+/// ([`replay::Recorded::keep`]).
+pub fn fingerprint_of(prefetched: &Prefetched, ctx: &PreprocessorContext) -> Option<Digest> {
+    let cfg = Book::from_mdbook(&ctx.root, ctx.config.clone()).ok()?;
+    let same = works_on(&cfg, &ctx.renderer)
+        && same_dir(&prefetched.root, &cfg.root)
+        && same_dir(&prefetched.store, cfg.store().root());
+    prefetched.fingerprint.filter(|_| same)
 }
 
 /// Whether the run on `ctx` reads the store: the plugin enabled, for the `html` renderer (the
@@ -262,14 +350,14 @@ fn annotate(
     if std::env::var_os("NOTABENE_TIMINGS").is_some() {
         let ms = |a: std::time::Instant, b: std::time::Instant| (b - a).as_secs_f64() * 1e3;
         let (hits, misses) = earlier.memo_counts();
-        say_err!(
+        notabene_core::term::err_line_unrecorded(&format!(
             "notabene: timings (ms): reading the store {:.1}, anchoring {:.1}, markers and islands {:.1}, report and generated pages {:.1}; memo: {hits} of {} results reused",
             ms(t0, t1),
             ms(t1, t2),
             ms(t2, t3),
             ms(t3, t4),
             hits + misses
-        );
+        ));
     }
     drop_in_background(anchored);
     Ok(book)
@@ -285,7 +373,12 @@ pub fn read_store(
 ) -> StoreSnapshot {
     let store = cfg.store();
     let (comments, warnings, git_state) = match prefetched {
-        Some(p) if same_dir(&p.store, store.root()) => (p.comments, p.warnings, p.git_state),
+        Some(p) if same_dir(&p.store, store.root()) => {
+            if let Some(update) = p.cache_update {
+                update.write();
+            }
+            (p.comments, p.warnings, p.git_state)
+        }
         _ => {
             let (comments, warnings) = resolve::chapters::read_comments_for_build_after(
                 &store,

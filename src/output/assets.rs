@@ -86,6 +86,15 @@ fn listed(book: &Book) -> Vec<(&'static str, &'static str, Option<String>, &'sta
     .collect()
 }
 
+/// The client files `book`'s `[output.html]` lists, where they are (what [`check_installed`]
+/// reads).
+pub(crate) fn client_files(book: &Book) -> Vec<std::path::PathBuf> {
+    listed(book)
+        .into_iter()
+        .filter_map(|(_, _, entry, _)| entry.map(|e| book.root.join(e)))
+        .collect()
+}
+
 /// Writes the client files of a set-up book on first use: every one its `[output.html]` lists
 /// that is missing, or that this version wrote with other content (the files are generated,
 /// stamped "do not edit": a checkout of this repository holds none). A copy from another

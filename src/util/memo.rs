@@ -15,8 +15,9 @@
 //!
 //! One file per book (`memo-<hash of the book's path>.bin`) in the cache directory
 //! ([`cache_dir`]), beside the store's cache. A build keeps only the entries it used or made:
-//! when that set differs from what it read, the file is replaced atomically (temp file, fsync,
-//! rename); two builds writing at once leave one of two valid files. No lock is needed.
+//! when that set differs from what it read, the file is replaced atomically (temp file, rename;
+//! not waited for on disk: a crash can at worst leave a garbled memo, which its checksums turn
+//! into misses); two builds writing at once leave one of two valid files. No lock is needed.
 //!
 //! The format: a header line (`mdbook-notabene memo 1`, the binary's identity), then entries,
 //! each the 32-byte digest, the value's length and an FNV-1a checksum of digest and value
@@ -25,7 +26,7 @@
 //! Owns: the memo file's format and validation. Calls: `notabene_core::disk` for the cache
 //! directory, the file's name, pruning and atomic replacement; `sha2` for the digests.
 
-use notabene_core::disk::{FnvBuild, cache_dir, file_for, fnv, prune, write_file};
+use notabene_core::disk::{FnvBuild, cache_dir, file_for, fnv, prune, write_cache_file};
 use sha2::Digest as _;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -37,6 +38,18 @@ const HEADER: &str = "mdbook-notabene memo 1";
 /// The SHA-256 of a value's inputs: its address in the memo.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Digest([u8; 32]);
+
+impl Digest {
+    /// The digest's 32 bytes (written in a file).
+    pub(crate) fn to_bytes(self) -> [u8; 32] {
+        self.0
+    }
+
+    /// The digest of these 32 bytes (read from a file).
+    pub(crate) fn from_bytes(bytes: [u8; 32]) -> Digest {
+        Digest(bytes)
+    }
+}
 
 /// What a memo value is computed from, hashed as it is given: every piece length-prefixed, so
 /// that two different sequences of pieces never hash the same bytes. Also a [`std::fmt::Write`],
@@ -67,6 +80,14 @@ impl Key {
     /// Adds `n`.
     pub fn u64(&mut self, n: u64) -> &mut Key {
         self.0.update(n.to_le_bytes());
+        self
+    }
+
+    /// Adds `bytes` as they are, with no length: one piece fed in chunks (a stream read as it
+    /// arrives), which the caller ends with [`Key::u64`] of its whole length — a prefix-free
+    /// code as [`Key::debug`]'s is, and the same digest however the piece was cut.
+    pub fn chunk(&mut self, bytes: &[u8]) -> &mut Key {
+        self.0.update(bytes);
         self
     }
 
@@ -235,7 +256,7 @@ impl Memo {
                 return;
             }
         }
-        if write_file(path, &self.kept_bytes()).is_ok() {
+        if write_cache_file(path, &self.kept_bytes()).is_ok() {
             prune(path.parent().unwrap_or(Path::new(".")), path, MEMO_FILE);
         }
     }
@@ -282,7 +303,7 @@ impl std::fmt::Debug for Memo {
 /// What identifies the code that computed a memo's values: the crate's version and the
 /// running binary's size and modification time (a rebuilt or reinstalled binary starts a new
 /// memo).
-fn identity() -> String {
+pub(crate) fn identity() -> String {
     let exe = std::env::current_exe()
         .ok()
         .and_then(|p| std::fs::metadata(p).ok());

@@ -52,6 +52,7 @@ mod preprocessor_cli;
 mod preprocessor_e2e;
 mod preprocessor_invariants;
 mod rebuild_reuse;
+mod replay;
 mod serve_api;
 mod serve_edge;
 mod serve_hostile;

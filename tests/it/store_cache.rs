@@ -18,7 +18,7 @@ use std::process::Command;
 use std::time::{Duration, SystemTime};
 
 /// Every output file of a build, by path relative to `dir`.
-fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+pub(crate) fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     files_under(dir)
         .into_iter()
         .map(|f| {
@@ -30,7 +30,10 @@ fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 
 /// The files that differ between two output trees (or are in one only); empty when the two
 /// are the same, byte for byte.
-fn differing(a: &BTreeMap<String, Vec<u8>>, b: &BTreeMap<String, Vec<u8>>) -> Vec<String> {
+pub(crate) fn differing(
+    a: &BTreeMap<String, Vec<u8>>,
+    b: &BTreeMap<String, Vec<u8>>,
+) -> Vec<String> {
     let mut names: Vec<&String> = a.keys().chain(b.keys()).collect();
     names.sort();
     names.dedup();
@@ -42,7 +45,11 @@ fn differing(a: &BTreeMap<String, Vec<u8>>, b: &BTreeMap<String, Vec<u8>>) -> Ve
 }
 
 #[track_caller]
-fn assert_same(a: &BTreeMap<String, Vec<u8>>, b: &BTreeMap<String, Vec<u8>>, what: &str) {
+pub(crate) fn assert_same(
+    a: &BTreeMap<String, Vec<u8>>,
+    b: &BTreeMap<String, Vec<u8>>,
+    what: &str,
+) {
     let d = differing(a, b);
     assert!(d.is_empty(), "{what}: these files differ: {d:?}");
 }
@@ -86,7 +93,7 @@ fn build_timed(
 }
 
 /// The real `mdbook` binary, or `None` (with a note) where it may be missing: not under CI.
-fn mdbook_or_skip(what: &str) -> Option<PathBuf> {
+pub(crate) fn mdbook_or_skip(what: &str) -> Option<PathBuf> {
     let found = common::find_tool("mdbook");
     if found.is_none() {
         if std::env::var_os("CI").is_some() {
@@ -101,7 +108,7 @@ fn mdbook_or_skip(what: &str) -> Option<PathBuf> {
 
 /// Sets the modification time of every file of the store an hour back (a checkout's files are
 /// new, and a file modified in the last two seconds is never cached).
-fn age(store: &Path, when: SystemTime) {
+pub(crate) fn age(store: &Path, when: SystemTime) {
     for f in files_under(store) {
         std::fs::File::options()
             .write(true)
@@ -132,15 +139,15 @@ fn the_file(dir: &Path, prefix: &str) -> PathBuf {
 
 /// `book-example` staged in a temporary directory, its store's files an hour old, and the
 /// directory for the cache beside it (not created).
-struct Staged {
-    tmp: tempfile::TempDir,
-    root: PathBuf,
-    store: PathBuf,
-    old: SystemTime,
-    cache: PathBuf,
+pub(crate) struct Staged {
+    pub(crate) tmp: tempfile::TempDir,
+    pub(crate) root: PathBuf,
+    pub(crate) store: PathBuf,
+    pub(crate) old: SystemTime,
+    pub(crate) cache: PathBuf,
 }
 
-fn staged() -> Staged {
+pub(crate) fn staged() -> Staged {
     let tmp = common::tempdir();
     let root = stage(&book_example(), tmp.path(), "book-example");
     let store = root.join(".notabene");

@@ -145,6 +145,19 @@ pub fn prune(dir: &Path, current: &Path, (prefix, suffix): (&str, &str)) {
 /// Replaces `path` with `bytes` atomically (a temp file beside it, `.<stem>-*.tmp`, fsync,
 /// rename).
 pub fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    replace_file(path, bytes, true)
+}
+
+/// Replaces a file of the cache directory with `bytes` atomically (a temp file beside it,
+/// renamed), without waiting for the disk: a crash may leave it old, empty or garbled, which
+/// its reader's checksum turns into a miss (every file there is checked so), never into a
+/// wrong value. A build does not wait for the disk to write what only makes the next build
+/// faster.
+pub fn write_cache_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    replace_file(path, bytes, false)
+}
+
+fn replace_file(path: &Path, bytes: &[u8], sync: bool) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let stem = path
@@ -162,7 +175,9 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .suffix(".tmp")
         .tempfile_in(dir)?;
     tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
+    if sync {
+        tmp.as_file().sync_all()?;
+    }
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }

@@ -7,6 +7,35 @@
 
 use crate::escape::escape_terminal;
 use std::io::Write;
+use std::sync::Mutex;
+
+/// A copy of what [`err_lines`] wrote since [`record_stderr`], when it was called.
+static RECORDED: Mutex<Option<String>> = Mutex::new(None);
+
+/// From now on, keep a copy of every line written to stderr through here: the plugin binary's
+/// run records what it printed with the output it may replay (`output::reuse::replay`).
+pub fn record_stderr() {
+    *RECORDED.lock().unwrap_or_else(|e| e.into_inner()) = Some(String::new());
+}
+
+/// What was written to stderr since [`record_stderr`] (`None`: nothing was being recorded);
+/// recording stops.
+pub fn take_stderr_record() -> Option<String> {
+    RECORDED.lock().unwrap_or_else(|e| e.into_inner()).take()
+}
+
+/// Writes text already rendered by [`render_lines`] to stderr, in one write, unrecorded: a
+/// replayed run's lines.
+pub fn err_rendered(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
+}
+
+/// Writes one line to stderr like [`err_line`], never recorded: a line about this run alone
+/// (its timings), which a replay of its output does not repeat.
+pub fn err_line_unrecorded(line: &str) {
+    err_rendered(&render_lines([line]));
+}
 
 /// `lines`, each escaped and ended by a newline, as one string.
 pub fn render_lines<S: AsRef<str>>(lines: impl IntoIterator<Item = S>) -> String {
@@ -29,8 +58,10 @@ pub fn out_lines<S: AsRef<str>>(lines: impl IntoIterator<Item = S>) {
 /// Writes `lines` to stderr in one write, each escaped and ended by a newline.
 pub fn err_lines<S: AsRef<str>>(lines: impl IntoIterator<Item = S>) {
     let text = render_lines(lines);
-    let mut err = std::io::stderr().lock();
-    let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
+    err_rendered(&text);
+    if let Some(kept) = RECORDED.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+        kept.push_str(&text);
+    }
 }
 
 /// Writes one line to stderr, escaped and ended by a newline (the binaries' errors).

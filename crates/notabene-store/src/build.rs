@@ -7,11 +7,78 @@
 
 use crate::cache::{self, CacheOutcome, FileKey};
 use crate::condense::{self, Condense, SharedText};
-use crate::read::{Listed, file_snapshot, parse, read_comment_file};
+use crate::read::{file_snapshot, parse, read_comment_file};
+use crate::walk::{Listed, Walk};
 use crate::{Location, Record, Result, Snapshot, Store, fsx};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
+
+/// The store's cache as a build's read leaves it, not yet written ([`CacheUpdate::write`]): a
+/// build writes it while its later stages run.
+pub struct CacheUpdate {
+    cache: cache::Cache,
+    outcomes: Vec<(String, CacheOutcome)>,
+    root: PathBuf,
+}
+
+impl CacheUpdate {
+    /// Writes the cache file, when the read found anything else than it held (atomically;
+    /// failures are ignored: a cache that cannot be written is a cache that misses).
+    pub fn write(self) {
+        self.cache.write_back(&self.outcomes, &self.root);
+    }
+}
+
+/// The store as a build's listing found it, before any comment file is read: every name in
+/// it that is not a directory, with what identifies a regular file's contents without reading
+/// it (size, modification and change times, inode, device — the cache's key). Two listings
+/// that [`ListingState::feed`] the same bytes found the same files with the same keys.
+pub struct ListingState<'a> {
+    walk: &'a Walk,
+}
+
+impl ListingState<'_> {
+    /// Hands `out` the listing, name by name in listing order: each a kind byte, the name's
+    /// length and bytes, and a regular file's key (or a zero: no key), in little-endian
+    /// binary.
+    pub fn feed(&self, out: &mut dyn FnMut(&[u8])) {
+        let w = self.walk;
+        let mut buf = Vec::with_capacity(256);
+        let mut put = |kind: u8, name: &str, key: Option<FileKey>| {
+            buf.clear();
+            buf.push(kind);
+            buf.extend_from_slice(&(name.len() as u64).to_le_bytes());
+            buf.extend_from_slice(name.as_bytes());
+            match key {
+                Some(key) => {
+                    buf.push(1);
+                    key.put_bytes(&mut buf);
+                }
+                None => buf.push(0),
+            }
+            out(&buf);
+        };
+        for f in &w.files {
+            put(b'c', &f.rel, f.meta.as_ref().map(FileKey::of));
+        }
+        for (name, key) in &w.others {
+            put(b'o', name, *key);
+        }
+        for n in &w.not_utf8 {
+            put(if n.dir { b'D' } else { b'F' }, &n.file, None);
+        }
+    }
+
+    /// Whether a file was modified too recently for its key to tell its contents
+    /// ([`cache::RACY_SECS`]): another write within the same tick of the file system's clock
+    /// could leave it unchanged. What is keyed on such a listing must not be kept.
+    pub fn is_racy(&self) -> bool {
+        let keys = (self.walk.files.iter()).filter_map(|f| f.meta.as_ref().map(FileKey::of));
+        let others = self.walk.others.iter().filter_map(|(_, k)| *k);
+        keys.chain(others).any(|k| !cache::Cache::cacheable(&k))
+    }
+}
 
 impl Snapshot {
     /// The snapshot with each comment `forms` condenses condensed, every other record as it
@@ -41,11 +108,34 @@ impl Store {
         cache_dir: Option<PathBuf>,
         forms: &dyn Condense,
     ) -> Result<Snapshot> {
+        let (snap, update) = self.load_condensed_seeing(cache_dir, forms, &|| {}, &mut |_| {})?;
+        update.write();
+        Ok(snap)
+    }
+
+    /// [`Store::load_condensed_in`] for a caller that schedules around it: the cache file is
+    /// read and indexed while the store is listed, once `before_cache` returns (on the thread
+    /// that reads it: it may wait); `seen` is shown the store's state as listed, before any
+    /// comment file is read ([`ListingState`]: what a caller keys its own reuse on); the cache
+    /// brought up to date is handed back, to be written when the caller says
+    /// ([`CacheUpdate::write`]).
+    pub fn load_condensed_seeing(
+        &self,
+        cache_dir: Option<PathBuf>,
+        forms: &dyn Condense,
+        before_cache: &(dyn Fn() + Sync),
+        seen: &mut dyn FnMut(&ListingState<'_>),
+    ) -> Result<(Snapshot, CacheUpdate)> {
         self.check_compatible()?;
-        // The cache file is read and indexed while the store is listed.
         let (listed, cache) = std::thread::scope(|scope| {
-            let cache = scope.spawn(|| cache::Cache::open_in(cache_dir, self.root()));
+            let cache = scope.spawn(|| {
+                before_cache();
+                cache::Cache::open_in(cache_dir, self.root())
+            });
             let listed = self.list(true);
+            if let Ok(walk) = &listed {
+                seen(&ListingState { walk });
+            }
             let cache = cache
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -53,8 +143,12 @@ impl Store {
         });
         let (snap, outcomes) =
             self.read_walked(listed?, |f| read_comment_file_for_build(&cache, f, forms));
-        cache.write_back(&outcomes, self.root());
-        Ok(snap)
+        let update = CacheUpdate {
+            cache,
+            outcomes,
+            root: self.root().to_path_buf(),
+        };
+        Ok((snap, update))
     }
 
     /// [`Store::load_condensed`] for a long-lived process (`serve`), through what its last

@@ -88,6 +88,22 @@ impl FileKey {
         self.mtime.0 > now - RACY_SECS as i64
     }
 
+    /// Appends the key to `out`: seven numbers of 8 bytes, little-endian.
+    pub(crate) fn put_bytes(&self, out: &mut Vec<u8>) {
+        let numbers = [
+            self.size as i64,
+            self.mtime.0,
+            self.mtime.1,
+            self.ctime.0,
+            self.ctime.1,
+            self.ino as i64,
+            self.dev as i64,
+        ];
+        for n in numbers {
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+    }
+
     fn fields(&self) -> [String; 7] {
         [
             self.size.to_string(),
@@ -147,7 +163,7 @@ pub(crate) enum CacheOutcome {
 const CACHE_FILE: (&str, &str) = ("store-", ".cache");
 
 pub(crate) use notabene_core::disk::cache_dir;
-use notabene_core::disk::{FnvBuild, file_for, fnv, prune, write_file};
+use notabene_core::disk::{FnvBuild, file_for, fnv, prune, write_cache_file};
 
 impl Cache {
     /// The cache of the store at `root` (empty when there is none, it is off, or it is not
@@ -272,7 +288,7 @@ impl Cache {
                 CacheOutcome::Read(None) => {}
             }
         }
-        if write_file(path, out.as_bytes()).is_ok() {
+        if write_cache_file(path, out.as_bytes()).is_ok() {
             prune(path.parent().unwrap_or(Path::new(".")), path, CACHE_FILE);
         }
     }

@@ -41,9 +41,10 @@ pub mod page_id;
 mod read;
 pub mod swap;
 pub mod verify;
+mod walk;
 mod write;
 
-pub use build::Recent;
+pub use build::{CacheUpdate, ListingState, Recent};
 pub use comment::{Comment, Scope, Status, UnknownStatus};
 pub use condense::{Condense, CondensedText, SharedText};
 pub use meta::Meta;

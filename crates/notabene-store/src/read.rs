@@ -1,14 +1,16 @@
-//! Reading the store: listing its files (the walk), parsing comment files into records, the
+//! Reading the store: parsing the comment files its walk lists (`walk`) into records, the
 //! [`Snapshot`] of one whole read, and the reads of one page or one comment.
 //!
-//! Owns: [`Snapshot`], [`Unreadable`], [`NotUtf8`], the walk and what it skips, the parse of a
-//! comment file (own file or legacy array).
-//! Calls: `fsx` (no-follow reads), `meta` (the schema-version guard), `notabene_core::par`.
+//! Owns: [`Snapshot`], [`Unreadable`], [`NotUtf8`], the parse of a comment file (own file or
+//! legacy array).
+//! Calls: `walk` (the listing), `fsx` (no-follow reads), `meta` (the schema-version guard),
+//! `notabene_core::par`.
 
-use crate::{APPLY_RECORD, Comment, Location, RESERVED, Record, Store, fsx, ids, validate_page_id};
+use crate::walk::{Listed, Walk};
+use crate::{Comment, Location, Record, Store, fsx, ids, validate_page_id};
 use notabene_core::{Error, Result, say_err};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// A `*.json` file that could not be parsed.
 #[derive(Debug, Clone)]
@@ -111,14 +113,10 @@ impl Store {
     /// The store's files, listed (with their metadata when `stat`), for
     /// [`Store::read_walked`].
     pub(crate) fn list(&self, stat: bool) -> Result<Walk> {
-        let mut walk = Walk {
-            stat,
-            ..Walk::default()
-        };
-        if self.exists() {
-            self.walk(&self.root, "", &mut walk)?;
+        if !self.exists() {
+            return Ok(Walk::default());
         }
-        Ok(walk)
+        crate::walk::walk(&self.root, stat)
     }
 
     /// [`Store::read_listed`] of the files `walk` listed.
@@ -157,70 +155,7 @@ impl Store {
 
     /// The temp files (`*.tmp`) in the store, store-relative, in a deterministic order.
     pub fn leftovers(&self) -> Result<Vec<String>> {
-        let mut walk = Walk::default();
-        if self.exists() {
-            self.walk(&self.root, "", &mut walk)?;
-        }
-        Ok(walk.leftovers)
-    }
-
-    fn walk(&self, dir: &Path, rel: &str, out: &mut Walk) -> Result<()> {
-        let rd =
-            std::fs::read_dir(dir).map_err(|e| Error::io("cannot read store directory", dir, e))?;
-        // Each name is read once (a big store's directories hold hundreds of files).
-        let mut entries: Vec<_> = rd
-            .filter_map(|e| e.ok())
-            .map(|e| (e.file_name(), e))
-            .collect();
-        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        for (os_name, entry) in entries {
-            let Ok(ft) = entry.file_type() else { continue };
-            let join = |name: &str| {
-                if rel.is_empty() {
-                    name.to_string()
-                } else {
-                    format!("{rel}/{name}")
-                }
-            };
-            let Some(name) = os_name.to_str() else {
-                // Skipped whole; only a name that could hold comments is worth a finding.
-                if ft.is_dir() || (ft.is_file() && os_name.to_string_lossy().ends_with(".json")) {
-                    out.not_utf8.push(NotUtf8 {
-                        file: join(&escape_name(&os_name)),
-                        dir: ft.is_dir(),
-                    });
-                }
-                continue;
-            };
-            let child_rel = join(name);
-            if ft.is_symlink() {
-                out.symlinks.push(child_rel);
-            } else if ft.is_dir() {
-                self.walk(&entry.path(), &child_rel, out)?;
-            } else if ft.is_file()
-                && name.ends_with(".tmp")
-                && !(rel.is_empty() && name == APPLY_RECORD)
-            {
-                out.leftovers.push(child_rel);
-            } else if ft.is_file()
-                && name.ends_with(".json")
-                && !(rel.is_empty() && RESERVED.contains(&name))
-            {
-                // The metadata is read relative to the directory while it is open (without
-                // walking the whole path again); the directory is closed before the next.
-                let meta = if out.stat {
-                    entry.metadata().ok()
-                } else {
-                    None
-                };
-                out.files.push(Listed {
-                    path: entry.path(),
-                    rel: child_rel,
-                    meta,
-                });
-            }
-        }
-        Ok(())
+        Ok(self.list(false)?.leftovers)
     }
 
     /// The comments stored for `page`, in the order a full read gives them: its directory's
@@ -339,45 +274,6 @@ impl Store {
     pub(crate) fn read(&self, rel: &str) -> std::result::Result<fsx::StoreFile, fsx::ReadFailure> {
         fsx::read_in(&self.root, Path::new(rel), fsx::MAX_COMMENT_FILE)
     }
-}
-
-/// What a walk of the store found.
-#[derive(Default)]
-pub(crate) struct Walk {
-    /// Whether the files' metadata is read during the walk.
-    stat: bool,
-    /// `*.json` files to read.
-    files: Vec<Listed>,
-    /// `*.tmp` files, store-relative.
-    leftovers: Vec<String>,
-    /// Names skipped because they are not UTF-8.
-    not_utf8: Vec<NotUtf8>,
-    /// Symlinks, store-relative.
-    symlinks: Vec<String>,
-}
-
-/// A comment file found by the walk of a store.
-pub(crate) struct Listed {
-    /// Its path.
-    pub(crate) path: PathBuf,
-    /// Its store-relative name.
-    pub(crate) rel: String,
-    /// Its metadata, when the walk read it (not following a symlink: the walk keeps regular
-    /// files only).
-    pub(crate) meta: Option<std::fs::Metadata>,
-}
-
-/// A file name for messages: its UTF-8 as it is, each other byte as `\xNN`.
-fn escape_name(name: &std::ffi::OsStr) -> String {
-    use std::fmt::Write;
-    let mut out = String::new();
-    for chunk in name.as_encoded_bytes().utf8_chunks() {
-        out.push_str(chunk.valid());
-        for b in chunk.invalid() {
-            let _ = write!(out, "\\x{b:02X}");
-        }
-    }
-    out
 }
 
 /// The records (or the error) of the comment file at `path`, store-relative `file`.

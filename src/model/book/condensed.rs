@@ -294,6 +294,15 @@ pub trait BuildRead {
     fn load_for_build(&self, space: &str) -> Result<Snapshot>;
     /// [`BuildRead::load_for_build`] with the cache directory given (`None`: no cache).
     fn load_for_build_in(&self, cache_dir: Option<PathBuf>, space: &str) -> Result<Snapshot>;
+    /// [`BuildRead::load_for_build`] for a caller that schedules around it
+    /// ([`Store::load_condensed_seeing`]): the cache read once `before_cache` returns, `seen`
+    /// shown the store as listed, the cache's update handed back.
+    fn load_for_build_seeing(
+        &self,
+        space: &str,
+        before_cache: &(dyn Fn() + Sync),
+        seen: &mut dyn FnMut(&notabene_store::ListingState<'_>),
+    ) -> Result<(Snapshot, notabene_store::CacheUpdate)>;
     /// [`BuildRead::load_for_build`] for a long-lived process, through what its last build
     /// read ([`Store::load_condensed_recent`]).
     fn load_for_build_recent(&self, space: &str, recent: &Recent) -> Result<Snapshot>;
@@ -302,6 +311,17 @@ pub trait BuildRead {
 impl BuildRead for Store {
     fn load_for_build(&self, space: &str) -> Result<Snapshot> {
         self.load_condensed(&BookForms::new(space))
+    }
+
+    fn load_for_build_seeing(
+        &self,
+        space: &str,
+        before_cache: &(dyn Fn() + Sync),
+        seen: &mut dyn FnMut(&notabene_store::ListingState<'_>),
+    ) -> Result<(Snapshot, notabene_store::CacheUpdate)> {
+        let forms = BookForms::new(space);
+        let dir = notabene_core::disk::cache_dir();
+        self.load_condensed_seeing(dir, &forms, before_cache, seen)
     }
 
     fn load_for_build_in(&self, cache_dir: Option<PathBuf>, space: &str) -> Result<Snapshot> {

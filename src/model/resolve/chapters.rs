@@ -68,6 +68,29 @@ pub fn read_comments_for_build(store: &Store, space: &str) -> (Vec<Comment>, Vec
     comments_of(store, |s| s.load_for_build(space))
 }
 
+/// [`read_comments_for_build`] for a caller that schedules around it
+/// ([`notabene_store::Store::load_condensed_seeing`]): the store's cache read once
+/// `before_cache` returns, `seen` shown the store as listed (not at all when there is no
+/// store), and the cache's update handed back to be written when the caller says.
+pub fn read_comments_for_build_seeing(
+    store: &Store,
+    space: &str,
+    before_cache: &(dyn Fn() + Sync),
+    seen: &mut dyn FnMut(&notabene_store::ListingState<'_>),
+) -> (
+    Vec<Comment>,
+    Vec<String>,
+    Option<notabene_store::CacheUpdate>,
+) {
+    let mut update = None;
+    let (comments, warnings) = comments_of(store, |s| {
+        let (snap, u) = s.load_for_build_seeing(space, before_cache, seen)?;
+        update = Some(u);
+        Ok(snap)
+    });
+    (comments, warnings, update)
+}
+
 /// [`read_comments_for_build`] through what the last build of a long-lived process read
 /// ([`notabene_store::Recent`]), when there is one.
 pub fn read_comments_for_build_after(

@@ -17,18 +17,25 @@
 //! memo file, named by the book's path. Two books, or two checkouts of one, built at once in one
 //! process share nothing (`tests/it/many_books.rs`).
 //!
+//! Around them all, a build of its own replays ([`replay`]): when nothing it reads changed since
+//! the last one (mdBook's input, the store's listing, the files beside it, git's state, the
+//! environment, the binary), the plugin binary writes that build's output again and runs no
+//! stage; its record is a third file in the cache directory.
+//!
 //! The store's parse cache (`notabene_store::cache`) is the one reuse that is not here: it is
 //! keyed by each file's stat (size, times, inode), not by content, since its point is not to
 //! read the file at all; it lives in the store crate, under the store's reader.
 //!
 //! Owns: [`Reuse`] and [`Kept`] (one book's state), [`Build`] (one build's view of it), the
 //! lookups around the anchoring ([`Build::anchoring`]) and the injection
-//! ([`Build::injecting`]). Calls: `model::resolve` (the keys of a chapter's anchoring),
-//! `util::memo`, the store's [`notabene_store::Recent`].
+//! ([`Build::injecting`]), the replay of a whole build ([`replay`]). Calls: `model::resolve`
+//! (the keys of a chapter's anchoring), `util::memo`, the store's [`notabene_store::Recent`]
+//! and [`notabene_store::ListingState`].
 
 mod anchoring;
 mod injecting;
 mod last_build;
+pub mod replay;
 
 use crate::util::memo::{Digest, Memo};
 use last_build::LastBuild;

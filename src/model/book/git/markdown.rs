@@ -9,16 +9,38 @@ use super::{Repo, git};
 use std::path::PathBuf;
 use std::process::Command;
 
-/// A repository's [`Repo::state`] being asked on another thread ([`Repo::ask_state`]).
+/// A repository's [`Repo::state`] being asked on another thread ([`Repo::ask_state`]), or
+/// already answered ([`StateAsked::wait`]).
 #[derive(Debug)]
-pub struct StateAsked(std::thread::JoinHandle<Option<String>>);
+pub struct StateAsked(Asked);
+
+#[derive(Debug)]
+enum Asked {
+    Running(std::thread::JoinHandle<Option<String>>),
+    Answered(Option<String>),
+}
 
 impl StateAsked {
     /// The state, once git has answered.
     pub fn take(self) -> Option<String> {
-        self.0
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        match self.0 {
+            Asked::Running(h) => h
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            Asked::Answered(state) => state,
+        }
+    }
+
+    /// Waits for git's answer and keeps it; the state, if any.
+    pub fn wait(&mut self) -> Option<&str> {
+        if let Asked::Running(_) = self.0 {
+            let running = std::mem::replace(&mut self.0, Asked::Answered(None));
+            self.0 = Asked::Answered(StateAsked(running).take());
+        }
+        match &self.0 {
+            Asked::Answered(state) => state.as_deref(),
+            Asked::Running(_) => None,
+        }
     }
 }
 
@@ -130,7 +152,7 @@ impl Repo {
     /// [`Repo::state`], asked on a thread of its own: taken when needed.
     pub fn ask_state(&self) -> StateAsked {
         let repo = self.clone();
-        StateAsked(std::thread::spawn(move || repo.state()))
+        StateAsked(Asked::Running(std::thread::spawn(move || repo.state())))
     }
 
     /// Every Markdown file renamed or copied between commit `base` and the working tree as
