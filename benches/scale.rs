@@ -15,7 +15,10 @@
 //!    alternating rounds; the ratio to the pass-through is the one the targets are for, with
 //!    the middle half of the rounds' ratios beside it (the machine's noise), and our build
 //!    again with the cache directory deleted just before it (the first build after a clone:
-//!    no store cache, no memo). Then a build with the cache directory deleted, and one with
+//!    no store cache, no memo), and after an author's edit to one chapter (a paragraph added
+//!    or taken out again: the cache and the memo warm, the last build no replay of it). A
+//!    later build with nothing changed is replayed (`output::reuse::replay`). Then a build with
+//!    the cache directory deleted, and one with
 //!    every file in it corrupted, compared byte for byte with a build with it;
 //! 1. build ratios through the command path (mdBook running the `mdbook-notabene` binary over
 //!    the JSON protocol, as `mdbook build` does) and in process (`mdbook-notabene build`), for
@@ -1068,6 +1071,9 @@ struct CliTimes {
     ours: Vec<Duration>,
     /// Ours with the cache directory deleted just before (the cache and the memo cold).
     cold: Vec<Duration>,
+    /// Ours after an author's edit to one chapter (the cache and the memo warm, the last
+    /// build's record of another input: no replay).
+    edited: Vec<Duration>,
     /// With `NB_AGAINST`: the other `mdbook-notabene` binary, in the same rounds.
     other: Vec<Duration>,
 }
@@ -1166,13 +1172,21 @@ fn measure_cli(
         passthrough: Vec::new(),
         ours: Vec::new(),
         cold: Vec::new(),
+        edited: Vec::new(),
         other: Vec::new(),
     };
+    // The chapter an author edits: a paragraph added, then taken out again, round by round.
+    let chapter = root.join("src/hello.md");
+    let text = std::fs::read_to_string(&chapter).unwrap();
+    let edited = format!("{text}\nA paragraph the author added.\n");
     let cache = PathBuf::from(std::env::var_os("NOTABENE_CACHE_DIR").unwrap());
     for _ in 0..runs {
         t.none.push(mdbook_build(mdbook, root, &none, out));
         t.passthrough.push(mdbook_build(mdbook, root, &pass, out));
         t.ours.push(mdbook_build(mdbook, root, &ours, out));
+        let now = std::fs::read_to_string(&chapter).unwrap();
+        std::fs::write(&chapter, if now == text { &edited } else { &text }).unwrap();
+        t.edited.push(mdbook_build(mdbook, root, &ours, out));
         // The first build after a clone (a CI runner without a cached home): no cache.
         std::fs::remove_dir_all(&cache).unwrap();
         t.cold.push(mdbook_build(mdbook, root, &ours, out));
@@ -1181,6 +1195,7 @@ fn measure_cli(
         }
     }
     std::fs::write(root.join("book.toml"), saved).unwrap();
+    std::fs::write(&chapter, &text).unwrap();
     t
 }
 
@@ -1202,14 +1217,14 @@ fn print_cli(
     );
     println!();
     println!(
-        "| store | no preprocessor (ms) | baseline: pass-through preprocessor (ms) | pass-through / none | mdbook-notabene (ms) | **ratio to the pass-through** | its rounds' middle half | target | ratio to none | first build, no cache (ms) | its ratio to the pass-through |"
+        "| store | no preprocessor (ms) | baseline: pass-through preprocessor (ms) | pass-through / none | mdbook-notabene (ms) | **ratio to the pass-through** | its rounds' middle half | target | ratio to none | first build, no cache (ms) | its ratio to the pass-through | one chapter edited (ms) | its ratio to the pass-through |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---|---|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|");
     for (name, target, t) in cli_rows {
         let r = paired(&t.ours, &t.passthrough);
         let (q1, q3) = quartiles(&t.ours, &t.passthrough);
         println!(
-            "| {name} | {:.0} | {:.0} | {:.3} | {:.0} | **{r:.3}** | {q1:.3}–{q3:.3} | ≤ {target:.2} {} | {:.3} | {:.0} | {:.3} |",
+            "| {name} | {:.0} | {:.0} | {:.3} | {:.0} | **{r:.3}** | {q1:.3}–{q3:.3} | ≤ {target:.2} {} | {:.3} | {:.0} | {:.3} | {:.0} | {:.3} |",
             ms(median(&t.none)),
             ms(median(&t.passthrough)),
             paired(&t.passthrough, &t.none),
@@ -1218,6 +1233,8 @@ fn print_cli(
             paired(&t.ours, &t.none),
             ms(median(&t.cold)),
             paired(&t.cold, &t.passthrough),
+            ms(median(&t.edited)),
+            paired(&t.edited, &t.passthrough),
         );
     }
     if let Some(bin) = against() {

@@ -160,9 +160,9 @@ pub fn prefetch(
     let ((comments, warnings, cache_update), memo) = std::thread::scope(|scope| {
         let mut memo = None;
         let read = {
-            let mut seen = |listing: &notabene_store::ListingState<'_>| {
+            let mut seen = |listing: Option<&notabene_store::ListingState<'_>>| {
                 let state = git_state.as_mut().and_then(|s| s.wait());
-                fingerprint = replay::fingerprint(&cfg, &text, listing, state);
+                fingerprint = listing.and_then(|l| replay::fingerprint(&cfg, &text, l, state));
                 let found = head
                     .filter(|h| fingerprint == Some(h.fingerprint))
                     .filter(|h| *input_digest.wait() == Some(h.input))

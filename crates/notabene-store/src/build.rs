@@ -70,9 +70,10 @@ impl ListingState<'_> {
         }
     }
 
-    /// Whether a file was modified too recently for its key to tell its contents
-    /// ([`cache::RACY_SECS`]): another write within the same tick of the file system's clock
-    /// could leave it unchanged. What is keyed on such a listing must not be kept.
+    /// Whether a file was modified too recently for its key to tell its contents (in the last
+    /// two seconds, as the store's cache judges it): another write within the same tick of the
+    /// file system's clock could leave the key unchanged. What is keyed on such a listing must
+    /// not be kept.
     pub fn is_racy(&self) -> bool {
         let keys = (self.walk.files.iter()).filter_map(|f| f.meta.as_ref().map(FileKey::of));
         let others = self.walk.others.iter().filter_map(|(_, k)| *k);
@@ -115,8 +116,9 @@ impl Store {
 
     /// [`Store::load_condensed_in`] for a caller that schedules around it: the cache file is
     /// read and indexed while the store is listed, once `before_cache` returns (on the thread
-    /// that reads it: it may wait); `seen` is shown the store's state as listed, before any
-    /// comment file is read ([`ListingState`]: what a caller keys its own reuse on); the cache
+    /// that reads it: it may wait, until `seen` is called); `seen` is shown the store's state
+    /// as listed, before any comment file is read ([`ListingState`]: what a caller keys its own
+    /// reuse on), or `None` when the listing failed (its error is then returned); the cache
     /// brought up to date is handed back, to be written when the caller says
     /// ([`CacheUpdate::write`]).
     pub fn load_condensed_seeing(
@@ -124,7 +126,7 @@ impl Store {
         cache_dir: Option<PathBuf>,
         forms: &dyn Condense,
         before_cache: &(dyn Fn() + Sync),
-        seen: &mut dyn FnMut(&ListingState<'_>),
+        seen: &mut dyn FnMut(Option<&ListingState<'_>>),
     ) -> Result<(Snapshot, CacheUpdate)> {
         self.check_compatible()?;
         let (listed, cache) = std::thread::scope(|scope| {
@@ -133,9 +135,13 @@ impl Store {
                 cache::Cache::open_in(cache_dir, self.root())
             });
             let listed = self.list(true);
-            if let Ok(walk) = &listed {
-                seen(&ListingState { walk });
-            }
+            seen(
+                listed
+                    .as_ref()
+                    .ok()
+                    .map(|walk| ListingState { walk })
+                    .as_ref(),
+            );
             let cache = cache
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));

@@ -301,7 +301,7 @@ pub trait BuildRead {
         &self,
         space: &str,
         before_cache: &(dyn Fn() + Sync),
-        seen: &mut dyn FnMut(&notabene_store::ListingState<'_>),
+        seen: &mut dyn FnMut(Option<&notabene_store::ListingState<'_>>),
     ) -> Result<(Snapshot, notabene_store::CacheUpdate)>;
     /// [`BuildRead::load_for_build`] for a long-lived process, through what its last build
     /// read ([`Store::load_condensed_recent`]).
@@ -317,7 +317,7 @@ impl BuildRead for Store {
         &self,
         space: &str,
         before_cache: &(dyn Fn() + Sync),
-        seen: &mut dyn FnMut(&notabene_store::ListingState<'_>),
+        seen: &mut dyn FnMut(Option<&notabene_store::ListingState<'_>>),
     ) -> Result<(Snapshot, notabene_store::CacheUpdate)> {
         let forms = BookForms::new(space);
         let dir = notabene_core::disk::cache_dir();

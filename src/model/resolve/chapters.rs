@@ -76,7 +76,7 @@ pub fn read_comments_for_build_seeing(
     store: &Store,
     space: &str,
     before_cache: &(dyn Fn() + Sync),
-    seen: &mut dyn FnMut(&notabene_store::ListingState<'_>),
+    seen: &mut dyn FnMut(Option<&notabene_store::ListingState<'_>>),
 ) -> (
     Vec<Comment>,
     Vec<String>,
