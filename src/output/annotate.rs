@@ -113,7 +113,8 @@ pub struct Prefetched {
 /// the record to replay — when that digest and the fingerprint of everything else the build
 /// reads (taken once the store is listed) are the record's; the read then goes no further, and
 /// the binary ends the run. Otherwise `heard` is told `None` (at once when there is no record
-/// to compare), and the read goes on; it is not told at all when there is no store to list.
+/// to compare), and the read goes on; it is not told at all when there is no store to list (or
+/// it is of a newer contract, which the run proper reports).
 pub fn prefetch(
     root: &Path,
     input: std::sync::mpsc::Receiver<Digest>,
@@ -132,8 +133,14 @@ pub fn prefetch(
     let repo = cfg.repo();
     repo.root();
     let mut git_state = Some(repo.ask_state());
+    // Every build with a cache directory keeps a record (a timed one too); a timed build is
+    // never a replay.
+    let recording = notabene_core::disk::cache_dir().is_some();
     let timed = std::env::var_os(replay::TIMINGS_ENV).is_some();
-    let head = (!timed).then(|| replay::RecordHead::of(root)).flatten();
+    let head = (recording && !timed)
+        .then(|| replay::RecordHead::of(root))
+        .flatten();
+    let mut diff_state = recording.then(|| repo.ask_diff_state());
     let mut heard = Some(heard);
     if head.is_none()
         && let Some(heard) = heard.take()
@@ -141,43 +148,60 @@ pub fn prefetch(
         heard(None);
     }
     // With a record of a build of the same input, the store's cache is not read until the
-    // listing has said the run is no replay: a replay leaves both cores to the listing.
-    let input = std::sync::Mutex::new(input);
-    let input_digest = std::sync::OnceLock::new();
-    let (read_on, wait_to_read) = std::sync::mpsc::channel::<()>();
-    let wait_to_read = std::sync::Mutex::new(wait_to_read);
+    // listing has said the run is no replay (a replay leaves both cores to the listing): the
+    // thread that reads it hears the input's digest (passed on from the binary as it comes)
+    // and the listing's word.
+    let input_digest = std::sync::Arc::new(std::sync::OnceLock::new());
+    let (event, events) = std::sync::mpsc::channel::<Option<bool>>();
+    if head.is_some() {
+        let (event, input_digest) = (event.clone(), std::sync::Arc::clone(&input_digest));
+        // Not joined: the read-ahead may end before the binary has the whole input.
+        std::thread::spawn(move || {
+            let got = input.recv().ok();
+            let same = head.is_some_and(|h| got == Some(h.input));
+            let _ = input_digest.set(got);
+            let _ = event.send(Some(same));
+        });
+    }
+    let events = std::sync::Mutex::new(events);
     let before_cache = || {
-        let Some(head) = &head else { return };
-        let got = input.lock().ok().and_then(|rx| rx.recv().ok());
-        let _ = input_digest.set(got);
-        if got == Some(head.input)
-            && let Ok(rx) = wait_to_read.lock()
-        {
-            let _ = rx.recv();
+        if head.is_none() {
+            return;
         }
+        let Ok(events) = events.lock() else { return };
+        // `Some(true)`: the input is the record's (wait for the listing); `Some(false)`: it is
+        // not; `None`: the listing says no replay; every sender gone: no word will come.
+        while let Ok(Some(true)) = events.recv() {}
     };
     let mut fingerprint = None;
     let ((comments, warnings, cache_update), memo) = std::thread::scope(|scope| {
         let mut memo = None;
         let read = {
             let mut seen = |listing: Option<&notabene_store::ListingState<'_>>| {
+                // Unless the run is a replay, the cache's reader hears so when this returns
+                // (or unwinds).
+                let no_replay = SaysWhenDropped(&event);
                 let state = git_state.as_mut().and_then(|s| s.wait());
-                fingerprint = listing.and_then(|l| replay::fingerprint(&cfg, &text, l, state));
+                let diffs = diff_state.as_mut().and_then(|s| s.wait());
+                fingerprint = listing
+                    .filter(|_| recording)
+                    .and_then(|l| replay::fingerprint(&cfg, &text, l, state, diffs));
                 let found = head
                     .filter(|h| fingerprint == Some(h.fingerprint))
                     .filter(|h| *input_digest.wait() == Some(h.input))
-                    .and_then(|h| replay::Recorded::find(root, &h.fingerprint));
+                    .and_then(|h| replay::Recorded::find(root, &h));
                 let replayed = found.is_some();
                 if let Some(heard) = heard.take() {
                     heard(found);
                 }
                 if replayed {
                     // The run is the replay's now: the binary writes it and ends the process.
+                    std::mem::forget(no_replay);
                     loop {
                         std::thread::park();
                     }
                 }
-                let _ = read_on.send(());
+                drop(no_replay);
                 // The memo (a file of megabytes for a big book) is read while the store's
                 // files are.
                 memo = Some(scope.spawn(|| Memo::open(root)));
@@ -206,6 +230,15 @@ pub fn prefetch(
         memo,
         fingerprint,
     })
+}
+
+/// Tells the store cache's reader, when dropped, that the listing found no replay.
+struct SaysWhenDropped<'a>(&'a std::sync::mpsc::Sender<Option<bool>>);
+
+impl Drop for SaysWhenDropped<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.send(None);
+    }
 }
 
 /// The fingerprint of the read-ahead `prefetched` when it is the one of the run on `ctx` (the

@@ -96,7 +96,11 @@ struct Book {
 
 impl Book {
     fn new() -> Book {
-        Book { staged: staged() }
+        let staged = staged();
+        // The book's sources, like its store, were written an hour ago (a file modified in
+        // the last two seconds keeps a build from being recorded).
+        age(&staged.root.join("src"), staged.old);
+        Book { staged }
     }
 
     fn cache(&self) -> &Path {
@@ -134,9 +138,14 @@ impl Book {
         again
     }
 
+    /// The book's sources aged an hour, as after an edit made before the build.
+    fn age_sources(&self) {
+        age(&self.staged.root.join("src"), self.staged.old);
+    }
+
     /// After an edit: the build runs, and writes what a build without any cache writes.
     #[track_caller]
-    fn runs(&self, env: &[(&str, &str)], what: &str) {
+    fn runs(&self, env: &[(&str, &str)], what: &str) -> Built {
         forget_work(self.cache());
         let after = self.build(env);
         assert!(after.ok, "{what}: {}", after.stderr);
@@ -144,6 +153,7 @@ impl Book {
         let truth = self.truth(env);
         assert_same(&after.out, &truth.out, what);
         assert_eq!(ours(&after.stderr), ours(&truth.stderr), "{what}: stderr");
+        after
     }
 }
 
@@ -193,6 +203,7 @@ fn whatever_a_build_reads_that_changed_makes_it_run() {
         md.replace(quote, "takes about twenty minutes to compile"),
     )
     .unwrap();
+    book.age_sources();
     book.runs(&[], "a chapter reworded");
 
     // A comment's body rewritten in place: the same size, its old modification time (only its
@@ -260,7 +271,7 @@ fn whatever_a_build_reads_that_changed_makes_it_run() {
     );
     std::fs::write(&client, &js).unwrap();
 
-    // A translation added (`po/fr.po`: the page ids of another language).
+    // A translation added (`po/de.po`: the page ids of another language).
     book.replays(&[], "before po/");
     std::fs::create_dir_all(root.join("po")).unwrap();
     std::fs::write(root.join("po/de.po"), "msgid \"\"\nmsgstr \"\"\n").unwrap();
@@ -272,7 +283,27 @@ fn whatever_a_build_reads_that_changed_makes_it_run() {
     book.runs(&[], "a commit");
     book.replays(&[], "before the untracked file");
     std::fs::write(root.join("src/NOTES.md"), "Notes.\n").unwrap();
+    book.age_sources();
     book.runs(&[], "an untracked Markdown file");
+
+    // What git's diffs on /review depend on beside HEAD: book-example's journal names its
+    // changes' commit `93b516127b17`, unknown here; a branch of that name makes it known (HEAD
+    // and the work tree as they were), then git's configuration changes the diff's header.
+    let tmp = book.staged.tmp.path();
+    let before = book.replays(&[], "before the branch");
+    common::git(tmp, &["branch", "93b516127b17"]);
+    let branch = book.runs(&[], "a branch a journal entry names");
+    assert!(
+        !differing(&before.out, &branch.out).is_empty(),
+        "the /review diff is git's now"
+    );
+    book.replays(&[], "before the configuration");
+    common::git(tmp, &["config", "diff.dstPrefix", "new/"]);
+    let prefixed = book.runs(&[], "git's diff configuration changed");
+    assert!(
+        !differing(&branch.out, &prefixed.out).is_empty(),
+        "the /review diff names its files otherwise"
+    );
 
     // The environment: a variable a build reads (the CI base branch).
     book.replays(&[], "before the environment");

@@ -31,9 +31,11 @@ impl CacheUpdate {
 }
 
 /// The store as a build's listing found it, before any comment file is read: every name in
-/// it that is not a directory, with what identifies a regular file's contents without reading
-/// it (size, modification and change times, inode, device — the cache's key). Two listings
-/// that [`ListingState::feed`] the same bytes found the same files with the same keys.
+/// it that is not a directory (a name that is not UTF-8: only a directory's, or a `.json`
+/// file's, which readers skip with a finding), with what identifies a regular file's contents
+/// without reading it (size, modification and change times, inode, device — the cache's key).
+/// Two listings that [`ListingState::feed`] the same bytes found the same files with the same
+/// keys.
 pub struct ListingState<'a> {
     walk: &'a Walk,
 }

@@ -43,19 +43,29 @@ const HEADER: &[u8] = b"mdbook-notabene replay 1\n";
 /// `fail-on`, mdBook's overrides, git's, CI's base branch)…
 const ENV_READ: &[&str] = &["NOTABENE_", "MDBOOK_", "GIT_", "GITHUB_", "CI_"];
 
+/// …or are one of these (where git finds its configuration, which `git` runs).
+const ENV_READ_BY_GIT: &[&str] = &["HOME", "XDG_CONFIG_HOME", "PATH"];
+
+/// A client file is hashed up to this many bytes (and its length beyond them).
+const CLIENT_MAX: u64 = 16 << 20;
+
 /// The variable that times a build's stages: such a build is never replayed, and it is no
 /// part of the fingerprint (a timed build records what an untimed one replays).
 pub const TIMINGS_ENV: &str = "NOTABENE_TIMINGS";
 
 /// The fingerprint of what a build of `cfg` reads beside mdBook's input, as it stands now:
-/// `book_toml` (the text of its `book.toml`), the store as `listing` found it, git's state,
-/// the client files, the names in `po/`, the environment and the binary. `None` when a store
-/// file was modified too recently for its key to be trusted ([`ListingState::is_racy`]).
+/// `book_toml` (the text of its `book.toml`), the store as `listing` found it, git's state
+/// (`git_state`, [`crate::model::book::Repo::state`]) and what git's diffs depend on beside it
+/// (`diff_state`, [`crate::model::book::Repo::diff_state`]), the files of the book's `src`
+/// directory (each one's key), the client files, the names in `po/`, the environment and the
+/// binary. `None` when a file of the store or of `src` was modified too recently for its key
+/// to be trusted ([`ListingState::is_racy`]).
 pub fn fingerprint(
     cfg: &Book,
     book_toml: &str,
     listing: &ListingState<'_>,
     git_state: Option<&str>,
+    diff_state: Option<&str>,
 ) -> Option<Digest> {
     if listing.is_racy() {
         return None;
@@ -65,8 +75,11 @@ pub fn fingerprint(
     let mut vars: Vec<(Vec<u8>, Vec<u8>)> = std::env::vars_os()
         .map(|(name, value)| (name.into_encoded_bytes(), value.into_encoded_bytes()))
         .filter(|(name, _)| {
-            ENV_READ.iter().any(|p| name.starts_with(p.as_bytes()))
-                && name.as_slice() != TIMINGS_ENV.as_bytes()
+            let read = ENV_READ.iter().any(|p| name.starts_with(p.as_bytes()))
+                || ENV_READ_BY_GIT
+                    .iter()
+                    .any(|n| name.as_slice() == n.as_bytes());
+            read && name.as_slice() != TIMINGS_ENV.as_bytes()
         })
         .collect();
     vars.sort();
@@ -91,10 +104,14 @@ pub fn fingerprint(
     k.u64(client.len() as u64);
     for path in &client {
         k.bytes(path.as_os_str().as_encoded_bytes());
-        match std::fs::read(path) {
-            Ok(bytes) => k.u64(1).bytes(&bytes),
-            Err(_) => k.u64(0),
-        };
+        let mut bytes = Vec::new();
+        let read = std::fs::File::open(path)
+            .and_then(|f| f.take(CLIENT_MAX).read_to_end(&mut bytes))
+            .is_ok();
+        k.u64(u64::from(read)).bytes(&bytes);
+    }
+    if !feed_tree(&mut k, &cfg.src_dir()) {
+        return None;
     }
     let store = cfg.store();
     k.bytes(store.root().as_os_str().as_encoded_bytes());
@@ -104,11 +121,75 @@ pub fn fingerprint(
         fed += line.len() as u64;
     });
     k.u64(fed);
-    match git_state {
-        Some(state) => k.u64(1).str(state),
-        None => k.u64(0),
-    };
+    for state in [git_state, diff_state] {
+        match state {
+            Some(state) => k.u64(1).str(state),
+            None => k.u64(0),
+        };
+    }
     Some(k.finish())
+}
+
+/// Feeds `k` every name under `dir` (not following symlinks), in name order, with what
+/// identifies a file's contents (size, modification and change times, inode, device). False
+/// when a file was modified in the last two seconds: its key may not tell its contents.
+fn feed_tree(k: &mut Key, dir: &Path) -> bool {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let mut names: Vec<_> = match std::fs::read_dir(dir) {
+        Ok(rd) => rd.flatten().map(|e| (e.file_name(), e)).collect(),
+        Err(_) => {
+            k.u64(0);
+            return true;
+        }
+    };
+    names.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    k.u64(names.len() as u64);
+    for (name, entry) in names {
+        k.bytes(name.as_encoded_bytes());
+        let Ok(meta) = entry.metadata() else {
+            k.u64(0);
+            continue;
+        };
+        if meta.is_dir() {
+            k.u64(1);
+            if !feed_tree(k, &entry.path()) {
+                return false;
+            }
+            continue;
+        }
+        k.u64(2).u64(meta.len());
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            if meta.mtime() > now - 2 {
+                return false;
+            }
+            for n in [
+                meta.mtime(),
+                meta.mtime_nsec(),
+                meta.ctime(),
+                meta.ctime_nsec(),
+            ] {
+                k.u64(n as u64);
+            }
+            k.u64(meta.ino()).u64(meta.dev());
+        }
+        #[cfg(not(unix))]
+        {
+            let t = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+            let t = t.map_or(0, |d| d.as_nanos() as u64);
+            if (t / 1_000_000_000) as i64 > now - 2 {
+                return false;
+            }
+            k.u64(t);
+        }
+    }
+    true
 }
 
 /// The digest of mdBook's input, fed as it is read ([`InputDigest::update`]).
@@ -212,8 +293,8 @@ impl RecordHead {
 
 impl Recorded {
     /// The record of the last build of the book at `root` (in the cache directory `dir`),
-    /// when its fingerprint is `fingerprint` and its checksum holds.
-    pub fn find_in(dir: Option<PathBuf>, root: &Path, fingerprint: &Digest) -> Option<Recorded> {
+    /// when it is the one `want` says (its fingerprint and input) and its checksum holds.
+    pub fn find_in(dir: Option<PathBuf>, root: &Path, want: &RecordHead) -> Option<Recorded> {
         let mut file = std::fs::File::open(record_path(dir, root)?).ok()?;
         let mut head = [0u8; HEADER.len() + 3 * 32 + 8];
         file.read_exact(&mut head).ok()?;
@@ -223,10 +304,10 @@ impl Recorded {
                 rest.get(i * 32..(i + 1) * 32)?.try_into().ok()?,
             ))
         };
-        if header != HEADER || digest(0)? != *fingerprint {
+        if header != HEADER || digest(0)? != want.fingerprint || digest(1)? != want.input {
             return None;
         }
-        let (input, sum) = (digest(1)?, digest(2)?);
+        let (input, sum) = (want.input, digest(2)?);
         let stderr_len = u64::from_le_bytes(rest[96..104].try_into().ok()?);
         let mut body = Vec::new();
         file.read_to_end(&mut body).ok()?;
@@ -246,8 +327,8 @@ impl Recorded {
     }
 
     /// [`Recorded::find_in`] the cache directory.
-    pub fn find(root: &Path, fingerprint: &Digest) -> Option<Recorded> {
-        Recorded::find_in(cache_dir(), root, fingerprint)
+    pub fn find(root: &Path, want: &RecordHead) -> Option<Recorded> {
+        Recorded::find_in(cache_dir(), root, want)
     }
 
     /// Whether this is the record of a build of mdBook's input whose digest is `input`.
@@ -324,13 +405,29 @@ mod tests {
             "notabene: 1 comment\n",
             &out,
         );
-        let found = Recorded::find_in(cache.clone(), &root, &fp).expect("found");
+        let want = RecordHead {
+            fingerprint: fp,
+            input,
+        };
+        assert_eq!(RecordHead::of_in(cache.clone(), &root), Some(want));
+        let found = Recorded::find_in(cache.clone(), &root, &want).expect("found");
         assert!(found.answers(&input) && !found.answers(&fp));
         assert_eq!(found.stderr, "notabene: 1 comment\n");
         assert_eq!(found.stdout, out);
-        assert!(Recorded::find_in(cache.clone(), &root, &input).is_none());
-        assert!(Recorded::find_in(cache.clone(), &dir.path().join("other"), &fp).is_none());
-        assert!(Recorded::find_in(None, &root, &fp).is_none());
+        for other in [
+            RecordHead {
+                fingerprint: input,
+                input,
+            },
+            RecordHead {
+                fingerprint: fp,
+                input: fp,
+            },
+        ] {
+            assert!(Recorded::find_in(cache.clone(), &root, &other).is_none());
+        }
+        assert!(Recorded::find_in(cache.clone(), &dir.path().join("other"), &want).is_none());
+        assert!(Recorded::find_in(None, &root, &want).is_none());
 
         let path = record_path(cache.clone(), &root).unwrap();
         let good = std::fs::read(&path).unwrap();
@@ -339,14 +436,14 @@ mod tests {
             bad[at] ^= 0x01;
             std::fs::write(&path, &bad).unwrap();
             assert!(
-                Recorded::find_in(cache.clone(), &root, &fp).is_none(),
+                Recorded::find_in(cache.clone(), &root, &want).is_none(),
                 "byte {at} changed"
             );
         }
         for len in [0, HEADER.len(), good.len() / 2, good.len() - 1] {
             std::fs::write(&path, &good[..len]).unwrap();
             assert!(
-                Recorded::find_in(cache.clone(), &root, &fp).is_none(),
+                Recorded::find_in(cache.clone(), &root, &want).is_none(),
                 "cut at {len}"
             );
         }

@@ -1,12 +1,14 @@
 //! What git says of the book's Markdown files: which moved (renamed or copied) since a commit,
 //! and the repository's state those answers depend on (a memo's key), asked on a thread of its
-//! own when a build wants it early. The comment store is left out of both.
+//! own when a build wants it early. The comment store is left out of both. Also what git's
+//! diffs of those files depend on beside that (refs, configuration, attributes: a replayed
+//! build's fingerprint).
 //!
 //! Owns: [`Move`], [`MoveKind`], [`StateAsked`] and the `Repo` methods that ask git about
 //! Markdown files. Calls: `git` (its parent's way to run git).
 
 use super::{Repo, git};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// A repository's [`Repo::state`] being asked on another thread ([`Repo::ask_state`]), or
@@ -155,6 +157,58 @@ impl Repo {
         StateAsked(Asked::Running(std::thread::spawn(move || repo.state())))
     }
 
+    /// What git's diffs of a book's files (the /review cards') depend on beside
+    /// [`Repo::state`]: every ref and the commit it names (a journal entry may name a branch,
+    /// or a commit fetched since), the shallow boundary, the configuration in effect (each
+    /// setting with the file it is from) and the attributes files that can apply (the work
+    /// tree's `.gitattributes`, `info/attributes`, the global one), each with its bytes.
+    /// `None` without a repository.
+    pub fn diff_state(&self) -> Option<String> {
+        let root = self.root()?;
+        let run = |args: &[&str]| {
+            let (code, out) = git(root, args).unwrap_or((-1, String::new()));
+            format!("{} {code}\n{out}\n", args.join(" "))
+        };
+        let mut state = run(&["for-each-ref", "--format=%(objectname) %(refname)"]);
+        state.push_str(&run(&["config", "--list", "--show-origin", "-z"]));
+        let mut files: Vec<PathBuf> = Vec::new();
+        let paths = [
+            "rev-parse",
+            "--git-path",
+            "shallow",
+            "--git-path",
+            "info/attributes",
+        ];
+        if let Some((0, out)) = git(root, &paths) {
+            files.extend(out.lines().map(|p| root.join(p)));
+        }
+        let attributes = ["ls-files", "-z", "-co", "--exclude-standard", "--"];
+        let glob = ":(glob)**/.gitattributes";
+        if let Some((0, out)) = git(root, &[&attributes[..], &[glob]].concat()) {
+            files.extend(
+                out.split('\0')
+                    .filter(|r| !r.is_empty())
+                    .map(|r| root.join(r)),
+            );
+        }
+        if let Some(global) = global_attributes(root, &state) {
+            files.push(global);
+        }
+        for f in files {
+            state.push_str(&format!("{}\n", f.display()));
+            state.push_str(&bounded_text(&f));
+        }
+        Some(state)
+    }
+
+    /// [`Repo::diff_state`], asked on a thread of its own: taken when needed.
+    pub fn ask_diff_state(&self) -> StateAsked {
+        let repo = self.clone();
+        StateAsked(Asked::Running(std::thread::spawn(move || {
+            repo.diff_state()
+        })))
+    }
+
     /// Every Markdown file renamed or copied between commit `base` and the working tree as
     /// it is now — commits since, the index, unstaged edits and files git does not track yet —
     /// with git's own rename and copy detection. The repository's index is not touched: a
@@ -250,4 +304,45 @@ fn parse_name_status(out: &str) -> Vec<Move> {
         });
     }
     moves
+}
+
+/// The global attributes file git reads: `core.attributesFile` (its last value in `config`,
+/// the output of `git config --list --show-origin -z`), else `$XDG_CONFIG_HOME/git/attributes`,
+/// else `~/.config/git/attributes`.
+fn global_attributes(root: &Path, config: &str) -> Option<PathBuf> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let set = config
+        .split('\0')
+        .filter_map(|entry| entry.split_once('\n'))
+        .rfind(|(key, _)| key.eq_ignore_ascii_case("core.attributesfile"));
+    if let Some((_, path)) = set {
+        return match (path.strip_prefix("~/"), &home) {
+            (Some(rest), Some(home)) => Some(home.join(rest)),
+            _ => Some(root.join(path)),
+        };
+    }
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| home.map(|h| h.join(".config")))?;
+    Some(config.join("git/attributes"))
+}
+
+/// The first megabyte of the file at `path` (not following a last symlink; its bytes lossily
+/// as text), or a line saying there is none: what an attributes file holds, for a key.
+fn bounded_text(path: &Path) -> String {
+    use std::io::Read;
+    const MAX: u64 = 1 << 20;
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return "(none)\n".into();
+    };
+    if !meta.is_file() {
+        return format!("(not a file, {} bytes)\n", meta.len());
+    }
+    let mut bytes = Vec::new();
+    let read = std::fs::File::open(path).and_then(|f| f.take(MAX).read_to_end(&mut bytes));
+    match read {
+        Ok(_) => format!("{} {}\n", meta.len(), String::from_utf8_lossy(&bytes)),
+        Err(_) => "(unreadable)\n".into(),
+    }
 }
