@@ -6,7 +6,10 @@
 //! book on stdout is raw JSON.
 
 use mdbook_notabene::model::book::config::{SUPPORTED_MDBOOK, check_mdbook_version};
-use mdbook_notabene::output::reuse::replay::{DigestingReader, InputDigest, Recorded};
+use mdbook_notabene::model::book::git::DiffStateKept;
+use mdbook_notabene::output::reuse::replay::{
+    self, DigestingReader, InputDigest, RecordHead, Recorded,
+};
 use mdbook_notabene::util::memo::Digest;
 use mdbook_preprocessor::PreprocessorContext;
 use mdbook_preprocessor::book::Book as MdBook;
@@ -202,10 +205,11 @@ fn protocol() -> i32 {
     } else {
         None
     };
-    // The record is kept under the read-ahead's fingerprint, when it was this run's.
+    // The record is kept under the read-ahead's fingerprint, when it was this run's, with
+    // the state of git's diffs if the build asks for any.
     let keep_as = prefetched.as_ref().and_then(|p| {
         let fingerprint = mdbook_notabene::output::annotate::fingerprint_of(p, &ctx)?;
-        Some((p.root.clone(), fingerprint))
+        Some((p.root.clone(), fingerprint, p.repo.kept_diff_state()))
     });
     let input = whole.unwrap_or_else(|| digest.finish());
     // The store's cache, brought up to date by the read, is written while the build runs.
@@ -224,7 +228,7 @@ fn build_and_answer(
     ctx: &PreprocessorContext,
     book: MdBook,
     prefetched: Option<mdbook_notabene::output::annotate::Prefetched>,
-    keep_as: Option<(std::path::PathBuf, Digest)>,
+    keep_as: Option<(std::path::PathBuf, Digest, Option<DiffStateKept>)>,
     input: &Digest,
 ) -> i32 {
     match mdbook_notabene::output::annotate::run_with(ctx, book, prefetched) {
@@ -236,8 +240,15 @@ fn build_and_answer(
             let stderr = notabene_core::term::take_stderr_record();
             // The record is written while mdBook reads the book.
             std::thread::scope(|scope| {
-                if let (Some((root, fingerprint)), Some(stderr)) = (&keep_as, &stderr) {
-                    scope.spawn(|| Recorded::keep(root, fingerprint, input, stderr, &bytes));
+                if let (Some((root, base, kept)), Some(stderr)) = (&keep_as, &stderr) {
+                    let diffs = kept.as_ref().and_then(DiffStateKept::get);
+                    let head = RecordHead {
+                        fingerprint: replay::complete(*base, diffs),
+                        input: *input,
+                        diffs: diffs.is_some(),
+                    };
+                    let bytes = &bytes;
+                    scope.spawn(move || Recorded::keep(root, &head, stderr, bytes));
                 }
                 let mut out = std::io::stdout().lock();
                 if out.write_all(&bytes).and_then(|()| out.flush()).is_err() {

@@ -98,7 +98,9 @@ pub struct Prefetched {
     /// finds the read-ahead was for another root).
     pub memo: Option<Memo>,
     /// The fingerprint of what the build reads beside mdBook's input, taken before the store's
-    /// files were read (`None`: no store, or a file modified just now) ([`replay`]).
+    /// files were read (`None`: no store, or a file modified just now) ([`replay`]); what git's
+    /// diffs depend on is added once the build is done ([`replay::complete`], with what
+    /// `repo` kept).
     pub fingerprint: Option<Digest>,
 }
 
@@ -140,7 +142,14 @@ pub fn prefetch(
     let head = (recording && !timed)
         .then(|| replay::RecordHead::of(root))
         .flatten();
-    let mut diff_state = recording.then(|| repo.ask_diff_state());
+    // The state git's diffs are computed under is asked for only when the last build asked
+    // git for diffs (its record says so); this build keeps it if it asks for any.
+    let mut diff_state = head.filter(|h| h.diffs).map(|_| repo.ask_diff_state());
+    let repo = if recording {
+        repo.clone().keeping_diff_state()
+    } else {
+        repo.clone()
+    };
     let mut heard = Some(heard);
     if head.is_none()
         && let Some(heard) = heard.take()
@@ -182,12 +191,13 @@ pub fn prefetch(
                 // (or unwinds).
                 let no_replay = SaysWhenDropped(&event);
                 let state = git_state.as_mut().and_then(|s| s.wait());
-                let diffs = diff_state.as_mut().and_then(|s| s.wait());
                 fingerprint = listing
                     .filter(|_| recording)
-                    .and_then(|l| replay::fingerprint(&cfg, &text, l, state, diffs));
+                    .and_then(|l| replay::fingerprint(&cfg, &text, l, state));
+                let diffs = diff_state.as_mut().map(|s| s.wait());
+                let whole = fingerprint.map(|f| replay::complete(f, diffs));
                 let found = head
-                    .filter(|h| fingerprint == Some(h.fingerprint))
+                    .filter(|h| whole == Some(h.fingerprint))
                     .filter(|h| *input_digest.wait() == Some(h.input))
                     .and_then(|h| replay::Recorded::find(root, &h));
                 let replayed = found.is_some();

@@ -84,9 +84,47 @@ pub struct Repo {
     /// what git is asked about the Markdown files leaves it out (a big store is thousands of
     /// files for git to walk), unless the sources are inside it.
     store: Option<(PathBuf, PathBuf)>,
+    /// When kept ([`Repo::keeping_diff_state`]): what git's diffs depend on
+    /// ([`Repo::diff_state`]), taken just before the first diff or version a build asks for;
+    /// every clone shares it.
+    diffs_under: Option<DiffStateKept>,
+}
+
+/// The state git's diffs were computed under in a build ([`Repo::keeping_diff_state`]): empty
+/// while no diff was asked for.
+#[derive(Debug, Clone, Default)]
+pub struct DiffStateKept(std::sync::Arc<std::sync::OnceLock<Option<String>>>);
+
+impl DiffStateKept {
+    /// `None` when no diff was asked for; else the state ([`Repo::diff_state`]: `None` inside
+    /// when there is no repository).
+    pub fn get(&self) -> Option<Option<&str>> {
+        self.0.get().map(Option::as_deref)
+    }
 }
 
 impl Repo {
+    /// This repository, keeping the state its diffs are computed under
+    /// ([`DiffStateKept`]): a build whose output may be replayed keys its record on it.
+    pub fn keeping_diff_state(self) -> Repo {
+        Repo {
+            diffs_under: Some(DiffStateKept::default()),
+            ..self
+        }
+    }
+
+    /// What [`Repo::keeping_diff_state`] keeps (`None`: not kept).
+    pub fn kept_diff_state(&self) -> Option<DiffStateKept> {
+        self.diffs_under.clone()
+    }
+
+    /// Takes the state diffs are computed under, before the first, when it is kept.
+    fn before_diffs(&self) {
+        if let Some(kept) = &self.diffs_under {
+            kept.0.get_or_init(|| self.diff_state());
+        }
+    }
+
     /// The repository containing `dir`, if any (looked up when first needed).
     pub fn discover(dir: &Path) -> Repo {
         let dir = Some(dir.to_path_buf());
@@ -129,6 +167,7 @@ impl Repo {
 
     /// The diff of `file` (None: the page has no source file) for a change with `git_ref`.
     pub fn diff(&self, file: Option<&Path>, git_ref: Option<&str>) -> Diff {
+        self.before_diffs();
         let Some(root) = self.root() else {
             return Diff::empty(Source::None, git_ref, "no-git");
         };
@@ -224,6 +263,7 @@ impl Repo {
     /// commit's parent and the commit, else HEAD (nothing for a new file) and the working
     /// tree. `None` when there is nothing to compare.
     pub fn versions(&self, file: Option<&Path>, git_ref: Option<&str>) -> Option<(String, String)> {
+        self.before_diffs();
         let root = self.root()?;
         let rel = self.relative(file?)?;
         let show = |spec: String| match git(root, &["--literal-pathspecs", "show", &spec]) {

@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 const REPLAY_FILE: (&str, &str) = ("replay-", ".bin");
 
 /// The first line of every replay file; another format's is a miss.
-const HEADER: &[u8] = b"mdbook-notabene replay 1\n";
+const HEADER: &[u8] = b"mdbook-notabene replay 2\n";
 
 /// The environment variables a build reads start with one of these (the store's place and
 /// `fail-on`, mdBook's overrides, git's, CI's base branch)…
@@ -55,17 +55,16 @@ pub const TIMINGS_ENV: &str = "NOTABENE_TIMINGS";
 
 /// The fingerprint of what a build of `cfg` reads beside mdBook's input, as it stands now:
 /// `book_toml` (the text of its `book.toml`), the store as `listing` found it, git's state
-/// (`git_state`, [`crate::model::book::Repo::state`]) and what git's diffs depend on beside it
-/// (`diff_state`, [`crate::model::book::Repo::diff_state`]), the files of the book's `src`
-/// directory (each one's key), the client files, the names in `po/`, the environment and the
-/// binary. `None` when a file of the store or of `src` was modified too recently for its key
-/// to be trusted ([`ListingState::is_racy`]).
+/// (`git_state`, [`crate::model::book::Repo::state`]), the files of the book's `src` directory
+/// (each one's key), the client files, the names in `po/`, the environment and the binary.
+/// `None` when a file of the store or of `src` was modified too recently for its key to be
+/// trusted ([`ListingState::is_racy`]). What git's diffs depend on is added by [`complete`],
+/// for a build that asked for any.
 pub fn fingerprint(
     cfg: &Book,
     book_toml: &str,
     listing: &ListingState<'_>,
     git_state: Option<&str>,
-    diff_state: Option<&str>,
 ) -> Option<Digest> {
     if listing.is_racy() {
         return None;
@@ -121,13 +120,26 @@ pub fn fingerprint(
         fed += line.len() as u64;
     });
     k.u64(fed);
-    for state in [git_state, diff_state] {
-        match state {
-            Some(state) => k.u64(1).str(state),
-            None => k.u64(0),
-        };
-    }
+    match git_state {
+        Some(state) => k.u64(1).str(state),
+        None => k.u64(0),
+    };
     Some(k.finish())
+}
+
+/// A build's whole fingerprint: [`fingerprint`]'s, and, when the build asked git for diffs
+/// (the /review cards'), the state they were computed under
+/// ([`crate::model::book::Repo::diff_state`]: refs, configuration, attributes; `None` inside
+/// without a repository). A build that asked for none has no diff in its output.
+pub fn complete(base: Digest, diffs: Option<Option<&str>>) -> Digest {
+    let mut k = Key::new("replay with diffs");
+    k.digest(&base);
+    match diffs {
+        None => k.u64(0),
+        Some(None) => k.u64(1),
+        Some(Some(state)) => k.u64(2).str(state),
+    };
+    k.finish()
 }
 
 /// Feeds `k` every name under `dir` (not following symlinks), in name order, with what
@@ -250,20 +262,26 @@ fn record_path(dir: Option<PathBuf>, root: &Path) -> Option<PathBuf> {
     Some(file_for(&dir?, root, REPLAY_FILE).1)
 }
 
-/// The checksum of a record's body (the input's digest, the stderr text, the output).
-fn checksum(input: &Digest, stderr: &[u8], stdout: &[u8]) -> Digest {
+/// The checksum of a record: what it is for, the stderr text, the output.
+fn checksum(head: &RecordHead, stderr: &[u8], stdout: &[u8]) -> Digest {
     let mut k = Key::new("replay record");
-    k.digest(input).bytes(stderr).bytes(stdout);
+    k.digest(&head.fingerprint)
+        .digest(&head.input)
+        .u64(u64::from(head.diffs))
+        .bytes(stderr)
+        .bytes(stdout);
     k.finish()
 }
 
 /// What the record of a book's last build says it is for, read without its body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RecordHead {
-    /// The fingerprint of what that build read beside mdBook's input.
+    /// The fingerprint of what that build read beside mdBook's input ([`complete`]).
     pub fingerprint: Digest,
     /// The digest of mdBook's input to it.
     pub input: Digest,
+    /// Whether that build asked git for diffs (its fingerprint holds their state).
+    pub diffs: bool,
 }
 
 impl RecordHead {
@@ -275,52 +293,61 @@ impl RecordHead {
     /// [`RecordHead::of`] in the cache directory `dir`.
     pub fn of_in(dir: Option<PathBuf>, root: &Path) -> Option<RecordHead> {
         let mut file = std::fs::File::open(record_path(dir, root)?).ok()?;
-        let mut head = [0u8; HEADER.len() + 64];
-        file.read_exact(&mut head).ok()?;
-        let (header, rest) = head.split_at(HEADER.len());
-        let digest = |i: usize| {
-            Some(Digest::from_bytes(
-                rest[i * 32..(i + 1) * 32].try_into().ok()?,
-            ))
-        };
-        (header == HEADER).then_some(())?;
-        Some(RecordHead {
-            fingerprint: digest(0)?,
-            input: digest(1)?,
-        })
+        read_head(&mut file).map(|(head, _, _)| head)
     }
+}
+
+/// The length of a record's head: the header line, the diffs flag, three digests, the length
+/// of the stderr text.
+const HEAD_LEN: usize = HEADER.len() + 1 + 3 * 32 + 8;
+
+/// A record's head read from `file`: what it is for, its checksum, the length of its stderr
+/// text.
+fn read_head(file: &mut std::fs::File) -> Option<(RecordHead, Digest, u64)> {
+    let mut head = [0u8; HEAD_LEN];
+    file.read_exact(&mut head).ok()?;
+    let (header, rest) = head.split_at(HEADER.len());
+    let diffs = match rest[0] {
+        0 => false,
+        1 => true,
+        _ => return None,
+    };
+    let digest = |i: usize| {
+        let at = 1 + i * 32;
+        Some(Digest::from_bytes(rest.get(at..at + 32)?.try_into().ok()?))
+    };
+    (header == HEADER).then_some(())?;
+    let stderr_len = u64::from_le_bytes(rest.get(97..105)?.try_into().ok()?);
+    let head = RecordHead {
+        fingerprint: digest(0)?,
+        input: digest(1)?,
+        diffs,
+    };
+    Some((head, digest(2)?, stderr_len))
 }
 
 impl Recorded {
     /// The record of the last build of the book at `root` (in the cache directory `dir`),
-    /// when it is the one `want` says (its fingerprint and input) and its checksum holds.
+    /// when it is the one `want` says (its fingerprint, input and diffs flag) and its checksum
+    /// holds.
     pub fn find_in(dir: Option<PathBuf>, root: &Path, want: &RecordHead) -> Option<Recorded> {
         let mut file = std::fs::File::open(record_path(dir, root)?).ok()?;
-        let mut head = [0u8; HEADER.len() + 3 * 32 + 8];
-        file.read_exact(&mut head).ok()?;
-        let (header, rest) = head.split_at(HEADER.len());
-        let digest = |i: usize| -> Option<Digest> {
-            Some(Digest::from_bytes(
-                rest.get(i * 32..(i + 1) * 32)?.try_into().ok()?,
-            ))
-        };
-        if header != HEADER || digest(0)? != want.fingerprint || digest(1)? != want.input {
+        let (head, sum, stderr_len) = read_head(&mut file)?;
+        if head != *want {
             return None;
         }
-        let (input, sum) = (want.input, digest(2)?);
-        let stderr_len = u64::from_le_bytes(rest[96..104].try_into().ok()?);
         let mut body = Vec::new();
         file.read_to_end(&mut body).ok()?;
         let at = usize::try_from(stderr_len)
             .ok()
             .filter(|&n| n <= body.len())?;
         let stdout = body.split_off(at);
-        if checksum(&input, &body, &stdout) != sum {
+        if checksum(&head, &body, &stdout) != sum {
             return None;
         }
         let stderr = String::from_utf8(body).ok()?;
         Some(Recorded {
-            input,
+            input: head.input,
             stderr,
             stdout,
         })
@@ -343,26 +370,26 @@ impl Recorded {
         out.flush()
     }
 
-    /// Keeps the record of a build of the book at `root` (in the cache directory `dir`) whose
-    /// inputs had `fingerprint` and mdBook's input the digest `input`: what it printed on
-    /// stderr and answered on stdout. Failures are ignored: a record that cannot be written is
-    /// one that misses.
+    /// Keeps the record of a build of the book at `root` (in the cache directory `dir`) that
+    /// `head` says (its whole fingerprint, the digest of mdBook's input, whether it asked git
+    /// for diffs): what it printed on stderr and answered on stdout. Failures are ignored: a
+    /// record that cannot be written is one that misses.
     pub fn keep_in(
         dir: Option<PathBuf>,
         root: &Path,
-        fingerprint: &Digest,
-        input: &Digest,
+        head: &RecordHead,
         stderr: &str,
         stdout: &[u8],
     ) {
         let Some(path) = record_path(dir, root) else {
             return;
         };
-        let mut bytes = Vec::with_capacity(HEADER.len() + 104 + stderr.len() + stdout.len());
+        let mut bytes = Vec::with_capacity(HEAD_LEN + stderr.len() + stdout.len());
         bytes.extend_from_slice(HEADER);
-        bytes.extend_from_slice(&fingerprint.to_bytes());
-        bytes.extend_from_slice(&input.to_bytes());
-        let sum = checksum(input, stderr.as_bytes(), stdout);
+        bytes.push(u8::from(head.diffs));
+        bytes.extend_from_slice(&head.fingerprint.to_bytes());
+        bytes.extend_from_slice(&head.input.to_bytes());
+        let sum = checksum(head, stderr.as_bytes(), stdout);
         bytes.extend_from_slice(&sum.to_bytes());
         bytes.extend_from_slice(&(stderr.len() as u64).to_le_bytes());
         bytes.extend_from_slice(stderr.as_bytes());
@@ -373,8 +400,8 @@ impl Recorded {
     }
 
     /// [`Recorded::keep_in`] the cache directory.
-    pub fn keep(root: &Path, fingerprint: &Digest, input: &Digest, stderr: &str, stdout: &[u8]) {
-        Recorded::keep_in(cache_dir(), root, fingerprint, input, stderr, stdout);
+    pub fn keep(root: &Path, head: &RecordHead, stderr: &str, stdout: &[u8]) {
+        Recorded::keep_in(cache_dir(), root, head, stderr, stdout);
     }
 }
 
@@ -397,18 +424,12 @@ mod tests {
         let root = dir.path().join("book");
         let (fp, input) = (digest("inputs"), digest("mdbook input"));
         let out = br#"{"items":[]}"#.repeat(100);
-        Recorded::keep_in(
-            cache.clone(),
-            &root,
-            &fp,
-            &input,
-            "notabene: 1 comment\n",
-            &out,
-        );
         let want = RecordHead {
             fingerprint: fp,
             input,
+            diffs: true,
         };
+        Recorded::keep_in(cache.clone(), &root, &want, "notabene: 1 comment\n", &out);
         assert_eq!(RecordHead::of_in(cache.clone(), &root), Some(want));
         let found = Recorded::find_in(cache.clone(), &root, &want).expect("found");
         assert!(found.answers(&input) && !found.answers(&fp));
@@ -417,11 +438,12 @@ mod tests {
         for other in [
             RecordHead {
                 fingerprint: input,
-                input,
+                ..want
             },
+            RecordHead { input: fp, ..want },
             RecordHead {
-                fingerprint: fp,
-                input: fp,
+                diffs: false,
+                ..want
             },
         ] {
             assert!(Recorded::find_in(cache.clone(), &root, &other).is_none());
