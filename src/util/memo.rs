@@ -40,6 +40,14 @@ const HEADER: &str = "mdbook-notabene memo 1";
 pub struct Digest([u8; 32]);
 
 impl Digest {
+    /// A digest of `s` alone, for tests that need distinct digests.
+    #[cfg(test)]
+    pub(crate) fn of_test_text(s: &str) -> Digest {
+        let mut k = Key::new("test");
+        k.str(s);
+        k.finish()
+    }
+
     /// The digest's 32 bytes (written in a file).
     pub(crate) fn to_bytes(self) -> [u8; 32] {
         self.0
@@ -365,9 +373,7 @@ mod tests {
     use super::*;
 
     fn key(s: &str) -> Digest {
-        let mut k = Key::new("test");
-        k.str(s);
-        k.finish()
+        Digest::of_test_text(s)
     }
 
     #[test]

@@ -137,12 +137,9 @@ impl<V> Left<V> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::util::memo::Key;
 
     fn digest(s: &str) -> Digest {
-        let mut k = Key::new("test");
-        k.str(s);
-        k.finish()
+        Digest::of_test_text(s)
     }
 
     #[test]

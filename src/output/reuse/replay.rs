@@ -410,9 +410,7 @@ mod tests {
     use super::*;
 
     fn digest(s: &str) -> Digest {
-        let mut k = Key::new("test");
-        k.str(s);
-        k.finish()
+        Digest::of_test_text(s)
     }
 
     /// A record kept is found under its fingerprint, and only there; a record with any byte
