@@ -79,7 +79,7 @@ impl ListingState<'_> {
     pub fn is_racy(&self) -> bool {
         let keys = (self.walk.files.iter()).filter_map(|f| f.meta.as_ref().map(FileKey::of));
         let others = self.walk.others.iter().filter_map(|(_, k)| *k);
-        keys.chain(others).any(|k| !cache::Cache::cacheable(&k))
+        keys.chain(others).any(|k| k.is_recent())
     }
 }
 

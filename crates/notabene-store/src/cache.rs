@@ -40,9 +40,11 @@ const HEADER: &str = "mdbook-notabene store cache 4";
 /// write within the same tick of the file system's clock could leave every key unchanged.
 pub(crate) const RACY_SECS: u64 = 2;
 
-/// What identifies the contents of a file without reading it.
+/// What identifies the contents of a file without reading it: its size, modification and
+/// change times, inode and device (the store's cache keys a file so, and so does a replayed
+/// build's fingerprint).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct FileKey {
+pub struct FileKey {
     size: u64,
     mtime: (i64, i64),
     ctime: (i64, i64),
@@ -52,7 +54,7 @@ pub(crate) struct FileKey {
 
 impl FileKey {
     /// The key of `meta`.
-    pub(crate) fn of(meta: &std::fs::Metadata) -> FileKey {
+    pub fn of(meta: &std::fs::Metadata) -> FileKey {
         #[cfg(unix)]
         {
             use std::os::unix::fs::MetadataExt;
@@ -88,8 +90,18 @@ impl FileKey {
         self.mtime.0 > now - RACY_SECS as i64
     }
 
+    /// Whether the file was modified too recently for its key to tell its contents (in the
+    /// last two seconds, or in the future): another write within the same tick of the file
+    /// system's clock could leave the key unchanged.
+    pub fn is_recent(&self) -> bool {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        self.is_racy(now)
+    }
+
     /// Appends the key to `out`: seven numbers of 8 bytes, little-endian.
-    pub(crate) fn put_bytes(&self, out: &mut Vec<u8>) {
+    pub fn put_bytes(&self, out: &mut Vec<u8>) {
         let numbers = [
             self.size as i64,
             self.mtime.0,
@@ -295,10 +307,7 @@ impl Cache {
 
     /// Whether a file with `key`, just read, may be cached.
     pub(crate) fn cacheable(key: &FileKey) -> bool {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs() as i64);
-        !key.is_racy(now)
+        !key.is_recent()
     }
 }
 

@@ -45,6 +45,7 @@ mod walk;
 mod write;
 
 pub use build::{CacheUpdate, ListingState, Recent};
+pub use cache::FileKey;
 pub use comment::{Comment, Scope, Status, UnknownStatus};
 pub use condense::{Condense, CondensedText, SharedText};
 pub use meta::Meta;

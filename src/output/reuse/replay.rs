@@ -29,7 +29,7 @@
 use crate::model::book::Book;
 use crate::util::memo::{Digest, Key, identity};
 use notabene_core::disk::{cache_dir, file_for, prune, write_cache_file};
-use notabene_store::ListingState;
+use notabene_store::{FileKey, ListingState};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -142,13 +142,10 @@ pub fn complete(base: Digest, diffs: Option<Option<&str>>) -> Digest {
     k.finish()
 }
 
-/// Feeds `k` every name under `dir` (not following symlinks), in name order, with what
-/// identifies a file's contents (size, modification and change times, inode, device). False
-/// when a file was modified in the last two seconds: its key may not tell its contents.
+/// Feeds `k` every name under `dir` (not following symlinks), in name order, with a file's
+/// key ([`FileKey`]). False when a file was modified too recently for its key to tell its
+/// contents ([`FileKey::is_recent`]).
 fn feed_tree(k: &mut Key, dir: &Path) -> bool {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64);
     let mut names: Vec<_> = match std::fs::read_dir(dir) {
         Ok(rd) => rd.flatten().map(|e| (e.file_name(), e)).collect(),
         Err(_) => {
@@ -158,6 +155,7 @@ fn feed_tree(k: &mut Key, dir: &Path) -> bool {
     };
     names.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     k.u64(names.len() as u64);
+    let mut bytes = Vec::with_capacity(56);
     for (name, entry) in names {
         k.bytes(name.as_encoded_bytes());
         let Ok(meta) = entry.metadata() else {
@@ -171,35 +169,13 @@ fn feed_tree(k: &mut Key, dir: &Path) -> bool {
             }
             continue;
         }
-        k.u64(2).u64(meta.len());
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::MetadataExt;
-            if meta.mtime() > now - 2 {
-                return false;
-            }
-            for n in [
-                meta.mtime(),
-                meta.mtime_nsec(),
-                meta.ctime(),
-                meta.ctime_nsec(),
-            ] {
-                k.u64(n as u64);
-            }
-            k.u64(meta.ino()).u64(meta.dev());
+        let key = FileKey::of(&meta);
+        if key.is_recent() {
+            return false;
         }
-        #[cfg(not(unix))]
-        {
-            let t = meta
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
-            let t = t.map_or(0, |d| d.as_nanos() as u64);
-            if (t / 1_000_000_000) as i64 > now - 2 {
-                return false;
-            }
-            k.u64(t);
-        }
+        bytes.clear();
+        key.put_bytes(&mut bytes);
+        k.u64(2).bytes(&bytes);
     }
     true
 }
