@@ -216,11 +216,14 @@ pub fn prefetch(
                 // files are.
                 memo = Some(scope.spawn(|| Memo::open(root)));
             };
+            // Without a record, nothing is decided on the listing before the files are read
+            // (the record kept is keyed on it, with the keys the reads took).
             resolve::chapters::read_comments_for_build_seeing(
                 &store,
                 &cfg.config.space,
                 &before_cache,
                 &mut seen,
+                head.is_some(),
             )
         };
         let memo = match memo {

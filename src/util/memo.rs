@@ -26,7 +26,7 @@
 //! Owns: the memo file's format and validation. Calls: `notabene_core::disk` for the cache
 //! directory, the file's name, pruning and atomic replacement; `sha2` for the digests.
 
-use notabene_core::disk::{FnvBuild, cache_dir, file_for, fnv, prune, write_cache_file};
+use notabene_core::disk::{FnvBuild, cache_dir, file_for, fnv, prune, write_cache_file_with};
 use sha2::Digest as _;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -205,7 +205,9 @@ impl Memo {
 
     /// The in-memory memo the next build starts with: the entries this build used and made.
     pub fn carried_over(&self) -> Memo {
-        let data = self.kept_bytes();
+        let mut data = Vec::with_capacity(self.data.len());
+        // Writing to a Vec cannot fail.
+        let _ = self.write_kept(&mut data);
         let (entries, garbled) = index(&data, &self.identity).unwrap_or_default();
         Memo {
             on: self.on,
@@ -264,16 +266,15 @@ impl Memo {
                 return;
             }
         }
-        if write_cache_file(path, &self.kept_bytes()).is_ok() {
+        if write_cache_file_with(path, |out| self.write_kept(out)).is_ok() {
             prune(path.parent().unwrap_or(Path::new(".")), path, MEMO_FILE);
         }
     }
 
-    /// The memo of the entries this build used and made, in the file's format.
-    fn kept_bytes(&self) -> Vec<u8> {
+    /// Writes the memo of the entries this build used and made, in the file's format.
+    fn write_kept(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
         let t = self.touched();
-        let mut out = Vec::with_capacity(self.data.len());
-        out.extend_from_slice(format!("{HEADER}\t{}\n", self.identity).as_bytes());
+        writeln!(out, "{HEADER}\t{}", self.identity)?;
         let mut kept: Vec<(&Digest, &[u8])> = self
             .entries
             .iter()
@@ -289,12 +290,12 @@ impl Memo {
         // In digest order: the same entries make the same file.
         kept.sort_by_key(|(k, _)| k.0);
         for (k, v) in kept {
-            out.extend_from_slice(&k.0);
-            out.extend_from_slice(&(v.len() as u64).to_le_bytes());
-            out.extend_from_slice(&checksum(k, v).to_le_bytes());
-            out.extend_from_slice(v);
+            out.write_all(&k.0)?;
+            out.write_all(&(v.len() as u64).to_le_bytes())?;
+            out.write_all(&checksum(k, v).to_le_bytes())?;
+            out.write_all(v)?;
         }
-        out
+        Ok(())
     }
 }
 

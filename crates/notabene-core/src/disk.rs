@@ -157,7 +157,24 @@ pub fn write_cache_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     replace_file(path, bytes, false)
 }
 
+/// [`write_cache_file`] of what `write` writes, through a buffer: a file of megabytes is never
+/// whole in memory.
+pub fn write_cache_file_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    replace_file_with(path, false, write)
+}
+
 fn replace_file(path: &Path, bytes: &[u8], sync: bool) -> std::io::Result<()> {
+    replace_file_with(path, sync, |w| w.write_all(bytes))
+}
+
+fn replace_file_with(
+    path: &Path,
+    sync: bool,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let stem = path
@@ -170,11 +187,13 @@ fn replace_file(path: &Path, bytes: &[u8], sync: bool) -> std::io::Result<()> {
                 .to_string()
         })
         .unwrap_or_default();
-    let mut tmp = tempfile::Builder::new()
+    let tmp = tempfile::Builder::new()
         .prefix(&format!(".{stem}-"))
         .suffix(".tmp")
         .tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, tmp);
+    write(&mut out)?;
+    let tmp = out.into_inner().map_err(|e| e.into_error())?;
     if sync {
         tmp.as_file().sync_all()?;
     }

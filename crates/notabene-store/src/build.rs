@@ -7,7 +7,7 @@
 
 use crate::cache::{self, CacheOutcome, FileKey};
 use crate::condense::{self, Condense, SharedText};
-use crate::read::{file_snapshot, parse, read_comment_file};
+use crate::read::{file_snapshot, parse};
 use crate::walk::{Listed, Walk};
 use crate::{Location, Record, Result, Snapshot, Store, fsx};
 use serde_json::Value;
@@ -30,10 +30,12 @@ impl CacheUpdate {
     }
 }
 
-/// The store as a build's listing found it, before any comment file is read: every name in
-/// it that is not a directory (a name that is not UTF-8: only a directory's, or a `.json`
-/// file's, which readers skip with a finding), with what identifies a regular file's contents
-/// without reading it (size, modification and change times, inode, device — the cache's key).
+/// The store as a build's listing found it: every name in it that is not a directory (a name
+/// that is not UTF-8: only a directory's, or a `.json` file's, which readers skip with a
+/// finding), with what identifies a regular file's contents without reading it (size,
+/// modification and change times, inode, device — the cache's key), taken before any comment
+/// file is read (or, shown after the read, a comment file's taken by its read, just before its
+/// bytes were: [`Store::load_condensed_seeing`]).
 /// Two listings that [`ListingState::feed`] the same bytes found the same files with the same
 /// keys.
 pub struct ListingState<'a> {
@@ -62,7 +64,7 @@ impl ListingState<'_> {
             out(&buf);
         };
         for f in &w.files {
-            put(b'c', &f.rel, f.meta.as_ref().map(FileKey::of));
+            put(b'c', &f.rel, f.key);
         }
         for (name, key) in &w.others {
             put(b'o', name, *key);
@@ -77,7 +79,7 @@ impl ListingState<'_> {
     /// file system's clock could leave the key unchanged. What is keyed on such a listing must
     /// not be kept.
     pub fn is_racy(&self) -> bool {
-        let keys = (self.walk.files.iter()).filter_map(|f| f.meta.as_ref().map(FileKey::of));
+        let keys = self.walk.files.iter().filter_map(|f| f.key);
         let others = self.walk.others.iter().filter_map(|(_, k)| *k);
         keys.chain(others).any(|k| k.is_recent())
     }
@@ -111,7 +113,8 @@ impl Store {
         cache_dir: Option<PathBuf>,
         forms: &dyn Condense,
     ) -> Result<Snapshot> {
-        let (snap, update) = self.load_condensed_seeing(cache_dir, forms, &|| {}, &mut |_| {})?;
+        let (snap, update) =
+            self.load_condensed_seeing(cache_dir, forms, &|| {}, &mut |_| {}, false)?;
         update.write();
         Ok(snap)
     }
@@ -119,38 +122,57 @@ impl Store {
     /// [`Store::load_condensed_in`] for a caller that schedules around it: the cache file is
     /// read and indexed while the store is listed, once `before_cache` returns (on the thread
     /// that reads it: it may wait, until `seen` is called); `seen` is shown the store's state
-    /// as listed, before any comment file is read ([`ListingState`]: what a caller keys its own
-    /// reuse on), or `None` when the listing failed (its error is then returned); the cache
-    /// brought up to date is handed back, to be written when the caller says
-    /// ([`CacheUpdate::write`]).
+    /// as listed ([`ListingState`]: what a caller keys its own reuse on), or `None` when the
+    /// listing failed (its error is then returned); the cache brought up to date is handed
+    /// back, to be written when the caller says ([`CacheUpdate::write`]).
+    ///
+    /// `seen` is shown the listing before any comment file is read when `seen_first` or when
+    /// there is a cache file to look in. Otherwise (a first build: no cache yet, and a caller
+    /// with no use for the listing before the read) it is shown once the files are read, each
+    /// file's key then its read's own `fstat`: the listing reads no metadata of its own.
     pub fn load_condensed_seeing(
         &self,
         cache_dir: Option<PathBuf>,
         forms: &dyn Condense,
         before_cache: &(dyn Fn() + Sync),
         seen: &mut dyn FnMut(Option<&ListingState<'_>>),
+        seen_first: bool,
     ) -> Result<(Snapshot, CacheUpdate)> {
         self.check_compatible()?;
+        let stat = seen_first || cache::Cache::exists_in(cache_dir.as_deref(), self.root());
         let (listed, cache) = std::thread::scope(|scope| {
             let cache = scope.spawn(|| {
                 before_cache();
                 cache::Cache::open_in(cache_dir, self.root())
             });
-            let listed = self.list(true);
-            seen(
-                listed
-                    .as_ref()
-                    .ok()
-                    .map(|walk| ListingState { walk })
-                    .as_ref(),
-            );
+            let listed = self.list(stat);
+            if stat || listed.is_err() {
+                seen(
+                    listed
+                        .as_ref()
+                        .ok()
+                        .map(|walk| ListingState { walk })
+                        .as_ref(),
+                );
+            }
             let cache = cache
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             (listed, cache)
         });
-        let (snap, outcomes) =
-            self.read_walked(listed?, |f| read_comment_file_for_build(&cache, f, forms));
+        let mut walk = listed?;
+        let (snap, read) =
+            self.read_walked(&walk, |f| read_comment_file_for_build(&cache, f, forms));
+        let mut outcomes = Vec::with_capacity(read.len());
+        for (f, (rel, (outcome, key))) in walk.files.iter_mut().zip(read) {
+            if !stat {
+                f.key = key;
+            }
+            outcomes.push((rel, outcome));
+        }
+        if !stat {
+            seen(Some(&ListingState { walk: &walk }));
+        }
         let update = CacheUpdate {
             cache,
             outcomes,
@@ -186,8 +208,8 @@ impl Store {
         // the last read's.
         let named = changed.as_ref().filter(|_| last.is_some());
         let (snap, read) = self.read_listed(named.is_none(), |f| {
-            let key = match (&f.meta, named, &last) {
-                (Some(meta), _, _) => Some(FileKey::of(meta)),
+            let key = match (f.key, named, &last) {
+                (Some(key), _, _) => Some(key),
                 (None, Some(named), Some(last)) if !named.contains(&f.rel) => {
                     last.get(&f.rel).map(|(k, _)| *k)
                 }
@@ -204,7 +226,7 @@ impl Store {
             {
                 return (part.clone(), None);
             }
-            let (part, outcome) = read_comment_file_for_build(&cache, f, forms);
+            let (part, (outcome, _)) = read_comment_file_for_build(&cache, f, forms);
             // Kept for the next build only when its key can be trusted (not modified just
             // now), as the cache on disk keeps it.
             let keep = key
@@ -302,32 +324,29 @@ fn read_comment_file_for_build(
     cache: &cache::Cache,
     f: &Listed,
     forms: &dyn Condense,
-) -> (Snapshot, CacheOutcome) {
+) -> (Snapshot, (CacheOutcome, Option<FileKey>)) {
     let (path, file) = (f.path.as_path(), f.rel.clone());
-    let Some(meta) = f
-        .meta
-        .clone()
-        .or_else(|| std::fs::symlink_metadata(path).ok())
-    else {
-        return (
-            read_comment_file(path, file).condensed(forms),
-            CacheOutcome::Read(None),
-        );
-    };
-    let key = FileKey::of(&meta);
-    if let Some(text) = cache.get(&file, &key)
+    // The key to look the cache up with: the listing's, else (with a cache to look in) the
+    // file's own metadata.
+    let listed = f.key.or_else(|| {
+        (!cache.is_empty())
+            .then(|| std::fs::symlink_metadata(path).ok())
+            .flatten()
+            .map(|m| FileKey::of(&m))
+    });
+    if let Some(key) = listed
+        && let Some(text) = cache.get(&file, &key)
         && let Some(snap) = from_cache_value(&text, &file, forms)
     {
-        return (snap, CacheOutcome::Cached);
+        return (snap, (CacheOutcome::Cached, Some(key)));
     }
     let read = fsx::read_file(path, fsx::MAX_COMMENT_FILE);
-    // Cached only when the file was not modified just now, and the file read (its `fstat`
-    // after the read) is still what was stat'ed.
-    let same = read
-        .as_ref()
-        .is_ok_and(|r| r.metadata().is_ok_and(|m| FileKey::of(&m) == key));
+    // The file read is keyed by its own `fstat`, taken before its bytes were read; cached only
+    // when that is what was listed (if it was), and it was not modified just now.
+    let read_key = read.as_ref().ok().map(|r| FileKey::of(r.metadata()));
+    let key = read_key.filter(|k| listed.is_none_or(|l| l == *k));
     let parsed = parse(read);
-    let cacheable = parsed.is_ok() && cache::Cache::cacheable(&key) && same;
+    let cacheable = parsed.is_ok() && key.is_some_and(|k| cache::Cache::cacheable(&k));
     // A file holding one object is cached as its comment (condensed, or its own map, which is
     // the file's object), written out once it is known which; any other as the file's JSON.
     let one_object = matches!(parsed, Ok(Value::Object(_)));
@@ -348,7 +367,7 @@ fn read_comment_file_for_build(
         }
         _ => None,
     };
-    (snap, CacheOutcome::Read(value.map(|v| (key, v))))
+    (snap, (CacheOutcome::Read(key.zip(value)), read_key))
 }
 
 /// The records a cache value ([`read_comment_file_for_build`]) gives for `file`; `None` (a

@@ -175,13 +175,24 @@ pub(crate) enum CacheOutcome {
 const CACHE_FILE: (&str, &str) = ("store-", ".cache");
 
 pub(crate) use notabene_core::disk::cache_dir;
-use notabene_core::disk::{FnvBuild, file_for, fnv, prune, write_cache_file};
+use notabene_core::disk::{FnvBuild, file_for, fnv, prune, write_cache_file_with};
 
 impl Cache {
     /// The cache of the store at `root` (empty when there is none, it is off, or it is not
     /// this version's or this store's).
     pub(crate) fn open(root: &Path) -> Cache {
         Cache::open_in(cache_dir(), root)
+    }
+
+    /// Whether there is a cache file for the store at `root` in `dir` (`None`: off) — one
+    /// `stat`, before it is read.
+    pub(crate) fn exists_in(dir: Option<&Path>, root: &Path) -> bool {
+        dir.is_some_and(|dir| std::fs::symlink_metadata(file_for(dir, root, CACHE_FILE).1).is_ok())
+    }
+
+    /// Whether the cache holds no entry (none was read, or it is off).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.entries.is_empty()
     }
 
     /// [`Cache::open`] with the cache directory given (`None`: off).
@@ -277,30 +288,40 @@ impl Cache {
             return;
         }
         let store = std::fs::canonicalize(store_root).unwrap_or_else(|_| store_root.to_path_buf());
-        let mut out = format!("{HEADER}\t{}\n", json_string(&store.to_string_lossy()));
-        for (rel, outcome) in files {
-            let rel = rel.as_ref();
-            match outcome {
-                CacheOutcome::Cached => {
-                    if let Some(e) = self.entry(rel) {
-                        out.push_str(&self.text[e.line.clone()]);
-                        out.push('\n');
+        let written = write_cache_file_with(path, |out| {
+            writeln!(out, "{HEADER}\t{}", json_string(&store.to_string_lossy()))?;
+            let mut rest = String::new();
+            for (rel, outcome) in files {
+                let rel = rel.as_ref();
+                match outcome {
+                    CacheOutcome::Cached => {
+                        if let Some(e) = self.entry(rel) {
+                            out.write_all(self.text[e.line.clone()].as_bytes())?;
+                            out.write_all(b"\n")?;
+                        }
                     }
+                    CacheOutcome::Read(Some((key, value))) => {
+                        rest.clear();
+                        for (i, field) in key.fields().iter().enumerate() {
+                            if i > 0 {
+                                rest.push('\t');
+                            }
+                            rest.push_str(field);
+                        }
+                        rest.push('\t');
+                        rest.push_str(&json_string(rel));
+                        rest.push('\t');
+                        rest.push_str(value);
+                        write!(out, "{:016x}\t", fnv(rest.as_bytes()))?;
+                        out.write_all(rest.as_bytes())?;
+                        out.write_all(b"\n")?;
+                    }
+                    CacheOutcome::Read(None) => {}
                 }
-                CacheOutcome::Read(Some((key, value))) => {
-                    let mut rest = key.fields().join("\t");
-                    rest.push('\t');
-                    rest.push_str(&json_string(rel));
-                    rest.push('\t');
-                    rest.push_str(value);
-                    out.push_str(&format!("{:016x}\t", fnv(rest.as_bytes())));
-                    out.push_str(&rest);
-                    out.push('\n');
-                }
-                CacheOutcome::Read(None) => {}
             }
-        }
-        if write_cache_file(path, out.as_bytes()).is_ok() {
+            Ok(())
+        });
+        if written.is_ok() {
             prune(path.parent().unwrap_or(Path::new(".")), path, CACHE_FILE);
         }
     }

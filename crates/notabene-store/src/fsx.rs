@@ -393,19 +393,20 @@ fn size_words(n: u64) -> String {
     }
 }
 
-/// A store file read whole by [`read_file`], its handle still open.
+/// A store file read whole by [`read_file`].
 #[derive(Debug)]
 pub struct StoreFile {
     /// Its bytes.
     pub bytes: Vec<u8>,
-    file: File,
+    meta: fs::Metadata,
 }
 
 impl StoreFile {
-    /// The metadata of the file read (`fstat` of the open handle, now: after the read), whatever
-    /// its path names since.
-    pub fn metadata(&self) -> std::io::Result<fs::Metadata> {
-        self.file.metadata()
+    /// The metadata of the file read: the `fstat` of its handle just before its bytes were
+    /// read, whatever its path names since. (A write after it changes the file's change time,
+    /// so what is keyed on it is never taken for the file as written since.)
+    pub fn metadata(&self) -> &fs::Metadata {
+        &self.meta
     }
 }
 
@@ -414,9 +415,11 @@ impl StoreFile {
 /// than on Unix, a symlink is refused by its metadata first), refused unless the opened file is
 /// a regular file (its `fstat`), and at most `cap` bytes (refused past it, before or while it is
 /// read). The directories on the way are the caller's to have checked (the store's walk never
-/// enters a symlink; [`read_in`] checks them).
+/// enters a symlink; [`read_in`] checks them). A file of the size its `fstat` gave is read in
+/// one call (into a buffer a byte longer), with no second to find its end; one that grew since
+/// is read on to its end, within `cap`.
 pub fn read_file(path: &Path, cap: u64) -> std::result::Result<StoreFile, ReadFailure> {
-    let file = open_no_follow(path)?;
+    let mut file = open_no_follow(path)?;
     let meta = file.metadata().map_err(ReadFailure::Io)?;
     if !meta.is_file() {
         return Err(ReadFailure::NotRegular(kind_of(&meta.file_type())));
@@ -424,15 +427,33 @@ pub fn read_file(path: &Path, cap: u64) -> std::result::Result<StoreFile, ReadFa
     if meta.len() > cap {
         return Err(ReadFailure::TooLarge(cap));
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    (&file)
-        .take(cap.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(ReadFailure::Io)?;
+    let size = meta.len() as usize;
+    let mut bytes = vec![0u8; size + 1];
+    let mut got = 0;
+    while got < bytes.len() {
+        match file.read(&mut bytes[got..]) {
+            Ok(0) => break,
+            Ok(n) => {
+                got += n;
+                if got == size {
+                    break;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(ReadFailure::Io(e)),
+        }
+    }
+    bytes.truncate(got);
+    if got > size {
+        (&file)
+            .take(cap.saturating_add(1).saturating_sub(got as u64))
+            .read_to_end(&mut bytes)
+            .map_err(ReadFailure::Io)?;
+    }
     if bytes.len() as u64 > cap {
         return Err(ReadFailure::TooLarge(cap));
     }
-    Ok(StoreFile { bytes, file })
+    Ok(StoreFile { bytes, meta })
 }
 
 /// [`read_file`] of `root/rel`, refused as a [`ReadFailure::Symlink`] when a directory of `rel`
@@ -515,66 +536,4 @@ fn kind_of(ft: &fs::FileType) -> &'static str {
 }
 
 #[cfg(all(test, unix))]
-mod read_tests {
-    use super::*;
-
-    #[test]
-    fn reads_regular_files_only_never_through_a_link_and_at_most_the_cap() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        fs::write(root.join("a.json"), b"{}").unwrap();
-        assert_eq!(read_file(&root.join("a.json"), 2).unwrap().bytes, b"{}");
-        assert!(matches!(
-            read_file(&root.join("a.json"), 1),
-            Err(ReadFailure::TooLarge(1))
-        ));
-        std::os::unix::fs::symlink(root.join("a.json"), root.join("l.json")).unwrap();
-        assert!(matches!(
-            read_file(&root.join("l.json"), 10),
-            Err(ReadFailure::Symlink)
-        ));
-        std::os::unix::fs::symlink("/dev/zero", root.join("z.json")).unwrap();
-        assert!(matches!(
-            read_file(&root.join("z.json"), 10),
-            Err(ReadFailure::Symlink)
-        ));
-        assert!(matches!(
-            read_file(Path::new("/dev/zero"), 10),
-            Err(ReadFailure::NotRegular("a device"))
-        ));
-        fs::create_dir(root.join("d.json")).unwrap();
-        assert!(matches!(
-            read_file(&root.join("d.json"), 10),
-            Err(ReadFailure::NotRegular("a directory"))
-        ));
-        let fifo = root.join("f.json");
-        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        assert!(matches!(
-            read_file(&fifo, 10),
-            Err(ReadFailure::NotRegular("a FIFO"))
-        ));
-        assert!(matches!(
-            read_file(&root.join("none.json"), 10),
-            Err(ReadFailure::Missing)
-        ));
-        // A symlinked directory on the way.
-        fs::create_dir(root.join("real")).unwrap();
-        fs::write(root.join("real/c.json"), b"[]").unwrap();
-        std::os::unix::fs::symlink(root.join("real"), root.join("page")).unwrap();
-        assert!(matches!(
-            read_in(root, Path::new("page/c.json"), 10),
-            Err(ReadFailure::Symlink)
-        ));
-        assert_eq!(
-            read_in(root, Path::new("real/c.json"), 10).unwrap().bytes,
-            b"[]"
-        );
-        assert_eq!(
-            ReadFailure::TooLarge(MAX_JOURNAL)
-                .to_error("journal.json")
-                .message(),
-            "journal.json is over 64 MiB (journal.json)"
-        );
-    }
-}
+mod read_tests;

@@ -107,10 +107,10 @@ impl Store {
         stat: bool,
         read: impl Fn(&Listed) -> (Snapshot, X) + Sync,
     ) -> Result<(Snapshot, Vec<(String, X)>)> {
-        Ok(self.read_walked(self.list(stat)?, read))
+        Ok(self.read_walked(&self.list(stat)?, read))
     }
 
-    /// The store's files, listed (with their metadata when `stat`), for
+    /// The store's files, listed (with their keys when `stat`), for
     /// [`Store::read_walked`].
     pub(crate) fn list(&self, stat: bool) -> Result<Walk> {
         if !self.exists() {
@@ -122,33 +122,27 @@ impl Store {
     /// [`Store::read_listed`] of the files `walk` listed.
     pub(crate) fn read_walked<X: Send>(
         &self,
-        walk: Walk,
+        walk: &Walk,
         read: impl Fn(&Listed) -> (Snapshot, X) + Sync,
     ) -> (Snapshot, Vec<(String, X)>) {
-        let Walk {
-            files,
-            leftovers,
-            not_utf8,
-            symlinks,
-            ..
-        } = walk;
+        let files = &walk.files;
         let threads = if files.len() > 256 {
             notabene_core::par::default_threads()
         } else {
             1
         };
-        let parsed = notabene_core::par::par_map(&files, threads, &read);
+        let parsed = notabene_core::par::par_map(files, threads, &read);
         let mut snap = Snapshot {
-            leftovers,
-            not_utf8,
-            symlinks,
+            leftovers: walk.leftovers.clone(),
+            not_utf8: walk.not_utf8.clone(),
+            symlinks: walk.symlinks.clone(),
             ..Snapshot::default()
         };
         let mut extra = Vec::with_capacity(files.len());
         for ((part, x), f) in parsed.into_iter().zip(files) {
             snap.records.extend(part.records);
             snap.unreadable.extend(part.unreadable);
-            extra.push((f.rel, x));
+            extra.push((f.rel.clone(), x));
         }
         (snap, extra)
     }

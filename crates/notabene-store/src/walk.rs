@@ -41,9 +41,9 @@ pub(crate) struct Listed {
     pub(crate) path: PathBuf,
     /// Its store-relative name.
     pub(crate) rel: String,
-    /// Its metadata, when the walk read it (not following a symlink: the walk keeps regular
-    /// files only).
-    pub(crate) meta: Option<std::fs::Metadata>,
+    /// What identifies its contents (its metadata's key), when the walk read its metadata
+    /// (not following a symlink: the walk keeps regular files only) or a read filled it in.
+    pub(crate) key: Option<FileKey>,
 }
 
 /// One name of a directory, as the walk keeps it.
@@ -57,8 +57,8 @@ enum Item {
     Dir(PathBuf, String),
 }
 
-/// Walks the store at `root` (store-relative names from `""`), reading each file's metadata
-/// when `stat`.
+/// Walks the store at `root` (store-relative names from `""`), reading each comment file's
+/// metadata when `stat` (every other file's always: there are few).
 pub(crate) fn walk(root: &Path, stat: bool) -> Result<Walk> {
     let threads = notabene_core::par::default_threads();
     let mut held: HashMap<String, Result<Vec<Item>>> = HashMap::new();
@@ -156,17 +156,19 @@ fn list_dir(dir: &Path, rel: &str, stat: bool) -> Result<Vec<Item>> {
         } else if ft.is_file() && name.ends_with(".json") && !(at_top && RESERVED.contains(&name)) {
             // The metadata is read relative to the directory while it is open (without
             // walking the whole path again).
-            let meta = if stat { entry.metadata().ok() } else { None };
+            let key = if stat { entry.metadata().ok() } else { None };
             items.push(Item::File(Listed {
                 path: entry.path(),
                 rel: child_rel,
-                meta,
+                key: key.as_ref().map(FileKey::of),
             }));
             continue;
         } else {
             None
         };
-        let key = (stat && ft.is_file())
+        // (The few other files are keyed whether or not the comment files are.)
+        let key = ft
+            .is_file()
             .then(|| entry.metadata().ok())
             .flatten()
             .map(|m| FileKey::of(&m));
@@ -240,7 +242,7 @@ mod tests {
                     "z.json"
                 ]
             );
-            assert!(w.files.iter().all(|f| f.meta.is_some() == stat));
+            assert!(w.files.iter().all(|f| f.key.is_some() == stat));
             assert!(w.files.iter().all(|f| f.path == root.join(&f.rel)));
             assert_eq!(w.leftovers, ["a/x.tmp", "m/y.tmp"]);
             let others: Vec<(&str, bool)> = (w.others.iter())
@@ -260,11 +262,11 @@ mod tests {
                     others,
                     [
                         ("a/link.json", false),
-                        ("a/notes.txt", stat),
-                        ("a/x.tmp", stat),
-                        ("journal.json", stat),
-                        ("m/y.tmp", stat),
-                        ("meta.json", stat),
+                        ("a/notes.txt", true),
+                        ("a/x.tmp", true),
+                        ("journal.json", true),
+                        ("m/y.tmp", true),
+                        ("meta.json", true),
                     ]
                 );
             }

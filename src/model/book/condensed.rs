@@ -296,12 +296,14 @@ pub trait BuildRead {
     fn load_for_build_in(&self, cache_dir: Option<PathBuf>, space: &str) -> Result<Snapshot>;
     /// [`BuildRead::load_for_build`] for a caller that schedules around it
     /// ([`Store::load_condensed_seeing`]): the cache read once `before_cache` returns, `seen`
-    /// shown the store as listed, the cache's update handed back.
+    /// shown the store as listed (before any file is read when `seen_first`), the cache's
+    /// update handed back.
     fn load_for_build_seeing(
         &self,
         space: &str,
         before_cache: &(dyn Fn() + Sync),
         seen: &mut dyn FnMut(Option<&notabene_store::ListingState<'_>>),
+        seen_first: bool,
     ) -> Result<(Snapshot, notabene_store::CacheUpdate)>;
     /// [`BuildRead::load_for_build`] for a long-lived process, through what its last build
     /// read ([`Store::load_condensed_recent`]).
@@ -318,10 +320,11 @@ impl BuildRead for Store {
         space: &str,
         before_cache: &(dyn Fn() + Sync),
         seen: &mut dyn FnMut(Option<&notabene_store::ListingState<'_>>),
+        seen_first: bool,
     ) -> Result<(Snapshot, notabene_store::CacheUpdate)> {
         let forms = BookForms::new(space);
         let dir = notabene_core::disk::cache_dir();
-        self.load_condensed_seeing(dir, &forms, before_cache, seen)
+        self.load_condensed_seeing(dir, &forms, before_cache, seen, seen_first)
     }
 
     fn load_for_build_in(&self, cache_dir: Option<PathBuf>, space: &str) -> Result<Snapshot> {

@@ -70,13 +70,15 @@ pub fn read_comments_for_build(store: &Store, space: &str) -> (Vec<Comment>, Vec
 
 /// [`read_comments_for_build`] for a caller that schedules around it
 /// ([`notabene_store::Store::load_condensed_seeing`]): the store's cache read once
-/// `before_cache` returns, `seen` shown the store as listed (not at all when there is no
-/// store), and the cache's update handed back to be written when the caller says.
+/// `before_cache` returns, `seen` shown the store as listed (before any file is read when
+/// `seen_first`; not at all when there is no store), and the cache's update handed back to be
+/// written when the caller says.
 pub fn read_comments_for_build_seeing(
     store: &Store,
     space: &str,
     before_cache: &(dyn Fn() + Sync),
     seen: &mut dyn FnMut(Option<&notabene_store::ListingState<'_>>),
+    seen_first: bool,
 ) -> (
     Vec<Comment>,
     Vec<String>,
@@ -84,7 +86,7 @@ pub fn read_comments_for_build_seeing(
 ) {
     let mut update = None;
     let (comments, warnings) = comments_of(store, |s| {
-        let (snap, u) = s.load_for_build_seeing(space, before_cache, seen)?;
+        let (snap, u) = s.load_for_build_seeing(space, before_cache, seen, seen_first)?;
         update = Some(u);
         Ok(snap)
     });

@@ -286,3 +286,69 @@ fn old_caches_are_pruned_beyond_the_limit() {
     assert!(left.contains(&format!("store-{:016x}.cache", KEEP_MAX + 4)));
     assert!(!left.contains(&format!("store-{:016x}.cache", 1)));
 }
+
+/// [`Forms`], counting the comments it is handed (one per record read from a file).
+struct Counting<'a>(Forms, &'a std::sync::atomic::AtomicUsize);
+
+impl crate::Condense for Counting<'_> {
+    fn variant(&self) -> &str {
+        self.0.variant()
+    }
+    fn condense(&self, c: &crate::Comment) -> Option<crate::Comment> {
+        self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.0.condense(c)
+    }
+    fn restore(&self, text: SharedText) -> Option<std::sync::Arc<dyn crate::CondensedText>> {
+        self.0.restore(text)
+    }
+}
+
+#[test]
+fn with_no_cache_file_the_listing_is_keyed_by_the_reads_and_shown_after_them() {
+    use crate::Store;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join(".notabene");
+    let cache_dir = dir.path().join("cache");
+    std::fs::create_dir_all(root.join("guide")).unwrap();
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    let write = |rel: &str, text: &str| write_aged(&root.join(rel), text, old);
+    write("guide/a.json", r#"{"id":"a","status":"resolved"}"#);
+    write("guide/b.json", r#"{"id":"b","status":"open"}"#);
+    write("guide.json", r#"[{"id":"c"},{"id":"d"}]"#);
+    write("meta.json", r#"{"version":3}"#);
+    let store = Store::new(root.clone());
+    let records = AtomicUsize::new(0);
+    let forms = Counting(Forms("docs"), &records);
+    // The listing's bytes, how many records had been read when it was shown, the cache.
+    let listing = |seen_first: bool| {
+        records.store(0, Ordering::SeqCst);
+        let (mut fed, mut read_then) = (Vec::new(), None);
+        let (_, update) = store
+            .load_condensed_seeing(
+                Some(cache_dir.clone()),
+                &forms,
+                &|| {},
+                &mut |l| {
+                    read_then = Some(records.load(Ordering::SeqCst));
+                    l.unwrap().feed(&mut |b| fed.extend_from_slice(b));
+                },
+                seen_first,
+            )
+            .unwrap();
+        (fed, read_then.unwrap(), update)
+    };
+    // No cache file and no need to see it first: shown once the four records are read, each
+    // file keyed by its read's own `fstat`.
+    let (after, read_then, _) = listing(false);
+    assert_eq!(read_then, 4);
+    // Asked for first: shown before any file is read, keyed by the listing: the same bytes.
+    let (first, read_then, update) = listing(true);
+    assert_eq!(read_then, 0);
+    assert_eq!(first, after);
+    // With a cache file to look in, the listing is stat'ed and shown first.
+    update.write();
+    let (cached, read_then, _) = listing(false);
+    assert_eq!(read_then, 0);
+    assert_eq!(cached, after);
+}
