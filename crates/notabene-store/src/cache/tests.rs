@@ -104,6 +104,20 @@ fn write_aged(path: &Path, text: &str, when: std::time::SystemTime) {
         .unwrap();
 }
 
+/// A temp dir with a store (`.notabene`, its `guide/` made) and a cache directory beside it.
+fn store_and_cache() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join(".notabene");
+    std::fs::create_dir_all(root.join("guide")).unwrap();
+    let cache_dir = dir.path().join("cache");
+    (dir, root, cache_dir)
+}
+
+/// A minute ago: a file written then may be cached.
+fn minute_ago() -> std::time::SystemTime {
+    std::time::SystemTime::now() - std::time::Duration::from_secs(60)
+}
+
 #[test]
 fn a_read_told_what_changed_takes_the_other_files_from_the_last_read() {
     use crate::{Recent, Store};
@@ -186,12 +200,8 @@ fn a_read_told_what_changed_takes_the_other_files_from_the_last_read() {
 #[test]
 fn a_cached_load_is_the_files_whatever_the_cache_holds() {
     use crate::Store;
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join(".notabene");
-    let cache_dir = dir.path().join("cache");
-    std::fs::create_dir_all(root.join("guide")).unwrap();
-    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
-    let write = |rel: &str, text: &str| write_aged(&root.join(rel), text, old);
+    let (dir, root, cache_dir) = store_and_cache();
+    let write = |rel: &str, text: &str| write_aged(&root.join(rel), text, minute_ago());
     write(
         "guide/a.json",
         r#"{"id":"a","space":"docs","status":"resolved","thread":[{"body":"x"},{"body":"y"}],"n":1.5e3}"#,
@@ -307,12 +317,8 @@ impl crate::Condense for Counting<'_> {
 fn with_no_cache_file_the_listing_is_keyed_by_the_reads_and_shown_after_them() {
     use crate::Store;
     use std::sync::atomic::{AtomicUsize, Ordering};
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join(".notabene");
-    let cache_dir = dir.path().join("cache");
-    std::fs::create_dir_all(root.join("guide")).unwrap();
-    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
-    let write = |rel: &str, text: &str| write_aged(&root.join(rel), text, old);
+    let (_dir, root, cache_dir) = store_and_cache();
+    let write = |rel: &str, text: &str| write_aged(&root.join(rel), text, minute_ago());
     write("guide/a.json", r#"{"id":"a","status":"resolved"}"#);
     write("guide/b.json", r#"{"id":"b","status":"open"}"#);
     write("guide.json", r#"[{"id":"c"},{"id":"d"}]"#);
