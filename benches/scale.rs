@@ -102,6 +102,10 @@ const SCENARIOS: [(&str, usize, usize, f64); 3] = [
     ("20,000, of which 18,000 resolved", 20_000, 18_000, 1.10),
 ];
 
+/// The pipeline issue's target for a first build after a clone: the scenario it is set for,
+/// and its ratio to the pass-through.
+const FIRST_BUILD_TARGET: (&str, f64) = ("20,000, of which 18,000 resolved", 1.25);
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.iter().any(|a| a == "--list") {
@@ -1225,24 +1229,37 @@ fn print_cli(
     );
     println!();
     println!(
-        "| store | no preprocessor (ms) | baseline: pass-through preprocessor (ms) | pass-through / none | mdbook-notabene (ms) | **ratio to the pass-through** | its rounds' middle half | target | ratio to none | first build, no cache (ms) | its ratio to the pass-through | one chapter edited (ms) | its ratio to the pass-through |"
+        "| store | no preprocessor (ms) | baseline: pass-through preprocessor (ms) | pass-through / none | mdbook-notabene (ms) | **ratio to the pass-through** | its rounds' middle half | target | ratio to none | first build, no cache (ms) | its ratio to the pass-through | its rounds' middle half | target | one chapter edited (ms) | its ratio to the pass-through | its rounds' middle half |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---|---|---:|---:|---|");
+    let verdict =
+        |r: f64, target: f64| format!("≤ {target:.2} {}", if r <= target { "✓" } else { "✗" });
+    let spread = |a: &[Duration], b: &[Duration]| {
+        let (q1, q3) = quartiles(a, b);
+        format!("{q1:.3}–{q3:.3}")
+    };
     for (name, target, t) in cli_rows {
         let r = paired(&t.ours, &t.passthrough);
-        let (q1, q3) = quartiles(&t.ours, &t.passthrough);
+        let cold = paired(&t.cold, &t.passthrough);
+        let cold_target = if FIRST_BUILD_TARGET.0 == *name {
+            verdict(cold, FIRST_BUILD_TARGET.1)
+        } else {
+            "—".into()
+        };
         println!(
-            "| {name} | {:.0} | {:.0} | {:.3} | {:.0} | **{r:.3}** | {q1:.3}–{q3:.3} | ≤ {target:.2} {} | {:.3} | {:.0} | {:.3} | {:.0} | {:.3} |",
+            "| {name} | {:.0} | {:.0} | {:.3} | {:.0} | **{r:.3}** | {} | {} | {:.3} | {:.0} | {cold:.3} | {} | {cold_target} | {:.0} | {:.3} | {} |",
             ms(median(&t.none)),
             ms(median(&t.passthrough)),
             paired(&t.passthrough, &t.none),
             ms(median(&t.ours)),
-            if r <= *target { "✓" } else { "✗" },
+            spread(&t.ours, &t.passthrough),
+            verdict(r, *target),
             paired(&t.ours, &t.none),
             ms(median(&t.cold)),
-            paired(&t.cold, &t.passthrough),
+            spread(&t.cold, &t.passthrough),
             ms(median(&t.edited)),
             paired(&t.edited, &t.passthrough),
+            spread(&t.edited, &t.passthrough),
         );
     }
     if let Some(bin) = against() {
