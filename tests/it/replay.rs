@@ -194,15 +194,7 @@ fn whatever_a_build_reads_that_changed_makes_it_run() {
 
     // A quoted sentence of a chapter reworded (mdBook's input changes).
     book.replays(&[], "before the chapter");
-    let chapter = root.join("src/guide/installing.md");
-    let md = std::fs::read_to_string(&chapter).unwrap();
-    let quote = "takes roughly twenty minutes to compile";
-    assert!(md.contains(quote), "book-example quotes this sentence");
-    std::fs::write(
-        &chapter,
-        md.replace(quote, "takes about twenty minutes to compile"),
-    )
-    .unwrap();
+    common::reword_a_quoted_sentence(root);
     book.age_sources();
     book.runs(&[], "a chapter reworded");
 

@@ -345,16 +345,9 @@ fn after_the_edits_people_make_a_build_through_the_memo_is_the_build_without_it(
 
     // An agent rewords the sentence a comment quotes: that chapter is anchored and injected
     // again (its comment now fuzzy), the others come from the memo.
-    let chapter = root.join("src/guide/installing.md");
-    let md = std::fs::read_to_string(&chapter).unwrap();
-    let quote = "takes roughly twenty minutes to compile";
-    assert!(md.contains(quote), "book-example quotes this sentence");
-    std::fs::write(
-        &chapter,
-        md.replace(quote, "takes about twenty minutes to compile"),
-    )
-    .unwrap();
+    common::reword_a_quoted_sentence(&root);
     check("reworded", total / 2, 2);
+    let chapter = root.join("src/guide/installing.md");
 
     // An author adds a paragraph at the end of a commented chapter: the marks before it stay
     // where they were, the chapter's text does not.

@@ -573,3 +573,17 @@ pub fn journal_entry(dir: &Path, id: &str, comments: &[&str]) {
     let out = run_with(dir, &["journal", "add"], Some(&entry.to_string()), &[]);
     assert_eq!(out.code, 0, "journal add: {}", out.stderr);
 }
+
+/// Rewords the sentence of a copy of `book-example` at `root` that its store's comments quote
+/// (`src/guide/installing.md`): mdBook's input changes, and a comment on it turns fuzzy.
+pub fn reword_a_quoted_sentence(root: &Path) {
+    let chapter = root.join("src/guide/installing.md");
+    let md = std::fs::read_to_string(&chapter).unwrap();
+    let quote = "takes roughly twenty minutes to compile";
+    assert!(md.contains(quote), "book-example quotes this sentence");
+    std::fs::write(
+        &chapter,
+        md.replace(quote, "takes about twenty minutes to compile"),
+    )
+    .unwrap();
+}
