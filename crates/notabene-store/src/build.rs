@@ -5,7 +5,7 @@
 //! Owns: [`Store::load_condensed`] and its variants, [`Recent`], the cache's values.
 //! Calls: `read` (the listing and the parse of a comment file), `cache`, `condense`.
 
-use crate::cache::{self, CacheOutcome, FileKey};
+use crate::cache::{self, CacheOutcome, CacheValue, FileKey};
 use crate::condense::{self, Condense, SharedText};
 use crate::read::{file_snapshot, parse};
 use crate::walk::{Listed, Walk};
@@ -348,21 +348,32 @@ fn read_comment_file_for_build(
     let parsed = parse(read);
     let cacheable = parsed.is_ok() && key.is_some_and(|k| cache::Cache::cacheable(&k));
     // A file holding one object is cached as its comment (condensed, or its own map, which is
-    // the file's object), written out once it is known which; any other as the file's JSON.
+    // the file's object); any other as the file's JSON.
     let one_object = matches!(parsed, Ok(Value::Object(_)));
     let whole = (cacheable && !one_object)
         .then(|| parsed.as_ref().map(Value::to_string).unwrap_or_default());
-    let snap = file_snapshot(parsed, file).condensed(forms);
+    let mut snap = file_snapshot(parsed, file);
+    // A comment that condenses is read back from its cache text, as a later build reads it
+    // from the cache: the comment and the cache share that text.
+    if one_object
+        && let [r] = snap.records.as_mut_slice()
+        && let Some(text) = forms.cache_text(&r.comment)
+        && let Some(comment) = condense::from_cache_text(&text, forms)
+    {
+        r.comment = comment;
+        let value = cacheable.then_some(CacheValue::Condensed(text));
+        return (snap, (CacheOutcome::Read(key.zip(value)), read_key));
+    }
+    let snap = snap.condensed(forms);
     let value = match (whole, snap.records.as_slice()) {
-        (Some(json), _) => Some(format!("F\t{json}")),
+        (Some(json), _) => Some(CacheValue::File(json)),
         (None, [r]) if cacheable && one_object => {
             Some(match condense::to_cache_text(&r.comment, forms.variant()) {
-                Some(text) => format!("C\t{text}"),
-                // As `Value::to_string` writes the file's object (an empty value is a miss).
-                None => format!(
-                    "F\t{}",
-                    serde_json::to_string(r.comment.as_map()).unwrap_or_default()
-                ),
+                Some(text) => CacheValue::Condensed(text),
+                // As `Value::to_string` writes the file's object.
+                None => {
+                    CacheValue::File(serde_json::to_string(r.comment.as_map()).unwrap_or_default())
+                }
             })
         }
         _ => None,

@@ -168,7 +168,29 @@ pub(crate) enum CacheOutcome {
     Cached,
     /// Read from the file: its key and value (`None`: not cacheable, e.g. modified just now
     /// or unreadable).
-    Read(Option<(FileKey, String)>),
+    Read(Option<(FileKey, CacheValue)>),
+}
+
+/// What the cache keeps of a file read: a line's value, after its kind (`F` or `C`, then a tab).
+pub(crate) enum CacheValue {
+    /// `F`: the file's JSON.
+    File(String),
+    /// `C`: the file's one comment, condensed, in its cache text
+    /// ([`crate::condense::to_cache_text`]), the text the comment read keeps its fields in.
+    Condensed(SharedText),
+}
+
+impl CacheValue {
+    /// The value as the line holds it: its kind, a tab, its text.
+    fn write_to(&self, out: &mut String) {
+        let (kind, text) = match self {
+            CacheValue::File(json) => ("F", json.as_str()),
+            CacheValue::Condensed(text) => ("C", text.as_str()),
+        };
+        out.push_str(kind);
+        out.push('\t');
+        out.push_str(text);
+    }
 }
 
 /// How a store cache file is named: `store-<hash of the store root>.cache`.
@@ -311,7 +333,7 @@ impl Cache {
                         rest.push('\t');
                         rest.push_str(&json_string(rel));
                         rest.push('\t');
-                        rest.push_str(value);
+                        value.write_to(&mut rest);
                         write!(out, "{:016x}\t", fnv(rest.as_bytes()))?;
                         out.write_all(rest.as_bytes())?;
                         out.write_all(b"\n")?;

@@ -17,7 +17,7 @@
 //! Calls: `json` (the compact writer) and the [`Comment`] type.
 
 use crate::comment::{Comment, LineFields};
-use crate::json::{parse_str, write_js_compact};
+use crate::json::{ObjectWriter, parse_str, write_js_compact};
 use serde_json::Value;
 use std::ops::Range;
 use std::sync::Arc;
@@ -81,6 +81,16 @@ pub trait Condense: Sync {
     /// `comment` condensed ([`Comment::condensed`]), or `None` to keep it whole.
     fn condense(&self, comment: &Comment) -> Option<Comment>;
 
+    /// `comment` condensed, in the text the store's cache keeps of it ([`to_cache_text`]): what
+    /// a build reads the condensed comment back from ([`from_cache_text`]), so that the comment
+    /// and its cache entry share one text. `None` when it is kept whole, or the text would
+    /// hold a newline. A condenser that writes it straight from the comment, without the
+    /// condensed comment in between ([`write_cache_text`]), overrides this; it must give the
+    /// same text.
+    fn cache_text(&self, comment: &Comment) -> Option<SharedText> {
+        to_cache_text(&self.condense(comment)?, self.variant())
+    }
+
     /// The condensed text back from what its [`CondensedText::to_text`] wrote for this variant
     /// (a piece of the cache file's text, which the result may keep instead of a copy); `None`
     /// when it is not one (the cache entry is then a miss).
@@ -98,23 +108,44 @@ pub trait CondensedText: std::any::Any + Send + Sync + std::fmt::Debug {
 /// A condensed comment as the store's cache keeps it: one line's value, without raw newline
 /// (compact JSON escapes it): the variant, the kept fields and the condensed text,
 /// tab-separated. `None` for a comment that is not condensed or a text with a newline.
-pub(crate) fn to_cache_text(c: &Comment, variant: &str) -> Option<String> {
+pub fn to_cache_text(c: &Comment, variant: &str) -> Option<SharedText> {
     let text = c.condensed_text()?.to_text();
-    if text.contains('\n') || variant.contains('\n') {
+    write_cache_text(variant, c.as_map().iter(), |out| {
+        out.extend_from_slice(text.as_bytes())
+    })
+}
+
+/// [`to_cache_text`] of a condensed comment written from its parts: `variant`, the fields it
+/// keeps (`kept`, in their order) and its condensed text, which `text` writes at the end of the
+/// buffer it is given. `None` when the variant or the text holds a newline.
+pub fn write_cache_text<'a>(
+    variant: &str,
+    kept: impl Iterator<Item = (&'a String, &'a Value)>,
+    text: impl FnOnce(&mut Vec<u8>),
+) -> Option<SharedText> {
+    if variant.contains('\n') {
         return None;
     }
-    let mut out = Vec::with_capacity(text.len() + 256);
+    let mut out = Vec::with_capacity(1024);
     write_js_compact(variant, &mut out);
     out.push(b'\t');
-    write_js_compact(c.as_map(), &mut out);
+    let mut fields = ObjectWriter::new(&mut out);
+    for (k, v) in kept {
+        fields.member(k, v);
+    }
+    fields.end();
     out.push(b'\t');
-    out.extend_from_slice(text.as_bytes());
-    String::from_utf8(out).ok()
+    let text_at = out.len();
+    text(&mut out);
+    if out[text_at..].contains(&b'\n') {
+        return None;
+    }
+    String::from_utf8(out).ok().map(SharedText::new)
 }
 
 /// The condensed comment [`to_cache_text`] wrote (`text`, a piece of the cache file), when it
 /// was written for the variant of `forms` (another variant's is a miss).
-pub(crate) fn from_cache_text(text: &SharedText, forms: &dyn Condense) -> Option<Comment> {
+pub fn from_cache_text(text: &SharedText, forms: &dyn Condense) -> Option<Comment> {
     let line = text.as_str();
     let variant_end = line.find('\t')?;
     if parse_str(&line[..variant_end])? != forms.variant() {
@@ -232,10 +263,13 @@ pub(crate) mod tests {
             "id": "c_1", "status": "resolved", "body": "a\tb\nc", "n": [1, 2.5]
         }));
         let condensed = Forms("docs").condense(&c).unwrap();
-        let text = to_cache_text(&condensed, "docs").unwrap();
+        let shared = to_cache_text(&condensed, "docs").unwrap();
+        let text = shared.as_str();
         assert!(!text.contains('\n'));
+        // The store's default for a condenser's cache text is this one.
+        assert_eq!(Forms("docs").cache_text(&c).unwrap().as_str(), text);
         let read = |t: &str, forms: &Forms| from_cache_text(&SharedText::new(t.to_string()), forms);
-        let back = read(&text, &Forms("docs")).unwrap();
+        let back = read(text, &Forms("docs")).unwrap();
         assert_eq!(back, condensed);
         // Its fields read from the line are the map's.
         assert_eq!(
@@ -243,7 +277,7 @@ pub(crate) mod tests {
             (Some("c_1"), Some(Status::Resolved))
         );
         assert_eq!(back.as_map(), condensed.as_map());
-        assert_eq!(read(&text, &Forms("other")), None);
+        assert_eq!(read(text, &Forms("other")), None);
         // A map that is not one is no comment; one the quick reader leaves is read by serde.
         let head: Vec<&str> = text.splitn(3, '\t').collect();
         let bad = format!("{}\t[]\t{}", head[0], head[2]);

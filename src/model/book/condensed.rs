@@ -17,6 +17,7 @@
 //! Calls: `notabene_store` (the comment, the compact JSON writer, the condensed read).
 
 use crate::Result;
+use notabene_store::condense::write_cache_text;
 use notabene_store::json::{ObjectWriter, parse_str, write_js_compact};
 use notabene_store::{
     Comment, Condense, CondensedText, Recent, Scope, SharedText, Snapshot, Status, Store,
@@ -120,13 +121,19 @@ impl Prerendered {
     /// back, which the writer never gives: the comment is then read whole).
     fn written(c: &Map<String, Value>, space: Arc<str>) -> Option<Prerendered> {
         let mut out = Vec::with_capacity(1024);
-        write_js_compact(naming(c), &mut out);
+        Prerendered::write(c, &space, &mut out);
+        Prerendered::from_text(SharedText::new(String::from_utf8(out).ok()?), space)
+    }
+
+    /// Writes the text of the fields of `c` written for `space` ([`CondensedText::to_text`])
+    /// at the end of `out`.
+    fn write(c: &Map<String, Value>, space: &str, out: &mut Vec<u8>) {
+        write_js_compact(naming(c), out);
         for (page_known, first_message_only) in [(true, false), (false, true)] {
             out.push(b'\t');
-            let mut w = ObjectWriter::new(&mut out);
-            write_own_fields(&mut w, c, &space, page_known, first_message_only);
+            let mut w = ObjectWriter::new(out);
+            write_own_fields(&mut w, c, space, page_known, first_message_only);
         }
-        Prerendered::from_text(SharedText::new(String::from_utf8(out).ok()?), space)
     }
 
     /// The forms in `text`, what [`CondensedText::to_text`] wrote (the naming text as a JSON
@@ -229,17 +236,26 @@ pub fn condensed(c: &Comment, space: &str) -> Option<Comment> {
 
 /// [`condensed`] with the space shared.
 fn condensed_for(c: &Comment, space: &Arc<str>) -> Option<Comment> {
-    if c.status() != Some(Status::Resolved) || c.id().is_none() || c.scope() == Some(Scope::Page) {
+    if !condenses(c) {
         return None;
     }
     let map = c.as_map();
-    let kept: Map<String, Value> = map
-        .iter()
-        .filter(|(k, _)| KEPT_FIELDS.contains(&k.as_str()))
+    let kept: Map<String, Value> = kept_fields(map)
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     let forms = Prerendered::written(map, Arc::clone(space))?;
     Some(Comment::condensed(kept, Arc::new(forms)))
+}
+
+/// Whether a build condenses `c` ([`condensed`]).
+fn condenses(c: &Comment) -> bool {
+    c.status() == Some(Status::Resolved) && c.id().is_some() && c.scope() != Some(Scope::Page)
+}
+
+/// The fields of `map` a condensed comment keeps ([`KEPT_FIELDS`]), in their order.
+fn kept_fields(map: &Map<String, Value>) -> impl Iterator<Item = (&String, &Value)> {
+    map.iter()
+        .filter(|(k, _)| KEPT_FIELDS.contains(&k.as_str()))
 }
 
 /// How a build of the book whose space is `space` condenses the comments it reads
@@ -266,6 +282,18 @@ impl Condense for BookForms {
 
     fn condense(&self, comment: &Comment) -> Option<Comment> {
         condensed_for(comment, &self.space)
+    }
+
+    /// Written straight from the comment: its kept fields and [`Prerendered`]'s text, without
+    /// a copy of either.
+    fn cache_text(&self, comment: &Comment) -> Option<SharedText> {
+        if !condenses(comment) {
+            return None;
+        }
+        let map = comment.as_map();
+        write_cache_text(&self.space, kept_fields(map), |out| {
+            Prerendered::write(map, &self.space, out)
+        })
     }
 
     fn restore(&self, text: SharedText) -> Option<Arc<dyn CondensedText>> {

@@ -28,11 +28,14 @@ fn a_line_round_trips_and_any_changed_byte_is_a_miss() {
         &[
             (
                 "p/a.json",
-                CacheOutcome::Read(Some((key(10), r#"{"id":"a"}"#.into()))),
+                CacheOutcome::Read(Some((key(10), CacheValue::File(r#"{"id":"a"}"#.into())))),
             ),
             (
                 "p/b\t.json",
-                CacheOutcome::Read(Some((key(11), r#"{"id":"b"}"#.into()))),
+                CacheOutcome::Read(Some((
+                    key(11),
+                    CacheValue::Condensed(SharedText::new("\"docs\"\t{\"id\":\"b\"}\tx".into())),
+                ))),
             ),
             ("p/c.json", CacheOutcome::Read(None)),
         ],
@@ -44,8 +47,14 @@ fn a_line_round_trips_and_any_changed_byte_is_a_miss() {
     let get =
         |c: &Cache, rel: &str, size: u64| c.get(rel, &key(size)).map(|t| t.as_str().to_string());
     let c = read(&text);
-    assert_eq!(get(&c, "p/a.json", 10).as_deref(), Some(r#"{"id":"a"}"#));
-    assert_eq!(get(&c, "p/b\t.json", 11).as_deref(), Some(r#"{"id":"b"}"#));
+    assert_eq!(
+        get(&c, "p/a.json", 10).as_deref(),
+        Some("F\t{\"id\":\"a\"}")
+    );
+    assert_eq!(
+        get(&c, "p/b\t.json", 11).as_deref(),
+        Some("C\t\"docs\"\t{\"id\":\"b\"}\tx")
+    );
     assert_eq!(c.get("p/a.json", &key(12)), None, "another size");
     assert_eq!(c.get("p/c.json", &key(10)), None, "not cacheable");
     // A garbled value keeps its key but fails the checksum.
@@ -54,7 +63,10 @@ fn a_line_round_trips_and_any_changed_byte_is_a_miss() {
     // Cut in the middle of the last line: that line is a miss, the first still a hit.
     let cut = &text[..text.len() - 3];
     let c = read(cut);
-    assert_eq!(get(&c, "p/a.json", 10).as_deref(), Some(r#"{"id":"a"}"#));
+    assert_eq!(
+        get(&c, "p/a.json", 10).as_deref(),
+        Some("F\t{\"id\":\"a\"}")
+    );
     assert_eq!(c.get("p/b\t.json", &key(11)), None);
 }
 
@@ -297,15 +309,28 @@ fn old_caches_are_pruned_beyond_the_limit() {
     assert!(!left.contains(&format!("store-{:016x}.cache", 1)));
 }
 
-/// [`Forms`], counting the comments it is handed (one per record read from a file).
-struct Counting<'a>(Forms, &'a std::sync::atomic::AtomicUsize);
+/// [`Forms`], noting the comments it is handed (by id: one per record read from a file).
+struct Counting<'a>(
+    Forms,
+    &'a std::sync::Mutex<std::collections::BTreeSet<String>>,
+);
+
+impl Counting<'_> {
+    /// How many comments it was handed.
+    fn count(&self) -> usize {
+        self.1.lock().unwrap().len()
+    }
+}
 
 impl crate::Condense for Counting<'_> {
     fn variant(&self) -> &str {
         self.0.variant()
     }
     fn condense(&self, c: &crate::Comment) -> Option<crate::Comment> {
-        self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.1
+            .lock()
+            .unwrap()
+            .insert(c.id().unwrap_or_default().to_string());
         self.0.condense(c)
     }
     fn restore(&self, text: SharedText) -> Option<std::sync::Arc<dyn crate::CondensedText>> {
@@ -316,7 +341,6 @@ impl crate::Condense for Counting<'_> {
 #[test]
 fn with_no_cache_file_the_listing_is_keyed_by_the_reads_and_shown_after_them() {
     use crate::Store;
-    use std::sync::atomic::{AtomicUsize, Ordering};
     let (_dir, root, cache_dir) = store_and_cache();
     let write = |rel: &str, text: &str| write_aged(&root.join(rel), text, minute_ago());
     write("guide/a.json", r#"{"id":"a","status":"resolved"}"#);
@@ -324,11 +348,11 @@ fn with_no_cache_file_the_listing_is_keyed_by_the_reads_and_shown_after_them() {
     write("guide.json", r#"[{"id":"c"},{"id":"d"}]"#);
     write("meta.json", r#"{"version":3}"#);
     let store = Store::new(root.clone());
-    let records = AtomicUsize::new(0);
+    let records = std::sync::Mutex::default();
     let forms = Counting(Forms("docs"), &records);
     // The listing's bytes, how many records had been read when it was shown, the cache.
     let listing = |seen_first: bool| {
-        records.store(0, Ordering::SeqCst);
+        records.lock().unwrap().clear();
         let (mut fed, mut read_then) = (Vec::new(), None);
         let (_, update) = store
             .load_condensed_seeing(
@@ -336,7 +360,7 @@ fn with_no_cache_file_the_listing_is_keyed_by_the_reads_and_shown_after_them() {
                 &forms,
                 &|| {},
                 &mut |l| {
-                    read_then = Some(records.load(Ordering::SeqCst));
+                    read_then = Some(forms.count());
                     l.unwrap().feed(&mut |b| fed.extend_from_slice(b));
                 },
                 seen_first,

@@ -115,3 +115,37 @@ fn the_cache_text_gives_the_same_forms_back() {
         assert_eq!((back.naming(), &back), (quote, made));
     }
 }
+
+#[test]
+fn the_cache_text_written_from_a_comment_is_the_one_of_its_condensed_comment() {
+    use notabene_store::condense::{from_cache_text, to_cache_text};
+    let forms = BookForms::new("docs");
+    let mut comments = vec![resolved()];
+    // Kept fields out of their usual order, escapes in them, a space of another book, a
+    // naming text with escapes, a map holding none of the kept fields but the id.
+    let mut c = Comment::from_value(json!({
+        "updatedAt": "2026-01-02T00:00:00.000Z", "status": "resolved", "id": "c_\"2\"",
+        "page": "a/b\u{7f}\u{2028}", "space": "other",
+        "anchor": { "quote": "x\\y</script>" }, "createdAt": "2026-01-01T00:00:00.000Z"
+    }));
+    comments.push(c.clone());
+    c.set("scope", json!("element"));
+    comments.push(c);
+    comments.push(Comment::from_value(
+        json!({ "id": "c_3", "status": "resolved" }),
+    ));
+    for c in &comments {
+        let whole = to_cache_text(&condensed(c, "docs").unwrap(), "docs").unwrap();
+        let written = forms.cache_text(c).unwrap();
+        assert_eq!(written.as_str(), whole.as_str());
+        // And read back, it is the condensed comment.
+        assert_eq!(from_cache_text(&written, &forms), condensed(c, "docs"));
+    }
+    // A comment kept whole has none.
+    let mut open = resolved();
+    open.set("status", json!("open"));
+    assert_eq!(forms.cache_text(&open), None);
+    let mut page = resolved();
+    page.set("scope", json!("page"));
+    assert_eq!(forms.cache_text(&page), None);
+}

@@ -14,7 +14,7 @@
 //! A comment turned orphan this way is then looked for in the rest of the book like any other
 //! orphan (its passage may have moved to another chapter, git showing it arrive there).
 //!
-//! Owns: which placed comments are asked about and the decision. Calls: `model::book::git`
+//! Owns: which placed comments are asked about, their pages now, and the decision. Calls: `model::book::git`
 //! and `git_blobs` (the pages then, read in one git process), the anchoring crate.
 
 use super::{BookAnchors, Decision, Origins, index_of};
@@ -23,7 +23,7 @@ use crate::model::resolve::is_live;
 use notabene_anchoring::text::{TextOptions, page_text};
 use notabene_anchoring::{AnchorStatus, PageIndex, Resolution, StoredAnchor, quote};
 use notabene_store::Scope;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Whether comment `ci` is one to ask git about: a live text comment placed on its own page
 /// where its stored quote and context are not verbatim.
@@ -43,14 +43,41 @@ pub(super) fn is_candidate(anchors: &BookAnchors, ci: usize) -> bool {
 /// committed once).
 const PAGE_MAX: usize = 16 << 20;
 
+/// The pages now of the chapters `placed` (candidates, [`is_candidate`]) are on, indexed in
+/// parallel: what [`decide`] compares each page then with. Empty without a repository to read
+/// the pages then from.
+pub(super) fn pages_now<'a>(
+    anchors: &'a BookAnchors,
+    repo: &Repo,
+    options: &TextOptions,
+    placed: &[usize],
+) -> HashMap<usize, PageIndex<'a>> {
+    if repo.root().is_none() {
+        return HashMap::new();
+    }
+    let chapters: Vec<usize> = placed
+        .iter()
+        .filter_map(|&ci| anchors.located[ci].chapter)
+        .collect::<BTreeSet<usize>>()
+        .into_iter()
+        .collect();
+    let threads = notabene_core::par::default_threads();
+    let built =
+        notabene_core::par::par_map(&chapters, threads, |&ch| index_of(anchors, ch, options));
+    chapters.into_iter().zip(built).collect()
+}
+
 /// For the candidates ([`is_candidate`]): those whose place stood apart on their page when the
 /// comment was written, each the orphan suggesting that place. The pages then are read in one
-/// git process, each (commit, chapter) once and one at a time.
+/// git process, each (commit, chapter) once and one at a time; `now` holds the pages now
+/// ([`pages_now`]; one missing is indexed here). A page then that is the chapter's Markdown
+/// now, byte for byte, is its page now: it is not read into a text model again.
 pub(super) fn decide(
     anchors: &BookAnchors,
     (repo, origins): (&Repo, &Origins),
     options: &TextOptions,
     candidates: &[usize],
+    now: &HashMap<usize, PageIndex>,
 ) -> Vec<(usize, Decision)> {
     let Some(root) = repo.root() else {
         return Vec::new();
@@ -70,18 +97,27 @@ pub(super) fn decide(
         .iter()
         .map(|((base, ch), _)| (base.as_str(), anchors.chapters[*ch].source.as_str()))
         .collect();
-    let mut today: HashMap<usize, PageIndex> = HashMap::new();
+    let mut missing: HashMap<usize, PageIndex> = HashMap::new();
     let mut out = Vec::new();
     crate::model::book::git_blobs::each_file(root, &files, PAGE_MAX, |i, md| {
         let (((_, ch), comments), Some(md)) = (keys[i], md) else {
             return;
         };
-        let then = PageIndex::owned(page_text(&md, options));
-        let now = today
-            .entry(*ch)
-            .or_insert_with(|| index_of(anchors, *ch, options));
+        let today = match now.get(ch) {
+            Some(index) => index,
+            None => missing
+                .entry(*ch)
+                .or_insert_with(|| index_of(anchors, *ch, options)),
+        };
+        let other;
+        let then = if md == anchors.chapters[*ch].content {
+            today
+        } else {
+            other = PageIndex::owned(page_text(&md, options));
+            &other
+        };
         for &ci in comments {
-            if let Some(d) = look_alike(anchors, ci, now, &then) {
+            if let Some(d) = look_alike(anchors, ci, today, then) {
                 out.push((ci, d));
             }
         }
