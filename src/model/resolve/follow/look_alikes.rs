@@ -14,8 +14,9 @@
 //! A comment turned orphan this way is then looked for in the rest of the book like any other
 //! orphan (its passage may have moved to another chapter, git showing it arrive there).
 //!
-//! Owns: which placed comments are asked about, their pages now, and the decision. Calls: `model::book::git`
-//! and `git_blobs` (the pages then, read in one git process), the anchoring crate.
+//! Owns: which placed comments are asked about, their pages now, and the decision.
+//! Calls: `model::book::git` and `git_blobs` (the pages then, read in one git process), the
+//! anchoring crate.
 
 use super::{BookAnchors, Decision, Origins, index_of};
 use crate::model::book::git::Repo;

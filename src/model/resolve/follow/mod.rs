@@ -219,9 +219,10 @@ pub fn follow(
         None => {
             // git's word on where the candidates' files came from is read while the pages of
             // those placed on their own page are indexed: the look-alikes need both.
-            let placed: Vec<usize> = (candidates.iter().copied())
-                .filter(|&ci| look_alikes::is_candidate(anchors, ci))
-                .collect();
+            // Comments placed on their page are only asked whether the place is a look-alike.
+            let (placed, others): (Vec<usize>, Vec<usize>) = candidates
+                .iter()
+                .partition(|&&ci| look_alikes::is_candidate(anchors, ci));
             let (origins, indexes) = std::thread::scope(|scope| {
                 let origins = scope.spawn(|| Origins::of(anchors, repo, store, &candidates));
                 let indexes = look_alikes::pages_now(anchors, repo, options, &placed);
@@ -235,7 +236,7 @@ pub fn follow(
                 ids,
                 (repo, &origins),
                 (options, threshold),
-                &candidates,
+                (&placed, &others),
                 indexes,
             );
             if let (Some(m), Some(k)) = (memo, key) {
@@ -293,23 +294,20 @@ fn is_candidate(anchors: &BookAnchors, ids: &PageIds, ci: usize) -> bool {
     }
 }
 
-/// Decides, for each of the `candidates`, where it goes: first by git's evidence, then by its
-/// quote in the rest of the book; a comment placed on its own page stays there unless git shows
-/// the place to be a look-alike that stood apart when the comment was written. `indexes`: the
-/// pages already indexed (by chapter), reused by every step.
+/// Decides, for each of the candidates, where it goes: first by git's evidence, then by its
+/// quote in the rest of the book; a comment placed on its own page (`placed`, the others
+/// `others`) stays there unless git shows the place to be a look-alike that stood apart when
+/// the comment was written. `indexes`: the pages already indexed (by chapter), reused by every
+/// step.
 fn decide<'a>(
     anchors: &'a BookAnchors,
     ids: &PageIds,
     (repo, origins): (&Repo, &Origins),
     (options, threshold): (&TextOptions, f64),
-    candidates: &[usize],
+    (placed, others): (&[usize], &[usize]),
     mut indexes: HashMap<usize, PageIndex<'a>>,
 ) -> Vec<(usize, Decision)> {
-    // Comments placed on their page are only asked whether the place is a look-alike.
-    let (placed, candidates): (Vec<usize>, Vec<usize>) = candidates
-        .iter()
-        .partition(|&&ci| look_alikes::is_candidate(anchors, ci));
-    let mut out = look_alikes::decide(anchors, (repo, origins), options, &placed, &indexes);
+    let mut out = look_alikes::decide(anchors, (repo, origins), options, placed, &indexes);
     // Those turned orphan are looked for in the rest of the book as every orphan is.
     let mut by_quote: Vec<(usize, quote::TextAnchor)> = out
         .iter()
@@ -320,10 +318,10 @@ fn decide<'a>(
             },
         )
         .collect();
-    let targets = git_targets(anchors, ids, (repo, origins), &candidates);
+    let targets = git_targets(anchors, ids, (repo, origins), others);
     // Page indexes, built only for the chapters some comment needs (those of the look-alikes
     // already).
-    for ci in candidates {
+    for &ci in others {
         let c = &anchors.comments[ci];
         let page = c.page().unwrap_or_default();
         let anchor = StoredAnchor::from_comment(c.as_map());
