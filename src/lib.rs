@@ -29,7 +29,13 @@ pub use notabene_core::{Error, ErrorKind, Result, bail};
 /// `src/bin/`). A module may import from the layers before its own, never from its own
 /// layer's other modules or from a later one. Tiers are contiguous, in the order of the list.
 pub const LAYERS: &[&[&str]] = &[
-    &["util::lcs", "util::memo", "util::payload", "util::pipe"],
+    &[
+        "util::background",
+        "util::lcs",
+        "util::memo",
+        "util::payload",
+        "util::pipe",
+    ],
     &["model::book"],
     &["model::resolve"],
     &["output::forms"],

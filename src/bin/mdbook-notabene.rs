@@ -233,7 +233,7 @@ fn build_and_answer(
 ) -> i32 {
     match mdbook_notabene::output::annotate::run_with(ctx, book, prefetched) {
         Ok(book) => {
-            let Ok(bytes) = serde_json::to_vec(&book) else {
+            let Ok(bytes) = book_json(&book) else {
                 err_line("notabene: cannot write the book to stdout (stdout)");
                 return 1;
             };
@@ -263,6 +263,61 @@ fn build_and_answer(
         Err(e) => {
             err_line(&format!("notabene: build failed: {e}"));
             1
+        }
+    }
+}
+
+/// `book` as JSON, as `serde_json::to_vec` writes it, its top-level items written on every
+/// thread (a big book's chapters carry megabytes of markers and data, and mdBook waits).
+fn book_json(book: &MdBook) -> serde_json::Result<Vec<u8>> {
+    // The book's other fields, if it ever has any, as serde writes them around its items.
+    let shell = serde_json::to_vec(&MdBook::new())?;
+    let empty = b"\"items\":[]";
+    let Some(at) = (shell.windows(empty.len())).position(|w| w == empty) else {
+        return serde_json::to_vec(book);
+    };
+    let threads = notabene_core::par::default_threads();
+    let items = notabene_core::par::par_map(&book.items, threads, serde_json::to_vec);
+    let (open, close) = shell.split_at(at + empty.len() - 1);
+    let mut out = Vec::with_capacity(
+        shell.len() + items.iter().flatten().map(Vec::len).sum::<usize>() + items.len(),
+    );
+    out.extend_from_slice(open);
+    for (i, item) in items.into_iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(&item?);
+    }
+    out.extend_from_slice(close);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mdbook_preprocessor::book::{BookItem, Chapter};
+
+    /// Written item by item, the book's JSON is serde's own.
+    #[test]
+    fn the_book_is_written_as_serde_writes_it() {
+        let chapter = |n: usize| {
+            let mut ch = Chapter::new(
+                &format!("C{n} \"é\""),
+                format!("# {n}\n<b>\u{2028}"),
+                format!("c{n}.md"),
+                vec![],
+            );
+            ch.sub_items = vec![BookItem::Separator];
+            BookItem::Chapter(ch)
+        };
+        for n in [0, 1, 2, 7] {
+            let book = MdBook::new_with_items((0..n).map(chapter).collect());
+            assert_eq!(
+                book_json(&book).unwrap(),
+                serde_json::to_vec(&book).unwrap(),
+                "{n}"
+            );
         }
     }
 }

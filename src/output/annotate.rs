@@ -190,6 +190,12 @@ pub fn prefetch(
                 // Unless the run is a replay, the cache's reader hears so when this returns
                 // (or unwinds).
                 let no_replay = SaysWhenDropped(&event);
+                // A first build (no record of an earlier one: no memo of following's
+                // decisions either) follows its comments from scratch, if any need it: git
+                // walks the store's history while the build goes on.
+                if head.is_none() && listing.is_some() {
+                    repo.ask_store_history(store.root());
+                }
                 let state = git_state.as_mut().and_then(|s| s.wait());
                 fingerprint = listing
                     .filter(|_| recording)
@@ -405,7 +411,7 @@ fn annotate(
             hits + misses
         ));
     }
-    drop_in_background(anchored);
+    crate::util::background::drop_in_background(anchored);
     Ok(book)
 }
 
@@ -528,14 +534,4 @@ impl Injected {
         });
         dropped
     }
-}
-
-/// Frees `value` on a short-lived thread (inline if none can be started): a big book's
-/// anchoring — thousands of parsed comments, a text model per chapter — takes milliseconds to
-/// free, which mdBook can spend rendering instead.
-fn drop_in_background<T: Send + 'static>(value: T) {
-    // On failure the closure, and `value` with it, is dropped right here.
-    let _ = std::thread::Builder::new()
-        .name("notabene-free".into())
-        .spawn(move || drop(value));
 }

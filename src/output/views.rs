@@ -12,10 +12,12 @@ use data::ViewData;
 use mdbook_preprocessor::book::{Book as MdBook, BookItem};
 use notabene_anchoring::text::{PageText, TextOptions, page_text};
 use notabene_store::{Comment, Status};
+use order::ListKey;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
 mod data;
+mod order;
 
 /// A generated chapter: file name, title, Markdown content.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -349,16 +351,26 @@ impl ViewInput<'_> {
         use notabene_store::json::ObjectWriter;
         let comments = &self.anchors.comments;
         let other_languages = self.anchors.other_languages();
-        let mut order: Vec<ListKey> = (comments.iter().zip(&self.anchors.located))
-            .enumerate()
-            .filter(|(_, (_, l))| l.other_language.is_none())
-            .map(|(ci, (c, _))| ListKey::of(ci, c.updated_at(), c.id().unwrap_or("")))
-            .collect();
+        let threads = notabene_core::par::default_threads();
+        // Each comment's key read on every thread (a big store's comments are seldom in the
+        // processor's cache), then sorted.
+        let located = &self.anchors.located;
+        let all: Vec<usize> = (0..comments.len().min(located.len())).collect();
+        let spans: Vec<&[usize]> = all.chunks(all.len().div_ceil(threads).max(1024)).collect();
+        let keys = notabene_core::par::par_map(&spans, threads, |span| {
+            (span.iter())
+                .filter(|&&ci| located[ci].other_language.is_none())
+                .map(|&ci| {
+                    let c = &comments[ci];
+                    ListKey::of(ci, c.updated_at(), c.id().unwrap_or(""))
+                })
+                .collect::<Vec<_>>()
+        });
+        let mut order: Vec<ListKey> = keys.into_iter().flatten().collect();
         order.sort_by(ListKey::cmp);
         let order: Vec<usize> = order.into_iter().map(|k| k.ci).collect();
         let space = &self.book.config.space;
         // Entries written in parallel chunks, joined in order.
-        let threads = notabene_core::par::default_threads();
         let chunks: Vec<&[usize]> = order
             .chunks(order.len().div_ceil(threads).max(64))
             .collect();
@@ -471,41 +483,6 @@ impl ViewInput<'_> {
                 View { name, path, title, content }
             })
             .collect()
-    }
-}
-
-/// Where a comment goes in the /comments list: newest update first, then by id. The first
-/// bytes of both are held here, so that most comparisons read neither comment (a big store's
-/// comments lie all over memory); a tie on them compares the whole strings, which orders as
-/// comparing the strings alone does.
-struct ListKey<'a> {
-    updated: [u8; 24],
-    id: [u8; 16],
-    whole: (&'a str, &'a str),
-    ci: usize,
-}
-
-impl<'a> ListKey<'a> {
-    fn of(ci: usize, updated: &'a str, id: &'a str) -> ListKey<'a> {
-        fn head<const N: usize>(s: &str) -> [u8; N] {
-            let mut out = [0; N];
-            let n = s.len().min(N);
-            out[..n].copy_from_slice(&s.as_bytes()[..n]);
-            out
-        }
-        ListKey {
-            updated: head(updated),
-            id: head(id),
-            whole: (updated, id),
-            ci,
-        }
-    }
-
-    fn cmp(a: &ListKey, b: &ListKey) -> std::cmp::Ordering {
-        (b.updated.cmp(&a.updated))
-            .then_with(|| b.whole.0.cmp(a.whole.0))
-            .then_with(|| a.id.cmp(&b.id))
-            .then_with(|| a.whole.1.cmp(b.whole.1))
     }
 }
 

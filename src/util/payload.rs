@@ -33,23 +33,102 @@ pub fn data_script(class: &str, attrs: &str, json: &str, compress_above: usize) 
             escape_script_json(json)
         );
     }
+    deflated_script(class, attrs, &[json.as_bytes()])
+}
+
+/// The deflated `<script>` element ([`data_script`]'s second form) of the JSON text that
+/// `pieces` make joined in order (without joining them: a big store's /comments list is
+/// megabytes written in pieces on every thread).
+pub fn deflated_script(class: &str, attrs: &str, pieces: &[&[u8]]) -> String {
     format!(
         "<script type=\"application/octet-stream\" class=\"{class}\"{attrs} data-nb-encoding=\"{ENCODING}\">{}</script>",
-        deflate_base64(json.as_bytes())
+        deflate_pieces_base64(pieces)
     )
 }
 
+/// Payloads longer than this are deflated in pieces of this many bytes, on every thread.
+const PIECE: usize = 1 << 20;
+
 /// `bytes` deflated (raw DEFLATE, level 1: several times smaller for comment JSON, at a
 /// fraction of the default level's cost), in standard base64.
+///
+/// A payload longer than a MiB (a big store's /comments list: megabytes) is deflated in
+/// pieces of that length on every thread, each ending on a sync flush and the last finishing
+/// the stream: still one raw DEFLATE stream, which any inflater reads whole. The pieces are cut
+/// by length alone, so the same bytes give the same text whatever the threads.
 pub fn deflate_base64(bytes: &[u8]) -> String {
-    let mut enc = flate2::write::DeflateEncoder::new(
-        Vec::with_capacity(bytes.len() / 4),
-        flate2::Compression::fast(),
-    );
-    // Writing to a Vec cannot fail.
-    enc.write_all(bytes).expect("deflate into memory");
-    let z = enc.finish().expect("deflate into memory");
+    deflate_pieces_base64(&[bytes])
+}
+
+/// [`deflate_base64`] of the bytes `parts` make joined in order, without joining them.
+fn deflate_pieces_base64(parts: &[&[u8]]) -> String {
+    let len: usize = parts.iter().map(|p| p.len()).sum();
+    let z = if len <= PIECE {
+        let mut enc = flate2::write::DeflateEncoder::new(
+            Vec::with_capacity(len / 4),
+            flate2::Compression::fast(),
+        );
+        // Writing to a Vec cannot fail.
+        enc.write_all(&parts.concat()).expect("deflate into memory");
+        enc.finish().expect("deflate into memory")
+    } else {
+        let pieces: Vec<(usize, usize)> =
+            (0..len.div_ceil(PIECE)).map(|i| (i, i * PIECE)).collect();
+        let last = pieces.len() - 1;
+        let threads = notabene_core::par::default_threads();
+        notabene_core::par::par_map(&pieces, threads, |&(i, start)| {
+            let piece = bytes_at(parts, start..(start + PIECE).min(len));
+            deflate_piece(&piece, i == last)
+        })
+        .concat()
+    };
     base64::engine::general_purpose::STANDARD.encode(z)
+}
+
+/// The bytes at `at` of what `parts` make joined in order: borrowed when they lie in one part.
+fn bytes_at<'a>(parts: &[&'a [u8]], at: std::ops::Range<usize>) -> std::borrow::Cow<'a, [u8]> {
+    let mut within: Vec<&'a [u8]> = Vec::new();
+    let mut start = 0;
+    for part in parts {
+        let end = start + part.len();
+        if end > at.start && start < at.end {
+            within.push(&part[at.start.max(start) - start..at.end.min(end) - start]);
+        }
+        start = end;
+    }
+    match within.as_slice() {
+        [one] => std::borrow::Cow::Borrowed(*one),
+        _ => std::borrow::Cow::Owned(within.concat()),
+    }
+}
+
+/// One piece of a payload deflated at level 1 on its own: the stream's end when it is the
+/// `last`, else ending on a sync flush (byte-aligned, the stream going on).
+fn deflate_piece(piece: &[u8], last: bool) -> Vec<u8> {
+    use flate2::{Compress, FlushCompress, Status};
+    let mut c = Compress::new(flate2::Compression::fast(), false);
+    let flush = if last {
+        FlushCompress::Finish
+    } else {
+        FlushCompress::Sync
+    };
+    let mut out = Vec::with_capacity(piece.len() / 4 + 64);
+    loop {
+        if out.capacity() - out.len() < 64 {
+            out.reserve(out.capacity());
+        }
+        let read = usize::try_from(c.total_in()).unwrap_or(piece.len());
+        // Compressing into a Vec with room cannot fail.
+        let status = c
+            .compress_vec(&piece[read.min(piece.len())..], &mut out, flush)
+            .expect("deflate into memory");
+        let all_read = usize::try_from(c.total_in()).is_ok_and(|n| n == piece.len());
+        // A flush is complete when it leaves room in the output.
+        let flushed = !last && all_read && out.len() < out.capacity();
+        if status == Status::StreamEnd || flushed {
+            return out;
+        }
+    }
 }
 
 /// The JSON text of a deflated payload; `None` when it is not valid base64, DEFLATE or UTF-8.
@@ -153,6 +232,47 @@ mod tests {
             data_script("nb-data", "", &json, 64),
             data_script("nb-data", "", &json, 64)
         );
+    }
+
+    /// A payload of several pieces is one stream, read back whole, and its bytes are those of
+    /// its pieces deflated one by one: the same whatever the threads.
+    #[test]
+    fn a_payload_of_several_pieces_is_one_stream() {
+        let json: String = (0..3 * PIECE / 40)
+            .map(|i| format!("{{\"id\":\"c_{i:07}\",\"n\":{}}},", i * 7919 % 1000))
+            .collect();
+        assert!(json.len() > 2 * PIECE + 1, "three pieces");
+        let text = deflate_base64(json.as_bytes());
+        assert_eq!(inflate_base64(&text).as_deref(), Some(json.as_str()));
+        let pieces: Vec<&[u8]> = json.as_bytes().chunks(PIECE).collect();
+        let one_by_one: Vec<u8> = (pieces.iter().enumerate())
+            .flat_map(|(i, p)| deflate_piece(p, i == pieces.len() - 1))
+            .collect();
+        assert_eq!(
+            text,
+            base64::engine::general_purpose::STANDARD.encode(one_by_one)
+        );
+        // Given in parts cut anywhere, the same text.
+        let b = json.as_bytes();
+        let parts = [
+            &b[..10],
+            &b[10..PIECE + 3],
+            &b[PIECE + 3..PIECE + 3],
+            &b[PIECE + 3..],
+        ];
+        assert_eq!(deflate_pieces_base64(&parts), text);
+        assert_eq!(
+            deflated_script("c", "", &parts),
+            data_script("c", "", &json, 0)
+        );
+        // A piece that does not end the stream ends on a sync flush's empty stored block.
+        assert!(deflate_piece(pieces[0], false).ends_with(&[0, 0, 0xff, 0xff]));
+        // Up to a piece, the stream is the one-piece form of before.
+        let small = &json[..PIECE];
+        let mut enc = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+        enc.write_all(small.as_bytes()).unwrap();
+        let whole = base64::engine::general_purpose::STANDARD.encode(enc.finish().unwrap());
+        assert_eq!(deflate_base64(small.as_bytes()), whole);
     }
 
     /// The deflated bytes are part of the build's output: pinned, so that a change of the

@@ -234,6 +234,18 @@ pub struct PageIndex<'a> {
     pub(crate) headings: Vec<NormalizedHeading>,
 }
 
+/// A [`PageIndex`] without its page ([`PageIndex::into_parts`]): to be put back with the page
+/// it was made of only.
+pub struct IndexParts {
+    /// The length of the page's text, checked when the parts are put back.
+    text_len: usize,
+    norm: Normalized,
+    string: String,
+    char_starts: Vec<usize>,
+    symbols: Vec<u32>,
+    headings: Vec<NormalizedHeading>,
+}
+
 /// A heading of a [`PageIndex`], normalised.
 pub(crate) struct NormalizedHeading {
     /// Normalised char offset where the heading starts.
@@ -283,6 +295,35 @@ impl<'a> PageIndex<'a> {
             symbols,
             headings,
         }
+    }
+
+    /// What the index holds besides its page, apart from it: kept where the page is kept, and
+    /// put back with it ([`PageIndex::with_parts`]) without normalising the page again.
+    pub fn into_parts(self) -> IndexParts {
+        IndexParts {
+            text_len: self.page.text.len(),
+            norm: self.norm,
+            string: self.string,
+            char_starts: self.char_starts,
+            symbols: self.symbols,
+            headings: self.headings,
+        }
+    }
+
+    /// The index of `page` from the parts [`PageIndex::into_parts`] took of its index: `None`
+    /// when they were not taken of a page of its length (another page's parts).
+    pub fn with_parts(page: &'a PageText, parts: IndexParts) -> Option<PageIndex<'a>> {
+        if parts.text_len != page.text.len() || page.light {
+            return None;
+        }
+        Some(PageIndex {
+            page: std::borrow::Cow::Borrowed(page),
+            norm: parts.norm,
+            string: parts.string,
+            char_starts: parts.char_starts,
+            symbols: parts.symbols,
+            headings: parts.headings,
+        })
     }
 
     /// Number of normalised chars.
@@ -372,6 +413,16 @@ pub fn resolve_page(
     anchors: &[Option<StoredAnchor>],
     threshold: f64,
 ) -> Vec<Option<Resolution>> {
+    resolve_page_indexed(page, anchors, threshold).0
+}
+
+/// [`resolve_page`], with the page's index when one was made (a text anchor needed it), for
+/// a caller that looks for more on the page afterwards.
+pub fn resolve_page_indexed<'a>(
+    page: &'a PageText,
+    anchors: &[Option<StoredAnchor>],
+    threshold: f64,
+) -> (Vec<Option<Resolution>>, Option<PageIndex<'a>>) {
     let needs_text = anchors
         .iter()
         .any(|a| matches!(a, Some(StoredAnchor::Text(_))));
@@ -389,7 +440,7 @@ pub fn resolve_page(
         None => Vec::new(),
     }
     .into_iter();
-    anchors
+    let resolutions = anchors
         .iter()
         .map(|a| match a {
             Some(StoredAnchor::Page) => None,
@@ -397,7 +448,8 @@ pub fn resolve_page(
             Some(StoredAnchor::Block(b)) => Some(block::resolve(page, b)),
             None => Some(Resolution::orphan()),
         })
-        .collect()
+        .collect();
+    (resolutions, idx)
 }
 
 #[cfg(test)]

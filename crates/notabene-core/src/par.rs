@@ -18,7 +18,7 @@ pub fn par_map<T: Sync, R: Send>(
     }
     let next = AtomicUsize::new(0);
     let work = || {
-        let mut done = Vec::new();
+        let mut done = Vec::with_capacity(items.len() / threads + 1);
         loop {
             let i = next.fetch_add(1, Ordering::Relaxed);
             let Some(item) = items.get(i) else {
@@ -27,19 +27,26 @@ pub fn par_map<T: Sync, R: Send>(
             done.push((i, f(item)));
         }
     };
-    let mut slots: Vec<Option<R>> = std::iter::repeat_with(|| None).take(items.len()).collect();
-    std::thread::scope(|scope| {
+    let done: Vec<Vec<(usize, R)>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads).map(|_| scope.spawn(work)).collect();
-        for h in handles {
-            for (i, r) in h.join().expect("parallel worker panicked") {
-                slots[i] = Some(r);
-            }
-        }
+        (handles.into_iter())
+            .map(|h| h.join().expect("parallel worker panicked"))
+            .collect()
     });
-    slots
-        .into_iter()
-        .map(|r| r.expect("every item was mapped"))
-        .collect()
+    // Each thread's results are in the items' order: merged, item by item, from the one
+    // that mapped it (no slot per item to fill and empty: a big store's read maps thousands).
+    let mut done: Vec<_> = (done.into_iter())
+        .map(|d| d.into_iter().peekable())
+        .collect();
+    let mut out = Vec::with_capacity(items.len());
+    for i in 0..items.len() {
+        let r = (done.iter_mut())
+            .find_map(|d| d.next_if(|(at, _)| *at == i))
+            .map(|(_, r)| r)
+            .expect("every item was mapped");
+        out.push(r);
+    }
+    out
 }
 
 /// The number of threads worth using here (`available_parallelism`).

@@ -175,7 +175,8 @@ fn string_fields(text: &str) -> Option<Vec<(Range<usize>, Range<usize>)>> {
     // One quoted string, without escapes or control characters, at `at`: its inside.
     let string = |at: usize| -> Option<Range<usize>> {
         let inner = text.get(at..)?.strip_prefix('"')?;
-        let end = inner.find(|c: char| c == '"' || c == '\\' || c < ' ')?;
+        // Byte by byte: the three are ASCII, and no byte of a longer character is below 0x80.
+        let end = (inner.bytes()).position(|b| b == b'"' || b == b'\\' || b < b' ')?;
         (inner.as_bytes()[end] == b'"').then_some(at + 1..at + 1 + end)
     };
     let mut at = 1;

@@ -298,7 +298,13 @@ pub(crate) fn parse(
     read: std::result::Result<fsx::StoreFile, fsx::ReadFailure>,
 ) -> std::result::Result<Value, Unparsed> {
     let read = read.map_err(Unparsed::Read)?;
-    serde_json::from_slice::<Value>(&read.bytes).map_err(Unparsed::Json)
+    // Text checked as UTF-8 once, whole, is parsed without checking each string again; bytes
+    // that are not UTF-8 are parsed as bytes, for the parser's own error.
+    match std::str::from_utf8(&read.bytes) {
+        Ok(text) => serde_json::from_str::<Value>(text),
+        Err(_) => serde_json::from_slice::<Value>(&read.bytes),
+    }
+    .map_err(Unparsed::Json)
 }
 
 /// The records (or the error) of comment file `file`, parsed into `parsed`.

@@ -31,17 +31,6 @@ pub(super) const QUIET: Duration = Duration::from_millis(300);
 /// The longest debounce: files still changing after this long are built as they are.
 pub(super) const SETTLE_MAX: Duration = Duration::from_secs(5);
 
-/// Lowers this thread's scheduling priority (and that of the threads it starts, the
-/// build's workers): on a busy machine the server answers requests first and the rebuild
-/// takes what is left (Linux: nice is per thread).
-fn lower_priority() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: setpriority has no memory effects; `0` names the calling thread on Linux.
-    unsafe {
-        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
-    }
-}
-
 /// The watcher thread's state: poll, debounce, rebuild into `work/site-N`, swap, wake waiting
 /// pages.
 ///
@@ -91,7 +80,9 @@ impl Watcher {
     /// Starts the watcher thread, at a lower priority than the server's.
     pub(super) fn spawn(mut self) {
         std::thread::spawn(move || {
-            lower_priority();
+            // The rebuilds' threads start from this one: on a busy machine the server answers
+            // requests first and the rebuild takes what is left.
+            crate::util::background::lower_this_thread(crate::util::background::REBUILD);
             while self.cycle() {}
         });
     }

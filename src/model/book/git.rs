@@ -2,7 +2,8 @@
 //! else the working tree (staged changes included) against HEAD, else the whole file when it is new
 //! and untracked. When there is nothing to show, the reason says which case it is. Also finds the
 //! work tree root a book lives in (once per [`Repo`]), and commits and files at a revision; what
-//! git says of the Markdown files (their moves, the state a memo is keyed by) is `markdown`'s.
+//! git says of the Markdown files (their moves, the state a memo is keyed by) is `markdown`'s,
+//! the store's history asked ahead `store_history`'s.
 //! The merge driver's local config is `git_config`'s.
 
 use serde::Serialize;
@@ -10,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod markdown;
+mod store_history;
 pub use markdown::{Move, MoveKind, StateAsked};
 
 /// Where a diff came from.
@@ -88,6 +90,9 @@ pub struct Repo {
     /// ([`Repo::diff_state`]), taken just before the first diff or version a build asks for;
     /// every clone shares it.
     diffs_under: Option<DiffStateKept>,
+    /// The history of the comment store, when asked ahead ([`Repo::ask_store_history`]); every
+    /// clone shares it.
+    store_history: store_history::FilesAddedAsked,
 }
 
 /// The state git's diffs were computed under in a build ([`Repo::keeping_diff_state`]): empty

@@ -211,7 +211,7 @@ impl History {
 /// For every file under `dir` (relative to `top`, the top of a work tree; empty for all) that
 /// `HEAD`'s history holds: the commit that added it, followed through its renames (a comment's
 /// file moved with its page keeps the commit that first added it). One `git log` for all.
-pub fn files_added(top: &Path, dir: &str) -> HashMap<String, String> {
+pub fn files_added(top: &Path, dir: &str) -> FilesAdded {
     let spec = if dir.is_empty() { "." } else { dir };
     let out = git(
         top,
@@ -229,7 +229,7 @@ pub fn files_added(top: &Path, dir: &str) -> HashMap<String, String> {
             spec,
         ],
     );
-    let mut added: HashMap<String, String> = HashMap::new();
+    let mut added = FilesAdded::default();
     let Some((0, text)) = out else {
         return added;
     };
@@ -238,6 +238,8 @@ pub fn files_added(top: &Path, dir: &str) -> HashMap<String, String> {
         let Some(commit) = fields.next().map(str::trim) else {
             continue;
         };
+        let at = added.commits.len();
+        added.commits.push(commit.to_string());
         let mut fields = fields
             .map(|f| f.trim_start_matches('\n'))
             .filter(|f| !f.is_empty());
@@ -246,19 +248,41 @@ pub fn files_added(top: &Path, dir: &str) -> HashMap<String, String> {
                 let (Some(from), Some(to)) = (fields.next(), fields.next()) else {
                     break;
                 };
-                let first = added.remove(from).unwrap_or_else(|| commit.to_string());
-                added.insert(to.to_string(), first);
+                let first = added.by_file.remove(from).unwrap_or(at);
+                added.by_file.insert(to.to_string(), first);
             } else if status == "A" {
                 let Some(path) = fields.next() else { break };
-                added
-                    .entry(path.to_string())
-                    .or_insert_with(|| commit.to_string());
+                added.by_file.entry(path.to_string()).or_insert(at);
             } else {
                 break;
             }
         }
     }
     added
+}
+
+/// What [`files_added`] found: each file's adding commit, the commits held once each (a big
+/// store's files are thousands, added by a few commits).
+#[derive(Debug, Default)]
+pub struct FilesAdded {
+    /// The commits `git log` listed, in its order.
+    commits: Vec<String>,
+    /// File → the commit that added it (a position in `commits`).
+    by_file: HashMap<String, usize>,
+}
+
+impl FilesAdded {
+    /// The commit that added `file` (relative to the top of the work tree), if one did.
+    pub fn get(&self, file: &str) -> Option<&str> {
+        let at = *self.by_file.get(file)?;
+        self.commits.get(at).map(String::as_str)
+    }
+
+    /// Every file found and the commit that added it, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        (self.by_file.iter())
+            .filter_map(|(file, &at)| Some((file.as_str(), self.commits.get(at)?.as_str())))
+    }
 }
 
 /// `HEAD`'s commits with their committer times, in `git rev-list` order, listed once: the
@@ -392,10 +416,7 @@ mod tests {
         git(top, &["commit", "-qm", "two"]);
         let two = git(top, &["rev-parse", "HEAD"]);
         let added = files_added(top, "s");
-        let mut got: Vec<(&str, &str)> = added
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_str()))
-            .collect();
+        let mut got: Vec<(&str, &str)> = added.iter().collect();
         got.sort();
         assert_eq!(
             got,

@@ -11,7 +11,7 @@ use super::{BookAnchors, Chapter, Located, Which, is_live};
 use crate::model::book::condensed::PrerenderedOf;
 use crate::util::memo::{Digest, Key, Memo};
 use notabene_anchoring::text::{PageText, TextOptions, page_text};
-use notabene_anchoring::{self as anchor, Resolution, StoredAnchor};
+use notabene_anchoring::{self as anchor, AnchorStatus, PageIndex, Resolution, StoredAnchor};
 use notabene_store::{Comment, Scope};
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
@@ -57,6 +57,12 @@ pub trait Earlier: Sync {
     fn computed(&self, input: &ChapterInput<'_>, anchoring: &ChapterAnchoring);
     /// The memo following takes its decisions from ([`super::follow::follow`]).
     fn memo(&self) -> Option<&Memo>;
+}
+
+/// Whether following may look at the page of a comment anchored so (changed, or not found):
+/// the page's index is then kept for it ([`BookAnchors::take_indexes`]).
+fn may_be_followed(r: &Resolution) -> bool {
+    r.status == AnchorStatus::Orphan || r.flags.context_changed || r.flags.quote_changed
 }
 
 /// No earlier build: every chapter is anchored, nothing is kept.
@@ -143,9 +149,13 @@ pub fn anchor_book_after(
             options,
             threshold,
         };
+        let mut kept = None;
         let anchoring = earlier.anchoring(&input).unwrap_or_else(|| {
             let text = page_text(content, options);
-            let resolutions = anchor::resolve_page(&text, &anchors, threshold);
+            let (resolutions, index) = anchor::resolve_page_indexed(&text, &anchors, threshold);
+            kept = index
+                .filter(|_| resolutions.iter().flatten().any(may_be_followed))
+                .map(PageIndex::into_parts);
             let anchoring = ChapterAnchoring {
                 text: Arc::new(text),
                 resolutions,
@@ -153,7 +163,7 @@ pub fn anchor_book_after(
             earlier.computed(&input, &anchoring);
             anchoring
         });
-        (anchoring, lines)
+        (anchoring, lines, kept)
     });
     let mut located: Vec<Located> = chapter_of
         .iter()
@@ -164,7 +174,9 @@ pub fn anchor_book_after(
         .collect();
     let mut texts = Vec::with_capacity(results.len());
     let mut line_starts = Vec::with_capacity(results.len());
-    for (ch, (anchoring, lines)) in results.into_iter().enumerate() {
+    let mut indexes = Vec::with_capacity(results.len());
+    for (ch, (anchoring, lines, kept)) in results.into_iter().enumerate() {
+        indexes.push(kept);
         let wanted_here = per_chapter[ch].iter().filter(|&&ci| wanted(ci));
         for (&ci, r) in wanted_here.zip(anchoring.resolutions) {
             located[ci].resolution = r;
@@ -178,6 +190,7 @@ pub fn anchor_book_after(
     BookAnchors {
         chapters,
         texts,
+        indexes,
         comments,
         located,
         by_chapter: per_chapter,

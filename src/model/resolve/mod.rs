@@ -146,6 +146,10 @@ pub struct BookAnchors {
     pub chapters: Vec<Chapter>,
     /// Text model of each chapter (light ones, [`PageText::light`], from the build's memo).
     pub texts: Vec<Arc<PageText>>,
+    /// The index the anchoring made of a chapter's text where following may look at it again
+    /// (a comment there changed or not found), until following takes them
+    /// ([`BookAnchors::take_indexes`]).
+    indexes: Vec<Option<notabene_anchoring::IndexParts>>,
     /// The comments, in store order.
     pub comments: Vec<Comment>,
     /// One entry per comment.
@@ -192,6 +196,14 @@ pub struct Counts {
 }
 
 impl BookAnchors {
+    /// The indexes the anchoring kept of chapters' texts ([`BookAnchors::indexes`]), taken:
+    /// by chapter (following is their last reader).
+    pub(super) fn take_indexes(&mut self) -> Vec<(usize, notabene_anchoring::IndexParts)> {
+        (std::mem::take(&mut self.indexes).into_iter().enumerate())
+            .filter_map(|(ch, parts)| Some((ch, parts?)))
+            .collect()
+    }
+
     /// The SHA-256 of chapter `ch`'s Markdown (computed once).
     pub fn content_digest(&self, ch: usize) -> Digest {
         *self.digests[ch].get_or_init(|| content_digest(&self.chapters[ch].content))

@@ -10,7 +10,7 @@
 //! Calls: the memo (`util::memo`) and the data script writer (`util::payload`).
 
 use crate::util::memo::{Digest, Key, Memo};
-use crate::util::payload::data_script;
+use crate::util::payload::{data_script, deflated_script};
 
 /// A view's JSON text, as pieces that joined in order are the text, with each one's digest
 /// when it was taken where the piece was written (a build without a memo takes none).
@@ -56,8 +56,11 @@ impl ViewData {
     /// wrote it for the same text and threshold (deflating a big store's list is most of a
     /// view's cost). The same text in other pieces is another key: only a miss.
     pub(crate) fn element(self, memo: &Memo, compress_above: usize) -> String {
-        if self.len() <= compress_above || !memo.is_on() {
+        if self.len() <= compress_above {
             return data_script("nb-view-data", "", &self.joined(), compress_above);
+        }
+        if !memo.is_on() {
+            return deflated_script("nb-view-data", "", &self.parts());
         }
         let mut k = Key::new("view data_script");
         k.u64(compress_above as u64).u64(self.pieces.len() as u64);
@@ -68,8 +71,13 @@ impl ViewData {
         if let Some(text) = memo.get(&digest).and_then(|b| std::str::from_utf8(b).ok()) {
             return text.to_string();
         }
-        let element = data_script("nb-view-data", "", &self.joined(), compress_above);
+        let element = deflated_script("nb-view-data", "", &self.parts());
         memo.put(digest, element.clone().into_bytes());
         element
+    }
+
+    /// The pieces' bytes, in order.
+    fn parts(&self) -> Vec<&[u8]> {
+        self.pieces.iter().map(|(p, _)| p.as_slice()).collect()
     }
 }

@@ -45,27 +45,31 @@ pub(super) fn is_candidate(anchors: &BookAnchors, ci: usize) -> bool {
 const PAGE_MAX: usize = 16 << 20;
 
 /// The pages now of the chapters `placed` (candidates, [`is_candidate`]) are on, indexed in
-/// parallel: what [`decide`] compares each page then with. Empty without a repository to read
-/// the pages then from.
+/// parallel, with those the anchoring `kept`: what [`decide`] compares each page then with
+/// (and every later step reuses). Only those kept without a repository to read the pages then
+/// from.
 pub(super) fn pages_now<'a>(
     anchors: &'a BookAnchors,
     repo: &Repo,
     options: &TextOptions,
     placed: &[usize],
+    mut kept: HashMap<usize, PageIndex<'a>>,
 ) -> HashMap<usize, PageIndex<'a>> {
     if repo.root().is_none() {
-        return HashMap::new();
+        return kept;
     }
     let chapters: Vec<usize> = placed
         .iter()
         .filter_map(|&ci| anchors.located[ci].chapter)
+        .filter(|ch| !kept.contains_key(ch))
         .collect::<BTreeSet<usize>>()
         .into_iter()
         .collect();
     let threads = notabene_core::par::default_threads();
     let built =
         notabene_core::par::par_map(&chapters, threads, |&ch| index_of(anchors, ch, options));
-    chapters.into_iter().zip(built).collect()
+    kept.extend(chapters.into_iter().zip(built));
+    kept
 }
 
 /// For the candidates ([`is_candidate`]): those whose place stood apart on their page when the

@@ -95,20 +95,21 @@ pub(super) struct Origins {
 }
 
 impl Origins {
-    /// The origins of `candidates`, their files under the store at `store`: one `git log`.
+    /// The origins of `candidates`, their files under the store at `store`: one `git log`
+    /// (asked ahead by a first build, [`Repo::ask_store_history`]).
     fn of(
         anchors: &BookAnchors,
         repo: &Repo,
         store: Option<&Path>,
         candidates: &[usize],
     ) -> Origins {
-        let (Some(top), Some(store)) = (repo.root(), store) else {
+        let (Some(_), Some(store)) = (repo.root(), store) else {
             return Origins::default();
         };
         let Some(dir) = repo.relative(store) else {
             return Origins::default();
         };
-        let added = crate::model::book::history::files_added(top, &dir);
+        let added = repo.files_added(&dir);
         let prefix = if dir.is_empty() {
             String::new()
         } else {
@@ -120,9 +121,11 @@ impl Origins {
             if let (Some(page), Some(id)) = (c.page(), c.id())
                 && let Some(commit) = added.get(&format!("{prefix}{page}/{id}.json"))
             {
-                found.insert(ci, commit.clone());
+                found.insert(ci, commit.to_string());
             }
         }
+        // Thousands of names, freed while following goes on.
+        crate::util::background::drop_in_background(added);
         Origins {
             added: found,
             timeline: std::sync::OnceLock::new(),
@@ -186,6 +189,8 @@ pub fn follow(
     threshold: f64,
     memo: Option<(&Memo, Option<StateAsked>)>,
 ) -> Vec<(usize, Vec<usize>)> {
+    // The anchoring's indexes of the pages following may look at: dropped when it is done.
+    let kept_indexes = anchors.take_indexes();
     let candidates: Vec<usize> = (0..anchors.comments.len())
         .filter(|&ci| is_candidate(anchors, ids, ci))
         .collect();
@@ -223,9 +228,15 @@ pub fn follow(
             let (placed, others): (Vec<usize>, Vec<usize>) = candidates
                 .iter()
                 .partition(|&&ci| look_alikes::is_candidate(anchors, ci));
+            let anchors = &*anchors;
+            let kept: HashMap<usize, PageIndex> = (kept_indexes.into_iter())
+                .filter_map(|(ch, parts)| {
+                    Some((ch, PageIndex::with_parts(&anchors.texts[ch], parts)?))
+                })
+                .collect();
             let (origins, indexes) = std::thread::scope(|scope| {
                 let origins = scope.spawn(|| Origins::of(anchors, repo, store, &candidates));
-                let indexes = look_alikes::pages_now(anchors, repo, options, &placed);
+                let indexes = look_alikes::pages_now(anchors, repo, options, &placed, kept);
                 let origins = origins
                     .join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
