@@ -219,12 +219,6 @@ impl Memo {
         }
     }
 
-    /// Whether the memo holds nothing of an earlier build (off, a first build, another
-    /// binary's): every lookup will miss.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
     /// Whether the memo is on (lookups may hit, and the build's values are kept).
     pub fn is_on(&self) -> bool {
         self.on
